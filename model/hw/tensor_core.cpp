@@ -1,0 +1,120 @@
+#include "model/hw/tensor_core.h"
+
+#include "model/golden/error.h"
+
+#include <nlohmann/json.hpp>
+
+namespace ltc::hw {
+
+using golden::DType;
+
+std::string_view design_name(TensorCoreDesign d) {
+  switch (d) {
+    case TensorCoreDesign::kLut: return "lut";
+    case TensorCoreDesign::kLutNaive: return "lut-naive";
+    case TensorCoreDesign::kMac: return "mac";
+    case TensorCoreDesign::kAdd: return "add";
+  }
+  return "?";
+}
+
+TensorCoreDesign parse_design(std::string_view name, std::string_view what) {
+  for (auto d : {TensorCoreDesign::kLut, TensorCoreDesign::kLutNaive, TensorCoreDesign::kMac,
+                 TensorCoreDesign::kAdd}) {
+    if (design_name(d) == name) return d;
+  }
+  throw InputError(std::string(what) + ": unknown design '" + std::string(name) +
+                   "' (valid: lut, lut-naive, mac, add)");
+}
+
+TensorCoreConfig TensorCoreConfig::make(TensorCoreDesign design, golden::LmmaShape shape,
+                                        DType act, int wbits) {
+  TensorCoreConfig c;
+  c.design = design;
+  c.shape = shape;
+  c.act = act;
+  c.wbits = wbits;
+  const bool int_act = golden::is_int(act);
+  c.table = int_act ? DType::kInt16 : act;
+  if (design == TensorCoreDesign::kAdd) c.table = act;
+  c.acc = int_act ? DType::kInt32 : DType::kFp32;
+  c.out = c.acc;
+  c.weight = act;
+  return c;
+}
+
+golden::LmmaType TensorCoreConfig::lmma_type() const {
+  return golden::LmmaType{table, wbits, acc, out};
+}
+
+golden::MacType TensorCoreConfig::mac_type() const { return golden::MacType{act, weight, acc, out}; }
+
+void TensorCoreConfig::validate() const {
+  if (pipeline_stages < 1 || pipeline_stages > 8) {
+    throw InputError("pipeline_stages: " + std::to_string(pipeline_stages) +
+                     " is out of range (valid: 1..8)");
+  }
+  if (design == TensorCoreDesign::kMac) {
+    golden::validate(shape, mac_type());
+    return;
+  }
+  if (design == TensorCoreDesign::kAdd && table != act) {
+    throw InputError("add design: the accumulated operand is the activation (table must equal act)");
+  }
+  golden::validate(shape, lmma_type());
+  if (!golden::converts_exactly(act, table) && table != DType::kInt8) {
+    throw InputError(std::string("table dtype ") + std::string(golden::dtype_name(table)) +
+                     " cannot hold activation dtype " + std::string(golden::dtype_name(act)) +
+                     " exactly");
+  }
+}
+
+std::string TensorCoreConfig::id() const {
+  std::string s = std::string(design_name(design)) + "-" + shape.name() + "-" +
+                  std::string(golden::dtype_name(act));
+  if (design == TensorCoreDesign::kMac) {
+    s += "-" + std::string(golden::dtype_name(weight));
+  } else {
+    s += "-w" + std::to_string(wbits);
+    if (table != act) s += "-t" + std::string(golden::dtype_name(table));
+  }
+  s += "-" + std::string(golden::dtype_name(acc));
+  if (out != acc) s += "-o" + std::string(golden::dtype_name(out));
+  if (pipeline_stages != 1) s += "-p" + std::to_string(pipeline_stages);
+  return s;
+}
+
+double TensorCoreConfig::ops_per_cycle() const {
+  const double base = 2.0 * shape.m * shape.n * shape.k;
+  if (design == TensorCoreDesign::kMac) return base;
+  return base / wbits;
+}
+
+void to_json(nlohmann::json& j, const TensorCoreConfig& c) {
+  j = nlohmann::json{{"design", design_name(c.design)},
+                     {"m", c.shape.m},
+                     {"n", c.shape.n},
+                     {"k", c.shape.k},
+                     {"act", golden::dtype_name(c.act)},
+                     {"wbits", c.wbits},
+                     {"weight", golden::dtype_name(c.weight)},
+                     {"table", golden::dtype_name(c.table)},
+                     {"acc", golden::dtype_name(c.acc)},
+                     {"out", golden::dtype_name(c.out)},
+                     {"pipeline_stages", c.pipeline_stages}};
+}
+
+void from_json(const nlohmann::json& j, TensorCoreConfig& c) {
+  auto str = [&](const char* key) { return j.at(key).get<std::string>(); };
+  const auto design = parse_design(str("design"), "design");
+  const golden::LmmaShape shape{j.at("m").get<int>(), j.at("n").get<int>(), j.at("k").get<int>()};
+  const DType act = golden::parse_dtype(str("act"), "act");
+  c = TensorCoreConfig::make(design, shape, act, j.value("wbits", 1));
+  if (j.contains("weight")) c.weight = golden::parse_dtype(str("weight"), "weight");
+  if (j.contains("table")) c.table = golden::parse_dtype(str("table"), "table");
+  if (j.contains("acc")) c.acc = golden::parse_dtype(str("acc"), "acc");
+  c.out = j.contains("out") ? golden::parse_dtype(str("out"), "out") : c.acc;
+  c.pipeline_stages = j.value("pipeline_stages", 1);
+}
+
+}  // namespace ltc::hw
