@@ -11,8 +11,9 @@ namespace ltc::golden {
 
 // MAC tensor core dot-product array: O[m,n] = C[m,n] + sum_k A[m,k] * W[n,k] with
 //    acc = C; for k = 0..K-1: acc = acc + round_acc(A[m,k] * W[n,k]); O = convert(acc -> out).
-// For FP16xFP16->FP32, FP8xFP8->FP32/FP16 and INT8xINT8->INT32 every product is exact in the
-// accumulator, so each step rounds once (the add). Integer accumulation wraps in 32 bits.
+// The product is rounded once to the accumulator (fp_mul); its significand always fits, so for
+// FP16xFP16->FP32 and INT8xINT8->INT32 it is exact and only the add rounds; overflow gives
+// infinity (E4M3 products into FP16 can overflow). Integer accumulation wraps in 32 bits.
 struct MacType {
   DType a = DType::kFp16;
   DType w = DType::kFp16;

@@ -1,6 +1,7 @@
 #include "model/hw/tensor_core.h"
 
 #include "model/golden/error.h"
+#include "model/golden/fp.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,0 +1,113 @@
+#include "model/golden/mac.h"
+
+#include "model/golden/error.h"
+#include "model/golden/fp.h"
+
+#include <string>
+
+namespace ltc::golden {
+
+namespace {
+
+void check_size(const char* what, size_t got, size_t want) {
+  if (got != want) {
+    throw InputError(std::string(what) + ": " + std::to_string(got) + " elements, expected " +
+                     std::to_string(want));
+  }
+}
+
+// The product's significand fits the accumulator, so the multiplier only rounds on overflow or
+// underflow (int8*int8 -> int32, fp16/bf16/fp8 pairs -> fp32, fp8*fp8 -> fp16).
+bool product_fits(DType a, DType w, DType acc) {
+  if (is_int(acc)) return is_int(a) && is_int(w) && dtype_bits(a) + dtype_bits(w) <= 32;
+  if (is_int(a) || is_int(w)) return false;
+  const int pa = fp_format(a).man_bits + 1;
+  const int pw = fp_format(w).man_bits + 1;
+  return pa + pw <= fp_format(acc).man_bits + 1;
+}
+
+}  // namespace
+
+void validate(const LmmaShape& shape, const MacType& type) {
+  if (shape.m < 1 || shape.n < 1 || shape.k < 1 || shape.m > 4096 || shape.n > 4096 ||
+      shape.k > 4096) {
+    throw InputError("MAC shape " + shape.name() + " is out of range (valid: 1..4096 each)");
+  }
+  if (!product_fits(type.a, type.w, type.acc)) {
+    throw InputError("MAC type " + std::string(dtype_name(type.a)) + " x " +
+                     std::string(dtype_name(type.w)) + " -> " + std::string(dtype_name(type.acc)) +
+                     " is not supported (products must be exact in the accumulator: int8 x int8 "
+                     "-> int32, fp16/bf16/fp8 pairs -> fp32, fp8 x fp8 -> fp16)");
+  }
+  if (is_int(type.acc) ? type.out != type.acc : is_int(type.out)) {
+    throw InputError("MAC output dtype " + std::string(dtype_name(type.out)) +
+                     " is not valid for accumulator " + std::string(dtype_name(type.acc)));
+  }
+}
+
+std::vector<uint32_t> mac_dot(const LmmaShape& shape, const MacType& type,
+                              const std::vector<uint32_t>& a, const std::vector<uint32_t>& w,
+                              const std::vector<uint32_t>& c) {
+  validate(shape, type);
+  check_size("mac A", a.size(), size_t(shape.m) * shape.k);
+  check_size("mac W", w.size(), size_t(shape.n) * shape.k);
+  check_size("mac C", c.size(), size_t(shape.m) * shape.n);
+  std::vector<uint32_t> o(size_t(shape.m) * shape.n);
+  for (int m = 0; m < shape.m; ++m) {
+    for (int n = 0; n < shape.n; ++n) {
+      uint32_t acc = c[size_t(m) * shape.n + n] & dtype_mask(type.acc);
+      for (int k = 0; k < shape.k; ++k) {
+        const uint32_t x = a[size_t(m) * shape.k + k];
+        const uint32_t y = w[size_t(n) * shape.k + k];
+        if (is_int(type.acc)) {
+          const int64_t p = int_value(type.a, x) * int_value(type.w, y);
+          acc = int_add(type.acc, acc, int_wrap(type.acc, p));
+        } else {
+          acc = fp_add(type.acc, acc, fp_mul(type.acc, type.a, x, type.w, y));
+        }
+      }
+      o[size_t(m) * shape.n + n] = convert(type.out, type.acc, acc);
+    }
+  }
+  return o;
+}
+
+std::vector<uint32_t> dequantize_codes(const std::vector<uint8_t>& codes, double scale,
+                                       double zero, DType wdt) {
+  std::vector<uint32_t> w(codes.size());
+  for (size_t i = 0; i < codes.size(); ++i) w[i] = encode(wdt, scale * (codes[i] - zero));
+  return w;
+}
+
+std::vector<uint32_t> add_serial_dot(const LmmaShape& shape, const LmmaType& type,
+                                     const std::vector<uint32_t>& a,
+                                     const std::vector<uint8_t>& codes,
+                                     const std::vector<uint32_t>& c) {
+  validate(shape, type);
+  check_size("add A", a.size(), size_t(shape.m) * shape.k);
+  check_size("add codes", codes.size(), size_t(shape.n) * shape.k);
+  check_size("add C", c.size(), size_t(shape.m) * shape.n);
+  std::vector<uint32_t> o(size_t(shape.m) * shape.n);
+  for (int m = 0; m < shape.m; ++m) {
+    for (int n = 0; n < shape.n; ++n) {
+      uint32_t acc = c[size_t(m) * shape.n + n] & dtype_mask(type.acc);
+      for (int b = 0; b < type.wbits; ++b) {
+        for (int k = 0; k < shape.k; ++k) {
+          if (((codes[size_t(n) * shape.k + k] >> b) & 1u) == 0) continue;
+          const uint32_t x = a[size_t(m) * shape.k + k];
+          if (is_int(type.acc)) {
+            const uint32_t v = int_shl(type.acc, int_wrap(type.acc, int_value(type.table, x)), b);
+            acc = int_add(type.acc, acc, v);
+          } else {
+            acc = fp_add(type.acc, acc,
+                         fp_scale_pow2(type.acc, convert(type.acc, type.table, x), b));
+          }
+        }
+      }
+      o[size_t(m) * shape.n + n] = convert(type.out, type.acc, acc);
+    }
+  }
+  return o;
+}
+
+}  // namespace ltc::golden
