@@ -1,0 +1,352 @@
+#include "model/hw/gpu.h"
+
+#include "model/golden/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ltc::hw {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Reads JSON fields with errors that name the field and what is valid.
+class FieldReader {
+ public:
+  FieldReader(const json& j, std::string where) : j_(j), where_(std::move(where)) {}
+
+  template <typename T>
+  void req(const char* key, T& out) const {
+    if (!j_.contains(key)) fail(key, "is missing");
+    get(key, out);
+  }
+  template <typename T>
+  void opt(const char* key, T& out) const {
+    if (j_.contains(key) && !j_.at(key).is_null()) get(key, out);
+  }
+  const json& obj(const char* key) const {
+    if (!j_.contains(key) || !j_.at(key).is_object()) fail(key, "must be an object");
+    return j_.at(key);
+  }
+  bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+  [[noreturn]] void fail(const char* key, const std::string& what) const {
+    throw InputError(where_ + ": field '" + key + "' " + what);
+  }
+  const std::string& where() const { return where_; }
+
+ private:
+  template <typename T>
+  void get(const char* key, T& out) const {
+    const json& v = j_.at(key);
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (!v.is_string()) fail(key, "must be a string");
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (!v.is_boolean()) fail(key, "must be true or false");
+    } else if constexpr (std::is_integral_v<T>) {
+      if (!v.is_number_integer()) fail(key, "must be an integer");
+    } else {
+      if (!v.is_number()) fail(key, "must be a number");
+    }
+    out = v.get<T>();
+  }
+  const json& j_;
+  std::string where_;
+};
+
+const char* const kActs[] = {"fp16", "bf16", "int8", "fp8e4m3", "fp8e5m2"};
+const char* const kMacWeights[] = {"fp16", "bf16", "int8", "int4", "fp8e4m3", "fp8e5m2"};
+
+bool is_one_of(const std::string& s, const char* const* begin, const char* const* end) {
+  return std::find_if(begin, end, [&](const char* v) { return s == v; }) != end;
+}
+
+void positive(const std::string& where, const char* key, double v) {
+  if (!(v > 0))
+    throw InputError(where + ": field '" + key + "' must be > 0 (got " + std::to_string(v) + ")");
+}
+
+void fraction(const std::string& where, const char* key, double v) {
+  if (!(v > 0 && v <= 1)) {
+    throw InputError(where + ": field '" + key + "' must be in (0, 1] (got " + std::to_string(v) +
+                     ")");
+  }
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) throw InputError(p.string() + ": cannot open file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+double GpuConfig::mac_tops(std::string_view act, std::string_view weight) const {
+  for (const auto& r : mac_tensor) {
+    if (r.act == act && r.weight == weight) return r.tops;
+  }
+  return 0;
+}
+
+double GpuConfig::lut_tops(std::string_view act, int wbits) const {
+  if (!lut_tensor || wbits < 1) return 0;
+  const auto& acts = lut_tensor->acts;
+  if (std::find(acts.begin(), acts.end(), act) == acts.end()) return 0;
+  return lut_tensor->w1_tops / wbits;
+}
+
+void GpuConfig::finalize() {
+  const std::string w = "gpu '" + name + "'";
+  if (sms <= 0) throw InputError(w + ": field 'sms' must be > 0");
+  if (tensor_cores_per_sm <= 0) throw InputError(w + ": field 'tensor_cores_per_sm' must be > 0");
+  if (sub_partitions_per_sm <= 0) {
+    throw InputError(w + ": field 'sub_partitions_per_sm' must be > 0");
+  }
+  positive(w, "clock_ghz", clock_ghz);
+  positive(w, "dram.bw_gbps", dram.bw_gbps);
+  positive(w, "l2.bw_gbps", l2.bw_gbps);
+  positive(w, "l2.capacity_mb", l2.capacity_mb);
+  positive(w, "cuda_fp32_tflops", cuda_fp32_tflops);
+  if (cuda_fp16_tflops <= 0) cuda_fp16_tflops = cuda_fp32_tflops;
+  if (register_file_kb_per_sm <= 0 || shared_memory_kb_per_sm <= 0) {
+    throw InputError(w +
+                     ": fields 'register_file_kb_per_sm' and 'shared_memory_kb_per_sm' must "
+                     "be > 0");
+  }
+  if (mac_tensor.empty()) throw InputError(w + ": field 'mac_tensor' must list at least one rate");
+  if (mac_tops("fp16", "fp16") <= 0) {
+    throw InputError(w + ": field 'mac_tensor' must include act fp16 x weight fp16");
+  }
+  fraction(w, "achievable.dram_bw_fraction", achievable.dram_bw_fraction);
+  fraction(w, "achievable.l2_bw_fraction", achievable.l2_bw_fraction);
+  fraction(w, "achievable.tensor_fraction", achievable.tensor_fraction);
+  fraction(w, "achievable.cuda_core_fraction", achievable.cuda_core_fraction);
+  fraction(w, "achievable.flash_attention_fraction", achievable.flash_attention_fraction);
+  if (achievable.kernel_fixed_us < 0 || achievable.elementwise_fixed_us < 0 ||
+      launch_overhead_us < 0 || sync_overhead_us < 0) {
+    throw InputError(w +
+                     ": overheads (launch_overhead_us, sync_overhead_us, "
+                     "achievable.kernel_fixed_us, achievable.elementwise_fixed_us) must be >= 0");
+  }
+  if (lut_tensor) {
+    auto& lut = *lut_tensor;
+    if (lut.tiles_per_tensor_core <= 0) {
+      throw InputError(w + ": field 'lut_tensor.tiles_per_tensor_core' must be > 0");
+    }
+    if (lut.core.design != TensorCoreDesign::kLut &&
+        lut.core.design != TensorCoreDesign::kLutNaive) {
+      throw InputError(w + ": field 'lut_tensor.core.design' must be lut or lut-naive");
+    }
+    const auto& s = lut.core.shape;
+    if (s.m <= 0 || s.n <= 0 || s.k <= 0) {
+      throw InputError(w + ": field 'lut_tensor.core' shape must have m, n, k > 0");
+    }
+    lut.w1_tops =
+        2.0 * s.m * s.n * s.k * lut.tiles_per_tensor_core * tensor_cores() * clock_ghz * 1e9 / 1e12;
+  }
+}
+
+void to_json(json& j, const GpuConfig& g) {
+  json mac = json::array();
+  for (const auto& r : g.mac_tensor)
+    mac.push_back({{"act", r.act}, {"weight", r.weight}, {"tops", r.tops}});
+  auto cache = [](const CacheLevel& c) {
+    return json{
+        {"capacity_mb", c.capacity_mb}, {"bw_gbps", c.bw_gbps}, {"latency_ns", c.latency_ns}};
+  };
+  const auto& a = g.achievable;
+  j = json{{"name", g.name},
+           {"description", g.description},
+           {"sms", g.sms},
+           {"sub_partitions_per_sm", g.sub_partitions_per_sm},
+           {"clock_ghz", g.clock_ghz},
+           {"tensor_cores_per_sm", g.tensor_cores_per_sm},
+           {"mac_tensor", mac},
+           {"cuda_fp32_tflops", g.cuda_fp32_tflops},
+           {"cuda_fp16_tflops", g.cuda_fp16_tflops},
+           {"register_file_kb_per_sm", g.register_file_kb_per_sm},
+           {"max_registers_per_thread", g.max_registers_per_thread},
+           {"shared_memory_kb_per_sm", g.shared_memory_kb_per_sm},
+           {"shared_memory_kb_per_block", g.shared_memory_kb_per_block},
+           {"l1_kb_per_sm", g.l1_kb_per_sm},
+           {"l2", cache(g.l2)},
+           {"dram", cache(g.dram)},
+           {"launch_overhead_us", g.launch_overhead_us},
+           {"sync_overhead_us", g.sync_overhead_us},
+           {"achievable",
+            {{"dram_bw_fraction", a.dram_bw_fraction},
+             {"l2_bw_fraction", a.l2_bw_fraction},
+             {"tensor_fraction", a.tensor_fraction},
+             {"cuda_core_fraction", a.cuda_core_fraction},
+             {"kernel_fixed_us", a.kernel_fixed_us},
+             {"elementwise_fixed_us", a.elementwise_fixed_us},
+             {"flash_attention_fraction", a.flash_attention_fraction},
+             {"source", a.source}}},
+           {"tensor_area_mm2_per_sm", g.tensor_area_mm2_per_sm},
+           {"tensor_power_w_per_sm", g.tensor_power_w_per_sm},
+           {"dram_pj_per_byte", g.dram_pj_per_byte}};
+  if (g.lut_tensor) {
+    json core;
+    to_json(core, g.lut_tensor->core);
+    j["lut_tensor"] = {{"core", core},
+                       {"tiles_per_tensor_core", g.lut_tensor->tiles_per_tensor_core},
+                       {"acts", g.lut_tensor->acts},
+                       {"w1_tops", g.lut_tensor->w1_tops}};
+  }
+}
+
+void from_json(const json& j, GpuConfig& g) {
+  if (!j.is_object()) throw InputError("gpu: the configuration must be a JSON object");
+  g = GpuConfig{};
+  FieldReader r(j, "gpu");
+  r.req("name", g.name);
+  const FieldReader f(j, "gpu '" + g.name + "'");
+  f.opt("description", g.description);
+  f.req("sms", g.sms);
+  f.opt("sub_partitions_per_sm", g.sub_partitions_per_sm);
+  f.req("clock_ghz", g.clock_ghz);
+  f.opt("tensor_cores_per_sm", g.tensor_cores_per_sm);
+  if (!j.contains("mac_tensor") || !j.at("mac_tensor").is_array()) {
+    f.fail("mac_tensor", "must be an array of {act, weight, tops}");
+  }
+  for (const auto& e : j.at("mac_tensor")) {
+    const FieldReader fr(e, f.where() + " mac_tensor[" + std::to_string(g.mac_tensor.size()) + "]");
+    MacTensorRate rate;
+    fr.req("act", rate.act);
+    fr.req("weight", rate.weight);
+    fr.req("tops", rate.tops);
+    if (!is_one_of(rate.act, std::begin(kActs), std::end(kActs))) {
+      fr.fail("act", "'" + rate.act + "' is not valid (valid: fp16, bf16, int8, fp8e4m3, fp8e5m2)");
+    }
+    if (!is_one_of(rate.weight, std::begin(kMacWeights), std::end(kMacWeights))) {
+      fr.fail("weight", "'" + rate.weight +
+                            "' is not valid (valid: fp16, bf16, int8, int4, fp8e4m3, fp8e5m2)");
+    }
+    positive(fr.where(), "tops", rate.tops);
+    g.mac_tensor.push_back(rate);
+  }
+  f.req("cuda_fp32_tflops", g.cuda_fp32_tflops);
+  f.opt("cuda_fp16_tflops", g.cuda_fp16_tflops);
+  f.opt("register_file_kb_per_sm", g.register_file_kb_per_sm);
+  f.opt("max_registers_per_thread", g.max_registers_per_thread);
+  f.opt("shared_memory_kb_per_sm", g.shared_memory_kb_per_sm);
+  f.opt("shared_memory_kb_per_block", g.shared_memory_kb_per_block);
+  f.opt("l1_kb_per_sm", g.l1_kb_per_sm);
+  for (auto [key, level] : {std::pair{"l2", &g.l2}, std::pair{"dram", &g.dram}}) {
+    const FieldReader c(f.obj(key), f.where() + " " + key);
+    c.req("capacity_mb", level->capacity_mb);
+    c.req("bw_gbps", level->bw_gbps);
+    c.opt("latency_ns", level->latency_ns);
+  }
+  f.opt("launch_overhead_us", g.launch_overhead_us);
+  f.opt("sync_overhead_us", g.sync_overhead_us);
+  if (f.has("achievable")) {
+    const FieldReader a(f.obj("achievable"), f.where() + " achievable");
+    auto& x = g.achievable;
+    a.opt("dram_bw_fraction", x.dram_bw_fraction);
+    a.opt("l2_bw_fraction", x.l2_bw_fraction);
+    a.opt("tensor_fraction", x.tensor_fraction);
+    a.opt("cuda_core_fraction", x.cuda_core_fraction);
+    a.opt("kernel_fixed_us", x.kernel_fixed_us);
+    a.opt("elementwise_fixed_us", x.elementwise_fixed_us);
+    a.opt("flash_attention_fraction", x.flash_attention_fraction);
+    a.opt("source", x.source);
+  }
+  f.opt("tensor_area_mm2_per_sm", g.tensor_area_mm2_per_sm);
+  f.opt("tensor_power_w_per_sm", g.tensor_power_w_per_sm);
+  f.opt("dram_pj_per_byte", g.dram_pj_per_byte);
+  if (f.has("lut_tensor")) {
+    const json& lj = f.obj("lut_tensor");
+    const FieldReader l(lj, f.where() + " lut_tensor");
+    LutTensorUnit lut;
+    try {
+      lut.core = l.obj("core").get<TensorCoreConfig>();
+    } catch (const json::exception& e) {
+      l.fail("core", std::string("is not a valid tensor-core configuration: ") + e.what());
+    }
+    l.opt("tiles_per_tensor_core", lut.tiles_per_tensor_core);
+    if (l.has("acts")) {
+      if (!lj.at("acts").is_array()) l.fail("acts", "must be an array of activation dtypes");
+      for (const auto& a : lj.at("acts")) {
+        if (!a.is_string() ||
+            !is_one_of(a.get<std::string>(), std::begin(kActs), std::end(kActs))) {
+          l.fail("acts", "holds '" + a.dump() + "' (valid: fp16, bf16, int8, fp8e4m3, fp8e5m2)");
+        }
+        lut.acts.push_back(a.get<std::string>());
+      }
+    } else {
+      lut.acts.assign(std::begin(kActs), std::end(kActs));
+    }
+    g.lut_tensor = lut;
+  }
+  g.finalize();
+}
+
+std::string builtin_config_dir(std::string_view kind) {
+  std::vector<fs::path> candidates;
+  if (const char* env = std::getenv("LTC_CONFIG_DIR"); env && *env) candidates.emplace_back(env);
+#ifdef LTC_SOURCE_DIR
+  candidates.emplace_back(fs::path(LTC_SOURCE_DIR) / "configs");
+#endif
+  candidates.emplace_back("/usr/local/share/ltc/configs");
+  candidates.emplace_back("/usr/share/ltc/configs");
+  for (const auto& c : candidates) {
+    std::error_code ec;
+    if (fs::is_directory(c / kind, ec)) return (c / kind).string();
+  }
+  return (candidates.front() / kind).string();
+}
+
+std::vector<std::string> builtin_gpu_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(builtin_config_dir("gpus"), ec)) {
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+GpuConfig parse_gpu_json(std::string_view text, std::string_view origin) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InputError(std::string(origin) + ": not valid JSON: " + e.what());
+  }
+  try {
+    return j.get<GpuConfig>();
+  } catch (const InputError& e) {
+    throw InputError(std::string(origin) + ": " + e.what());
+  } catch (const json::exception& e) {
+    throw InputError(std::string(origin) + ": " + e.what());
+  }
+}
+
+GpuConfig load_gpu(std::string_view name_or_path) {
+  const std::string arg(name_or_path);
+  std::error_code ec;
+  const bool looks_like_path = arg.find('/') != std::string::npos ||
+                               (arg.size() > 5 && arg.substr(arg.size() - 5) == ".json");
+  if (looks_like_path || fs::is_regular_file(arg, ec)) {
+    if (!fs::is_regular_file(arg, ec)) throw InputError("--gpu: no such file '" + arg + "'");
+    return parse_gpu_json(read_file(arg), arg);
+  }
+  const fs::path builtin = fs::path(builtin_config_dir("gpus")) / (arg + ".json");
+  if (!fs::is_regular_file(builtin, ec)) {
+    std::string valid;
+    for (const auto& n : builtin_gpu_names()) valid += (valid.empty() ? "" : ", ") + n;
+    throw InputError("--gpu: unknown GPU '" + arg + "' (valid: " + valid +
+                     ", or the path of a GPU JSON file)");
+  }
+  return parse_gpu_json(read_file(builtin), builtin.string());
+}
+
+}  // namespace ltc::hw
