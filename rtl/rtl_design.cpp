@@ -1,0 +1,150 @@
+#include "rtl/rtl_design.h"
+
+#include "model/golden/error.h"
+#include "model/golden/fp.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+namespace ltc::rtl {
+
+using golden::DType;
+using hw::TensorCoreDesign;
+
+namespace {
+
+// Leaf modules first; each top lists only what it instantiates.
+const std::vector<std::string> kFpSources = {"ltc_norm_shift.sv", "ltc_fp_unpack.sv",
+                                             "ltc_fp_round_pack.sv", "ltc_fp_convert.sv",
+                                             "ltc_fp_add.sv"};
+
+std::vector<std::string> sources_for(TensorCoreDesign d) {
+  std::vector<std::string> files = kFpSources;
+  switch (d) {
+    case TensorCoreDesign::kLut:
+      files.insert(files.end(), {"ltc_scale_add.sv", "ltc_lut_unit.sv", "ltc_tile_ctrl.sv",
+                                 "ltc_out_convert.sv", "ltc_lut_tile.sv"});
+      break;
+    case TensorCoreDesign::kLutNaive:
+      files.insert(files.end(), {"ltc_scale_add.sv", "ltc_full_table.sv", "ltc_tile_ctrl.sv",
+                                 "ltc_out_convert.sv", "ltc_lut_naive_tile.sv"});
+      break;
+    case TensorCoreDesign::kAdd:
+      files.insert(files.end(), {"ltc_scale_add.sv", "ltc_add_unit.sv", "ltc_tile_ctrl.sv",
+                                 "ltc_out_convert.sv", "ltc_add_tile.sv"});
+      break;
+    case TensorCoreDesign::kMac:
+      files.insert(files.end(), {"ltc_fp_mul.sv", "ltc_mac_unit.sv", "ltc_tile_ctrl.sv",
+                                 "ltc_out_convert.sv", "ltc_mac_tile.sv"});
+      break;
+  }
+  for (auto& f : files) f = rtl_source_dir() + "/" + f;
+  return files;
+}
+
+}  // namespace
+
+int dtype_code(DType t) {
+  return static_cast<int>(t);
+}
+
+std::string rtl_source_dir() {
+  return std::string(LTC_SOURCE_DIR) + "/rtl";
+}
+
+std::vector<std::string> all_rtl_sources() {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(rtl_source_dir())) {
+    const auto ext = e.path().extension();
+    if (ext == ".sv" || ext == ".svh") files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string source_hash(const std::vector<std::string>& sources) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](unsigned char c) {
+    h ^= c;
+    h *= 1099511628211ull;
+  };
+  for (const auto& path : sources) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError("RTL source " + path + " cannot be read");
+    for (char c : std::filesystem::path(path).filename().string())
+      mix(static_cast<unsigned char>(c));
+    for (std::istreambuf_iterator<char> it(in), end; it != end; ++it) {
+      mix(static_cast<unsigned char>(*it));
+    }
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+RtlDesign rtl_design(const hw::TensorCoreConfig& c) {
+  c.validate();
+  RtlDesign d;
+  d.sources = sources_for(c.design);
+  d.include_dirs = {rtl_source_dir()};
+  const int64_t m = c.shape.m, n = c.shape.n, k = c.shape.k;
+  switch (c.design) {
+    case TensorCoreDesign::kLut:
+      d.top = "ltc_lut_tile";
+      d.params = {{"M", m},
+                  {"N", n},
+                  {"K", k},
+                  {"WBits", c.wbits},
+                  {"TableType", dtype_code(c.table)},
+                  {"AccType", dtype_code(c.acc)},
+                  {"OutType", dtype_code(c.out)},
+                  {"PipeStages", c.pipeline_stages}};
+      break;
+    case TensorCoreDesign::kLutNaive:
+      if (!golden::converts_exactly(c.act, c.table)) {
+        throw InputError("lut-naive design: table dtype " +
+                         std::string(golden::dtype_name(c.table)) +
+                         " must hold the activation dtype exactly (the table is built inside the "
+                         "tile; quantized int8 tables need the lut design)");
+      }
+      d.top = "ltc_lut_naive_tile";
+      d.params = {{"M", m},
+                  {"N", n},
+                  {"K", k},
+                  {"WBits", c.wbits},
+                  {"ActType", dtype_code(c.act)},
+                  {"TableType", dtype_code(c.table)},
+                  {"AccType", dtype_code(c.acc)},
+                  {"OutType", dtype_code(c.out)},
+                  {"PipeStages", c.pipeline_stages}};
+      break;
+    case TensorCoreDesign::kAdd:
+      d.top = "ltc_add_tile";
+      d.params = {{"M", m},
+                  {"N", n},
+                  {"K", k},
+                  {"WBits", c.wbits},
+                  {"ActType", dtype_code(c.act)},
+                  {"AccType", dtype_code(c.acc)},
+                  {"OutType", dtype_code(c.out)},
+                  {"PipeStages", c.pipeline_stages}};
+      break;
+    case TensorCoreDesign::kMac:
+      d.top = "ltc_mac_tile";
+      d.params = {{"M", m},
+                  {"N", n},
+                  {"K", k},
+                  {"ActType", dtype_code(c.act)},
+                  {"WeightType", dtype_code(c.weight)},
+                  {"AccType", dtype_code(c.acc)},
+                  {"OutType", dtype_code(c.out)},
+                  {"PipeStages", c.pipeline_stages}};
+      break;
+  }
+  return d;
+}
+
+}  // namespace ltc::rtl
