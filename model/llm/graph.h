@@ -1,0 +1,134 @@
+// The per-layer operator dataflow graph of one model step (decode or prefill), shared by the
+// compiler's model lowering and the tile-level roofline: one list of operators, each with its
+// GEMM shape or element count, FLOPs and bytes by precision.
+//
+// Graph of one decoder layer (pre-norm; names follow Hugging Face modules):
+//   attn_norm [-> attn_precompute] -> q_proj, k_proj, v_proj -> rope (RoPE models) -> attention
+//   (QK^T, softmax, PV over the KV cache, appends the new K/V) [-> o_precompute] -> o_proj
+//   -> attn_residual -> ffn_norm [-> ffn_precompute] -> gate_proj + up_proj (gated) or up_proj
+//   (plain, OPT's fc1) -> ffn_act (act(gate) * up, or act(up)) [-> down_precompute] -> down_proj
+//   (OPT's fc2) -> ffn_residual
+// Before it: embedding (token lookup, + learned positions, + embedding norm). After the last
+// layer: final_norm -> lm_head (on the last token of each sequence).
+//
+// mpGEMMs (low-bit weights on a LUT tensor core) are split into a table-precompute operator
+// (kTablePrecompute, CUDA cores: reads activations, writes half tables) and the LUT mpGEMM, which
+// reads tables instead of activations. With fusion the precompute is done by the producer
+// (the norm or the FFN activation): the precompute op stays in the list with `fused_into` naming
+// that producer and only its extra work (no activation read, no launch), and the producer writes
+// tables instead of activations. o_proj's input comes out of attention and is never fused.
+#pragma once
+
+#include "model/golden/dtype.h"
+#include "model/llm/model_config.h"
+#include "model/llm/precision.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ltc::llm {
+
+enum class Phase : uint8_t { kDecode, kPrefill };
+std::string_view phase_name(Phase p);  // "decode", "prefill"
+Phase parse_phase(std::string_view s, std::string_view what = "--phase");
+
+enum class PrecomputeMode : uint8_t {
+  kNone,      // no tables: dense or dequantize-then-MAC GEMMs read activations
+  kSeparate,  // a table-precompute kernel before every mpGEMM input
+  kFused,     // precompute fused into the preceding norm / activation where the graph allows
+};
+
+struct StepConfig {
+  Phase phase = Phase::kDecode;
+  int64_t batch = 1;     // sequences
+  int64_t context = 0;   // decode: tokens already in the KV cache (L); prefill: ignored (0)
+  int64_t seq = 1;       // prefill: tokens per sequence (S); decode: 1
+  WeightFormat weights;  // linear layers of the decoder
+  golden::DType acts = golden::DType::kFp16;    // GEMM activation operand
+  golden::DType hidden = golden::DType::kFp16;  // stored activations between ops, KV cache
+  PrecomputeMode precompute = PrecomputeMode::kNone;
+  int lut_k = 4;                 // activations per table (tensor-core K)
+  bool quantize_tables = false;  // int8 table entries + one fp32 scale per table
+  bool quantize_head = false;    // lm_head uses `weights` too (default: stays in `hidden`)
+
+  static StepConfig decode(int64_t batch, int64_t context);  // B sequences, L cached tokens
+  static StepConfig prefill(int64_t batch, int64_t seq);     // B sequences of S tokens
+  // Table entry dtype: int8 when quantized, int16 for int activations (exact), else the acts.
+  golden::DType table_dtype() const;
+  // Bytes of the half tables for `rows` x `k_cols` activations (per weight basis).
+  double table_bytes(int64_t rows, int64_t k_cols) const;
+  // Rows every GEMM of a decoder layer processes: batch x new tokens.
+  int64_t rows() const { return batch * new_tokens(); }
+  // Tokens this step processes per sequence (1 in decode, S in prefill).
+  int64_t new_tokens() const { return phase == Phase::kDecode ? 1 : seq; }
+  // KV length attention reads per sequence: L + 1 in decode, S in prefill.
+  int64_t kv_length() const { return phase == Phase::kDecode ? context + 1 : seq; }
+  void validate() const;  // InputError naming the flag
+};
+
+enum class OpKind : uint8_t {
+  kEmbedding,        // gather of token rows (+ positions)
+  kNorm,             // RMSNorm / LayerNorm over hidden
+  kTablePrecompute,  // half tables for an mpGEMM input (CUDA cores)
+  kLinear,           // Y[M,N] = X[M,K] W[N,K]^T: weight GEMM (low-bit or dense)
+  kRope,             // rotary embedding on q and k
+  kAttention,        // softmax(Q K^T / sqrt(d)) V over the KV cache, flash-style, one kernel
+  kActivation,       // FFN activation (x gated product)
+  kResidual,         // elementwise add
+};
+std::string_view op_kind_name(OpKind k);
+
+struct GemmShape {
+  int64_t batch = 1;  // independent GEMMs of this shape (attention: sequences x heads)
+  int64_t m = 0, n = 0, k = 0;
+};
+
+// kAttention: the two batched GEMMs are QK^T [q_len x kv_len x head_dim] and
+// PV [q_len x head_dim x kv_len], per (sequence, head).
+struct AttentionShape {
+  int64_t batch = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  int64_t q_len = 0;    // new tokens per sequence
+  int64_t kv_len = 0;   // keys per sequence (cache + new)
+  bool causal = false;  // prefill: query i sees keys <= i (FLOPs count only the visible half)
+  GemmShape score() const { return {batch * heads, q_len, kv_len, head_dim}; }
+  GemmShape value() const { return {batch * heads, q_len, head_dim, kv_len}; }
+};
+
+struct Op {
+  std::string name;  // "q_proj", "attn_norm", ...
+  OpKind kind = OpKind::kNorm;
+  GemmShape gemm;             // kLinear: the weight GEMM (batch 1); else zeros
+  bool low_bit = false;       // kLinear with low-bit weights (mpGEMM)
+  bool reads_tables = false;  // kLinear fed by a precompute op (LUT tensor core)
+  std::string table_from;     // kLinear: the precompute op whose tables it reads
+  AttentionShape attention;   // kAttention
+  int64_t elements = 0;       // elementwise ops: output elements; precompute: table entries
+  double flops = 0;           // multiply-add = 2; precompute counts one add per entry
+  double weight_bytes = 0;    // weights (+ scales) read once per op
+  double read_bytes = 0;      // activations / tables read
+  double write_bytes = 0;     // activations / tables written
+  double kv_bytes = 0;        // KV cache read + appended (attention)
+  std::string fused_into;     // non-empty: this op runs inside that producer (no own launch)
+  bool tensor_core() const { return kind == OpKind::kLinear || kind == OpKind::kAttention; }
+  double bytes() const { return weight_bytes + read_bytes + write_bytes + kv_bytes; }
+};
+
+struct StepGraph {
+  ModelConfig model;
+  StepConfig step;
+  std::vector<Op> embedding;  // once per step, before the layers
+  std::vector<Op> layer;      // one decoder layer (every layer is identical)
+  std::vector<Op> head;       // once per step, after the layers
+  int64_t layers = 0;
+
+  double layer_flops() const;
+  double total_flops() const;  // embedding + layers * layer + head
+  double total_bytes() const;
+  const Op* find(std::string_view name) const;  // any list; nullptr if absent
+};
+
+// Throws InputError on an invalid step.
+StepGraph build_step_graph(const ModelConfig& model, const StepConfig& step);
+
+}  // namespace ltc::llm
