@@ -80,7 +80,7 @@ void validate(const LmmaShape& shape, const LmmaType& type) {
   }
 }
 
-std::vector<uint32_t> precompute_full_table(const uint32_t* acts, DType act, int k, DType table) {
+std::vector<uint32_t> precompute_half_table(const uint32_t* acts, DType act, int k, DType table) {
   check_range("K", k, 1, kMaxK);
   if (!converts_exactly(act, table)) {
     throw InputError("activation dtype " + std::string(dtype_name(act)) +
@@ -89,7 +89,7 @@ std::vector<uint32_t> precompute_full_table(const uint32_t* acts, DType act, int
   }
   std::vector<uint32_t> a(k);
   for (int i = 0; i < k; ++i) a[i] = convert(table, act, acts[i]);
-  std::vector<uint32_t> t(size_t{1} << k);
+  std::vector<uint32_t> t(size_t{1} << (k - 1));
   for (uint32_t p = 0; p < t.size(); ++p) {
     uint32_t sum = (p & 1u) ? a[0] : negate(table, a[0]);
     for (int i = 1; i < k; ++i) {
@@ -100,10 +100,12 @@ std::vector<uint32_t> precompute_full_table(const uint32_t* acts, DType act, int
   return t;
 }
 
-std::vector<uint32_t> precompute_half_table(const uint32_t* acts, DType act, int k, DType table) {
-  std::vector<uint32_t> full = precompute_full_table(acts, act, k, table);
-  full.resize(size_t{1} << (k - 1));  // entries with top bit 0 come first
-  return full;
+std::vector<uint32_t> precompute_full_table(const uint32_t* acts, DType act, int k, DType table) {
+  std::vector<uint32_t> t = precompute_half_table(acts, act, k, table);
+  const uint32_t half = static_cast<uint32_t>(t.size());
+  t.resize(size_t{2} * half);
+  for (uint32_t p = half; p < 2 * half; ++p) t[p] = negate(table, t[(~p) & (half - 1u)]);
+  return t;
 }
 
 uint32_t negate(DType t, uint32_t v) {

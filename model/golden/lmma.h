@@ -3,11 +3,14 @@
 //
 // Definitions (K = activations per table, 1..8; W = weight planes, 1..8):
 //  * Pattern p of K weight bits, bit k for activation k. Full table T[p] = sum_k (2 p_k - 1) a_k.
-//  * Table precompute (precompute_half_table / precompute_full_table): each activation is converted
-//    exactly to the table dtype, then T[p] = (((s0 a0) + s1 a1) + s2 a2) + ... with one rounded
-//    add per step in the table dtype, k ascending (s_k = 2 p_k - 1). Integer tables are exact.
-//    Rounding is sign-symmetric, so the computed table is odd: T[~p] = -T[p].
-//  * Half table: the 2^(K-1) entries whose top bit p_{K-1} is 0, indexed by the low K-1 bits.
+//  * Table precompute (precompute_half_table): each activation is converted exactly to the table
+//    dtype, then for the 2^(K-1) patterns with top bit p_{K-1} = 0 (indexed by the low K-1 bits)
+//    T[p] = (((s0 a0) + s1 a1) + s2 a2) + ... with one rounded add per step in the table dtype,
+//    k ascending (s_k = 2 p_k - 1). Integer tables are exact.
+//  * Full table (precompute_full_table, the conventional design's in-tile table): the half table
+//    plus T[p] = -T[~p] for top bit 1. Computing those sums directly would give the same values
+//    (rounding is sign-symmetric) except the sign of an exact zero (x + (-x) = +0), so the
+//    definition by negation keeps the table odd bit for bit and both designs bit-identical.
 //  * Offline transform (transform_pattern): a pattern with top bit 1 has its low K-1 bits inverted,
 //    so the lookup is T[p] = p'_{K-1} ? -H[p'_low] : H[p'_low] with no inversion in hardware.
 //  * Table quantization (quantize_table): scale = fp32(max|T| / 127), entry = RNE(T / scale) in
