@@ -1,0 +1,219 @@
+#include "model/tiling/tiling.h"
+
+#include "model/golden/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <utility>
+
+namespace ltc::tiling {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+int64_t pow2_at_least(int64_t x) {
+  int64_t p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
+// Registers a thread needs besides its fragments: indices, addresses, loop counters.
+constexpr int kOverheadRegisters = 24;
+constexpr int kWarpThreads = 32;
+constexpr int kMaxWarpsPerBlock = 16;
+constexpr int kMaxWarpsPerSm = 64;
+constexpr int kMaxBlocksPerSm = 32;
+constexpr double kSmBandwidthShare = 4;
+
+}  // namespace
+
+std::string Tile::name() const {
+  return "[" + std::to_string(m) + "," + std::to_string(n) + "," + std::to_string(k) + "]";
+}
+
+void GemmProblem::validate() const {
+  if (m < 1 || n < 1 || k < 1) {
+    throw InputError("gemm: M, N, K must be >= 1 (got " + std::to_string(m) + ", " +
+                     std::to_string(n) + ", " + std::to_string(k) + ")");
+  }
+  if (instr.m < 1 || instr.n < 1 || instr.k < 1) throw InputError("gemm: bad instruction shape");
+  if (!(a_bits > 0 && w_bits > 0 && acc_bits > 0 && out_bits > 0)) {
+    throw InputError("gemm: operand sizes must be positive");
+  }
+  if (!(tensor_tops > 0)) throw InputError("gemm: the GPU has no tensor rate for these operands");
+}
+
+GemmProblem lut_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
+                             golden::DType act, int wbits, double extra_weight_bits) {
+  if (!gpu.has_lut_tensor()) {
+    throw InputError("--gpu: '" + gpu.name + "' has no LUT tensor core (try a100-lut4x)");
+  }
+  const hw::TensorCoreConfig& core = gpu.lut_tensor->core;
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.instr = core.shape;
+  const golden::DType table = golden::is_int(act) ? golden::DType::kInt16 : act;
+  p.a_bits = double(core.shape.half_table_size()) * golden::dtype_bits(table) / core.shape.k;
+  p.w_bits = wbits + extra_weight_bits;
+  p.acc_bits = golden::dtype_bits(golden::is_int(act) ? golden::DType::kInt32 : core.acc);
+  p.out_bits = 16;
+  p.passes = wbits;
+  p.tensor_tops = gpu.lut_tops(golden::dtype_name(act), wbits);
+  if (!(p.tensor_tops > 0)) {
+    throw InputError("--acts: the LUT tensor core of '" + gpu.name + "' cannot build tables from " +
+                     std::string(golden::dtype_name(act)));
+  }
+  return p;
+}
+
+GemmProblem mac_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
+                             golden::DType act, golden::DType weight) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  const bool int8 = act == golden::DType::kInt8;
+  p.instr = golden::LmmaShape{16, 8, int8 ? 32 : 16};
+  p.a_bits = golden::dtype_bits(act);
+  p.w_bits = golden::dtype_bits(weight);
+  p.acc_bits = 32;
+  p.out_bits = 16;
+  p.tensor_tops = gpu.mac_tops(golden::dtype_name(act), golden::dtype_name(weight));
+  if (!(p.tensor_tops > 0)) p.tensor_tops = gpu.mac_tops("fp16", "fp16");
+  return p;
+}
+
+TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const Tile& block,
+                          const Tile& warp, bool* fits) {
+  TileChoice c;
+  c.block = block;
+  c.warp = warp;
+  c.instr = p.instr;
+  *fits = false;
+  if (block.m < 1 || block.n < 1 || block.k < 1 || warp.m < 1 || warp.n < 1) return c;
+  if (block.m % warp.m || block.n % warp.n || warp.m % p.instr.m || warp.n % p.instr.n ||
+      block.k % p.instr.k) {
+    return c;
+  }
+  c.warp.k = block.k;
+  c.warps_per_block = int((block.m / warp.m) * (block.n / warp.n));
+  if (c.warps_per_block > kMaxWarpsPerBlock) return c;
+
+  c.smem_bytes_per_block =
+      c.stages * (double(block.m) * block.k * p.a_bits + double(block.n) * block.k * p.w_bits) / 8;
+  const double smem_block_limit = gpu.shared_memory_kb_per_block * 1024.0;
+  if (c.smem_bytes_per_block > smem_block_limit) return c;
+
+  // Per thread: accumulators of the warp tile + one instruction step of A and W fragments.
+  const double frag_bits = double(warp.m) * warp.n * p.acc_bits +
+                           double(warp.m) * p.instr.k * p.a_bits +
+                           double(warp.n) * p.instr.k * p.w_bits;
+  c.registers_per_thread = int(std::ceil(frag_bits / 32.0 / kWarpThreads)) + kOverheadRegisters;
+  if (c.registers_per_thread > gpu.max_registers_per_thread) return c;
+  const double block_reg_bytes = 4.0 * c.registers_per_thread * kWarpThreads * c.warps_per_block;
+  const double rf_bytes = gpu.register_file_kb_per_sm * 1024.0;
+  if (block_reg_bytes > rf_bytes) return c;
+
+  const double smem_sm = gpu.shared_memory_kb_per_sm * 1024.0;
+  int bps = kMaxBlocksPerSm;
+  bps = std::min<int>(bps, int(rf_bytes / block_reg_bytes));
+  bps = std::min<int>(bps, int(smem_sm / c.smem_bytes_per_block));
+  bps = std::min<int>(bps, kMaxWarpsPerSm / c.warps_per_block);
+  if (bps < 1) return c;
+  c.blocks_per_sm = bps;
+
+  c.grid_m = ceil_div(p.m, block.m);
+  c.grid_n = ceil_div(p.n, block.n);
+  c.k_steps = ceil_div(p.k, block.k);
+  const int64_t slots = int64_t(gpu.sms) * bps;
+  c.waves = ceil_div(c.blocks(), slots);
+  const double k_pad = double(c.k_steps) * block.k;
+  c.padding_fraction =
+      1.0 - double(p.m) * p.n * p.k / (double(c.grid_m * block.m) * (c.grid_n * block.n) * k_pad);
+
+  // Time: each wave's blocks share their SM's tensor rate; traffic shares DRAM.
+  const double block_ops = 2.0 * block.m * block.n * k_pad;
+  const double sm_ops_per_us = p.tensor_tops * 1e6 / gpu.sms;
+  double compute_us = 0;
+  for (int64_t w = 0, left = c.blocks(); w < c.waves; ++w, left -= slots) {
+    const int64_t in_wave = std::min(left, slots);
+    compute_us += double(ceil_div(in_wave, gpu.sms)) * block_ops / sm_ops_per_us;
+  }
+  // Traffic: A is read once per block column, W once per block row. An operand whose unique
+  // bytes fit in half of L2 is fetched from DRAM once and re-read from L2.
+  const double a_unique = double(c.grid_m * block.m) * k_pad * p.a_bits / 8;
+  const double w_unique = double(c.grid_n * block.n) * k_pad * p.w_bits / 8;
+  const double out_bytes = double(p.m) * p.n * p.out_bits / 8;
+  c.global_bytes = a_unique * c.grid_n + w_unique * c.grid_m + out_bytes;
+  const double l2_half = gpu.l2_bytes() / 2;
+  double dram_bytes = out_bytes, l2_bytes = 0;
+  for (auto [unique, reads] : {std::pair{a_unique, c.grid_n}, std::pair{w_unique, c.grid_m}}) {
+    if (unique <= l2_half) {
+      dram_bytes += unique;
+      l2_bytes += unique * double(reads - 1);
+    } else {
+      dram_bytes += unique * double(reads);
+    }
+  }
+  const double dram_per_us = gpu.dram.bw_gbps * 1e3 * gpu.achievable.dram_bw_fraction;
+  const double l2_per_us = gpu.l2.bw_gbps * 1e3 * gpu.achievable.l2_bw_fraction;
+  // Few resident blocks cannot pull the whole bandwidth: one SM draws at most kSmBandwidthShare
+  // times its fair share (so a 27-block grid on 108 SMs is not DRAM-peak bound).
+  const double active = std::min<double>(gpu.sms, double(c.blocks()));
+  const double share = std::min(1.0, kSmBandwidthShare * active / gpu.sms);
+  const double memory_us =
+      (dram_bytes / dram_per_us + l2_bytes / std::max(l2_per_us, 1e-9)) / share;
+  c.estimated_us = std::max(compute_us, memory_us);
+  *fits = true;
+  return c;
+}
+
+TileChoice choose_tiles(const GemmProblem& p, const hw::GpuConfig& gpu) {
+  p.validate();
+  const auto& in = p.instr;
+  const int64_t max_bm = std::min<int64_t>(std::max<int64_t>(in.m, pow2_at_least(p.m)), 256);
+  const int64_t max_bn = std::min<int64_t>(std::max<int64_t>(in.n, pow2_at_least(p.n)), 1024);
+  const int64_t max_bk = std::min<int64_t>(std::max<int64_t>(in.k, pow2_at_least(p.k)), 256);
+  TileChoice best;
+  bool have = false;
+  for (int64_t bm = in.m; bm <= std::max<int64_t>(max_bm, in.m); bm *= 2) {
+    for (int64_t bn = in.n; bn <= std::max<int64_t>(max_bn, in.n); bn *= 2) {
+      for (int64_t bk = in.k; bk <= std::max<int64_t>(max_bk, in.k); bk *= 2) {
+        for (int64_t wm = in.m; wm <= bm; wm *= 2) {
+          for (int64_t wn = in.n; wn <= bn; wn *= 2) {
+            bool fits = false;
+            TileChoice c = evaluate_tiles(p, gpu, {bm, bn, bk}, {wm, wn, bk}, &fits);
+            if (!fits) continue;
+            // Lower time, then less traffic, then fewer padded MACs, then larger warp tiles.
+            auto key = [](const TileChoice& t) {
+              return std::make_tuple(t.estimated_us, t.global_bytes, t.padding_fraction,
+                                     -double(t.warp.m * t.warp.n), -double(t.block.k));
+            };
+            if (!have || key(c) < key(best)) {
+              best = c;
+              have = true;
+            }
+          }
+          if (wm * 2 > bm) break;
+        }
+      }
+      if (bn * 2 > max_bn) break;
+    }
+    if (bm * 2 > max_bm) break;
+  }
+  if (!have) {
+    throw InputError("tiling: no tile of instruction " + in.name() + " fits the registers (" +
+                     std::to_string(gpu.register_file_kb_per_sm) + " KB/SM) and shared memory (" +
+                     std::to_string(gpu.shared_memory_kb_per_block) + " KB/block) of '" + gpu.name +
+                     "'");
+  }
+  return best;
+}
+
+}  // namespace ltc::tiling

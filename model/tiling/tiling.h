@@ -1,0 +1,82 @@
+// Memory-size-based tile selection for one (mp)GEMM on one GPU, in the manner of Roller
+// (Zhu et al., OSDI'22): candidate tiles are aligned to the tensor-core instruction, each operand
+// is charged the bytes it actually occupies (a half-table entry per K/k activations, a W-bit weight
+// plane, an fp32 accumulator), candidates that do not fit registers or shared memory are dropped,
+// and the rest are ranked by estimated time = max(compute over waves, DRAM + L2 traffic).
+// Accumulators live in registers (as for MMA), which caps the warp tile: the paper's W1A8 tile
+// (block [128,512,32], warp [64,256,32]) needs 512 accumulator registers per thread and does not
+// fit a 255-register thread; the -drm GPUs (doubled register file) allow more resident warps.
+//
+//   Y[M,N] = A[M,K] * W[N,K]^T       block tile  [bm, bn, bk]  (one thread block, one k step)
+//                                     warp tile   [wm, wn, bk]  (one warp's accumulators)
+//                                     instruction [im, in, ik]  (one LMMA / MMA)
+// Shared memory holds `stages` copies of the block's A (or table) and W slices; each warp's
+// registers hold its accumulators plus one instruction's worth of A/table and W fragments.
+#pragma once
+
+#include "model/golden/lmma.h"
+#include "model/hw/gpu.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ltc::tiling {
+
+struct Tile {
+  int64_t m = 0, n = 0, k = 0;
+  bool operator==(const Tile& o) const { return m == o.m && n == o.n && k == o.k; }
+  std::string name() const;  // "[128,512,32]"
+};
+
+// One GEMM and what each operand costs in memory.
+struct GemmProblem {
+  int64_t m = 0, n = 0, k = 0;
+  golden::LmmaShape instr{2, 64, 4};  // instruction shape (LMMA, or 16x8x16 for an FP16 MMA)
+  double a_bits = 16;      // bits per A element as stored: activation, or half-table bits per
+                           // activation for LUT (2^(ik-1) entries x entry bits / ik)
+  double w_bits = 16;      // bits per weight as stored (planes for LUT; + scale overhead)
+  double acc_bits = 32;    // accumulator element
+  double out_bits = 16;    // output element written to global memory
+  double tensor_tops = 0;  // whole-GPU tensor rate for this operand pair (TOP/s)
+  int passes = 1;          // instruction passes per instruction tile (W planes on a LUT core)
+
+  void validate() const;  // InputError naming the field
+};
+
+// A LUT mpGEMM on `gpu`'s LUT tensor core: instr = core shape, A = half tables in `table` dtype
+// (int16 for int8 activations), W = `wbits` planes (+ `extra_weight_bits` of scales), rate from
+// GpuConfig::lut_tops. Throws InputError when the GPU has no LUT tensor core.
+GemmProblem lut_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
+                             golden::DType act, int wbits, double extra_weight_bits = 0);
+// A dense MAC GEMM (fp16 MMA m16n8k16, int8 m16n8k32), e.g. attention or an fp16 linear layer.
+GemmProblem mac_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
+                             golden::DType act = golden::DType::kFp16,
+                             golden::DType weight = golden::DType::kFp16);
+
+struct TileChoice {
+  Tile block;
+  Tile warp;
+  golden::LmmaShape instr;
+  int warps_per_block = 0;
+  int stages = 2;  // shared-memory pipeline depth
+  int64_t grid_m = 0, grid_n = 0, k_steps = 0;
+  int64_t blocks() const { return grid_m * grid_n; }
+  int blocks_per_sm = 0;  // resident blocks, limited by registers and shared memory
+  int64_t waves = 0;
+  double smem_bytes_per_block = 0;
+  int registers_per_thread = 0;
+  double global_bytes = 0;      // A + W reads of all blocks (DRAM or L2), plus the output
+  double estimated_us = 0;      // the ranking score
+  double padding_fraction = 0;  // computed MACs that fall outside M x N x K
+};
+
+// Candidate enumeration and ranking; throws InputError if no tile fits (e.g. a GPU with no
+// shared memory). Deterministic for equal inputs.
+TileChoice choose_tiles(const GemmProblem& p, const hw::GpuConfig& gpu);
+// The cost of one given tiling (for comparisons such as the paper's [128,512,32] / [64,256,32]);
+// `fits` false when it exceeds a capacity.
+TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const Tile& block,
+                          const Tile& warp, bool* fits);
+
+}  // namespace ltc::tiling
