@@ -129,6 +129,16 @@ void GpuConfig::finalize() {
   fraction(w, "achievable.tensor_fraction", achievable.tensor_fraction);
   fraction(w, "achievable.cuda_core_fraction", achievable.cuda_core_fraction);
   fraction(w, "achievable.flash_attention_fraction", achievable.flash_attention_fraction);
+  positive(w, "achievable.sm_dram_gbps", achievable.sm_dram_gbps);
+  if (achievable.overlap_exponent < 1) {
+    throw InputError(w + ": field 'achievable.overlap_exponent' must be >= 1");
+  }
+  if (achievable.throttle_per_efold < 0 || achievable.throttle_per_efold >= 0.5 ||
+      achievable.throttle_onset_ms <= 0) {
+    throw InputError(w +
+                     ": field 'achievable.throttle_per_efold' must be in [0, 0.5) and "
+                     "'achievable.throttle_onset_ms' > 0");
+  }
   if (achievable.kernel_fixed_us < 0 || achievable.elementwise_fixed_us < 0 ||
       launch_overhead_us < 0 || sync_overhead_us < 0) {
     throw InputError(w +
@@ -188,6 +198,10 @@ void to_json(json& j, const GpuConfig& g) {
              {"kernel_fixed_us", a.kernel_fixed_us},
              {"elementwise_fixed_us", a.elementwise_fixed_us},
              {"flash_attention_fraction", a.flash_attention_fraction},
+             {"sm_dram_gbps", a.sm_dram_gbps},
+             {"overlap_exponent", a.overlap_exponent},
+             {"throttle_per_efold", a.throttle_per_efold},
+             {"throttle_onset_ms", a.throttle_onset_ms},
              {"source", a.source}}},
            {"tensor_area_mm2_per_sm", g.tensor_area_mm2_per_sm},
            {"tensor_power_w_per_sm", g.tensor_power_w_per_sm},
@@ -257,6 +271,10 @@ void from_json(const json& j, GpuConfig& g) {
     a.opt("kernel_fixed_us", x.kernel_fixed_us);
     a.opt("elementwise_fixed_us", x.elementwise_fixed_us);
     a.opt("flash_attention_fraction", x.flash_attention_fraction);
+    a.opt("sm_dram_gbps", x.sm_dram_gbps);
+    a.opt("overlap_exponent", x.overlap_exponent);
+    a.opt("throttle_per_efold", x.throttle_per_efold);
+    a.opt("throttle_onset_ms", x.throttle_onset_ms);
     a.opt("source", x.source);
   }
   f.opt("tensor_area_mm2_per_sm", g.tensor_area_mm2_per_sm);

@@ -1,0 +1,307 @@
+#include "model/roofline/cost.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace ltc::roofline {
+
+using golden::DType;
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+struct Tile {
+  int tm, tn;
+};
+// Thread-block tiles a tuned library picks from (CUTLASS/cuBLAS-like). Accumulators must fit in
+// half the register file, so a doubled register file (-drm) admits the larger LUT tiles.
+constexpr Tile kMacTiles[] = {{128, 256}, {256, 128}, {128, 128}, {64, 256},
+                              {64, 128},  {128, 64},  {64, 64}};
+// LUT tensor cores have M = 2 tiles, so small-M thread blocks waste nothing; wide N reuses tables.
+constexpr Tile kLutTiles[] = {{128, 256}, {256, 128}, {128, 128}, {64, 256}, {64, 128},
+                              {16, 256},  {32, 256},  {16, 512},  {32, 512}, {64, 512},
+                              {128, 512}, {256, 256}, {256, 512}};
+constexpr int kMaxSplitK = 16;
+constexpr int kMinSplitKDepth = 256;  // split-K never cuts K below this per split
+constexpr double kAccBytes = 4;       // fp32 / int32 accumulators
+
+// Compute and memory time overlapped: p = 1 is their sum, p -> inf their maximum.
+double overlap(double a, double b, double p) {
+  if (a <= 0) return b;
+  if (b <= 0) return a;
+  if (p >= 64) return std::max(a, b);
+  const double hi = std::max(a, b), lo = std::min(a, b);
+  return hi * std::pow(1.0 + std::pow(lo / hi, p), 1.0 / p);
+}
+
+// Sustained-power clock drop for long compute-bound kernels (calibrated on H200).
+double throttle(const Machine& m, double compute_s) {
+  const auto& a = m.achievable();
+  const double onset = a.throttle_onset_ms * 1e-3;
+  if (a.throttle_per_efold <= 0 || compute_s <= onset) return 1.0;
+  return 1.0 + a.throttle_per_efold * std::log(compute_s / onset);
+}
+
+double cuda_rate(const Machine& m, DType t) {
+  return m.cuda_flops_per_s(t);
+}
+
+OpCost memory_bound(const Machine& m, const std::string& name, const std::string& kind,
+                    double flops, double bytes, int kernels, DType t) {
+  OpCost c;
+  c.name = name;
+  c.kind = kind;
+  c.flops = flops;
+  c.bytes = bytes;
+  c.kernels = kernels;
+  c.unit = "cuda cores";
+  c.memory_ms = bytes / m.dram_bytes_per_s() * 1e3;
+  c.compute_ms = flops / cuda_rate(m, t) * 1e3;
+  const double fixed_ms = kernels * m.elementwise_fixed_s() * 1e3;
+  c.ms = std::max(c.memory_ms, c.compute_ms) + fixed_ms;
+  c.bound = kernels == 0                                     ? "fused"
+            : fixed_ms > std::max(c.memory_ms, c.compute_ms) ? "fixed"
+            : c.memory_ms >= c.compute_ms                    ? "dram"
+                                                             : "cuda";
+  return c;
+}
+
+}  // namespace
+
+OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
+  const GemmPath path = m.gemm_path(g.weights, g.acts, g.tables);
+  const auto& a = m.achievable();
+  const int sms = m.sms();
+  const double per_sm_tensor = path.peak_tops * 1e12 * a.tensor_fraction / sms;
+  const double per_sm_cuda = cuda_rate(m, DType::kFp16) / sms;
+  const double xb = g.x_bytes_per_element(), wb = g.w_bytes_per_element();
+  const double dram_bw = m.dram_bytes_per_s();
+
+  OpCost best;
+  double best_s = INFINITY;
+  auto consider = [&](Tile t) {
+    if (t.tm * double(t.tn) * kAccBytes > 0.5 * m.register_bytes_per_sm()) return;
+    const int64_t base = g.batch * ceil_div(g.m, t.tm) * ceil_div(g.n, t.tn);
+    for (int s = 1; s <= kMaxSplitK; ++s) {
+      if (s > 1 && (base * s > sms || ceil_div(g.k, s) < kMinSplitKDepth)) break;
+      const int64_t kk = ceil_div(g.k, s);
+      const int64_t tiles = base * s;
+      const int64_t waves = ceil_div(tiles, sms);
+      const double active = double(std::min<int64_t>(tiles, sms));
+      const double t_tensor = 2.0 * t.tm * t.tn * kk / per_sm_tensor;
+      const double t_dequant = path.dequant_ops_per_weight * double(t.tn) * kk / per_sm_cuda;
+      const double t_l2 = (t.tm * xb + t.tn * wb) * kk / (m.l2_bytes_per_s() / active);
+      const double per_tile = std::max({t_tensor, t_dequant, t_l2});
+      const double t_compute = waves * per_tile;
+      const double reduce_bytes = s > 1 ? 2.0 * s * g.batch * g.m * g.n * kAccBytes : 0.0;
+      const double t_dram =
+          (g.bytes() + reduce_bytes) / std::min(dram_bw, active * m.sm_dram_bytes_per_s());
+      double t_total = overlap(t_compute, t_dram, a.overlap_exponent);
+      if (t_compute > t_dram) t_total *= throttle(m, t_compute);
+      t_total += m.kernel_fixed_s();
+      if (t_total < best_s) {
+        best_s = t_total;
+        best.tile = TileChoice{t.tm, t.tn, s, tiles, waves};
+        best.compute_ms = t_compute * 1e3;
+        best.memory_ms = t_dram * 1e3;
+        best.bound = t_dram >= t_compute     ? "dram"
+                     : per_tile == t_tensor  ? "compute"
+                     : per_tile == t_dequant ? "dequant"
+                                             : "l2";
+        if (m.kernel_fixed_s() > std::max(t_compute, t_dram)) best.bound = "fixed";
+        best.bytes = g.bytes() + reduce_bytes;
+      }
+    }
+  };
+  if (path.unit == GemmUnit::kLut) {
+    for (Tile t : kLutTiles) consider(t);
+  } else {
+    for (Tile t : kMacTiles) consider(t);
+  }
+  best.name = "gemm";
+  best.kind = "gemm";
+  best.ms = best_s * 1e3;
+  best.flops = g.flops();
+  best.kernels = 1;
+  best.unit = path.description;
+  best.tensor_busy_s = g.flops() / (path.peak_tops * 1e12);
+  return best;
+}
+
+namespace {
+
+OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig& step) {
+  const auto& at = op.attention;
+  const auto& a = m.achievable();
+  const int sms = m.sms();
+  const double peak = m.mac_tops(step.hidden) * 1e12;
+  OpCost c;
+  c.name = op.name;
+  c.kind = "attention";
+  c.flops = op.flops;
+  c.bytes = op.bytes();
+  c.kernels = 3;  // attention kernel + K and V cache appends
+  c.unit = "flash attention (mac " + std::string(golden::dtype_name(step.hidden)) + ")";
+  const double fixed_s = m.kernel_fixed_s() + 2 * m.elementwise_fixed_s();
+  const int64_t units = at.batch * at.heads;
+  if (!at.causal && at.q_len <= 16) {
+    // Decode: stream the KV cache. Split-KV spreads short grids over the SMs; each query head
+    // is a tensor-core tile padded to 16 rows (mma granularity).
+    const int64_t splits =
+        units >= sms
+            ? 1
+            : std::max<int64_t>(1, std::min(ceil_div(sms, units), ceil_div(at.kv_len, 256)));
+    const double active = double(std::min<int64_t>(units * splits, sms));
+    const double bw = std::min(m.dram_bytes_per_s(), active * m.sm_dram_bytes_per_s());
+    c.memory_ms = c.bytes / bw * 1e3;
+    const double padded_flops = 4.0 * units * 16.0 * at.kv_len * at.head_dim;
+    c.compute_ms = padded_flops / (peak * a.flash_attention_fraction) * 1e3;
+    c.tile = TileChoice{16, 256, int(splits), units * splits, ceil_div(units * splits, sms)};
+  } else {
+    // Prefill: FlashAttention-2 tiles of 128 queries x 128 keys; causal tiles see a growing
+    // prefix. Longest-tile bound and total work over the SMs; one block of prologue/epilogue.
+    constexpr int kBlock = 128;
+    const int64_t nq = ceil_div(at.q_len, kBlock), nk = ceil_div(at.kv_len, kBlock);
+    const double t_block =
+        4.0 * kBlock * kBlock * at.head_dim / (peak * a.flash_attention_fraction / sms);
+    double blocks = 0, longest = 0;
+    for (int64_t i = 0; i < nq; ++i) {
+      const double vis = at.causal ? double(std::min(i + 1 + (nk - nq), nk)) : double(nk);
+      blocks += vis + 1;
+      longest = std::max(longest, vis + 1);
+    }
+    const double total = double(units) * blocks;
+    c.compute_ms = std::max(total / sms, longest) * t_block * 1e3;
+    c.memory_ms = c.bytes / m.dram_bytes_per_s() * 1e3;
+    c.tile = TileChoice{kBlock, kBlock, 1, units * nq, ceil_div(units * nq, sms)};
+  }
+  double t = overlap(c.compute_ms, c.memory_ms, a.overlap_exponent);
+  if (c.compute_ms > c.memory_ms) t *= throttle(m, c.compute_ms * 1e-3);
+  c.ms = t + fixed_s * 1e3;
+  c.bound = c.memory_ms >= c.compute_ms ? "dram" : "compute";
+  if (fixed_s * 1e3 > std::max(c.compute_ms, c.memory_ms)) c.bound = "fixed";
+  c.tensor_busy_s = op.flops / peak;
+  return c;
+}
+
+}  // namespace
+
+OpCost op_cost(const Machine& m, const llm::Op& op, const llm::StepConfig& step) {
+  const std::string kind(llm::op_kind_name(op.kind));
+  switch (op.kind) {
+    case llm::OpKind::kLinear: {
+      OpCost c = gemm_cost(m, gemm_of(op, step));
+      c.name = op.name;
+      c.kind = kind;
+      return c;
+    }
+    case llm::OpKind::kAttention:
+      return attention_cost(m, op, step);
+    case llm::OpKind::kTablePrecompute: {
+      // Fused: the producer computes tables instead of writing activations (no launch, no
+      // activation round trip); separate: its own kernel reading activations.
+      const bool fused = !op.fused_into.empty();
+      OpCost c = memory_bound(m, op.name, kind, op.flops, op.bytes(), fused ? 0 : 1, step.acts);
+      if (fused) c.unit = "cuda cores, fused into " + op.fused_into;
+      return c;
+    }
+    case llm::OpKind::kRope:
+      // Eager RoPE: q*cos + rotate_half(q)*sin on q and k (several elementwise kernels, about
+      // twice the minimal traffic).
+      return memory_bound(m, op.name, kind, op.flops, 2.0 * op.bytes(), 3, step.hidden);
+    case llm::OpKind::kActivation: {
+      // Gated FFN: act(gate) then * up: two kernels, 10 bytes per element instead of 6.
+      const bool gated = op.read_bytes > 1.5 * op.write_bytes;
+      return memory_bound(m, op.name, kind, op.flops, op.bytes() * (gated ? 10.0 / 6.0 : 1.0),
+                          gated ? 2 : 1, step.hidden);
+    }
+    case llm::OpKind::kEmbedding:
+    case llm::OpKind::kNorm:
+    case llm::OpKind::kResidual:
+      return memory_bound(m, op.name, kind, op.flops, op.bytes(), op.fused_into.empty() ? 1 : 0,
+                          step.hidden);
+  }
+  return {};
+}
+
+StepEstimate estimate_step(const Machine& m, const llm::StepGraph& graph) {
+  StepEstimate e;
+  const auto& s = graph.step;
+  e.model = graph.model.name;
+  e.gpu = m.gpu().name;
+  e.phase = std::string(llm::phase_name(s.phase));
+  e.batch = s.batch;
+  e.context = s.context;
+  e.seq = s.new_tokens();
+  e.layers = graph.layers;
+  e.weights = s.weights.name();
+  e.acts = std::string(golden::dtype_name(s.acts));
+  e.precompute = std::string(precompute_name(s.precompute));
+  double busy = 0, bytes = 0;
+  auto run = [&](const std::vector<llm::Op>& ops, std::vector<OpCost>& out, double times) {
+    double ms = 0;
+    for (const auto& op : ops) {
+      out.push_back(op_cost(m, op, s));
+      ms += out.back().ms;
+      busy += times * out.back().tensor_busy_s;
+      bytes += times * out.back().bytes;
+    }
+    return ms;
+  };
+  const double emb_ms = run(graph.embedding, e.embedding, 1);
+  e.layer_ms = run(graph.layer, e.layer, double(graph.layers));
+  const double head_ms = run(graph.head, e.head, 1);
+  e.latency_ms = emb_ms + graph.layers * e.layer_ms + head_ms;
+  const double tokens = double(s.batch) * s.new_tokens();
+  e.tokens_per_s = tokens / (e.latency_ms * 1e-3);
+  const auto& gpu = m.gpu();
+  e.tensor_energy_j = busy * gpu.tensor_power_w_per_sm * gpu.sms;
+  e.dram_energy_j = bytes * gpu.dram_pj_per_byte * 1e-12;
+  e.energy_mj_per_token = (e.tensor_energy_j + e.dram_energy_j) / tokens * 1e3;
+  return e;
+}
+
+void to_json(nlohmann::json& j, const TileChoice& t) {
+  j = nlohmann::json{
+      {"tm", t.tm}, {"tn", t.tn}, {"split_k", t.split_k}, {"tiles", t.tiles}, {"waves", t.waves}};
+}
+
+void to_json(nlohmann::json& j, const OpCost& c) {
+  j = nlohmann::json{{"name", c.name},          {"kind", c.kind},   {"ms", c.ms},
+                     {"bound", c.bound},        {"flops", c.flops}, {"bytes", c.bytes},
+                     {"kernels", c.kernels},    {"unit", c.unit},   {"compute_ms", c.compute_ms},
+                     {"memory_ms", c.memory_ms}};
+  if (c.tile.tiles > 0) j["tile"] = c.tile;
+}
+
+void to_json(nlohmann::json& j, const StepEstimate& e) {
+  nlohmann::json ops = nlohmann::json::array();
+  for (const auto& c : e.layer) ops.push_back(c);
+  for (const auto& list : {&e.embedding, &e.head}) {
+    for (const auto& c : *list) ops.push_back(c);
+  }
+  j = nlohmann::json{{"model", e.model},
+                     {"gpu", e.gpu},
+                     {"phase", e.phase},
+                     {"batch", e.batch},
+                     {"context", e.context},
+                     {"seq", e.seq},
+                     {"weights", e.weights},
+                     {"acts", e.acts},
+                     {"precompute", e.precompute},
+                     {"layers", e.layers},
+                     {"layer_ms", e.layer_ms},
+                     {"latency_ms", e.latency_ms},
+                     {"tokens_per_s", e.tokens_per_s},
+                     {"tensor_energy_j", e.tensor_energy_j},
+                     {"dram_energy_j", e.dram_energy_j},
+                     {"energy_mj_per_token", e.energy_mj_per_token},
+                     {"ops", ops}};
+}
+
+}  // namespace ltc::roofline

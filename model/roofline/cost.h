@@ -1,0 +1,65 @@
+// What it costs: the tile-level roofline. An operator is a grid of tiles laid in waves over the
+// SMs; a tile takes the larger of its tensor-core time and its operand time from L2; the
+// operator takes its waves, overlapped with its DRAM traffic (unique bytes at packed size over
+// achievable bandwidth, limited by how many SMs are pulling), plus a fixed per-kernel cost.
+// Memory-bound CUDA-core operators (norms, RoPE, activations, residuals, table precompute) cost
+// their bytes over achievable bandwidth plus per-kernel fixed cost; fused ones add no kernel.
+#pragma once
+
+#include "model/llm/graph.h"
+#include "model/roofline/machine.h"
+#include "model/roofline/workload.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <string>
+#include <vector>
+
+namespace ltc::roofline {
+
+struct TileChoice {
+  int tm = 0, tn = 0;  // output tile (rows x columns) of one thread block
+  int split_k = 1;
+  int64_t tiles = 0;  // thread blocks in the grid
+  int64_t waves = 0;  // ceil(tiles / SMs)
+};
+
+struct OpCost {
+  std::string name;
+  std::string kind;  // llm op kind, or "gemm"
+  double ms = 0;
+  std::string bound;  // "dram", "l2", "compute", "dequant", "cuda", "fixed", "fused"
+  double flops = 0;
+  double bytes = 0;       // DRAM bytes (unique, packed)
+  int kernels = 0;        // launches under CUDA graphs (0: fused into its producer)
+  std::string unit;       // execution path ("lut int8 x int2 (2 planes)", "cuda cores", ...)
+  TileChoice tile;        // tensor-core operators
+  double compute_ms = 0;  // the parts the roofline took the larger of
+  double memory_ms = 0;
+  double tensor_busy_s = 0;  // tensor-core time at peak rate (for energy)
+};
+
+// One (mp)GEMM as a standalone kernel.
+OpCost gemm_cost(const Machine& m, const GemmProblem& g);
+
+struct StepEstimate {
+  std::string model, gpu, phase;
+  int64_t batch = 0, context = 0, seq = 0, layers = 0;
+  std::string weights, acts, precompute;
+  std::vector<OpCost> embedding, layer, head;
+  double layer_ms = 0;    // one decoder layer
+  double latency_ms = 0;  // embedding + layers * layer + head
+  double tokens_per_s = 0;
+  double tensor_energy_j = 0;  // whole step: tensor-core power x busy time at peak
+  double dram_energy_j = 0;    // whole step: DRAM bytes x pJ/byte
+  double energy_mj_per_token = 0;
+};
+
+OpCost op_cost(const Machine& m, const llm::Op& op, const llm::StepConfig& step);
+StepEstimate estimate_step(const Machine& m, const llm::StepGraph& graph);
+
+void to_json(nlohmann::json& j, const TileChoice& t);
+void to_json(nlohmann::json& j, const OpCost& c);
+void to_json(nlohmann::json& j, const StepEstimate& e);
+
+}  // namespace ltc::roofline

@@ -1,0 +1,96 @@
+#include "model/roofline/machine.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+namespace ltc::roofline {
+
+using golden::DType;
+
+std::string_view gemm_unit_name(GemmUnit u) {
+  switch (u) {
+    case GemmUnit::kMac:
+      return "mac";
+    case GemmUnit::kMacDequant:
+      return "mac-dequant";
+    case GemmUnit::kLut:
+      return "lut";
+  }
+  return "?";
+}
+
+Machine::Machine(hw::GpuConfig gpu) : gpu_(std::move(gpu)) {
+  const auto& a = gpu_.achievable;
+  dram_bps_ = gpu_.dram.bw_gbps * 1e9 * a.dram_bw_fraction;
+  l2_bps_ = gpu_.l2.bw_gbps * 1e9 * a.l2_bw_fraction;
+  sm_dram_bps_ = a.sm_dram_gbps * 1e9;
+}
+
+double Machine::cuda_flops_per_s(DType t) const {
+  const bool half = t == DType::kFp16 || t == DType::kBf16;
+  return (half ? gpu_.cuda_fp16_tflops : gpu_.cuda_fp32_tflops) * 1e12 *
+         gpu_.achievable.cuda_core_fraction;
+}
+
+double Machine::mac_tops(DType t) const {
+  const std::string n(golden::dtype_name(t));
+  const double r = gpu_.mac_tops(n, n);
+  return r > 0 ? r : gpu_.mac_tops("fp16", "fp16");
+}
+
+namespace {
+
+// The MAC-side name of a weight format, when a MAC core could take it natively.
+std::string mac_weight_name(const llm::WeightFormat& w) {
+  if (w.kind == llm::WeightFormatKind::kFloat) return std::string(golden::dtype_name(w.dtype));
+  if (w.kind == llm::WeightFormatKind::kInt && (w.bits == 8 || w.bits == 4)) {
+    return "int" + std::to_string(w.bits);
+  }
+  return "";
+}
+
+}  // namespace
+
+GemmPath Machine::gemm_path(const llm::WeightFormat& w, DType act, bool tables) const {
+  const std::string act_name(golden::dtype_name(act));
+  GemmPath p;
+  if (w.is_low_bit() && tables && gpu_.has_lut_tensor()) {
+    const int planes = std::max(1, w.planes());
+    const double r = gpu_.lut_tops(act_name, planes);
+    if (r > 0) {
+      p.unit = GemmUnit::kLut;
+      p.peak_tops = r;
+      p.description = fmt::format("lut {} x {} ({} plane{})", act_name, w.name(), planes,
+                                  planes == 1 ? "" : "s");
+      return p;
+    }
+  }
+  const std::string wname = mac_weight_name(w);
+  if (!wname.empty()) {
+    const double r = gpu_.mac_tops(act_name, wname);
+    if (r > 0) {
+      p.unit = GemmUnit::kMac;
+      p.peak_tops = r;
+      p.description = fmt::format("mac {} x {}", act_name, wname);
+      return p;
+    }
+  }
+  // Dequantize-then-MAC: weights are converted to the activation format in registers, then the
+  // MAC core runs act x act. Per weight element: unpack + convert + scale (per basis for
+  // multi-basis binary); a float-to-float conversion is one op.
+  p.unit = GemmUnit::kMacDequant;
+  p.peak_tops = mac_tops(act);
+  if (w.kind == llm::WeightFormatKind::kFloat) {
+    p.dequant_ops_per_weight = 1;
+  } else if (w.kind == llm::WeightFormatKind::kMultiBasisBinary) {
+    p.dequant_ops_per_weight = 2.0 * w.bases;
+  } else {
+    p.dequant_ops_per_weight = 2;
+  }
+  p.description = fmt::format("{}dequant {} -> {}, mac {} x {}", tables ? "tables on MAC, " : "",
+                              w.name(), act_name, act_name, act_name);
+  return p;
+}
+
+}  // namespace ltc::roofline

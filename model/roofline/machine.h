@@ -1,0 +1,58 @@
+// What the machine is, as the cost model sees it: the shared GPU configuration (model/hw/gpu.h)
+// turned into achievable rates, and which tensor-core path runs a GEMM of a given precision.
+#pragma once
+
+#include "model/golden/dtype.h"
+#include "model/hw/gpu.h"
+#include "model/llm/precision.h"
+
+#include <string>
+
+namespace ltc::roofline {
+
+// How a linear layer's product is executed.
+enum class GemmUnit : uint8_t {
+  kMac,         // native MAC tensor core for (act, weight): fp16 x fp16, int8 x int8, int8 x int4
+  kMacDequant,  // low-bit or foreign weights converted on CUDA cores, then MAC at act x act
+  kLut,         // LUT tensor core reading precomputed tables, one weight plane per cycle
+};
+std::string_view gemm_unit_name(GemmUnit u);  // "mac", "mac-dequant", "lut"
+
+struct GemmPath {
+  GemmUnit unit = GemmUnit::kMac;
+  double peak_tops = 0;               // dense tensor rate of the path, whole GPU
+  double dequant_ops_per_weight = 0;  // CUDA-core ops per weight element per M-tile (kMacDequant)
+  std::string description;            // "lut int8 x int2 (2 planes)", "mac fp16 x fp16"
+};
+
+class Machine {
+ public:
+  explicit Machine(hw::GpuConfig gpu);
+
+  const hw::GpuConfig& gpu() const { return gpu_; }
+  const hw::AchievableRates& achievable() const { return gpu_.achievable; }
+  int sms() const { return gpu_.sms; }
+
+  double dram_bytes_per_s() const { return dram_bps_; }  // achievable, whole GPU
+  double l2_bytes_per_s() const { return l2_bps_; }      // achievable operand bandwidth
+  double sm_dram_bytes_per_s() const { return sm_dram_bps_; }
+  double l2_capacity_bytes() const { return gpu_.l2_bytes(); }
+  double register_bytes_per_sm() const { return gpu_.register_file_kb_per_sm * 1024.0; }
+  // CUDA-core rate (FLOP/s, achievable) for elementwise work in `t` (fp16/bf16 use the half rate).
+  double cuda_flops_per_s(golden::DType t) const;
+  double kernel_fixed_s() const { return gpu_.achievable.kernel_fixed_us * 1e-6; }
+  double elementwise_fixed_s() const { return gpu_.achievable.elementwise_fixed_us * 1e-6; }
+
+  // Tensor path for Y = X W^T with weights `w`, activations `act`, and (tables) X arriving as LUT
+  // tables. Low-bit weights use the LUT tensor core when the GPU has one and tables are given,
+  // a native MAC pair when one exists (int8 x int4 on A100), else dequantize-then-MAC.
+  GemmPath gemm_path(const llm::WeightFormat& w, golden::DType act, bool tables) const;
+  // Dense activation x activation products (attention) in `t`: the MAC rate for t x t.
+  double mac_tops(golden::DType t) const;
+
+ private:
+  hw::GpuConfig gpu_;
+  double dram_bps_ = 0, l2_bps_ = 0, sm_dram_bps_ = 0;
+};
+
+}  // namespace ltc::roofline

@@ -1,0 +1,105 @@
+#include "model/roofline/workload.h"
+
+#include "model/golden/error.h"
+
+namespace ltc::roofline {
+
+using golden::DType;
+
+double GemmProblem::x_bytes_per_element() const {
+  if (!tables) return llm::dtype_bytes(acts);
+  const double entries_per_act = double(1 << (lut_k - 1)) / lut_k;
+  const double bases =
+      weights.kind == llm::WeightFormatKind::kMultiBasisBinary ? double(weights.bases) : 1.0;
+  return entries_per_act * llm::dtype_bytes(table) * bases;
+}
+
+double GemmProblem::w_bytes_per_element() const {
+  return weights.is_low_bit() ? weights.bits_per_weight() / 8.0 : weights.bits / 8.0;
+}
+
+GemmProblem make_gemm(int64_t m, int64_t n, int64_t k, const llm::WeightFormat& weights, DType acts,
+                      bool tables, bool quantize_tables) {
+  if (m <= 0 || n <= 0 || k <= 0) {
+    throw InputError("--m/--n/--k: GEMM sizes must be > 0 (got m=" + std::to_string(m) +
+                     " n=" + std::to_string(n) + " k=" + std::to_string(k) + ")");
+  }
+  GemmProblem g;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.weights = weights;
+  g.acts = acts;
+  g.tables = tables && weights.is_low_bit();
+  g.table = quantize_tables ? DType::kInt8 : (golden::is_int(acts) ? DType::kInt16 : acts);
+  g.weight_bytes = double(n) * k * g.w_bytes_per_element();
+  g.x_bytes = double(m) * k * g.x_bytes_per_element();
+  g.out_bytes = double(m) * n * llm::dtype_bytes(g.out);
+  return g;
+}
+
+GemmProblem gemm_of(const llm::Op& op, const llm::StepConfig& step) {
+  GemmProblem g;
+  g.batch = op.gemm.batch;
+  g.m = op.gemm.m;
+  g.n = op.gemm.n;
+  g.k = op.gemm.k;
+  // Dense layers of a low-bit model (the LM head) keep weights and activations in `hidden`.
+  const bool dense_in_low_bit_model = !op.low_bit && step.weights.is_low_bit();
+  g.weights = step.weights;
+  if (dense_in_low_bit_model) {
+    g.weights = llm::WeightFormat{};
+    g.weights.dtype = step.hidden;
+    g.weights.bits = golden::dtype_bits(step.hidden);
+  }
+  g.acts = dense_in_low_bit_model ? step.hidden : step.acts;
+  g.out = step.hidden;
+  g.tables = op.reads_tables;
+  g.table = step.table_dtype();
+  g.lut_k = step.lut_k;
+  g.weight_bytes = op.weight_bytes;
+  g.x_bytes = op.read_bytes;
+  g.out_bytes = op.write_bytes;
+  return g;
+}
+
+llm::StepConfig make_step(llm::Phase phase, int64_t batch, int64_t length,
+                          const llm::WeightFormat& weights, DType acts, const hw::GpuConfig& gpu,
+                          std::optional<llm::PrecomputeMode> mode, bool quantize_tables) {
+  llm::StepConfig s = phase == llm::Phase::kDecode ? llm::StepConfig::decode(batch, length)
+                                                   : llm::StepConfig::prefill(batch, length);
+  s.weights = weights;
+  s.acts = acts;
+  s.quantize_tables = quantize_tables;
+  if (mode) {
+    s.precompute = *mode;
+  } else {
+    s.precompute = weights.is_low_bit() && gpu.has_lut_tensor() ? llm::PrecomputeMode::kFused
+                                                                : llm::PrecomputeMode::kNone;
+  }
+  if (gpu.has_lut_tensor()) s.lut_k = gpu.lut_tensor->core.shape.k;
+  s.validate();
+  return s;
+}
+
+llm::PrecomputeMode parse_precompute(std::string_view s, std::string_view what) {
+  if (s == "none") return llm::PrecomputeMode::kNone;
+  if (s == "separate") return llm::PrecomputeMode::kSeparate;
+  if (s == "fused") return llm::PrecomputeMode::kFused;
+  throw InputError(std::string(what) + ": unknown precompute mode '" + std::string(s) +
+                   "' (valid: none, separate, fused)");
+}
+
+std::string_view precompute_name(llm::PrecomputeMode m) {
+  switch (m) {
+    case llm::PrecomputeMode::kNone:
+      return "none";
+    case llm::PrecomputeMode::kSeparate:
+      return "separate";
+    case llm::PrecomputeMode::kFused:
+      return "fused";
+  }
+  return "?";
+}
+
+}  // namespace ltc::roofline
