@@ -1,0 +1,65 @@
+// Measured switching activity and the gate-level check. A generated Verilog testbench drives the
+// synthesized netlist (OSU cell models, zero delay, iverilog) with realistic operands: LLM-like
+// activations (Gaussian with rare large outliers), half tables precomputed from them, weights
+// uniform over their codes. It dumps the top level's nets to VCD and counts toggles per net; the
+// same stimulus applied to the RTL must give the same outputs cycle by cycle.
+#pragma once
+
+#include "synth/design_source.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ltc::synth {
+
+struct PortDecl {
+  std::string name;
+  bool input = true;
+  int width = 1;
+};
+
+// The top module's ports as yosys's write_verilog declares them.
+std::vector<PortDecl> parse_netlist_ports(const std::string& netlist_text, const std::string& top);
+
+struct ActivityOptions {
+  int cycles = 200;       // measured cycles
+  int warmup_cycles = 8;  // after reset, not measured (pipelines fill)
+  int reset_cycles = 2;
+  uint64_t seed = 1;
+  double timeout_s = 1800;
+};
+
+struct ActivityResult {
+  int cycles = 0;
+  int input_bits = 0, net_bits = 0;  // nets counted (bits), clock excluded
+  double input_activity = 0;         // mean toggles per cycle over input-port bits
+  double net_activity = 0;           // mean toggles per cycle over every other net bit
+  std::string outputs_path;          // per-cycle outputs (hex), for the gate-level check
+  double seconds = 0;
+};
+
+// Writes the stimulus files (stim_<port>.hex) for `ports` into `workdir`. Exposed for tests.
+void write_stimulus(const std::vector<PortDecl>& ports, const DesignSource& src,
+                    const ActivityOptions& opt, const std::string& workdir);
+
+// Simulates the gate-level netlist `sim_netlist` (vector ports) with iverilog and measures toggles.
+ActivityResult measure_activity(const DesignSource& src, const std::string& sim_netlist,
+                                const std::string& cell_models, const ActivityOptions& opt,
+                                const std::string& workdir);
+
+// Applies the stimulus already in `workdir` to the RTL (iverilog, with the parameter overrides)
+// and returns the path of its per-cycle outputs.
+std::string simulate_rtl_outputs(const DesignSource& src, const std::vector<PortDecl>& ports,
+                                 const ActivityOptions& opt, const std::string& workdir);
+
+// Number of cycles whose outputs differ between two output files (first `max_report` listed in
+// `first_diffs`); throws when the files differ in length.
+int compare_outputs(const std::string& a_path, const std::string& b_path,
+                    std::vector<std::string>* first_diffs = nullptr, int max_report = 3);
+
+// Toggle statistics from VCD text: `input_names` are the input ports, `clock` is skipped.
+ActivityResult count_vcd_toggles(std::istream& vcd, const std::vector<std::string>& input_names,
+                                 const std::string& clock, int cycles);
+
+}  // namespace ltc::synth

@@ -1,0 +1,140 @@
+#include "synth/ppa.h"
+
+#include "synth/process.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <stdexcept>
+
+namespace ltc::synth {
+
+const nlohmann::json& tool_versions() {
+  static std::once_flag once;
+  static nlohmann::json versions;
+  std::call_once(once, [] {
+    versions = {{"yosys", tool_version({"yosys", "-V"})},
+                {"sta", "OpenSTA " + tool_version({"sta", "-version"})},
+                {"iverilog", tool_version({"iverilog", "-V"})}};
+  });
+  return versions;
+}
+
+PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOptions& opt) {
+  if (opt.workdir.empty()) throw std::invalid_argument("run_ppa: workdir is required");
+  if (opt.clock_ns < 0) throw std::invalid_argument("run_ppa: negative clock");
+  const auto t0 = std::chrono::steady_clock::now();
+  std::filesystem::create_directories(opt.workdir);
+  PpaResult r;
+  r.workdir = opt.workdir;
+  r.rtl_hash = src.source_hash();
+  r.ops_per_cycle = ops_per_cycle;
+
+  SynthOptions so;
+  so.liberty = opt.liberty;
+  so.timeout_s = opt.tool_timeout_s;
+  const SynthResult syn = run_yosys(src, so, opt.workdir);
+  r.area_um2 = syn.area_um2;
+  r.cells = syn.cells;
+  r.flip_flops = syn.flip_flops;
+  r.cells_by_type = syn.cells_by_type;
+  r.seconds["yosys"] = syn.seconds;
+
+  StaOptions sta;
+  sta.liberty = opt.liberty;
+  sta.timeout_s = opt.tool_timeout_s;
+  sta.clock_ns = opt.clock_ns > 0 ? opt.clock_ns : opt.timing_clock_ns;
+  if (opt.activity == ActivityMode::kMeasured) {
+    ActivityOptions ao = opt.sim;
+    ao.timeout_s = opt.tool_timeout_s;
+    const ActivityResult act =
+        measure_activity(src, syn.sim_netlist, opt.cell_models, ao, opt.workdir);
+    sta.global_activity = act.net_activity;
+    sta.input_activity = act.input_activity;
+    r.activity_kind =
+        "measured: gate-level zero-delay simulation (iverilog), input-port average + average "
+        "over all other nets (OpenSTA 2019 ignores per-pin activity)";
+    r.activity_cycles = act.cycles;
+    r.activity_nets = act.net_bits + act.input_bits;
+    r.seconds["activity"] = act.seconds;
+    if (opt.gate_check) {
+      const auto ports = parse_netlist_ports(read_text(syn.sim_netlist), src.top);
+      const auto t = std::chrono::steady_clock::now();
+      const std::string rtl_out = simulate_rtl_outputs(src, ports, ao, opt.workdir);
+      std::vector<std::string> diffs;
+      r.gate_check_mismatches = compare_outputs(act.outputs_path, rtl_out, &diffs);
+      r.gate_check_cycles = ao.cycles;
+      r.seconds["gate_check"] =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    }
+  } else {
+    sta.global_activity = 0.1;
+    sta.input_activity = 0.5;
+    r.activity_kind = "assumed: 0.1 toggles/cycle on nets, 0.5 on inputs (no simulation)";
+  }
+  r.input_activity = sta.input_activity;
+  r.net_activity = sta.global_activity;
+
+  const StaResult st = run_sta(syn.sta_netlist, src.top, src.clock_port, sta, opt.workdir);
+  r.seconds["sta"] = st.seconds;
+  r.delay_ns = st.delay_ns;
+  if (r.delay_ns <= 0) throw std::runtime_error("sta reported a non-positive critical path");
+  r.fmax_mhz = 1000.0 / r.delay_ns;
+  r.clock_ns = opt.clock_ns > 0 ? opt.clock_ns : r.delay_ns;
+  // Dynamic power in OpenSTA is activity per cycle x f: rescale it to the chosen clock.
+  const double dyn_scale = st.clock_ns / r.clock_ns;
+  r.internal_mw = st.internal_mw * dyn_scale;
+  r.switching_mw = st.switching_mw * dyn_scale;
+  r.leakage_mw = st.leakage_mw;
+  r.power_mw = st.total_mw_at(r.clock_ns);
+
+  r.tops = ops_per_cycle / r.clock_ns / 1000.0;
+  r.tops_per_mm2 = r.tops / (r.area_um2 * 1e-6);
+  r.tops_per_w = r.power_mw > 0 ? r.tops / (r.power_mw * 1e-3) : 0;
+  r.seconds["total"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+PpaResult run_ppa(const hw::TensorCoreConfig& config, const PpaOptions& opt) {
+  config.validate();
+  const DesignSource src = design_source(config);
+  PpaResult r = run_ppa(src, config.ops_per_cycle(), opt);
+  r.id = config.id();
+  return r;
+}
+
+void to_json(nlohmann::json& j, const PpaResult& r) {
+  j = nlohmann::json{{"id", r.id},
+                     {"area_um2", r.area_um2},
+                     {"cells", r.cells},
+                     {"flip_flops", r.flip_flops},
+                     {"cells_by_type", r.cells_by_type},
+                     {"delay_ns", r.delay_ns},
+                     {"fmax_mhz", r.fmax_mhz},
+                     {"clock_ns", r.clock_ns},
+                     {"power_mw", r.power_mw},
+                     {"internal_mw", r.internal_mw},
+                     {"switching_mw", r.switching_mw},
+                     {"leakage_mw", r.leakage_mw},
+                     {"ops_per_cycle", r.ops_per_cycle},
+                     {"tops", r.tops},
+                     {"tops_per_mm2", r.tops_per_mm2},
+                     {"tops_per_w", r.tops_per_w},
+                     {"activity",
+                      {{"kind", r.activity_kind},
+                       {"input", r.input_activity},
+                       {"nets", r.net_activity},
+                       {"cycles", r.activity_cycles},
+                       {"net_bits", r.activity_nets}}},
+                     {"rtl_hash", r.rtl_hash},
+                     {"tools", tool_versions()},
+                     {"seconds", r.seconds},
+                     {"library", "osu018 (OSU 0.18 um, qflow-tech-osu018)"}};
+  if (r.gate_check_mismatches) {
+    j["gate_check"] = {{"cycles", r.gate_check_cycles}, {"mismatches", *r.gate_check_mismatches}};
+  }
+}
+
+}  // namespace ltc::synth

@@ -1,0 +1,77 @@
+// One design point through the whole flow: Yosys synthesis, measured switching activity,
+// OpenSTA timing and power, and the derived figures the paper reports (SPEC §7):
+//   ops/cycle (TensorCoreConfig::ops_per_cycle), TOPS = ops/cycle x f, TOPS/mm^2, TOPS/W.
+// Absolute numbers are for the OSU 0.18 um cells; ratios between designs are what compares with
+// the paper's 28 nm figures.
+#pragma once
+
+#include "model/hw/tensor_core.h"
+#include "synth/activity.h"
+#include "synth/design_source.h"
+#include "synth/sta_flow.h"
+#include "synth/yosys_flow.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace ltc::synth {
+
+enum class ActivityMode : uint8_t {
+  kMeasured,  // gate-level simulation: input-port average + average over all other nets
+  kAssumed,   // fixed defaults (no simulation): 0.1 toggles/cycle on nets, 0.5 on inputs
+};
+
+struct PpaOptions {
+  // Clock for power and the derived figures; 0 = the design's own maximum (1 / critical path).
+  double clock_ns = 0;
+  double timing_clock_ns = 10;  // period of the STA run when clock_ns is 0
+  ActivityMode activity = ActivityMode::kMeasured;
+  ActivityOptions sim;      // cycles, seed, timeout of the activity simulation
+  bool gate_check = false;  // also simulate the RTL and compare outputs cycle by cycle
+  std::string liberty = kDefaultLiberty;
+  std::string cell_models = kDefaultCellModels;
+  std::string workdir;  // where scripts, logs and netlists go (required)
+  double tool_timeout_s = 3600;
+};
+
+struct PpaResult {
+  std::string id;
+  double area_um2 = 0;
+  int cells = 0, flip_flops = 0;
+  std::map<std::string, int> cells_by_type;
+  double delay_ns = 0;  // critical path incl. setup
+  double fmax_mhz = 0;
+  double clock_ns = 0;  // the period power and throughput are taken at
+  double power_mw = 0, internal_mw = 0, switching_mw = 0, leakage_mw = 0;
+  double ops_per_cycle = 0;
+  double tops = 0, tops_per_mm2 = 0, tops_per_w = 0;
+  std::string activity_kind;  // how OpenSTA received activity
+  double input_activity = 0, net_activity = 0;
+  int activity_cycles = 0, activity_nets = 0;
+  std::optional<int> gate_check_mismatches;  // when PpaOptions::gate_check
+  int gate_check_cycles = 0;
+  std::string rtl_hash;
+  std::map<std::string, double> seconds;  // per stage: yosys, activity, sta, gate_check, total
+  std::string workdir;
+};
+
+// Tool versions ({"yosys": "...", "sta": "...", "iverilog": "..."}), probed once per process.
+const nlohmann::json& tool_versions();
+
+// Runs the flow for `src`; `ops_per_cycle` feeds the derived figures. Throws std::runtime_error
+// when a tool fails (message with the tool's error lines and the log path).
+PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOptions& opt);
+
+// The flow for a tensor-core design point, synthesizing the RTL that rtl/rtl_design.h maps it to.
+PpaResult run_ppa(const hw::TensorCoreConfig& config, const PpaOptions& opt);
+
+// The RTL sources, top and parameters of a design point (rtl/rtl_design.h), with port roles for
+// realistic stimulus. Throws InputError when the RTL does not implement the point.
+DesignSource design_source(const hw::TensorCoreConfig& config);
+
+void to_json(nlohmann::json& j, const PpaResult& r);
+
+}  // namespace ltc::synth

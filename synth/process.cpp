@@ -1,0 +1,154 @@
+#include "synth/process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace ltc::synth {
+
+namespace fs = std::filesystem;
+
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& workdir,
+                          const std::string& log_path, double timeout_s) {
+  if (argv.empty()) throw std::runtime_error("run_process: empty command");
+  std::vector<char*> cargs;
+  for (const auto& a : argv) cargs.push_back(const_cast<char*>(a.c_str()));
+  cargs.push_back(nullptr);
+
+  const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log_fd < 0) throw std::runtime_error("cannot write log " + log_path + ": " + strerror(errno));
+  // A pipe that closes on a successful exec tells the parent whether the program started.
+  int status_pipe[2];
+  if (::pipe2(status_pipe, O_CLOEXEC) != 0) {
+    ::close(log_fd);
+    throw std::runtime_error("pipe failed");
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(log_fd);
+    throw std::runtime_error("fork failed");
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0);  // own process group, so a timeout kills the tool and its children
+    ::close(status_pipe[0]);
+    ::dup2(log_fd, STDOUT_FILENO);
+    ::dup2(log_fd, STDERR_FILENO);
+    const int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+    if (::chdir(workdir.c_str()) != 0) {
+      const int e = errno;
+      (void)!::write(status_pipe[1], &e, sizeof e);
+      _exit(127);
+    }
+    ::execvp(cargs[0], cargs.data());
+    const int e = errno;
+    (void)!::write(status_pipe[1], &e, sizeof e);
+    _exit(127);
+  }
+  ::setpgid(pid, pid);
+  ::close(log_fd);
+  ::close(status_pipe[1]);
+  int child_errno = 0;
+  const ssize_t got = ::read(status_pipe[0], &child_errno, sizeof child_errno);
+  ::close(status_pipe[0]);
+
+  ProcessResult r;
+  int status = 0;
+  for (;;) {
+    const pid_t w = ::waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) break;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (timeout_s > 0 && elapsed > timeout_s && !r.timed_out) {
+      r.timed_out = true;
+      ::kill(-pid, SIGKILL);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(elapsed < 1 ? 5 : 50));
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (got == static_cast<ssize_t>(sizeof child_errno)) {
+    throw std::runtime_error("cannot run '" + argv[0] + "' in " + workdir + ": " +
+                             strerror(child_errno));
+  }
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(log_path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  r.log = ss.str();
+  return r;
+}
+
+std::vector<std::string> error_lines(const std::string& log) {
+  static const std::regex kError(
+      R"((^|\s)(ERROR|Error|error)\b\s*[:!]|syntax error|^\s*ERROR\b|I give up|)"
+      R"(not found|unknown (module|cell)|Segmentation fault|Aborted|Assertion .* failed)",
+      std::regex::optimize);
+  std::vector<std::string> out;
+  std::istringstream in(log);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (std::regex_search(line, kError)) out.push_back(line);
+  }
+  return out;
+}
+
+std::string tool_version(const std::vector<std::string>& argv) {
+  std::string cmd;
+  for (const auto& a : argv) cmd += a + " ";
+  cmd += "2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return "";
+  char buf[512];
+  std::string first;
+  if (std::fgets(buf, sizeof buf, p)) first = buf;
+  while (std::fgets(buf, sizeof buf, p)) {
+  }
+  const int rc = ::pclose(p);
+  if (rc != 0) return "";
+  while (!first.empty() && (first.back() == '\n' || first.back() == '\r')) first.pop_back();
+  return first;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_text_atomic(const std::string& path, const std::string& text) {
+  const fs::path target(path);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path());
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
+                          std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + tmp);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error("write failed: " + tmp);
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp);
+    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + ec.message());
+  }
+}
+
+}  // namespace ltc::synth

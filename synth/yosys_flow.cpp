@@ -1,0 +1,129 @@
+#include "synth/yosys_flow.h"
+
+#include "synth/process.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+namespace ltc::synth {
+
+namespace {
+
+std::string quote_param(const std::string& v) {
+  // Numbers pass as they are; anything else becomes a Verilog string.
+  static const std::regex kNumber(R"(-?[0-9]+|[0-9]+'[sS]?[bBoOdDhH][0-9a-fA-F_xXzZ]+)");
+  if (std::regex_match(v, kNumber)) return v;
+  return "\"" + v + "\"";
+}
+
+std::string join_errors(const std::vector<std::string>& lines) {
+  std::string s;
+  for (size_t i = 0; i < lines.size() && i < 5; ++i) s += (i ? "; " : "") + lines[i];
+  return s;
+}
+
+}  // namespace
+
+std::string yosys_script(const DesignSource& src, const SynthOptions& opt) {
+  std::ostringstream s;
+  std::string incs;
+  for (const auto& d : src.include_dirs) incs += " -I" + d;
+  // The cells as black boxes with their pin directions, so `check` sees who drives what.
+  s << "read_liberty -lib " << opt.liberty << "\n";
+  for (const auto& f : src.sources) s << "read_verilog -sv" << incs << " " << f << "\n";
+  for (const auto& [name, value] : src.params) {
+    s << "chparam -set " << name << " " << quote_param(value) << " " << src.top << "\n";
+  }
+  s << "hierarchy -check -top " << src.top << "\n"
+    << "synth -flatten -top " << src.top << "\n"
+    << "dfflibmap -liberty " << opt.liberty << "\n"
+    << "abc -liberty " << opt.liberty << "\n"
+    << "opt_clean -purge\n"
+    << "setundef -zero\n"
+    // Buffers instead of plain net-to-net assigns keep the netlist OpenSTA-clean.
+    << "insbuf -buf BUFX2 A Y\n"
+    << "opt_clean -purge\n"
+    << "check -assert\n"
+    << "tee -o stat.txt stat -liberty " << opt.liberty << "\n"
+    << "write_verilog -noattr -noexpr -nohex -nodec netlist_sim.v\n"
+    << "splitnets -ports\n"
+    << "opt_clean -purge\n"
+    << "write_verilog -noattr -noexpr -nohex -nodec netlist.v\n";
+  return s.str();
+}
+
+void parse_yosys_stat(const std::string& stat_text, SynthResult& out) {
+  static const std::regex kArea(
+      R"(Chip area for (module|top module) '?\\?([^':]*)'?:\s*([0-9.eE+-]+))");
+  static const std::regex kCells(R"(^\s*Number of cells:\s*([0-9]+))");
+  static const std::regex kCell(R"(^\s+([A-Za-z_$][A-Za-z0-9_$\\]*)\s+([0-9]+)\s*$)");
+  std::istringstream in(stat_text);
+  std::string line;
+  bool in_cells = false;
+  out.cells_by_type.clear();
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_search(line, m, kArea)) {
+      out.area_um2 = std::stod(m[3]);
+      in_cells = false;
+    } else if (std::regex_search(line, m, kCells)) {
+      out.cells = std::stoi(m[1]);
+      in_cells = true;
+    } else if (in_cells && std::regex_match(line, m, kCell)) {
+      out.cells_by_type[m[1]] = std::stoi(m[2]);
+    } else if (in_cells && line.find_first_not_of(" \t") != std::string::npos) {
+      in_cells = false;
+    }
+  }
+  out.flip_flops = 0;
+  for (const auto& [type, n] : out.cells_by_type) {
+    if (type.rfind("DFF", 0) == 0 || type == "LATCH") out.flip_flops += n;
+  }
+}
+
+SynthResult run_yosys(const DesignSource& src, const SynthOptions& opt,
+                      const std::string& workdir) {
+  namespace fs = std::filesystem;
+  fs::create_directories(workdir);
+  write_text_atomic(workdir + "/synth.ys", yosys_script(src, opt));
+  SynthResult r;
+  r.log_path = workdir + "/yosys.log";
+  const ProcessResult p = run_process({"yosys", "-q", "-l", "yosys.log.full", "synth.ys"}, workdir,
+                                      r.log_path, opt.timeout_s);
+  r.seconds = p.seconds;
+  if (p.timed_out) {
+    throw std::runtime_error(
+        fmt::format("yosys timed out after {:.0f} s ({})", opt.timeout_s, workdir));
+  }
+  std::string full;
+  try {
+    full = read_text(workdir + "/yosys.log.full");
+  } catch (const std::exception&) {
+  }
+  auto errors = error_lines(p.log);
+  if (p.exit_code != 0 || !errors.empty()) {
+    if (errors.empty()) errors = error_lines(full);
+    throw std::runtime_error(fmt::format(
+        "yosys failed (exit {}): {} (log {})", p.exit_code,
+        errors.empty() ? std::string("no error text") : join_errors(errors), r.log_path));
+  }
+  parse_yosys_stat(read_text(workdir + "/stat.txt"), r);
+  for (const auto& [type, n] : r.cells_by_type) {
+    if (!type.empty() && (type[0] == '$' || type[0] == '\\')) {
+      throw std::runtime_error(fmt::format("yosys left {} cell(s) of type {} unmapped to {} ({})",
+                                           n, type, opt.liberty, workdir));
+    }
+  }
+  if (r.area_um2 <= 0 || r.cells == 0) {
+    throw std::runtime_error("yosys reported no area/cells for " + src.top + " (" + workdir + ")");
+  }
+  r.sim_netlist = workdir + "/netlist_sim.v";
+  r.sta_netlist = workdir + "/netlist.v";
+  return r;
+}
+
+}  // namespace ltc::synth
