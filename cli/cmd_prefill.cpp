@@ -1,0 +1,18 @@
+// `ltc prefill`: tile-level estimate of a prefill (--seq new tokens per sequence, causal
+// attention).
+#include "cli/step_command.h"
+
+namespace ltc::cli {
+namespace {
+
+CommandRegistrar reg{42, [](CLI::App& app) {
+                       auto opts = std::make_shared<StepOptions>();
+                       opts->req.phase = llm::Phase::kPrefill;
+                       CLI::App* sub =
+                           app.add_subcommand("prefill", "Tile-level estimate of a prefill");
+                       add_step_options(sub, opts, "--seq", "tokens per sequence (S)");
+                       sub->callback([opts] { run_step(*opts); });
+                     }};
+
+}  // namespace
+}  // namespace ltc::cli
