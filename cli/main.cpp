@@ -26,7 +26,9 @@ CommandRegistrar::CommandRegistrar(int order, CommandSetup setup) {
   registry().emplace_back(order, std::move(setup));
 }
 
-void set_exit_code(int code) { g_exit_code = std::max(g_exit_code, code); }
+void set_exit_code(int code) {
+  g_exit_code = std::max(g_exit_code, code);
+}
 
 CLI::App& bench_command(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App* s) { return s->get_name() == "bench"; })) {
@@ -37,14 +39,17 @@ CLI::App& bench_command(CLI::App& app) {
   return *bench;
 }
 
-bool progress_enabled() { return isatty(STDERR_FILENO) != 0; }
+bool progress_enabled() {
+  return isatty(STDERR_FILENO) != 0;
+}
 
 }  // namespace ltc::cli
 
 int main(int argc, char** argv) {
   using namespace ltc::cli;
-  CLI::App app{"ltc: LUT tensor core toolkit (RTL, golden model, compiler, simulator, PPA, roofline)",
-               "ltc"};
+  CLI::App app{
+      "ltc: LUT tensor core toolkit (RTL, golden model, compiler, simulator, PPA, roofline)",
+      "ltc"};
   app.set_version_flag("--version", std::string("ltc ") + LTC_VERSION);
   app.require_subcommand(1);
   auto& commands = registry();

@@ -10,14 +10,22 @@ namespace ltc::golden {
 
 std::string_view dtype_name(DType t) {
   switch (t) {
-    case DType::kInt8: return "int8";
-    case DType::kInt16: return "int16";
-    case DType::kInt32: return "int32";
-    case DType::kFp16: return "fp16";
-    case DType::kBf16: return "bf16";
-    case DType::kFp8E4M3: return "fp8e4m3";
-    case DType::kFp8E5M2: return "fp8e5m2";
-    case DType::kFp32: return "fp32";
+    case DType::kInt8:
+      return "int8";
+    case DType::kInt16:
+      return "int16";
+    case DType::kInt32:
+      return "int32";
+    case DType::kFp16:
+      return "fp16";
+    case DType::kBf16:
+      return "bf16";
+    case DType::kFp8E4M3:
+      return "fp8e4m3";
+    case DType::kFp8E5M2:
+      return "fp8e5m2";
+    case DType::kFp32:
+      return "fp32";
   }
   return "?";
 }
@@ -31,9 +39,9 @@ DType parse_dtype(std::string_view name, std::string_view what) {
     DType t;
   };
   static constexpr Alias kAliases[] = {
-      {"i8", DType::kInt8},       {"i16", DType::kInt16},      {"i32", DType::kInt32},
-      {"f16", DType::kFp16},      {"f32", DType::kFp32},       {"e4m3", DType::kFp8E4M3},
-      {"e5m2", DType::kFp8E5M2},  {"fp8", DType::kFp8E4M3},    {"half", DType::kFp16},
+      {"i8", DType::kInt8},      {"i16", DType::kInt16},   {"i32", DType::kInt32},
+      {"f16", DType::kFp16},     {"f32", DType::kFp32},    {"e4m3", DType::kFp8E4M3},
+      {"e5m2", DType::kFp8E5M2}, {"fp8", DType::kFp8E4M3}, {"half", DType::kFp16},
       {"float", DType::kFp32},
   };
   for (const auto& a : kAliases) {
@@ -47,12 +55,15 @@ int dtype_bits(DType t) {
   switch (t) {
     case DType::kInt8:
     case DType::kFp8E4M3:
-    case DType::kFp8E5M2: return 8;
+    case DType::kFp8E5M2:
+      return 8;
     case DType::kInt16:
     case DType::kFp16:
-    case DType::kBf16: return 16;
+    case DType::kBf16:
+      return 16;
     case DType::kInt32:
-    case DType::kFp32: return 32;
+    case DType::kFp32:
+      return 32;
   }
   return 0;
 }

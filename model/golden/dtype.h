@@ -11,8 +11,8 @@ namespace ltc::golden {
 
 enum class DType : uint8_t { kInt8, kInt16, kInt32, kFp16, kBf16, kFp8E4M3, kFp8E5M2, kFp32 };
 
-inline constexpr DType kAllDTypes[] = {DType::kInt8,    DType::kInt16,   DType::kInt32,
-                                       DType::kFp16,    DType::kBf16,    DType::kFp8E4M3,
+inline constexpr DType kAllDTypes[] = {DType::kInt8,    DType::kInt16, DType::kInt32,
+                                       DType::kFp16,    DType::kBf16,  DType::kFp8E4M3,
                                        DType::kFp8E5M2, DType::kFp32};
 
 // "int8", "int16", "int32", "fp16", "bf16", "fp8e4m3", "fp8e5m2", "fp32".
@@ -23,7 +23,9 @@ DType parse_dtype(std::string_view name, std::string_view what = "dtype");
 
 int dtype_bits(DType t);
 bool is_float(DType t);
-inline bool is_int(DType t) { return !is_float(t); }
+inline bool is_int(DType t) {
+  return !is_float(t);
+}
 inline uint32_t dtype_mask(DType t) {
   return dtype_bits(t) == 32 ? 0xffffffffu : ((1u << dtype_bits(t)) - 1u);
 }

@@ -14,12 +14,18 @@ const FpFormat& fp_format(DType t) {
   static const FpFormat kE5M2{5, 2, true};
   static const FpFormat kFp32{8, 23, true};
   switch (t) {
-    case DType::kFp16: return kFp16;
-    case DType::kBf16: return kBf16;
-    case DType::kFp8E4M3: return kE4M3;
-    case DType::kFp8E5M2: return kE5M2;
-    case DType::kFp32: return kFp32;
-    default: break;
+    case DType::kFp16:
+      return kFp16;
+    case DType::kBf16:
+      return kBf16;
+    case DType::kFp8E4M3:
+      return kE4M3;
+    case DType::kFp8E5M2:
+      return kE5M2;
+    case DType::kFp32:
+      return kFp32;
+    default:
+      break;
   }
   throw InputError("fp_format: " + std::string(dtype_name(t)) + " is not a floating-point dtype");
 }
@@ -28,11 +34,15 @@ uint32_t fp_canonical_nan(DType t) {
   const FpFormat& f = fp_format(t);
   const uint32_t exp_ones = ((1u << f.exp_bits) - 1u) << f.man_bits;
   if (!f.has_inf) return exp_ones | ((1u << f.man_bits) - 1u);  // E4M3: 0x7f
-  return exp_ones | (1u << (f.man_bits - 1));                    // quiet bit set
+  return exp_ones | (1u << (f.man_bits - 1));                   // quiet bit set
 }
 
-bool fp_is_nan(DType t, uint32_t bits) { return std::isnan(decode(t, bits)); }
-bool fp_is_inf(DType t, uint32_t bits) { return std::isinf(decode(t, bits)); }
+bool fp_is_nan(DType t, uint32_t bits) {
+  return std::isnan(decode(t, bits));
+}
+bool fp_is_inf(DType t, uint32_t bits) {
+  return std::isinf(decode(t, bits));
+}
 
 double fp_max_finite(DType t) {
   const FpFormat& f = fp_format(t);
@@ -47,7 +57,9 @@ double fp_min_subnormal(DType t) {
   return std::ldexp(1.0, 1 - f.bias() - f.man_bits);
 }
 
-double fp_unit_roundoff(DType t) { return std::ldexp(1.0, -(fp_format(t).man_bits + 1)); }
+double fp_unit_roundoff(DType t) {
+  return std::ldexp(1.0, -(fp_format(t).man_bits + 1));
+}
 
 uint32_t fp_neg(DType t, uint32_t a) {
   if (fp_is_nan(t, a)) return fp_canonical_nan(t);

@@ -17,8 +17,9 @@ namespace ltc::golden {
 
 struct FpFormat {
   int exp_bits;
-  int man_bits;   // stored fraction bits; precision p = man_bits + 1
-  bool has_inf;   // false for E4M3 (OCP): exponent field all ones is a normal binade but S.1111.111 is NaN
+  int man_bits;  // stored fraction bits; precision p = man_bits + 1
+  bool has_inf;  // false for E4M3 (OCP): exponent field all ones is a normal binade but S.1111.111
+                 // is NaN
   int bias() const { return (1 << (exp_bits - 1)) - 1; }
   int bits() const { return 1 + exp_bits + man_bits; }
 };
@@ -50,8 +51,8 @@ uint32_t convert(DType to, DType from, uint32_t bits);
 bool converts_exactly(DType from, DType to);
 
 // Integers: two's complement arithmetic that wraps in the type's width, as the RTL does.
-int64_t int_value(DType t, uint32_t bits);        // sign-extended
-uint32_t int_wrap(DType t, int64_t value);         // low bits
+int64_t int_value(DType t, uint32_t bits);          // sign-extended
+uint32_t int_wrap(DType t, int64_t value);          // low bits
 uint32_t int_add(DType t, uint32_t a, uint32_t b);  // wraps
 uint32_t int_shl(DType t, uint32_t a, int b);       // wraps
 

@@ -35,7 +35,8 @@ void validate(const LutGemmConfig& cfg) {
   if (cfg.quantize_table && cfg.acc != DType::kFp32) {
     throw InputError("quantized tables accumulate across tables in fp32 (acc = fp32)");
   }
-  if (!cfg.quantize_table) validate(LmmaShape{1, 1, cfg.k_group}, LmmaType{cfg.table, 1, cfg.acc, cfg.acc});
+  if (!cfg.quantize_table)
+    validate(LmmaShape{1, 1, cfg.k_group}, LmmaType{cfg.table, 1, cfg.acc, cfg.acc});
 }
 
 namespace {
@@ -43,8 +44,8 @@ namespace {
 // Transformed planes of every LUT group of one weight column range, zero-padded to K.
 struct PlaneGroups {
   int k_group;
-  std::vector<int> first_col;                 // per LUT group
-  std::vector<std::vector<uint8_t>> planes;   // per LUT group: W * N
+  std::vector<int> first_col;                // per LUT group
+  std::vector<std::vector<uint8_t>> planes;  // per LUT group: W * N
 };
 
 // Runs the LMMA chain of one activation row over the LUT groups in [c0, c1): returns acc per
@@ -60,7 +61,8 @@ std::vector<uint32_t> chain(const LutGemmConfig& cfg, int n, int wbits, const Pl
       const int c = pg.first_col[lg] + i;
       acts[i] = c < k_total ? act_at(c) : encode(cfg.act, 0.0);
     }
-    std::vector<uint32_t> half = precompute_half_table(acts.data(), cfg.act, cfg.k_group, cfg.table);
+    std::vector<uint32_t> half =
+        precompute_half_table(acts.data(), cfg.act, cfg.k_group, cfg.table);
     if (!cfg.quantize_table) {
       acc = lmma(shape, LmmaType{cfg.table, wbits, cfg.acc, cfg.acc}, half, pg.planes[lg], acc);
       continue;
@@ -72,7 +74,8 @@ std::vector<uint32_t> chain(const LutGemmConfig& cfg, int n, int wbits, const Pl
              pg.planes[lg], zero);
     for (int col = 0; col < n; ++col) {
       const uint32_t as_fp = convert(DType::kFp32, DType::kInt32, ints[col]);
-      const uint32_t scaled = fp_mul(DType::kFp32, DType::kFp32, as_fp, DType::kFp32, qt.scale_fp32);
+      const uint32_t scaled =
+          fp_mul(DType::kFp32, DType::kFp32, as_fp, DType::kFp32, qt.scale_fp32);
       acc[col] = fp_add(DType::kFp32, acc[col], scaled);
     }
   }
@@ -104,8 +107,8 @@ PlaneGroups make_plane_groups(int k_group, int group_size, int n, int k, int wbi
 void check_acts(const std::vector<uint32_t>& acts, int m, int k) {
   if (m < 1) throw InputError("M = " + std::to_string(m) + " must be >= 1");
   if (acts.size() != size_t(m) * k) {
-    throw InputError("activations: " + std::to_string(acts.size()) + " values, expected M x K = " +
-                     std::to_string(m) + " x " + std::to_string(k));
+    throw InputError("activations: " + std::to_string(acts.size()) +
+                     " values, expected M x K = " + std::to_string(m) + " x " + std::to_string(k));
   }
 }
 
@@ -203,8 +206,8 @@ std::vector<double> lut_gemm(const LutGemmConfig& cfg, const std::vector<uint32_
         for (int i = 0; i < w.salient; ++i) {
           const int c = w.salient_cols[size_t(g) * w.salient + i];
           if (std::find(w.salient_cols.begin() + size_t(g) * w.salient,
-                        w.salient_cols.begin() + size_t(g) * w.salient + i, c) !=
-              w.salient_cols.begin() + size_t(g) * w.salient + i) {
+                        w.salient_cols.begin() + size_t(g) * w.salient + i,
+                        c) != w.salient_cols.begin() + size_t(g) * w.salient + i) {
             continue;  // a repeated index (tiny last group) counts once
           }
           sum[col] += decode(cfg.act, acts[size_t(r) * w.k + c]) *
@@ -252,7 +255,8 @@ std::vector<double> grouped_reference(const GroupedDotProducts& d, const Quantiz
       double sum = 0.0;
       for (int g = 0; g < d.groups; ++g) {
         const double a = d.act_sums[size_t(r) * d.groups + g];
-        sum += w.scale(col, g) * (d.dot[(size_t(r) * d.n + col) * d.groups + g] - w.zero(col, g) * a);
+        sum +=
+            w.scale(col, g) * (d.dot[(size_t(r) * d.n + col) * d.groups + g] - w.zero(col, g) * a);
       }
       y[size_t(r) * d.n + col] = sum;
     }
@@ -270,7 +274,8 @@ std::vector<double> dequant_gemm(DType act, const std::vector<uint32_t>& acts, i
   for (int r = 0; r < m; ++r) {
     for (int col = 0; col < n; ++col) {
       double sum = 0.0;
-      for (int c = 0; c < k; ++c) sum += decode(act, acts[size_t(r) * k + c]) * w_hat[size_t(col) * k + c];
+      for (int c = 0; c < k; ++c)
+        sum += decode(act, acts[size_t(r) * k + c]) * w_hat[size_t(col) * k + c];
       y[size_t(r) * n + col] = sum;
     }
   }

@@ -84,8 +84,7 @@ std::vector<uint32_t> precompute_half_table(const uint32_t* acts, DType act, int
   check_range("K", k, 1, kMaxK);
   if (!converts_exactly(act, table)) {
     throw InputError("activation dtype " + std::string(dtype_name(act)) +
-                     " does not convert exactly to table dtype " +
-                     std::string(dtype_name(table)));
+                     " does not convert exactly to table dtype " + std::string(dtype_name(table)));
   }
   std::vector<uint32_t> a(k);
   for (int i = 0; i < k; ++i) a[i] = convert(table, act, acts[i]);
@@ -206,7 +205,8 @@ std::vector<uint32_t> lmma(const LmmaShape& shape, const LmmaType& type,
 
 std::vector<uint32_t> lut_naive(const LmmaShape& shape, const LmmaType& type, DType act,
                                 const std::vector<uint32_t>& acts,
-                                const std::vector<uint8_t>& planes, const std::vector<uint32_t>& c) {
+                                const std::vector<uint8_t>& planes,
+                                const std::vector<uint32_t>& c) {
   validate(shape, type);
   check_size("lut_naive activations", acts.size(), size_t(shape.m) * shape.k);
   check_size("lut_naive planes", planes.size(), size_t(type.wbits) * shape.n);

@@ -1,5 +1,6 @@
 // The LUT tensor core's arithmetic (SPEC §2, §3): half tables, the offline weight transform, and
-// the LMMA semantic function that RTL, compiler interpreter and simulator must reproduce bit for bit.
+// the LMMA semantic function that RTL, compiler interpreter and simulator must reproduce bit for
+// bit.
 //
 // Definitions (K = activations per table, 1..8; W = weight planes, 1..8):
 //  * Pattern p of K weight bits, bit k for activation k. Full table T[p] = sum_k (2 p_k - 1) a_k.
@@ -26,7 +27,8 @@
 //      acc = acc + v                         (int: wrapping add; float: fp_add, RNE)
 //    O[m,n] = convert(acc -> out dtype)       (float: RNE; int32 -> int32 identity)
 //  A GEMM with more than K activations chains LMMAs through C: planes first, then K groups in
-//  ascending order (see gemm.h). Tables quantized to int8 give integer LMMAs (table int8, acc int32).
+//  ascending order (see gemm.h). Tables quantized to int8 give integer LMMAs (table int8, acc
+//  int32).
 #pragma once
 
 #include "model/golden/dtype.h"

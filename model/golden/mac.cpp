@@ -72,8 +72,8 @@ std::vector<uint32_t> mac_dot(const LmmaShape& shape, const MacType& type,
   return o;
 }
 
-std::vector<uint32_t> dequantize_codes(const std::vector<uint8_t>& codes, double scale,
-                                       double zero, DType wdt) {
+std::vector<uint32_t> dequantize_codes(const std::vector<uint8_t>& codes, double scale, double zero,
+                                       DType wdt) {
   std::vector<uint32_t> w(codes.size());
   for (size_t i = 0; i < codes.size(); ++i) w[i] = encode(wdt, scale * (codes[i] - zero));
   return w;
@@ -99,8 +99,8 @@ std::vector<uint32_t> add_serial_dot(const LmmaShape& shape, const LmmaType& typ
             const uint32_t v = int_shl(type.acc, int_wrap(type.acc, int_value(type.table, x)), b);
             acc = int_add(type.acc, acc, v);
           } else {
-            acc = fp_add(type.acc, acc,
-                         fp_scale_pow2(type.acc, convert(type.acc, type.table, x), b));
+            acc =
+                fp_add(type.acc, acc, fp_scale_pow2(type.acc, convert(type.acc, type.table, x), b));
           }
         }
       }

@@ -27,8 +27,8 @@ std::vector<uint32_t> mac_dot(const LmmaShape& shape, const MacType& type,
 
 // Dequantize-then-MAC (the MAC core's mpGEMM path): weight code q becomes
 // w = encode(wdt, scale * (q - zero)) (one rounding, in double), then mac_dot.
-std::vector<uint32_t> dequantize_codes(const std::vector<uint8_t>& codes, double scale,
-                                       double zero, DType wdt);
+std::vector<uint32_t> dequantize_codes(const std::vector<uint8_t>& codes, double scale, double zero,
+                                       DType wdt);
 
 // ADD-based bit-serial core (Stripes-like), one add per set weight bit:
 //    acc = C; for b = 0..W-1: for k = 0..K-1: if bit b of q[n,k]: acc = acc + widen(A[m,k]) * 2^b

@@ -11,10 +11,14 @@ namespace ltc::golden {
 
 std::string_view weight_kind_name(WeightKind k) {
   switch (k) {
-    case WeightKind::kUInt: return "uint";
-    case WeightKind::kSInt: return "sint";
-    case WeightKind::kBinary: return "binary";
-    case WeightKind::kTernary: return "ternary";
+    case WeightKind::kUInt:
+      return "uint";
+    case WeightKind::kSInt:
+      return "sint";
+    case WeightKind::kBinary:
+      return "binary";
+    case WeightKind::kTernary:
+      return "ternary";
   }
   return "?";
 }
@@ -27,8 +31,8 @@ void check_dims(int n, int k, size_t size) {
                      " is empty (N and K must be >= 1)");
   }
   if (size != size_t(n) * k) {
-    throw InputError("weights: " + std::to_string(size) + " values for shape " +
-                     std::to_string(n) + " x " + std::to_string(k));
+    throw InputError("weights: " + std::to_string(size) + " values for shape " + std::to_string(n) +
+                     " x " + std::to_string(k));
   }
 }
 
@@ -49,7 +53,8 @@ double QuantizedWeights::dequant(int row, int col) const {
 
 void QuantizedWeights::validate() const {
   if (wbits < 1 || wbits > 8) {
-    throw InputError("weights: W_BIT = " + std::to_string(wbits) + " is out of range (valid: 1..8)");
+    throw InputError("weights: W_BIT = " + std::to_string(wbits) +
+                     " is out of range (valid: 1..8)");
   }
   if (group_size < 1) {
     throw InputError("weights: group size " + std::to_string(group_size) + " must be >= 1");
@@ -58,8 +63,8 @@ void QuantizedWeights::validate() const {
   const size_t ng = size_t(n) * groups();
   if (scales.size() != ng || zeros.size() != ng) {
     throw InputError("weights: " + std::to_string(scales.size()) + " scales and " +
-                     std::to_string(zeros.size()) + " zero points, expected " +
-                     std::to_string(ng) + " (N x groups)");
+                     std::to_string(zeros.size()) + " zero points, expected " + std::to_string(ng) +
+                     " (N x groups)");
   }
   for (int r = 0; r < n; ++r) {
     for (int g = 0; g < groups(); ++g) {
@@ -87,7 +92,8 @@ QuantizedWeights quantize_weights(WeightKind kind, int wbits, int group_size,
   }
   const char* name = weight_kind_name(kind).data();
   if (wbits < 1 || wbits > 8) {
-    throw InputError("weights: W_BIT = " + std::to_string(wbits) + " is out of range (valid: 1..8)");
+    throw InputError("weights: W_BIT = " + std::to_string(wbits) +
+                     " is out of range (valid: 1..8)");
   }
   if (kind == WeightKind::kBinary && wbits != 1) {
     throw InputError(std::string(name) + " weights need W_BIT = 1, got " + std::to_string(wbits));
@@ -188,9 +194,9 @@ double MultiBasisBinaryWeights::dequant(int row, int col) const {
 }
 
 double MultiBasisBinaryWeights::bits_per_weight() const {
-  const double total = double(bases) * n * k              // sign bits
-                       + 16.0 * bases * n * groups()       // row scales
-                       + 16.0 * bases * k                  // column scales
+  const double total = double(bases) * n * k                     // sign bits
+                       + 16.0 * bases * n * groups()             // row scales
+                       + 16.0 * bases * k                        // column scales
                        + 32.0 * double(n) * groups() * salient;  // salient value + index
   return total / (double(n) * k);
 }
@@ -207,8 +213,7 @@ void MultiBasisBinaryWeights::validate() const {
                      " is out of range (valid: 0..g)");
   }
   if (signs.size() != size_t(bases) * n * k || row_scales.size() != size_t(bases) * n * groups() ||
-      col_scales.size() != size_t(bases) * k ||
-      salient_cols.size() != size_t(groups()) * salient ||
+      col_scales.size() != size_t(bases) * k || salient_cols.size() != size_t(groups()) * salient ||
       salient_w.size() != size_t(n) * groups() * salient) {
     throw InputError("multi-basis binary: array sizes do not match the shape");
   }
@@ -256,7 +261,8 @@ MultiBasisBinaryWeights fit_multi_basis_binary(const std::vector<double>& w, int
       const int col = i < take ? cols[i] : cols[take - 1];
       b.salient_cols[size_t(g) * salient + i] = col;
       is_sal[col] = 1;
-      for (int r = 0; r < n; ++r) b.salient_w[(size_t(r) * ng + g) * salient + i] = w[size_t(r) * k + col];
+      for (int r = 0; r < n; ++r)
+        b.salient_w[(size_t(r) * ng + g) * salient + i] = w[size_t(r) * k + col];
     }
   }
 

@@ -21,10 +21,10 @@ std::string_view weight_kind_name(WeightKind k);
 
 struct QuantizedWeights {
   WeightKind kind = WeightKind::kUInt;
-  int n = 0;           // output channels (rows)
-  int k = 0;           // input channels (columns)
-  int wbits = 1;       // planes, 1..8
-  int group_size = 0;  // G input columns per (scale, zero); == k for per-channel
+  int n = 0;                   // output channels (rows)
+  int k = 0;                   // input channels (columns)
+  int wbits = 1;               // planes, 1..8
+  int group_size = 0;          // G input columns per (scale, zero); == k for per-channel
   std::vector<uint8_t> codes;  // n * k, row-major
   std::vector<double> scales;  // n * groups()
   std::vector<double> zeros;   // n * groups(); half-integers allowed (binary)
@@ -49,14 +49,14 @@ QuantizedWeights quantize_weights(WeightKind kind, int wbits, int group_size,
 // INT planes.
 struct MultiBasisBinaryWeights {
   int n = 0, k = 0;
-  int bases = 2;     // K_b
-  int group = 128;   // g: columns per row-scale group
-  int salient = 0;   // s: dense columns per group
-  std::vector<uint8_t> signs;       // bases * n * k, 1 means +1 (salient columns hold 0)
-  std::vector<double> row_scales;   // bases * n * groups()
-  std::vector<double> col_scales;   // bases * k
-  std::vector<int> salient_cols;    // groups() * salient absolute column indices
-  std::vector<double> salient_w;    // n * groups() * salient dense weights
+  int bases = 2;                   // K_b
+  int group = 128;                 // g: columns per row-scale group
+  int salient = 0;                 // s: dense columns per group
+  std::vector<uint8_t> signs;      // bases * n * k, 1 means +1 (salient columns hold 0)
+  std::vector<double> row_scales;  // bases * n * groups()
+  std::vector<double> col_scales;  // bases * k
+  std::vector<int> salient_cols;   // groups() * salient absolute column indices
+  std::vector<double> salient_w;   // n * groups() * salient dense weights
 
   int groups() const { return (k + group - 1) / group; }
   bool is_salient(int col) const;

@@ -11,10 +11,14 @@ using golden::DType;
 
 std::string_view design_name(TensorCoreDesign d) {
   switch (d) {
-    case TensorCoreDesign::kLut: return "lut";
-    case TensorCoreDesign::kLutNaive: return "lut-naive";
-    case TensorCoreDesign::kMac: return "mac";
-    case TensorCoreDesign::kAdd: return "add";
+    case TensorCoreDesign::kLut:
+      return "lut";
+    case TensorCoreDesign::kLutNaive:
+      return "lut-naive";
+    case TensorCoreDesign::kMac:
+      return "mac";
+    case TensorCoreDesign::kAdd:
+      return "add";
   }
   return "?";
 }
@@ -28,8 +32,8 @@ TensorCoreDesign parse_design(std::string_view name, std::string_view what) {
                    "' (valid: lut, lut-naive, mac, add)");
 }
 
-TensorCoreConfig TensorCoreConfig::make(TensorCoreDesign design, golden::LmmaShape shape,
-                                        DType act, int wbits) {
+TensorCoreConfig TensorCoreConfig::make(TensorCoreDesign design, golden::LmmaShape shape, DType act,
+                                        int wbits) {
   TensorCoreConfig c;
   c.design = design;
   c.shape = shape;
@@ -48,7 +52,9 @@ golden::LmmaType TensorCoreConfig::lmma_type() const {
   return golden::LmmaType{table, wbits, acc, out};
 }
 
-golden::MacType TensorCoreConfig::mac_type() const { return golden::MacType{act, weight, acc, out}; }
+golden::MacType TensorCoreConfig::mac_type() const {
+  return golden::MacType{act, weight, acc, out};
+}
 
 void TensorCoreConfig::validate() const {
   if (pipeline_stages < 1 || pipeline_stages > 8) {
@@ -60,7 +66,8 @@ void TensorCoreConfig::validate() const {
     return;
   }
   if (design == TensorCoreDesign::kAdd && table != act) {
-    throw InputError("add design: the accumulated operand is the activation (table must equal act)");
+    throw InputError(
+        "add design: the accumulated operand is the activation (table must equal act)");
   }
   golden::validate(shape, lmma_type());
   if (!golden::converts_exactly(act, table) && table != DType::kInt8) {

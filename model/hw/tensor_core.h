@@ -26,13 +26,13 @@ TensorCoreDesign parse_design(std::string_view name, std::string_view what = "--
 struct TensorCoreConfig {
   TensorCoreDesign design = TensorCoreDesign::kLut;
   golden::LmmaShape shape{2, 64, 4};
-  golden::DType act = golden::DType::kFp16;    // activation dtype fed to the core
-  int wbits = 1;                               // weight planes (lut, lut-naive, add)
-  golden::DType weight = golden::DType::kFp16; // mac only: the weight operand dtype
-  golden::DType table = golden::DType::kFp16;  // lut, lut-naive: table entry dtype
+  golden::DType act = golden::DType::kFp16;     // activation dtype fed to the core
+  int wbits = 1;                                // weight planes (lut, lut-naive, add)
+  golden::DType weight = golden::DType::kFp16;  // mac only: the weight operand dtype
+  golden::DType table = golden::DType::kFp16;   // lut, lut-naive: table entry dtype
   golden::DType acc = golden::DType::kFp32;
   golden::DType out = golden::DType::kFp32;
-  int pipeline_stages = 1;                     // register stages inside the datapath (>= 1)
+  int pipeline_stages = 1;  // register stages inside the datapath (>= 1)
 
   // Fills table/acc/out/weight from the activation dtype the way the paper's designs do:
   // int8 -> int16 table (exact), int32 acc; fp16/bf16/fp8 -> table in the act dtype, fp32 acc;

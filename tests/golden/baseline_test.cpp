@@ -60,11 +60,13 @@ TEST(Mac, Int8DotProductIsExactAndWrapsInInt32) {
         ref += int_value(DType::kInt8, a[size_t(m) * shape.k + k]) *
                int_value(DType::kInt8, w[size_t(n) * shape.k + k]);
       }
-      ASSERT_EQ(o[size_t(m) * shape.n + n], uint32_t(uint64_t(ref) & 0xffffffffu)) << seed_note(seed);
+      ASSERT_EQ(o[size_t(m) * shape.n + n], uint32_t(uint64_t(ref) & 0xffffffffu))
+          << seed_note(seed);
     }
   }
-  EXPECT_THROW(mac_dot(shape, MacType{DType::kFp16, DType::kFp32, DType::kFp32, DType::kFp32}, a, w, c),
-               InputError);
+  EXPECT_THROW(
+      mac_dot(shape, MacType{DType::kFp16, DType::kFp32, DType::kFp32, DType::kFp32}, a, w, c),
+      InputError);
 }
 
 TEST(Add, BitSerialCoreIsTheIntegerDotProduct) {
@@ -75,13 +77,14 @@ TEST(Add, BitSerialCoreIsTheIntegerDotProduct) {
     const auto a = random_acts(rng, DType::kInt8, size_t(shape.m) * shape.k);
     const auto codes = random_codes(rng, size_t(shape.n) * shape.k, w);
     const std::vector<uint32_t> c(size_t(shape.m) * shape.n, 0u);
-    const auto o = add_serial_dot(shape, LmmaType{DType::kInt8, w, DType::kInt32, DType::kInt32}, a,
-                                  codes, c);
+    const auto o =
+        add_serial_dot(shape, LmmaType{DType::kInt8, w, DType::kInt32, DType::kInt32}, a, codes, c);
     for (int m = 0; m < shape.m; ++m) {
       for (int n = 0; n < shape.n; ++n) {
         int64_t ref = 0;
         for (int k = 0; k < shape.k; ++k) {
-          ref += int_value(DType::kInt8, a[size_t(m) * shape.k + k]) * codes[size_t(n) * shape.k + k];
+          ref +=
+              int_value(DType::kInt8, a[size_t(m) * shape.k + k]) * codes[size_t(n) * shape.k + k];
         }
         ASSERT_EQ(int_value(DType::kInt32, o[size_t(m) * shape.n + n]), ref) << seed_note(seed);
       }
@@ -97,8 +100,8 @@ TEST(Add, FloatBitSerialCoreIsWithinOneRoundingPerAdd) {
     const auto a = random_acts(rng, DType::kFp16, shape.k);
     const auto codes = random_codes(rng, size_t(shape.n) * shape.k, w);
     const std::vector<uint32_t> c(shape.n, 0u);
-    const auto o = add_serial_dot(shape, LmmaType{DType::kFp16, w, DType::kFp32, DType::kFp32}, a,
-                                  codes, c);
+    const auto o =
+        add_serial_dot(shape, LmmaType{DType::kFp16, w, DType::kFp32, DType::kFp32}, a, codes, c);
     for (int n = 0; n < shape.n; ++n) {
       double ref = 0, mag = 0;
       for (int k = 0; k < shape.k; ++k) {

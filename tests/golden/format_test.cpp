@@ -152,8 +152,8 @@ TEST(Fp8E4M3, DecodeAndEncodeMatchBruteForceAndSaturate) {
     ASSERT_EQ(encode(DType::kFp8E4M3, x), e4m3_reference(x)) << "x = " << x;
   }
   EXPECT_EQ(fp_max_finite(DType::kFp8E4M3), 448.0);
-  EXPECT_EQ(encode(DType::kFp8E4M3, 1e9), 0x7eu);    // saturates to +448
-  EXPECT_EQ(encode(DType::kFp8E4M3, -1e9), 0xfeu);   // saturates to -448
+  EXPECT_EQ(encode(DType::kFp8E4M3, 1e9), 0x7eu);       // saturates to +448
+  EXPECT_EQ(encode(DType::kFp8E4M3, -1e9), 0xfeu);      // saturates to -448
   EXPECT_EQ(encode(DType::kFp8E4M3, INFINITY), 0x7fu);  // no infinity: NaN
 }
 
@@ -165,10 +165,11 @@ TEST(Fp32, EncodeMatchesNativeFloatConversion) {
     uint64_t u = bits(rng);
     double x;
     std::memcpy(&x, &u, 8);
-    if (i % 2) x = std::ldexp(std::fmod(x, 1.0), (int(u % 320)) - 160);  // concentrate on fp32 range
+    if (i % 2)
+      x = std::ldexp(std::fmod(x, 1.0), (int(u % 320)) - 160);  // concentrate on fp32 range
     if (std::isnan(x)) continue;
-    ASSERT_EQ(encode(DType::kFp32, x), float_bits(static_cast<float>(x))) << "x = " << x << ", "
-                                                                           << seed_note(seed);
+    ASSERT_EQ(encode(DType::kFp32, x), float_bits(static_cast<float>(x)))
+        << "x = " << x << ", " << seed_note(seed);
   }
 }
 
@@ -266,8 +267,10 @@ TEST(Bf16, AddMatchesFloatAddThenIntegerRounding) {
   for (int i = 0; i < 2000000; ++i) {
     const uint32_t a = bits(rng), b = i % 2 ? bits(rng) : ((a & 0xff80) ^ (bits(rng) & 0x807f));
     const float s = float_from_bits(a << 16) + float_from_bits(b << 16);  // 24 >= 2*8 + 2
-    const uint32_t ref = std::isnan(s) ? fp_canonical_nan(DType::kBf16) : rne_truncate(float_bits(s), 16);
-    ASSERT_EQ(fp_add(DType::kBf16, a, b), ref) << std::hex << a << " + " << b << ", " << seed_note(seed);
+    const uint32_t ref =
+        std::isnan(s) ? fp_canonical_nan(DType::kBf16) : rne_truncate(float_bits(s), 16);
+    ASSERT_EQ(fp_add(DType::kBf16, a, b), ref)
+        << std::hex << a << " + " << b << ", " << seed_note(seed);
   }
 }
 

@@ -1,9 +1,9 @@
 // Whole mpGEMMs through the LUT path against dense references: exact for integer activations
 // (every weight format, W_BIT 1..8, K 1..8), and within a bound derived from the formats for
 // floating-point activations, with and without table quantization.
+#include "model/golden/gemm.h"
 #include "model/golden/error.h"
 #include "model/golden/fp.h"
-#include "model/golden/gemm.h"
 #include "model/golden/lmma.h"
 #include "tests/golden/test_util.h"
 
@@ -47,10 +47,18 @@ QuantizedWeights exhaustive_weights(std::mt19937_64& rng, WeightKind kind, int w
   for (int i = 0; i < w.n * w.groups(); ++i) {
     w.scales.push_back(scale(rng));
     switch (kind) {
-      case WeightKind::kUInt: w.zeros.push_back(zero(rng)); break;
-      case WeightKind::kSInt: w.zeros.push_back(std::ldexp(1.0, wbits - 1)); break;
-      case WeightKind::kBinary: w.zeros.push_back(0.5); break;
-      case WeightKind::kTernary: w.zeros.push_back(1.0); break;
+      case WeightKind::kUInt:
+        w.zeros.push_back(zero(rng));
+        break;
+      case WeightKind::kSInt:
+        w.zeros.push_back(std::ldexp(1.0, wbits - 1));
+        break;
+      case WeightKind::kBinary:
+        w.zeros.push_back(0.5);
+        break;
+      case WeightKind::kTernary:
+        w.zeros.push_back(1.0);
+        break;
     }
   }
   return w;
@@ -83,11 +91,12 @@ TEST(LutGemmInt8, EqualsIntegerGemmForEveryFormatWidthAndK) {
   for (int k = 1; k <= kMaxK; ++k) {
     for (int w = 1; w <= kMaxWBits; ++w) {
       for (WeightKind kind : {WeightKind::kUInt, WeightKind::kSInt, WeightKind::kBinary}) {
-        if ((kind == WeightKind::kSInt && w < 2) || (kind == WeightKind::kBinary && w != 1)) continue;
+        if ((kind == WeightKind::kSInt && w < 2) || (kind == WeightKind::kBinary && w != 1))
+          continue;
         // Per channel, and per group of 2K columns (scales and zeros change inside the GEMM).
         for (int group : {3 * k, 2 * k}) {
           const auto wq = exhaustive_weights(rng, kind, w, k, 3, group);
-          expect_integer_exact(wq, k, 2,  rng,
+          expect_integer_exact(wq, k, 2, rng,
                                std::string(weight_kind_name(kind)) + " W=" + std::to_string(w) +
                                    " K=" + std::to_string(k) + " G=" + std::to_string(group) +
                                    ", " + seed_note(seed));
@@ -106,8 +115,9 @@ TEST(LutGemmInt8, TernaryAndRandomLargeShapesAreExact) {
   struct Shape {
     int m, n, k, group, k_group;
   };
-  for (const Shape s : {Shape{3, 70, 333, 64, 4}, Shape{2, 64, 512, 128, 4}, Shape{1, 33, 100, 0, 5},
-                        Shape{4, 40, 256, 32, 8}, Shape{2, 17, 97, 0, 3}}) {
+  for (const Shape s :
+       {Shape{3, 70, 333, 64, 4}, Shape{2, 64, 512, 128, 4}, Shape{1, 33, 100, 0, 5},
+        Shape{4, 40, 256, 32, 8}, Shape{2, 17, 97, 0, 3}}) {
     std::vector<double> real(size_t(s.n) * s.k);
     for (auto& v : real) v = normal(rng);
     for (auto [kind, w] : {std::pair{WeightKind::kTernary, 2}, std::pair{WeightKind::kUInt, 4},
@@ -122,14 +132,17 @@ TEST(LutGemmInt8, TernaryAndRandomLargeShapesAreExact) {
   }
 }
 
-// ---- floating-point activations: the error bound --------------------------------------------------
+// ---- floating-point activations: the error bound
+// --------------------------------------------------
 
-double gamma(int n, double u) { return n * u / (1 - n * u); }
+double gamma(int n, double u) {
+  return n * u / (1 - n * u);
+}
 
 // Bound on |lut_gemm - exact| for one output, derived from the formats (see gemm.h for the order):
 //  table entry: K-1 rounded adds in the table dtype  -> gamma_{K-1}(u_t) sum|a| + (K-1) eta_t
-//  unquantized: L*W rounded adds in the accumulator   -> gamma_{LW}(u_acc) sum 2^b |T^| + LW eta_acc
-//  quantized:   entry q*scale vs T^ within scale/2; then fp32 multiply and add per table
+//  unquantized: L*W rounded adds in the accumulator   -> gamma_{LW}(u_acc) sum 2^b |T^| + LW
+//  eta_acc quantized:   entry q*scale vs T^ within scale/2; then fp32 multiply and add per table
 //  epilogue:    times 1/2 |s_g| per group; plus 1e-12 of the magnitude for the double arithmetic
 double error_bound(const LutGemmConfig& cfg, const std::vector<uint32_t>& acts, int r,
                    const QuantizedWeights& w, int col, double* magnitude) {
@@ -144,7 +157,8 @@ double error_bound(const LutGemmConfig& cfg, const std::vector<uint32_t>& acts, 
     int lut_groups = 0;
     for (int c = c0; c < c1; c += K, ++lut_groups) {
       double abs_sum = 0.0;
-      for (int i = 0; i < K && c + i < c1; ++i) abs_sum += std::fabs(decode(cfg.act, acts[size_t(r) * w.k + c + i]));
+      for (int i = 0; i < K && c + i < c1; ++i)
+        abs_sum += std::fabs(decode(cfg.act, acts[size_t(r) * w.k + c + i]));
       const double t_err = gamma(K - 1, ut) * abs_sum + (K - 1) * et;
       const double t_max = abs_sum * (1 + gamma(K - 1, ut)) + (K - 1) * et;  // >= max |T^|
       const double scale = cfg.quantize_table ? t_max / 127 * (1 + 1e-6) : 0.0;
@@ -177,8 +191,8 @@ TEST(LutGemmFloat, ErrorAgainstDoubleReferenceStaysWithinDerivedBound) {
   const int m = 3, n = 48, k = 256;
   std::vector<double> real(size_t(n) * k);
   for (auto& v : real) v = normal(rng);
-  std::printf("[ info ] %-9s %-5s %-3s %-2s %12s %12s %10s\n", "act", "quant", "K", "W",
-              "max|err|", "max rel err", "err/bound");
+  std::printf("[ info ] %-9s %-5s %-3s %-2s %12s %12s %10s\n", "act", "quant", "K", "W", "max|err|",
+              "max rel err", "err/bound");
   for (const FloatCase fc :
        {FloatCase{DType::kFp16, false, 4}, FloatCase{DType::kFp16, true, 4},
         FloatCase{DType::kBf16, false, 4}, FloatCase{DType::kBf16, true, 4},
@@ -267,9 +281,10 @@ TEST(LutGemmFloat, MultiBasisBinaryMatchesItsDequantizedWeights) {
         max_ratio = std::max(max_ratio, err / bound);
       }
     }
-    std::printf("[ info ] multi-basis binary kb=2 g=128 s=%d: %.3f bits/weight, fit rel. error %.3f, "
-                "LUT err/bound %.3f\n",
-                salient, b.bits_per_weight(), std::sqrt(fit_err / norm), max_ratio);
+    std::printf(
+        "[ info ] multi-basis binary kb=2 g=128 s=%d: %.3f bits/weight, fit rel. error %.3f, "
+        "LUT err/bound %.3f\n",
+        salient, b.bits_per_weight(), std::sqrt(fit_err / norm), max_ratio);
   }
 }
 

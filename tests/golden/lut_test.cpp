@@ -20,9 +20,9 @@ struct TableCase {
   DType table;
 };
 const TableCase kTableCases[] = {
-    {DType::kInt8, DType::kInt16},       {DType::kFp16, DType::kFp16},
-    {DType::kBf16, DType::kBf16},        {DType::kFp8E4M3, DType::kFp8E4M3},
-    {DType::kFp8E5M2, DType::kFp8E5M2},  {DType::kFp8E4M3, DType::kFp16},
+    {DType::kInt8, DType::kInt16},      {DType::kFp16, DType::kFp16},
+    {DType::kBf16, DType::kBf16},       {DType::kFp8E4M3, DType::kFp8E4M3},
+    {DType::kFp8E5M2, DType::kFp8E5M2}, {DType::kFp8E4M3, DType::kFp16},
     {DType::kFp16, DType::kFp32},
 };
 
@@ -48,7 +48,8 @@ TEST(Table, IsOddAndHalfTablePlusSignReproducesFullTable) {
           for (int i = 1; i < k; ++i) {
             const uint32_t x = convert(tc.table, tc.act, acts[i]);
             const uint32_t term = ((p >> i) & 1) ? x : negate(tc.table, x);
-            direct = is_int(tc.table) ? int_add(tc.table, direct, term) : fp_add(tc.table, direct, term);
+            direct =
+                is_int(tc.table) ? int_add(tc.table, direct, term) : fp_add(tc.table, direct, term);
           }
           ASSERT_EQ(decode(tc.table, direct), decode(tc.table, full[p]));
           // Index-inverting lookup (what the conventional design does in hardware) ...
@@ -143,8 +144,10 @@ TEST(Lmma, EqualsConventionalFullTableLutForAllPatterns) {
         for (size_t i = 0; i < cin.size(); ++i) {
           c_acc[i] = c.acc == DType::kInt32 ? convert(DType::kInt32, DType::kInt8, cin[i]) : cin[i];
         }
-        const auto o = lmma(shape, type, half, transformed_bit_planes(codes.data(), shape.n, k, w), c_acc);
-        const auto ref = lut_naive(shape, type, c.act, acts, bit_planes(codes.data(), shape.n, k, w), c_acc);
+        const auto o =
+            lmma(shape, type, half, transformed_bit_planes(codes.data(), shape.n, k, w), c_acc);
+        const auto ref =
+            lut_naive(shape, type, c.act, acts, bit_planes(codes.data(), shape.n, k, w), c_acc);
         ASSERT_EQ(o, ref) << type.name() << " K=" << k << ", " << seed_note(seed);
       }
     }
@@ -236,27 +239,34 @@ TEST(Validation, BadParametersNameTheParameterAndRange) {
   };
   const std::vector<uint32_t> t(8), c(2);
   const std::vector<uint8_t> p(2);
-  EXPECT_NE(message([&] { lmma({1, 2, 0}, {DType::kFp16, 1, DType::kFp32, DType::kFp32}, t, p, c); })
-                .find("K = 0 is out of range (valid: 1..8)"),
+  EXPECT_NE(message([&] {
+              lmma({1, 2, 0}, {DType::kFp16, 1, DType::kFp32, DType::kFp32}, t, p, c);
+            }).find("K = 0 is out of range (valid: 1..8)"),
             std::string::npos);
-  EXPECT_NE(message([&] { lmma({1, 2, 9}, {DType::kFp16, 1, DType::kFp32, DType::kFp32}, t, p, c); })
-                .find("K = 9"),
+  EXPECT_NE(message([&] {
+              lmma({1, 2, 9}, {DType::kFp16, 1, DType::kFp32, DType::kFp32}, t, p, c);
+            }).find("K = 9"),
             std::string::npos);
-  EXPECT_NE(message([&] { lmma({1, 2, 4}, {DType::kFp16, 0, DType::kFp32, DType::kFp32}, t, p, c); })
-                .find("W_BIT = 0 is out of range (valid: 1..8)"),
+  EXPECT_NE(message([&] {
+              lmma({1, 2, 4}, {DType::kFp16, 0, DType::kFp32, DType::kFp32}, t, p, c);
+            }).find("W_BIT = 0 is out of range (valid: 1..8)"),
             std::string::npos);
-  EXPECT_NE(message([&] { lmma({1, 2, 4}, {DType::kFp16, 9, DType::kFp32, DType::kFp32}, t, p, c); })
-                .find("W_BIT = 9"),
+  EXPECT_NE(message([&] {
+              lmma({1, 2, 4}, {DType::kFp16, 9, DType::kFp32, DType::kFp32}, t, p, c);
+            }).find("W_BIT = 9"),
             std::string::npos);
   // Mismatched operand sizes: 8 table entries for M = 2 half tables of 8 would need 16.
-  EXPECT_NE(message([&] { lmma({2, 2, 4}, {DType::kFp16, 1, DType::kFp32, DType::kFp32}, t, p, c); })
-                .find("half_tables"),
+  EXPECT_NE(message([&] {
+              lmma({2, 2, 4}, {DType::kFp16, 1, DType::kFp32, DType::kFp32}, t, p, c);
+            }).find("half_tables"),
             std::string::npos);
-  EXPECT_NE(message([&] { lmma({1, 2, 4}, {DType::kBf16, 1, DType::kFp16, DType::kFp16}, t, p, c); })
-                .find("does not widen exactly"),
+  EXPECT_NE(message([&] {
+              lmma({1, 2, 4}, {DType::kBf16, 1, DType::kFp16, DType::kFp16}, t, p, c);
+            }).find("does not widen exactly"),
             std::string::npos);
-  EXPECT_NE(message([&] { lmma({1, 2, 4}, {DType::kInt16, 1, DType::kFp32, DType::kFp32}, t, p, c); })
-                .find("int32"),
+  EXPECT_NE(message([&] {
+              lmma({1, 2, 4}, {DType::kInt16, 1, DType::kFp32, DType::kFp32}, t, p, c);
+            }).find("int32"),
             std::string::npos);
   const uint8_t bad_codes[4] = {0, 4, 0, 0};
   EXPECT_NE(message([&] { bit_planes(bad_codes, 1, 4, 2); }).find("does not fit in W_BIT = 2"),
