@@ -1,0 +1,265 @@
+#include "compiler/interpreter.h"
+
+#include "compiler/packing.h"
+#include "model/golden/error.h"
+#include "model/golden/fp.h"
+#include "model/golden/lmma.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+namespace ltc::compiler {
+namespace {
+
+using golden::DType;
+using traces::Instr;
+using traces::Opcode;
+
+class GemmMachine {
+ public:
+  GemmMachine(const traces::Trace& t, const GemmOperands& ops) : t_(t), ops_(ops) {
+    const traces::Kernel* gk = nullptr;
+    for (const auto& k : t.kernels) {
+      if (k.gemm.m > 0) gk = &k;
+    }
+    if (!gk) throw InputError("interpreter: the trace has no LUT GEMM kernel (gemm record)");
+    const traces::GemmRecord& g = gk->gemm;
+    const auto& w = ops.weights;
+    if (g.m != ops.m || g.n != w.n || g.k != w.k || g.wbits != w.wbits ||
+        g.group != std::min<int64_t>(w.group_size, w.k) || g.act != ops.act) {
+      throw InputError("interpreter: trace computes M=" + std::to_string(g.m) +
+                       " N=" + std::to_string(g.n) + " K=" + std::to_string(g.k) +
+                       " W=" + std::to_string(g.wbits) + " group=" + std::to_string(g.group) +
+                       ", operands differ");
+    }
+    if (ops.acts.size() != size_t(ops.m * w.k)) throw InputError("interpreter: acts size");
+    core_ = t.cores.at(size_t(gk->tiles.core)).config;
+    kg_ = core_.shape.k;
+    m_ = g.m;
+    n_ = g.n;
+    k_ = g.k;
+    group_ = g.group;
+    packed_ = pack_weights(w, kg_, core_.shape.n);
+    lut_groups_ = (k_ + kg_ - 1) / kg_;
+    tables_.resize(size_t(m_ * lut_groups_));
+    size_t cells = size_t(m_ * n_);
+    consumed_.assign(cells, 0);
+    since_flush_.assign(cells, 0);
+    flushes_.assign(cells, 0);
+    owner_.assign(cells, -1);
+    y_.assign(cells, 0.0);
+  }
+
+  std::vector<double> run(InterpretStats* stats) {
+    for (const auto& k : t_.kernels) {
+      ++stats_.kernels;
+      for (int64_t by = 0; by < k.grid_y; ++by) {
+        for (int64_t bx = 0; bx < k.grid_x; ++bx) {
+          for (int64_t wy = 0; wy < k.warps_y; ++wy) {
+            for (int64_t wx = 0; wx < k.warps_x; ++wx) {
+              ++stats_.warps;
+              const int64_t warp_id = ((by * k.grid_x + bx) * k.warps_y + wy) * k.warps_x + wx;
+              traces::expand_warp(
+                  k, bx, by, wx, wy, [&](const Instr& in, const traces::Affine::Point& p) {
+                    ++stats_.instructions;
+                    where_ = [&] {
+                      return "kernel " + k.name + " block (" + std::to_string(bx) + "," +
+                             std::to_string(by) + ") warp (" + std::to_string(wx) + "," +
+                             std::to_string(wy) + "): " + in.str();
+                    };
+                    step(in, p, warp_id);
+                  });
+            }
+          }
+        }
+      }
+    }
+    for (int64_t r = 0; r < m_; ++r) {
+      for (int64_t c = 0; c < n_; ++c) {
+        const size_t i = size_t(r * n_ + c);
+        const int64_t groups = (k_ + group_ - 1) / group_;
+        if (consumed_[i] != k_ || flushes_[i] != groups) {
+          throw std::runtime_error("interpreter: output (" + std::to_string(r) + "," +
+                                   std::to_string(c) + ") consumed " +
+                                   std::to_string(consumed_[i]) + " of " + std::to_string(k_) +
+                                   " K elements in " + std::to_string(flushes_[i]) + " of " +
+                                   std::to_string(groups) + " quantization groups");
+        }
+      }
+    }
+    if (stats) *stats = stats_;
+    return y_;
+  }
+
+ private:
+  [[noreturn]] void bad(const std::string& why) const {
+    throw std::runtime_error("interpreter: " + where_() + ": " + why);
+  }
+
+  uint32_t act_at(int64_t r, int64_t c) const {
+    return c < k_ ? ops_.acts[size_t(r * k_ + c)] & golden::dtype_mask(ops_.act)
+                  : golden::encode(ops_.act, 0.0);
+  }
+
+  void step(const Instr& in, const traces::Affine::Point& p, int64_t warp_id) {
+    switch (in.op) {
+      case Opcode::kPrecompute:
+        precompute(in, p);
+        break;
+      case Opcode::kLmma:
+        lmma(in, p, warp_id);
+        break;
+      case Opcode::kDequant:
+        dequant(in, p, warp_id);
+        break;
+      default:
+        break;
+    }
+  }
+
+  void precompute(const Instr& in, const traces::Affine::Point& p) {
+    const int64_t r = in.m.eval(p), k0 = in.k.eval(p);
+    if (in.k_group != kg_) bad("precompute K differs from the tensor core's");
+    if (in.act != ops_.act) bad("precompute reads activations of another dtype");
+    if (k0 % kg_ != 0) bad("precompute starts inside a LUT group");
+    if (r < 0 || k0 < 0) bad("negative coordinates");
+    if (r >= m_) return;  // padding rows
+    for (int64_t c = k0; c < std::min<int64_t>(k0 + in.cols, k_); c += kg_) {
+      std::vector<uint32_t> acts(static_cast<size_t>(kg_));
+      for (int i = 0; i < kg_; ++i) acts[size_t(i)] = act_at(r, c + i);
+      auto& slot = tables_[size_t(r * lut_groups_ + c / kg_)];
+      if (!slot.empty())
+        bad("table (" + std::to_string(r) + ", k " + std::to_string(c) + ") precomputed twice");
+      slot = golden::precompute_half_table(acts.data(), ops_.act, kg_, in.table);
+      ++stats_.tables;
+    }
+  }
+
+  void own(size_t cell, int64_t warp_id) {
+    if (owner_[cell] < 0) owner_[cell] = warp_id;
+    if (owner_[cell] != warp_id) bad("output element computed by two warps");
+  }
+
+  void lmma(const Instr& in, const traces::Affine::Point& p, int64_t warp_id) {
+    ++stats_.lmmas;
+    const traces::LmmaOp& op = in.lmma;
+    const int64_t m0 = in.m.eval(p), n0 = in.n.eval(p), k0 = in.k.eval(p);
+    if (m0 < 0 || n0 < 0 || k0 < 0) bad("negative coordinates");
+    if (k0 >= k_) return;  // predicated off: K padding of the last tile
+    if (k0 % kg_ != 0) bad("lmma starts inside a LUT group");
+    const int64_t lg = k0 / kg_;
+    const int in_n = op.shape.n;
+    std::vector<uint8_t> planes(size_t(op.wbits * in_n), 0);
+    for (int b = 0; b < op.wbits; ++b) {
+      for (int j = 0; j < in_n; ++j) {
+        if (n0 + j < n_) planes[size_t(b * in_n + j)] = uint8_t(packed_.pattern(n0 + j, lg, b));
+      }
+    }
+    const golden::LmmaShape row_shape{1, in_n, op.shape.k};
+    const int64_t real_k = std::min<int64_t>(kg_, k_ - k0);
+    for (int64_t r = m0; r < std::min<int64_t>(m0 + op.shape.m, m_); ++r) {
+      const auto& half = tables_[size_t(r * lut_groups_ + lg)];
+      if (half.empty()) {
+        bad("reads table (" + std::to_string(r) + ", k " + std::to_string(k0) +
+            ") before it was precomputed");
+      }
+      std::vector<uint32_t> c(size_t(in_n), golden::encode(acc_dtype(op), 0.0));
+      for (int j = 0; j < in_n && n0 + j < n_; ++j) c[size_t(j)] = acc_of(r, n0 + j, op);
+      std::vector<uint32_t> o;
+      if (!op.quantized_table) {
+        o = golden::lmma(row_shape, op.lmma_type(), half, planes, c);
+      } else {
+        // int8 table, int32 LMMA from zero, then acc += fp32(i) * scale (golden/gemm.h).
+        const golden::QuantizedTable qt =
+            golden::quantize_table(half, op.act == DType::kInt8 ? DType::kInt16 : op.act);
+        const std::vector<uint32_t> zero(size_t(in_n), 0u);
+        const auto ints =
+            golden::lmma(row_shape, {DType::kInt8, op.wbits, DType::kInt32, DType::kInt32},
+                         qt.entries, planes, zero);
+        o.resize(size_t(in_n));
+        for (int j = 0; j < in_n; ++j) {
+          const uint32_t f = golden::convert(DType::kFp32, DType::kInt32, ints[size_t(j)]);
+          const uint32_t s =
+              golden::fp_mul(DType::kFp32, DType::kFp32, f, DType::kFp32, qt.scale_fp32);
+          o[size_t(j)] = golden::fp_add(DType::kFp32, c[size_t(j)], s);
+        }
+      }
+      for (int j = 0; j < in_n && n0 + j < n_; ++j) {
+        const size_t cell = size_t(r * n_ + n0 + j);
+        own(cell, warp_id);
+        acc_[cell] = o[size_t(j)];
+        consumed_[cell] += real_k;
+        since_flush_[cell] += real_k;
+      }
+    }
+  }
+
+  DType acc_dtype(const traces::LmmaOp& op) const {
+    return op.quantized_table ? DType::kFp32 : op.acc;
+  }
+  uint32_t acc_of(int64_t r, int64_t c, const traces::LmmaOp& op) {
+    if (acc_.empty()) {
+      acc_dtype_ = acc_dtype(op);
+      acc_.assign(size_t(m_ * n_), golden::encode(acc_dtype_, 0.0));
+    }
+    return acc_[size_t(r * n_ + c)];
+  }
+
+  void dequant(const Instr& in, const traces::Affine::Point& p, int64_t warp_id) {
+    ++stats_.dequants;
+    const int64_t m0 = in.m.eval(p), n0 = in.n.eval(p), g = in.g.eval(p);
+    const auto& w = ops_.weights;
+    const int64_t groups = (k_ + group_ - 1) / group_;
+    if (g < 0 || g >= groups) bad("quantization group out of range");
+    const int64_t c0 = g * group_, c1 = std::min(k_, c0 + group_);
+    const double bias = 0.5 * (std::ldexp(1.0, w.wbits) - 1.0);
+    for (int64_t r = std::max<int64_t>(m0, 0); r < std::min<int64_t>(m0 + in.rows, m_); ++r) {
+      double a_g = 0.0;
+      for (int64_t c = c0; c < c1; ++c) a_g += golden::decode(ops_.act, act_at(r, c));
+      for (int64_t col = std::max<int64_t>(n0, 0); col < std::min<int64_t>(n0 + in.cols, n_);
+           ++col) {
+        const size_t cell = size_t(r * n_ + col);
+        own(cell, warp_id);
+        if (since_flush_[cell] != c1 - c0) {
+          bad("output (" + std::to_string(r) + "," + std::to_string(col) + ") dequantizes group " +
+              std::to_string(g) + " after " + std::to_string(since_flush_[cell]) + " of " +
+              std::to_string(c1 - c0) + " columns");
+        }
+        if (flushes_[cell] != g) bad("quantization groups out of order");
+        const double s = acc_.empty() ? 0.0 : golden::decode(acc_dtype_, acc_[cell]);
+        y_[cell] +=
+            w.scale(int(col), int(g)) * ((0.5 * s + bias * a_g) - w.zero(int(col), int(g)) * a_g);
+        if (!acc_.empty()) acc_[cell] = golden::encode(acc_dtype_, 0.0);
+        since_flush_[cell] = 0;
+        ++flushes_[cell];
+      }
+    }
+  }
+
+  const traces::Trace& t_;
+  const GemmOperands& ops_;
+  hw::TensorCoreConfig core_;
+  int kg_ = 4;
+  int64_t m_ = 0, n_ = 0, k_ = 0, group_ = 0, lut_groups_ = 0;
+  PackedWeights packed_;
+  std::vector<std::vector<uint32_t>> tables_;
+  std::vector<uint32_t> acc_;
+  DType acc_dtype_ = DType::kInt32;
+  std::vector<int64_t> consumed_, since_flush_, flushes_, owner_;
+  std::vector<double> y_;
+  InterpretStats stats_;
+  std::function<std::string()> where_;
+};
+
+}  // namespace
+
+std::vector<double> interpret_gemm(const traces::Trace& trace, const GemmOperands& ops,
+                                   InterpretStats* stats) {
+  GemmMachine machine(trace, ops);
+  return machine.run(stats);
+}
+
+}  // namespace ltc::compiler

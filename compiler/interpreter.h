@@ -1,0 +1,36 @@
+// Functional interpreter of LUT mpGEMM traces: runs every warp's expanded instruction stream
+// with the golden model's LMMA semantics on real data, and checks the schedule while doing so:
+// each table is precomputed once before an LMMA reads it, each output element belongs to one
+// warp, each K element is consumed exactly once per output, each quantization group is
+// dequantized once after all its columns. The result must equal golden::lut_gemm (bit for bit:
+// same operations in the same order), and golden::grouped_reference for integer activations.
+#pragma once
+
+#include "model/golden/dtype.h"
+#include "model/golden/weights.h"
+#include "traces/trace.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace ltc::compiler {
+
+struct GemmOperands {
+  golden::DType act = golden::DType::kInt8;
+  int64_t m = 0;
+  std::vector<uint32_t> acts;  // m x K raw activations, row-major
+  golden::QuantizedWeights weights;
+};
+
+struct InterpretStats {
+  uint64_t kernels = 0, warps = 0, instructions = 0;
+  uint64_t lmmas = 0, tables = 0, dequants = 0;
+};
+
+// Runs the trace's kernels in order. Throws InputError when the trace does not describe a GEMM of
+// these operands, std::runtime_error naming kernel, block, warp and instruction when the
+// schedule breaks one of the rules above. Returns Y (m x n, row-major).
+std::vector<double> interpret_gemm(const traces::Trace& trace, const GemmOperands& ops,
+                                   InterpretStats* stats = nullptr);
+
+}  // namespace ltc::compiler

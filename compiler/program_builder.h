@@ -1,0 +1,78 @@
+// Emits warp programs: loops become `loop N ... endloop` (elided when N == 1) and each open loop's
+// counter is an Affine variable i<depth>, so callers write addresses as sums of strides.
+#pragma once
+
+#include "traces/isa.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace ltc::compiler {
+
+class ProgramBuilder {
+ public:
+  // A loop counter, or none (a loop of one iteration is not emitted; its counter is always 0).
+  struct Var {
+    int depth = -1;
+  };
+
+  Var loop(uint64_t trip) {
+    if (trip <= 1) return Var{};
+    traces::Instr in;
+    in.op = traces::Opcode::kLoop;
+    in.count = trip;
+    program_.push_back(in);
+    open_.push_back(true);
+    return Var{depth_++};
+  }
+  void end(Var v) {
+    if (v.depth < 0) return;
+    traces::Instr in;
+    in.op = traces::Opcode::kEndLoop;
+    program_.push_back(in);
+    --depth_;
+  }
+  void emit(const traces::Instr& in) { program_.push_back(in); }
+  std::vector<traces::Instr> take() { return std::move(program_); }
+
+ private:
+  std::vector<traces::Instr> program_;
+  std::vector<bool> open_;
+  int depth_ = 0;
+};
+
+// base + sum of (variable, stride) terms; loop variables that were elided contribute nothing.
+struct AffineTerm {
+  enum Kind { kBx, kBy, kWx, kWy, kLoop } kind;
+  int64_t stride;
+  ProgramBuilder::Var var{};
+};
+inline traces::Affine affine(int64_t base, std::initializer_list<AffineTerm> terms) {
+  traces::Affine a;
+  a.base = base;
+  for (const AffineTerm& t : terms) {
+    if (t.kind == AffineTerm::kLoop) {
+      if (t.var.depth >= 0) a.coef[size_t(4 + t.var.depth)] += t.stride;
+    } else {
+      a.coef[size_t(t.kind)] += t.stride;
+    }
+  }
+  return a;
+}
+inline AffineTerm bx(int64_t s) {
+  return {AffineTerm::kBx, s};
+}
+inline AffineTerm by(int64_t s) {
+  return {AffineTerm::kBy, s};
+}
+inline AffineTerm wx(int64_t s) {
+  return {AffineTerm::kWx, s};
+}
+inline AffineTerm wy(int64_t s) {
+  return {AffineTerm::kWy, s};
+}
+inline AffineTerm iv(ProgramBuilder::Var v, int64_t s) {
+  return {AffineTerm::kLoop, s, v};
+}
+
+}  // namespace ltc::compiler

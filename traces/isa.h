@@ -1,0 +1,156 @@
+// The LMMA instruction set at the level a cycle model schedules (SPEC §4). It lives in traces/,
+// the contract between compiler and simulator, so the simulator links it without the compiler.
+//
+// Every operand that varies between warps or iterations is an Affine expression of the block
+// coordinates (bx, by), the warp coordinates in the block (wx, wy) and the counters of the
+// enclosing loops (i0 outermost .. i5): the trace stays small and still says exactly which address
+// or tile each warp touches in each iteration.
+//
+// Text syntax of one instruction (one line; fields key=value, absent fields are zero):
+//   lmma.m2n64k4.i8.i2.i32.i32 m=by*32+wy*2 n=bx*1024+wx*64+i1*128 k=i0*256+i2*4
+//   mma.m16n8k16.f16.f16.f32.f32 m=.. n=.. k=..
+//   ldg t=1 bytes=2048 addr=bx*4096+i0*256     (global -> registers)
+//   ldgsts t=1 bytes=2048 addr=...             (global -> shared, asynchronous)
+//   lds bytes=512 addr=wx*512                  (shared -> registers)
+//   sts bytes=512 addr=...                     (registers -> shared)
+//   stg t=2 bytes=256 addr=...                 (registers -> global)
+//   bar                                        (block barrier)
+//   precompute.k4.i8.i16 m=.. k=.. rows=2 cols=256   (half tables on CUDA cores, t = tables out)
+//   qtable count=N                             (quantize N tables to int8 + fp32 scale)
+//   dequant m=.. n=.. g=.. rows=2 cols=64 [rowscale=1]  (epilogue: scale, zero-point bias term)
+//   alu count=N / sfu count=N                  (CUDA-core FP ops / special-function ops)
+//   loop 20 ... endloop                        (repeat block; nests up to kMaxLoopDepth)
+#pragma once
+
+#include "model/golden/dtype.h"
+#include "model/golden/lmma.h"
+#include "model/hw/tensor_core.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ltc::traces {
+
+inline constexpr int kMaxLoopDepth = 6;
+
+// Variables an Affine may use, in this order in the binary encoding.
+enum class AffineVar : uint8_t { kBx, kBy, kWx, kWy, kI0, kI1, kI2, kI3, kI4, kI5 };
+inline constexpr int kAffineVars = 4 + kMaxLoopDepth;
+
+struct Affine {
+  int64_t base = 0;
+  std::array<int64_t, kAffineVars> coef{};  // indexed by AffineVar
+
+  struct Point {
+    int64_t bx = 0, by = 0, wx = 0, wy = 0;
+    std::array<int64_t, kMaxLoopDepth> i{};
+  };
+  int64_t eval(const Point& p) const {
+    int64_t v = base + coef[0] * p.bx + coef[1] * p.by + coef[2] * p.wx + coef[3] * p.wy;
+    for (int d = 0; d < kMaxLoopDepth; ++d) v += coef[4 + d] * p.i[d];
+    return v;
+  }
+  bool is_zero() const;
+  Affine& add(AffineVar v, int64_t c) {
+    coef[size_t(v)] += c;
+    return *this;
+  }
+  std::string str() const;  // "bx*4096+i0*256+8", "0" when zero
+  // Parses str()'s syntax (terms var, var*c, c*var, c joined by + or -); throws InputError with
+  // `where` prefixed.
+  static Affine parse(std::string_view s, const std::string& where);
+  bool operator==(const Affine& o) const { return base == o.base && coef == o.coef; }
+};
+
+// lmma.{M}{N}{K}.{A}{W}{Acc}{O}: A is the table source — i8 (int8 activations, exact int16
+// table), q8 (int8-quantized table with fp32 scale), f16, bf16, e4m3, e5m2 (table in that dtype);
+// W is iN (N weight bit planes, one cycle each); Acc and O are i32, f32, f16 (O may be bf16).
+struct LmmaOp {
+  golden::LmmaShape shape{2, 64, 4};
+  golden::DType act = golden::DType::kFp16;  // activation dtype the table was built from
+  bool quantized_table = false;              // q8
+  int wbits = 1;
+  golden::DType acc = golden::DType::kFp32;
+  golden::DType out = golden::DType::kFp32;
+
+  golden::DType table() const;         // int8 (q8), int16 (i8), else act
+  golden::LmmaType lmma_type() const;  // the golden model's view
+  std::string name() const;            // "lmma.m2n64k4.f16.i2.f32.f32"
+  static LmmaOp parse(std::string_view mnemonic, const std::string& where);
+  bool operator==(const LmmaOp& o) const;
+};
+
+// mma.m16n8k16.{A}{B}{Acc}{O}: a dense MAC tensor-core instruction (attention, fp16 GEMMs).
+struct MmaOp {
+  golden::LmmaShape shape{16, 8, 16};
+  golden::DType a = golden::DType::kFp16, b = golden::DType::kFp16;
+  golden::DType acc = golden::DType::kFp32, out = golden::DType::kFp32;
+  std::string name() const;
+  static MmaOp parse(std::string_view mnemonic, const std::string& where);
+  bool operator==(const MmaOp& o) const;
+};
+
+// A tensor core the trace was compiled for: the design point plus the activation dtypes its
+// tables may come from (a LUT core builds tables from several formats).
+struct CoreSpec {
+  hw::TensorCoreConfig config;
+  std::vector<golden::DType> acts;  // empty: only config.act
+  bool supports_act(golden::DType a) const;
+};
+
+// Throws InputError "<where>: lmma shape m3n64k4 is not supported by tensor core m2n64k4" etc.
+void validate(const LmmaOp& op, const CoreSpec& core, const std::string& where);
+void validate(const MmaOp& op, const std::string& where);
+
+enum class Opcode : uint8_t {
+  kLdGlobal = 1,   // ldg
+  kLdGlobalAsync,  // ldgsts
+  kLdShared,       // lds
+  kStShared,       // sts
+  kStGlobal,       // stg
+  kBarrier,        // bar
+  kPrecompute,     // precompute.k{K}.{act}.{table}
+  kQuantTable,     // qtable
+  kLmma,           // lmma.*
+  kMma,            // mma.*
+  kDequant,        // dequant
+  kAlu,            // alu
+  kSfu,            // sfu
+  kLoop,           // loop N
+  kEndLoop,        // endloop
+};
+inline constexpr int kOpcodeCount = 15;
+std::string_view opcode_name(Opcode op);  // the mnemonic stem: "ldg", "lmma", ...
+
+struct Instr {
+  Opcode op = Opcode::kBarrier;
+  // Memory: tensor id (global), bytes per warp, byte address (global: within the tensor).
+  uint32_t tensor = 0;
+  uint64_t bytes = 0;
+  Affine addr;
+  // Compute: tile origin in elements (lmma/mma: output row m, column n, reduction k;
+  // precompute: activation row m, column k; dequant: m, n and quantization group g).
+  Affine m, n, k, g;
+  uint32_t rows = 0, cols = 0;  // precompute / dequant extents
+  uint32_t basis = 0;           // multi-basis binary: which basis' table / signs
+  bool row_scale = false;       // dequant: FluxBin row scales
+  LmmaOp lmma;
+  MmaOp mma;
+  int k_group = 4;                              // precompute: activations per table
+  golden::DType act = golden::DType::kInt8;     // precompute: activation dtype
+  golden::DType table = golden::DType::kInt16;  // precompute: table dtype
+  uint64_t count = 0;                           // alu/sfu ops, qtable tables, loop trip count
+
+  // CUDA-core operations this instruction costs per warp (precompute: one add per entry).
+  uint64_t cuda_ops() const;
+  std::string str() const;  // one text line, no indentation
+  bool operator==(const Instr& o) const;
+};
+
+// Parses one text line (no comment, trimmed); `where` is "file:line" for errors.
+Instr parse_instr(std::string_view line, const std::string& where);
+
+}  // namespace ltc::traces

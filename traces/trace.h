@@ -1,0 +1,168 @@
+// LMMA traces: what the compiler emits and the simulator executes. Format version kTraceVersion.
+//
+// A trace holds the tensor cores it was compiled for and a list of kernels. A kernel holds its
+// grid (blocks in x, y), its block (warps in x, y), its resources, the tiles the scheduler chose,
+// the global tensors it reads and writes, and ONE warp program parameterised by the block and warp
+// coordinates (traces/isa.h): every warp of the grid runs it with its own (bx, by, wx, wy).
+// Repetition is `loop N ... endloop`, never unrolled, so a whole LLM step stays a few MB while
+// expand_warp() still yields each warp's exact instruction stream.
+//
+// Text form (`#` starts a comment; indentation is free):
+//   ltc-trace 1
+//   gpu a100-lut4x
+//   core 0 {"design":"lut","m":2,"n":64,"k":4,"act":"int8","wbits":2,...} acts=int8,fp16
+//   kernel layer0.q_proj
+//     grid 8 1
+//     block 4 1
+//     resources smem=69632 regs=93
+//     tiles core=0 block=2,1024,256 warp=2,256,256 instr=2,64,4
+//     gemm m=1 n=8192 k=8192 group=8192 wbits=2 act=int8 basis=1   (optional: what it computes)
+//     tensor 0 tables bytes=131072
+//     program
+//       loop 32
+//         ldgsts t=1 bytes=65536 addr=bx*2097152+i0*65536
+//         ...
+//       endloop
+//     end
+//   end
+// Binary form: "LTCT", u16 version, then the same content with LEB128 varints (signed ones
+// zig-zag), strings as length + bytes, affines as a presence mask + varints. convert: text ->
+// binary -> text is the identity on the canonical text that write_text prints.
+#pragma once
+
+#include "traces/isa.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ltc::traces {
+
+inline constexpr int kTraceVersion = 1;
+// Upper bound on the instructions one warp program may expand to (loop counts multiply);
+// larger programs are rejected as overflowing.
+inline constexpr uint64_t kMaxExpandedInstrs = uint64_t(1) << 40;
+
+struct TensorDecl {
+  uint32_t id = 0;
+  std::string name;  // role: "acts", "tables", "weights", "scales", "out", "kv", ...
+  uint64_t bytes = 0;
+  bool operator==(const TensorDecl& o) const {
+    return id == o.id && name == o.name && bytes == o.bytes;
+  }
+};
+
+// The tiles the scheduler chose (recorded for the simulator and for reports).
+struct TileRecord {
+  int core = -1;  // index into Trace::cores; -1: no LUT core (MMA or CUDA-core kernel)
+  std::array<int64_t, 3> block{}, warp{}, instr{};
+  bool operator==(const TileRecord& o) const {
+    return core == o.core && block == o.block && warp == o.warp && instr == o.instr;
+  }
+};
+
+// What a LUT mpGEMM kernel computes, for the functional interpreter. m == 0: not a LUT GEMM.
+struct GemmRecord {
+  int64_t m = 0, n = 0, k = 0;
+  int64_t group = 0;  // quantization group (input columns per scale)
+  int wbits = 0;
+  golden::DType act = golden::DType::kInt8;
+  int bases = 1;
+  bool operator==(const GemmRecord& o) const {
+    return m == o.m && n == o.n && k == o.k && group == o.group && wbits == o.wbits &&
+           act == o.act && bases == o.bases;
+  }
+};
+
+struct Kernel {
+  std::string name;
+  int64_t grid_x = 1, grid_y = 1;
+  int64_t warps_x = 1, warps_y = 1;
+  uint64_t smem_bytes = 0;
+  uint32_t regs_per_thread = 0;
+  TileRecord tiles;
+  GemmRecord gemm;
+  std::vector<TensorDecl> tensors;
+  std::vector<Instr> program;
+
+  int64_t blocks() const { return grid_x * grid_y; }
+  int64_t warps_per_block() const { return warps_x * warps_y; }
+  const TensorDecl* tensor(std::string_view name) const;
+  bool operator==(const Kernel& o) const;
+};
+
+struct Trace {
+  int version = kTraceVersion;
+  std::string gpu;  // name of the GPU configuration it was compiled for
+  std::vector<CoreSpec> cores;
+  std::vector<Kernel> kernels;
+  bool operator==(const Trace& o) const;
+};
+
+// Structure and ISA checks: matched loops (depth <= kMaxLoopDepth, trips >= 1), affines using only
+// enclosing loop counters, lmma ops the referenced core runs, tensor ids declared, expanded size
+// <= kMaxExpandedInstrs. Throws InputError "<origin>: kernel <name>: instruction <i>: ...".
+void validate(const Trace& t, const std::string& origin);
+
+// Text and binary I/O. Readers throw InputError naming origin and line (text) or byte offset
+// (binary) and the reason; they validate() what they read.
+std::string write_text(const Trace& t);
+Trace read_text(std::string_view text, const std::string& origin);
+std::string write_binary(const Trace& t);
+Trace read_binary(std::string_view bytes, const std::string& origin);
+// By content: binary if it starts with "LTCT", else text.
+Trace read_trace(std::string_view content, const std::string& origin);
+Trace read_trace_file(const std::string& path);
+// Binary when the path ends in ".ltcb", else text.
+void write_trace_file(const Trace& t, const std::string& path);
+
+// Instructions of one warp program after loop expansion (loops counted by their bodies).
+uint64_t expanded_length(const std::vector<Instr>& program);
+
+// One warp's exact instruction stream: calls `f(instr, point)` for every executed instruction in
+// order, with the point holding bx, by, wx, wy and the live loop counters (evaluate affines with
+// it). Loop / endloop markers are not reported.
+template <typename F>
+void expand_warp(const Kernel& k, int64_t bx, int64_t by, int64_t wx, int64_t wy, F&& f);
+
+// ---- implementation of the template (the program must have passed validate()) -----------------
+template <typename F>
+void expand_warp(const Kernel& k, int64_t bx, int64_t by, int64_t wx, int64_t wy, F&& f) {
+  const std::vector<Instr>& prog = k.program;
+  Affine::Point p;
+  p.bx = bx;
+  p.by = by;
+  p.wx = wx;
+  p.wy = wy;
+  struct Frame {
+    size_t start;
+    uint64_t trip;
+  };
+  Frame stack[kMaxLoopDepth];
+  int depth = 0;
+  size_t pc = 0;
+  while (pc < prog.size()) {
+    const Instr& in = prog[pc];
+    if (in.op == Opcode::kLoop) {
+      stack[depth] = {pc, in.count};
+      p.i[depth] = 0;
+      ++depth;
+      ++pc;
+    } else if (in.op == Opcode::kEndLoop) {
+      Frame& fr = stack[depth - 1];
+      if (uint64_t(++p.i[depth - 1]) < fr.trip) {
+        pc = fr.start + 1;
+      } else {
+        p.i[depth - 1] = 0;
+        --depth;
+        ++pc;
+      }
+    } else {
+      f(in, static_cast<const Affine::Point&>(p));
+      ++pc;
+    }
+  }
+}
+
+}  // namespace ltc::traces
