@@ -112,51 +112,13 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
   const int64_t table_bytes = entries * tb + (spec.quantize_tables ? 4 : 0);  // + fp32 scale
   const int64_t lut_groups = ceil_div(spec.k, kg);
   const int64_t row_table_bytes = lut_groups * table_bytes;
-  const int64_t ab = golden::dtype_bits(spec.act) / 8;
   const int64_t seg_bytes = (in_ * kg + 7) / 8;  // packing.h segment
   const int64_t n_tiles = ceil_div(spec.n, in_);
 
   std::vector<traces::Kernel> kernels;
-  // ---- precompute kernel ---------------------------------------------------------------------
   if (spec.emit_precompute) {
-    traces::Kernel k;
-    k.name = spec.name + ".precompute";
-    k.warps_x = kPrecomputeWarps;
-    k.grid_x = ceil_div(spec.k, kPrecomputeWarps * kPrecomputeCols);
-    k.grid_y = spec.m;
-    k.regs_per_thread = 32;
-    k.tiles.core = -1;
-    k.tiles.block = {1, 0, kPrecomputeWarps * kPrecomputeCols};
-    k.tiles.warp = {1, 0, kPrecomputeCols};
-    k.tiles.instr = {1, 0, kg};
-    k.tensors = {{0, "acts", uint64_t(spec.m * spec.k * ab)},
-                 {1, "tables", uint64_t(spec.m * row_table_bytes)}};
-    ProgramBuilder p;
-    const int64_t bcols = kPrecomputeWarps * kPrecomputeCols;
-    p.emit(mem(Opcode::kLdGlobal, 0, uint64_t(kPrecomputeCols * ab),
-               affine(0, {by(spec.k * ab), bx(bcols * ab), wx(kPrecomputeCols * ab)})));
-    Instr pre;
-    pre.op = Opcode::kPrecompute;
-    pre.k_group = int(kg);
-    pre.act = spec.act;
-    pre.table = golden::is_int(spec.act) ? DType::kInt16 : spec.act;
-    pre.m = affine(0, {by(1)});
-    pre.k = affine(0, {bx(bcols), wx(kPrecomputeCols)});
-    pre.rows = 1;
-    pre.cols = uint32_t(kPrecomputeCols);
-    p.emit(pre);
-    if (spec.quantize_tables) {
-      Instr q;
-      q.op = Opcode::kQuantTable;
-      q.count = uint64_t(kPrecomputeCols / kg);
-      p.emit(q);
-    }
-    const int64_t groups_per_warp = kPrecomputeCols / kg;
-    p.emit(mem(Opcode::kStGlobal, 1, uint64_t(groups_per_warp * table_bytes),
-               affine(0, {by(row_table_bytes), bx(kPrecomputeWarps * groups_per_warp * table_bytes),
-                          wx(groups_per_warp * table_bytes)})));
-    k.program = p.take();
-    kernels.push_back(std::move(k));
+    kernels.push_back(lower_precompute(spec.name + ".precompute", spec.m, spec.k, spec.act,
+                                       spec.quantize_tables, gpu));
   }
 
   // ---- LUT GEMM kernel -----------------------------------------------------------------------
@@ -256,6 +218,55 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
   k.program = p.take();
   kernels.push_back(std::move(k));
   return kernels;
+}
+
+traces::Kernel lower_precompute(const std::string& name, int64_t m, int64_t k_cols,
+                                golden::DType act, bool quantize_tables, const hw::GpuConfig& gpu) {
+  const traces::CoreSpec cs = lut_core_spec(gpu);
+  const int64_t kg = cs.config.shape.k;
+  const DType table = quantize_tables ? DType::kInt8 : (golden::is_int(act) ? DType::kInt16 : act);
+  const int64_t table_bytes =
+      (int64_t(1) << (kg - 1)) * golden::dtype_bits(table) / 8 + (quantize_tables ? 4 : 0);
+  const int64_t row_table_bytes = ceil_div(k_cols, kg) * table_bytes;
+  const int64_t ab = golden::dtype_bits(act) / 8;
+  traces::Kernel k;
+  k.name = name;
+  k.warps_x = kPrecomputeWarps;
+  k.grid_x = ceil_div(k_cols, kPrecomputeWarps * kPrecomputeCols);
+  k.grid_y = m;
+  k.regs_per_thread = 32;
+  k.tiles.core = -1;
+  k.tiles.block = {1, 0, kPrecomputeWarps * kPrecomputeCols};
+  k.tiles.warp = {1, 0, kPrecomputeCols};
+  k.tiles.instr = {1, 0, kg};
+  k.tensors = {{0, "acts", uint64_t(m * k_cols * ab)},
+               {1, "tables", uint64_t(m * row_table_bytes)}};
+  ProgramBuilder p;
+  const int64_t bcols = kPrecomputeWarps * kPrecomputeCols;
+  p.emit(mem(Opcode::kLdGlobal, 0, uint64_t(kPrecomputeCols * ab),
+             affine(0, {by(k_cols * ab), bx(bcols * ab), wx(kPrecomputeCols * ab)})));
+  Instr pre;
+  pre.op = Opcode::kPrecompute;
+  pre.k_group = int(kg);
+  pre.act = act;
+  pre.table = golden::is_int(act) ? DType::kInt16 : act;
+  pre.m = affine(0, {by(1)});
+  pre.k = affine(0, {bx(bcols), wx(kPrecomputeCols)});
+  pre.rows = 1;
+  pre.cols = uint32_t(kPrecomputeCols);
+  p.emit(pre);
+  const int64_t groups_per_warp = kPrecomputeCols / kg;
+  if (quantize_tables) {
+    Instr q;
+    q.op = Opcode::kQuantTable;
+    q.count = uint64_t(groups_per_warp);
+    p.emit(q);
+  }
+  p.emit(mem(Opcode::kStGlobal, 1, uint64_t(groups_per_warp * table_bytes),
+             affine(0, {by(row_table_bytes), bx(kPrecomputeWarps * groups_per_warp * table_bytes),
+                        wx(groups_per_warp * table_bytes)})));
+  k.program = p.take();
+  return k;
 }
 
 traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m, int64_t n,

@@ -42,6 +42,11 @@ traces::CoreSpec lut_core_spec(const hw::GpuConfig& gpu);
 std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu, int core,
                                            tiling::TileChoice* tiles = nullptr);
 
+// The table-precompute kernel of an mpGEMM input (m rows x k_cols activations -> half tables
+// [row][LUT group][entry], + fp32 scale per table when quantized); tensor 0 = acts, 1 = tables.
+traces::Kernel lower_precompute(const std::string& name, int64_t m, int64_t k_cols,
+                                golden::DType act, bool quantize_tables, const hw::GpuConfig& gpu);
+
 // A dense GEMM on the MAC tensor cores (mma.m16n8k16 fp16 / m16n8k32 int8), `batch` independent
 // GEMMs as grid y slices (attention: sequences x heads). Operands: tensor 0 = A, 1 = B, 2 = out.
 traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m, int64_t n,

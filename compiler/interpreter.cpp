@@ -3,11 +3,14 @@
 #include "compiler/packing.h"
 #include "model/golden/error.h"
 #include "model/golden/fp.h"
+#include "model/golden/gemm.h"
 #include "model/golden/lmma.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
+#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -260,6 +263,57 @@ std::vector<double> interpret_gemm(const traces::Trace& trace, const GemmOperand
                                    InterpretStats* stats) {
   GemmMachine machine(trace, ops);
   return machine.run(stats);
+}
+
+}  // namespace ltc::compiler
+
+namespace ltc::compiler {
+
+GemmOperands random_gemm_operands(const traces::GemmRecord& g, uint32_t seed) {
+  if (g.m < 1) throw InputError("trace has no LUT GEMM kernel to run");
+  std::mt19937 rng(seed);
+  GemmOperands ops;
+  ops.act = g.act;
+  ops.m = g.m;
+  ops.acts.resize(size_t(g.m * g.k));
+  if (golden::is_int(g.act)) {
+    std::uniform_int_distribution<int> d(-128, 127);
+    for (auto& x : ops.acts) x = golden::encode(g.act, d(rng));
+  } else {
+    std::normal_distribution<double> d(0.0, 1.0);
+    for (auto& x : ops.acts) x = golden::encode(g.act, d(rng));
+  }
+  std::normal_distribution<double> nd(0.0, 1.0);
+  std::vector<double> w(size_t(g.n * g.k));
+  for (auto& x : w) x = nd(rng);
+  const auto kind = g.wbits == 1 ? golden::WeightKind::kBinary : golden::WeightKind::kSInt;
+  ops.weights = golden::quantize_weights(kind, g.wbits, int(g.group == g.k ? 0 : g.group), w,
+                                         int(g.n), int(g.k));
+  return ops;
+}
+
+GemmCheck check_gemm_trace(const traces::Trace& trace, uint32_t seed) {
+  const traces::Kernel* gk = nullptr;
+  for (const auto& k : trace.kernels) {
+    if (k.gemm.m > 0) gk = &k;
+  }
+  if (!gk) throw InputError("trace has no LUT GEMM kernel (gemm record) to run");
+  bool quantized = false;
+  for (const auto& in : gk->program) {
+    if (in.op == Opcode::kLmma) quantized = in.lmma.quantized_table;
+  }
+  const GemmOperands ops = random_gemm_operands(gk->gemm, seed);
+  GemmCheck c;
+  const std::vector<double> y = interpret_gemm(trace, ops, &c.stats);
+  const auto cfg = golden::default_lut_gemm_config(
+      ops.act, trace.cores.at(size_t(gk->tiles.core)).config.shape.k, quantized);
+  const std::vector<double> ref = golden::lut_gemm(cfg, ops.acts, int(ops.m), ops.weights);
+  c.outputs = y.size();
+  for (size_t i = 0; i < y.size(); ++i) {
+    if (std::memcmp(&y[i], &ref[i], sizeof(double)) != 0) ++c.mismatches;
+    c.max_abs_diff = std::max(c.max_abs_diff, std::abs(y[i] - ref[i]));
+  }
+  return c;
 }
 
 }  // namespace ltc::compiler

@@ -34,3 +34,21 @@ std::vector<double> interpret_gemm(const traces::Trace& trace, const GemmOperand
                                    InterpretStats* stats = nullptr);
 
 }  // namespace ltc::compiler
+
+namespace ltc::compiler {
+
+// Random operands for the GEMM a trace computes (its gemm record): activations uniform over
+// int8 or N(0,1) rounded to the float dtype, weights N(0,1) quantized (binary for 1 bit, signed
+// INTn otherwise) with the record's group size.
+GemmOperands random_gemm_operands(const traces::GemmRecord& g, uint32_t seed);
+
+struct GemmCheck {
+  uint64_t outputs = 0;
+  uint64_t mismatches = 0;  // outputs whose bits differ from golden::lut_gemm
+  double max_abs_diff = 0;
+  InterpretStats stats;
+};
+// Interprets the trace on random_gemm_operands(seed) and compares with golden::lut_gemm.
+GemmCheck check_gemm_trace(const traces::Trace& trace, uint32_t seed);
+
+}  // namespace ltc::compiler

@@ -1,0 +1,237 @@
+// `ltc compile gemm|model|run|convert`: lower an mpGEMM or a whole model step to an LMMA trace
+// (SPEC §9), run a GEMM trace through the functional interpreter, convert text <-> binary.
+#include "cli/command.h"
+#include "compiler/gemm_lowering.h"
+#include "compiler/interpreter.h"
+#include "compiler/model_lowering.h"
+#include "model/golden/error.h"
+#include "model/hw/gpu.h"
+#include "model/llm/graph.h"
+#include "model/llm/model_config.h"
+#include "traces/trace.h"
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+
+namespace ltc::cli {
+namespace {
+
+nlohmann::json summary_json(const traces::Trace& t, const std::string& out) {
+  const compiler::TraceSummary s = compiler::summarize(t);
+  return {{"out", out},
+          {"gpu", t.gpu},
+          {"kernels", s.kernels},
+          {"static_instructions", s.static_instructions},
+          {"warp_instructions", s.warp_instructions},
+          {"lmmas", s.lmmas},
+          {"mmas", s.mmas}};
+}
+
+nlohmann::json tiles_json(const traces::Kernel& k) {
+  return {{"kernel", k.name},
+          {"grid", {k.grid_x, k.grid_y}},
+          {"warps", {k.warps_x, k.warps_y}},
+          {"block_tile", k.tiles.block},
+          {"warp_tile", k.tiles.warp},
+          {"instr", k.tiles.instr},
+          {"smem_bytes", k.smem_bytes},
+          {"regs_per_thread", k.regs_per_thread}};
+}
+
+void print_check(const compiler::GemmCheck& c, uint32_t seed) {
+  fmt::print(
+      "functional check (seed {}): {} outputs, {} mismatches vs golden lut_gemm ({} lmma, "
+      "{} tables)\n",
+      seed, c.outputs, c.mismatches, c.stats.lmmas, c.stats.tables);
+}
+
+struct GemmOptions {
+  int64_t m = 0, n = 0, k = 0;
+  std::string weights = "int2", acts = "int8", gpu = "a100-lut4x", out;
+  int64_t group = 0;
+  bool quantize_tables = false, verify = false, json = false;
+  uint32_t seed = 1;
+};
+
+void run_gemm(const GemmOptions& o) {
+  compiler::GemmSpec s;
+  s.name = "gemm";
+  s.m = o.m;
+  s.n = o.n;
+  s.k = o.k;
+  s.weights = llm::parse_weight_format(o.weights, "--weights");
+  s.act = golden::parse_dtype(o.acts, "--acts");
+  s.group_size = o.group;
+  s.quantize_tables = o.quantize_tables;
+  const hw::GpuConfig gpu = hw::load_gpu(o.gpu);
+  const traces::Trace t = compiler::compile_gemm(s, gpu);
+  traces::write_trace_file(t, o.out);
+  nlohmann::json j = summary_json(t, o.out);
+  j["tiles"] = tiles_json(t.kernels.back());
+  bool failed = false;
+  if (o.verify) {
+    if (double(o.m) * double(o.n) * double(o.k) > 2e8) {
+      throw InputError("--verify: M*N*K = " + fmt::format("{:.3g}", double(o.m) * o.n * o.k) +
+                       " is too large for the interpreter (valid: <= 2e8)");
+    }
+    const compiler::GemmCheck c = compiler::check_gemm_trace(t, o.seed);
+    j["verify"] = {{"seed", o.seed}, {"outputs", c.outputs}, {"mismatches", c.mismatches}};
+    failed = c.mismatches != 0;
+    if (!o.json) print_check(c, o.seed);
+  }
+  if (o.json) {
+    fmt::print("{}\n", j.dump());
+  } else {
+    const auto& k = t.kernels.back();
+    fmt::print("wrote {}: {} kernels, {} static / {} warp instructions, {} lmma\n", o.out,
+               j["kernels"].get<uint64_t>(), j["static_instructions"].get<uint64_t>(),
+               j["warp_instructions"].get<uint64_t>(), j["lmmas"].get<uint64_t>());
+    fmt::print("tiles: block [{},{},{}] warp [{},{},{}] instr {} grid {}x{} smem {} B regs {}\n",
+               k.tiles.block[0], k.tiles.block[1], k.tiles.block[2], k.tiles.warp[0],
+               k.tiles.warp[1], k.tiles.warp[2], t.cores[0].config.shape.name(), k.grid_x, k.grid_y,
+               k.smem_bytes, k.regs_per_thread);
+  }
+  if (failed) set_exit_code(kExitFailed);
+}
+
+struct ModelOptions {
+  std::string model, phase = "decode", weights = "int2", acts = "int8", gpu = "a100-lut4x", out;
+  int64_t batch = 1, context = 0, seq = 0, group = 0;
+  bool no_fuse = false, quantize_tables = false, json = false;
+};
+
+void run_model(const ModelOptions& o) {
+  const llm::ModelConfig model = llm::load_model(o.model);
+  for (const auto& w : model.warnings) fmt::print(stderr, "ltc: warning: {}\n", w);
+  const llm::Phase phase = llm::parse_phase(o.phase);
+  llm::StepConfig step = phase == llm::Phase::kDecode
+                             ? llm::StepConfig::decode(o.batch, o.context)
+                             : llm::StepConfig::prefill(o.batch, o.seq > 0 ? o.seq : o.context);
+  step.weights = llm::parse_weight_format(o.weights, "--weights");
+  step.acts = golden::parse_dtype(o.acts, "--acts");
+  compiler::ModelLoweringOptions opt;
+  opt.fuse_precompute = !o.no_fuse;
+  opt.quantize_tables = o.quantize_tables;
+  opt.group_size = o.group;
+  const hw::GpuConfig gpu = hw::load_gpu(o.gpu);
+  const traces::Trace t = compiler::compile_model(model, step, gpu, opt);
+  traces::write_trace_file(t, o.out);
+  nlohmann::json j = summary_json(t, o.out);
+  j["model"] = o.model;
+  j["phase"] = o.phase;
+  if (o.json) {
+    fmt::print("{}\n", j.dump());
+  } else {
+    fmt::print(
+        "wrote {}: {} {} step, {} kernels, {} static / {} warp instructions, {} lmma, {} mma\n",
+        o.out, o.model, o.phase, j["kernels"].get<uint64_t>(),
+        j["static_instructions"].get<uint64_t>(), j["warp_instructions"].get<uint64_t>(),
+        j["lmmas"].get<uint64_t>(), j["mmas"].get<uint64_t>());
+  }
+}
+
+struct RunOptions {
+  std::string file;
+  uint32_t seed = 1;
+  bool json = false;
+};
+
+void run_trace(const RunOptions& o) {
+  const traces::Trace t = traces::read_trace_file(o.file);
+  nlohmann::json j = summary_json(t, o.file);
+  j.erase("out");
+  j["file"] = o.file;
+  bool has_gemm = false;
+  for (const auto& k : t.kernels) has_gemm = has_gemm || k.gemm.m > 0;
+  bool failed = false;
+  if (has_gemm) {
+    const compiler::GemmCheck c = compiler::check_gemm_trace(t, o.seed);
+    j["verify"] = {{"seed", o.seed}, {"outputs", c.outputs}, {"mismatches", c.mismatches}};
+    failed = c.mismatches != 0;
+    if (!o.json) print_check(c, o.seed);
+  }
+  if (o.json) {
+    fmt::print("{}\n", j.dump());
+  } else {
+    fmt::print("{}: valid trace for {}, {} kernels, {} warp instructions{}\n", o.file, t.gpu,
+               j["kernels"].get<uint64_t>(), j["warp_instructions"].get<uint64_t>(),
+               has_gemm ? "" : " (no LUT GEMM record: nothing to execute functionally)");
+  }
+  if (failed) set_exit_code(kExitFailed);
+}
+
+CommandRegistrar reg{
+    50, [](CLI::App& app) {
+      CLI::App* compile = app.add_subcommand("compile", "Lower GEMMs and LLM steps to LMMA traces");
+      compile->require_subcommand(1);
+
+      auto g = std::make_shared<GemmOptions>();
+      CLI::App* gemm =
+          compile->add_subcommand("gemm", "One mpGEMM Y[M,N] = A[M,K] W[N,K]^T -> trace");
+      gemm->add_option("--m", g->m, "rows of A (tokens)")->required();
+      gemm->add_option("--n", g->n, "output channels")->required();
+      gemm->add_option("--k", g->k, "input channels")->required();
+      gemm->add_option("--weights", g->weights, "int1..int8, ternary, binary")
+          ->capture_default_str();
+      gemm->add_option("--acts", g->acts, "int8, fp16, bf16, fp8e4m3, fp8e5m2")
+          ->capture_default_str();
+      gemm->add_option("--gpu", g->gpu, "built-in GPU with LUT tensor cores or a GPU JSON path")
+          ->capture_default_str();
+      gemm->add_option("--group", g->group, "weight quantization group (0: per channel)")
+          ->capture_default_str();
+      gemm->add_flag("--quantize-tables", g->quantize_tables, "INT8 tables (q8 LMMAs)");
+      gemm->add_option("--out", g->out, "trace file (.ltcb: binary, else text)")->required();
+      gemm->add_flag("--verify", g->verify,
+                     "run the trace in the functional interpreter on random data");
+      gemm->add_option("--seed", g->seed, "seed of --verify")->capture_default_str();
+      gemm->add_flag("--json", g->json, "print one JSON object");
+      gemm->callback([g] { run_gemm(*g); });
+
+      auto m = std::make_shared<ModelOptions>();
+      CLI::App* model = compile->add_subcommand("model", "A whole decode or prefill step -> trace");
+      model->add_option("--model", m->model, "built-in model or Hugging Face config.json")
+          ->required();
+      model->add_option("--phase", m->phase, "decode or prefill")->capture_default_str();
+      model->add_option("--batch", m->batch, "sequences (B)")->capture_default_str();
+      model
+          ->add_option("--context", m->context,
+                       "decode: tokens in the KV cache (L); prefill: sequence length if no --seq")
+          ->capture_default_str();
+      model->add_option("--seq", m->seq, "prefill: tokens per sequence (S)");
+      model->add_option("--weights", m->weights, "fp16, int1..int8, ternary, binary")
+          ->capture_default_str();
+      model->add_option("--acts", m->acts, "int8, fp16, bf16, fp8e4m3, fp8e5m2")
+          ->capture_default_str();
+      model->add_option("--gpu", m->gpu, "built-in GPU name or GPU JSON path")
+          ->capture_default_str();
+      model->add_option("--group", m->group, "weight quantization group (0: per channel)")
+          ->capture_default_str();
+      model->add_flag("--no-fuse", m->no_fuse, "separate table-precompute kernels (no fusion)");
+      model->add_flag("--quantize-tables", m->quantize_tables, "INT8 tables (q8 LMMAs)");
+      model->add_option("--out", m->out, "trace file (.ltcb: binary, else text)")->required();
+      model->add_flag("--json", m->json, "print one JSON object");
+      model->callback([m] { run_model(*m); });
+
+      auto r = std::make_shared<RunOptions>();
+      CLI::App* run = compile->add_subcommand(
+          "run",
+          "Read a trace; run its LUT GEMM in the functional interpreter vs the golden model");
+      run->add_option("file", r->file, "trace (text or binary)")->required();
+      run->add_option("--seed", r->seed, "seed of the random operands")->capture_default_str();
+      run->add_flag("--json", r->json, "print one JSON object");
+      run->callback([r] { run_trace(*r); });
+
+      auto c = std::make_shared<std::pair<std::string, std::string>>();
+      CLI::App* conv = compile->add_subcommand(
+          "convert", "Convert a trace between text and binary (.ltcb) forms");
+      conv->add_option("in", c->first, "input trace")->required();
+      conv->add_option("out", c->second, "output trace (.ltcb: binary, else text)")->required();
+      conv->callback(
+          [c] { traces::write_trace_file(traces::read_trace_file(c->first), c->second); });
+    }};
+
+}  // namespace
+}  // namespace ltc::cli
