@@ -2,15 +2,18 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -19,6 +22,44 @@
 namespace ltc::synth {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// Process groups of running tools, so an interrupt (Ctrl-C, kill) of ltc also stops them: the
+// tools run in their own groups and would not see the terminal's signal.
+constexpr int kMaxChildren = 256;
+std::atomic<pid_t> g_children[kMaxChildren];
+
+extern "C" void kill_children_and_die(int sig) {
+  for (auto& c : g_children) {
+    const pid_t pid = c.load();
+    if (pid > 0) ::kill(-pid, SIGKILL);
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void install_signal_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction sa {};
+      sa.sa_handler = kill_children_and_die;
+      sigemptyset(&sa.sa_mask);
+      ::sigaction(sig, &sa, nullptr);
+    }
+  });
+}
+
+int register_child(pid_t pid) {
+  for (int i = 0; i < kMaxChildren; ++i) {
+    pid_t expected = 0;
+    if (g_children[i].compare_exchange_strong(expected, pid)) return i;
+  }
+  return -1;
+}
+
+}  // namespace
 
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& workdir,
                           const std::string& log_path, double timeout_s) {
@@ -35,6 +76,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     ::close(log_fd);
     throw std::runtime_error("pipe failed");
   }
+  install_signal_handlers();
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -43,6 +85,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   }
   if (pid == 0) {
     ::setpgid(0, 0);  // own process group, so a timeout kills the tool and its children
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // and ltc dying (even by SIGKILL) kills the tool
     ::close(status_pipe[0]);
     ::dup2(log_fd, STDOUT_FILENO);
     ::dup2(log_fd, STDERR_FILENO);
@@ -59,6 +102,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     _exit(127);
   }
   ::setpgid(pid, pid);
+  const int slot = register_child(pid);
   ::close(log_fd);
   ::close(status_pipe[1]);
   int child_errno = 0;
@@ -79,6 +123,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(elapsed < 1 ? 5 : 50));
   }
+  if (slot >= 0) g_children[slot].store(0);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (got == static_cast<ssize_t>(sizeof child_errno)) {
     throw std::runtime_error("cannot run '" + argv[0] + "' in " + workdir + ": " +

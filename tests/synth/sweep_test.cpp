@@ -1,0 +1,240 @@
+// The sweep engine: spec expansion, the resumable results store, failed points, reports (CSV,
+// SVG, ratios, crossovers). A stand-in runner keeps these tests independent of tool run times.
+#include "synth/sweep.h"
+#include "model/golden/error.h"
+#include "synth/plot.h"
+#include "synth/process.h"
+#include "synth_test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+
+namespace ltc::synth {
+namespace {
+
+using nlohmann::json;
+using test::scratch_dir;
+
+json tiny_spec() {
+  return json::parse(R"({
+    "name": "tiny", "clock_ns": 10, "activity": "assumed",
+    "grid": [
+      {"label": "LUT", "design": "lut", "m": 1, "n": [1, 2], "k": 4, "act": "int8", "wbits": [1, 2]},
+      {"label": "MAC", "design": "mac", "m": 1, "n": 1, "k": 4, "act": "int8", "wbits": [1, 2]}
+    ],
+    "plots": [{"x": "wbits", "y": "area_um2", "series": ["label", "n"]}],
+    "ratios": [{"name": "mac/lut area", "metric": "area_um2",
+                "num": {"design": "mac"}, "den": {"design": "lut", "n": 1, "wbits": 1}, "paper": 3}]
+  })");
+}
+
+// Area = 100 * n * k (+ 300 for MAC), power = area / 100; fails for ids in `fail`.
+struct FakeRunner {
+  std::atomic<int> calls{0};
+  std::string fail;
+  PpaResult operator()(const hw::TensorCoreConfig& c, const PpaOptions& o) {
+    ++calls;
+    if (!fail.empty() && c.id() == fail) throw std::runtime_error("yosys failed: fake");
+    PpaResult r;
+    r.id = c.id();
+    r.area_um2 = 100.0 * c.shape.n * c.shape.k + (c.design == hw::TensorCoreDesign::kMac ? 300 : 0);
+    r.power_mw = r.area_um2 / 100;
+    r.delay_ns = 2;
+    r.clock_ns = o.clock_ns;
+    r.ops_per_cycle = c.ops_per_cycle();
+    r.tops = r.ops_per_cycle / r.clock_ns / 1000;
+    r.tops_per_mm2 = r.tops / (r.area_um2 * 1e-6);
+    r.tops_per_w = r.tops / (r.power_mw * 1e-3);
+    return r;
+  }
+};
+
+SweepOptions options(const std::string& dir, FakeRunner& fake, int jobs = 2) {
+  SweepOptions o;
+  o.out_dir = dir;
+  o.jobs = jobs;
+  o.runner = [&fake](const hw::TensorCoreConfig& c, const PpaOptions& p) { return fake(c, p); };
+  o.rtl_hash = [](const hw::TensorCoreConfig&) { return std::string("0123456789abcdef"); };
+  return o;
+}
+
+TEST(SweepSpec, GridExpandsToTheCartesianProduct) {
+  const SweepSpec s = SweepSpec::parse(tiny_spec(), "tiny.json");
+  EXPECT_EQ(s.points.size(), 6u);  // LUT 2 n x 2 wbits + MAC 2 wbits
+  EXPECT_EQ(s.points[0].config.id(), "lut-m1n1k4-int8-w1-tint16-int32");
+  EXPECT_DOUBLE_EQ(s.clock_ns, 10);
+}
+
+TEST(SweepSpec, WhereKeepsOnlyShapesOfTheGivenVolume) {
+  const SweepSpec s = SweepSpec::parse(
+      json::parse(R"({"grid": [{"design": "lut", "m": [1, 2, 4], "n": [8, 16, 32, 64],
+                     "k": [2, 4], "act": "fp16", "where": {"mnk": 128}}]})"),
+      "x.json");
+  // m*n*k = 128: (1,64,2) (2,32,2) (4,16,2) (1,32,4) (2,16,4) (4,8,4).
+  EXPECT_EQ(s.points.size(), 6u);
+  for (const auto& p : s.points) {
+    EXPECT_EQ(p.config.shape.m * p.config.shape.n * p.config.shape.k, 128);
+  }
+}
+
+TEST(SweepSpec, BadSpecsNameTheProblem) {
+  auto msg = [](const char* text) {
+    try {
+      SweepSpec::parse(json::parse(text), "bad.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(msg(R"({"grid": []})").find("grid"), std::string::npos);
+  EXPECT_NE(msg(R"({"grid": [{"design": "lut", "m": 1, "n": 1, "act": "fp16"}]})").find("'k'"),
+            std::string::npos);
+  EXPECT_NE(
+      msg(R"({"grid": [{"design": "foo", "m": 1, "n": 1, "k": 4, "act": "fp16"}]})").find("foo"),
+      std::string::npos);
+  EXPECT_NE(msg(R"({"activity": "guess", "grid": [{"design": "lut", "m": 1, "n": 1, "k": 4,
+                "act": "fp16"}]})")
+                .find("activity"),
+            std::string::npos);
+  EXPECT_THROW(SweepSpec::load("/nonexistent/spec.json"), InputError);
+}
+
+TEST(SweepSpec, BuiltinSpecsParse) {
+  for (const auto& name : SweepSpec::builtin_names()) {
+    const SweepSpec s = SweepSpec::load(SweepSpec::builtin_path(name));
+    EXPECT_EQ(s.name, name);
+    EXPECT_FALSE(s.points.empty()) << name;
+    EXPECT_FALSE(s.plots.empty()) << name;
+  }
+  // dp-k: K = 1..8 for INT8 and FP16 activations.
+  EXPECT_EQ(SweepSpec::load(SweepSpec::builtin_path("dp-k")).points.size(), 16u);
+}
+
+TEST(Sweep, RunsEveryDistinctPointOnceAndWritesReports) {
+  const auto dir = scratch_dir("");
+  FakeRunner fake;
+  const SweepSpec spec = SweepSpec::parse(tiny_spec(), "tiny.json");
+  const SweepSummary s = run_sweep(spec, options(dir, fake));
+  // The MAC point is one circuit for both weight widths: 4 LUT + 1 MAC.
+  EXPECT_EQ(s.points, 5);
+  EXPECT_EQ(fake.calls, 5);
+  EXPECT_EQ(s.ok, 5);
+  EXPECT_EQ(ResultStore(dir + "/results.jsonl").size(), 5u);
+  // MAC area 100*1*4 + 300 = 700 over LUT n1 area 400.
+  ASSERT_EQ(s.ratios.size(), 1u);
+  EXPECT_DOUBLE_EQ(s.ratios[0]["value"].get<double>(), 700.0 / 400.0);
+  const std::string csv = read_text(dir + "/tiny.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7);  // header + 6 spec points
+  const std::string svg = read_text(dir + "/tiny-1.svg");
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("polyline"), std::string::npos);
+}
+
+TEST(Sweep, ResumesWithoutRedoingFinishedPoints) {
+  const auto dir = scratch_dir("");
+  const SweepSpec spec = SweepSpec::parse(tiny_spec(), "tiny.json");
+  FakeRunner first;
+  SweepOptions o = options(dir, first, 1);
+  o.limit = 2;  // as if killed after two points
+  EXPECT_EQ(run_sweep(spec, o).ran, 2);
+  FakeRunner second;
+  const SweepSummary s = run_sweep(spec, options(dir, second));
+  EXPECT_EQ(s.reused, 2);
+  EXPECT_EQ(s.ran, 3);
+  EXPECT_EQ(second.calls, 3);
+  FakeRunner third;
+  EXPECT_EQ(run_sweep(spec, options(dir, third)).ran, 0);
+  EXPECT_EQ(third.calls, 0);
+}
+
+TEST(Sweep, ChangedRtlInvalidatesStoredPoints) {
+  const auto dir = scratch_dir("");
+  const SweepSpec spec = SweepSpec::parse(tiny_spec(), "tiny.json");
+  FakeRunner a, b;
+  run_sweep(spec, options(dir, a));
+  SweepOptions o = options(dir, b);
+  o.rtl_hash = [](const hw::TensorCoreConfig&) { return std::string("fedcba9876543210"); };
+  EXPECT_EQ(run_sweep(spec, o).ran, 5);
+}
+
+TEST(Sweep, FailedPointIsRecordedAndDoesNotStopTheSweep) {
+  const auto dir = scratch_dir("");
+  const SweepSpec spec = SweepSpec::parse(tiny_spec(), "tiny.json");
+  FakeRunner fake;
+  fake.fail = "lut-m1n2k4-int8-w1-tint16-int32";
+  const SweepSummary s = run_sweep(spec, options(dir, fake));
+  EXPECT_EQ(s.failed, 1);
+  EXPECT_EQ(s.ok, 4);
+  bool found = false;
+  for (const auto& r : ResultStore(dir + "/results.jsonl").records()) {
+    if (r["id"] == fake.fail) {
+      found = true;
+      EXPECT_EQ(r["status"], "error");
+      EXPECT_NE(r["error"].get<std::string>().find("fake"), std::string::npos);
+    }
+  }
+  EXPECT_TRUE(found);
+  // A rerun keeps the failure unless asked to retry it.
+  FakeRunner again;
+  EXPECT_EQ(run_sweep(spec, options(dir, again)).ran, 0);
+  SweepOptions retry = options(dir, again);
+  retry.retry_failed = true;
+  EXPECT_EQ(run_sweep(spec, retry).ran, 1);
+}
+
+TEST(ResultStore, IgnoresATornLineAndRewritesAtomically) {
+  const auto dir = scratch_dir("");
+  const std::string path = dir + "/results.jsonl";
+  std::ofstream(path) << R"({"key": "a", "status": "ok"})"
+                      << "\n"
+                      << R"({"key": "b", "sta)";
+  ResultStore store(path);
+  EXPECT_EQ(store.size(), 1u);
+  store.put({{"key", "c"}, {"status", "ok"}});
+  EXPECT_EQ(ResultStore(path).size(), 2u);
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos);
+  }
+}
+
+TEST(Reports, CsvQuotesCommasAndQuotes) {
+  const std::string csv = rows_csv({json{{"id", "x"}, {"error", "a, \"b\""}}});
+  EXPECT_NE(csv.find("\"a, \"\"b\"\"\""), std::string::npos);
+}
+
+TEST(Reports, CrossoverIsTheLastWidthWhereAStaysBelowB) {
+  std::vector<json> rows;
+  for (int w = 1; w <= 4; ++w) {
+    rows.push_back({{"status", "ok"}, {"design", "a"}, {"wbits", w}, {"area", 10.0 * w}});
+    rows.push_back({{"status", "ok"}, {"design", "b"}, {"wbits", w}, {"area", 25.0}});
+  }
+  const json c = compute_crossovers(json::array({{{"metric", "area"},
+                                                  {"x", "wbits"},
+                                                  {"a", {{"design", "a"}}},
+                                                  {"b", {{"design", "b"}}}}}),
+                                    rows);
+  EXPECT_EQ(c[0]["a_below_b_up_to"].get<double>(), 2);  // 10, 20 < 25; 30 is not
+  EXPECT_DOUBLE_EQ(c[0]["points"][0]["b_over_a"].get<double>(), 2.5);
+}
+
+TEST(Reports, BarPlotHasOneBarPerRowAndSeriesLegend) {
+  std::vector<json> rows = {{{"label", "MAC"}, {"act", "fp16"}, {"y", 3.0}},
+                            {{"label", "LUT"}, {"act", "fp16"}, {"y", 60.0}},
+                            {{"label", "LUT"}, {"act", "fp8"}, {"y", 70.0}}};
+  PlotSpec p = parse_plot(json{{"x", "label"}, {"y", "y"}, {"series", {"act"}}, {"bars", true}});
+  const std::string svg = svg_plot(p, rows);
+  size_t bars = 0;
+  for (size_t at = svg.find("<rect x="); at != std::string::npos;
+       at = svg.find("<rect x=", at + 1)) {
+    ++bars;
+  }
+  // Frame + 3 bars + 2 legend swatches.
+  EXPECT_EQ(bars, 6u);
+  EXPECT_NE(svg.find(">fp8<"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ltc::synth

@@ -1,0 +1,93 @@
+// `ltc bench ppa`: seconds per design point of the PPA flow (default: the M2N64K4 FP16 LUT tile,
+// the paper's reference shape) by stage, and optionally a whole built-in sweep at -j N.
+#include "cli/command.h"
+#include "model/golden/error.h"
+#include "synth/ppa.h"
+#include "synth/sweep.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+
+namespace ltc::cli {
+namespace {
+
+struct BenchPpaOptions {
+  std::string design = "lut", act = "fp16";
+  int m = 2, n = 64, k = 4, wbits = 1;
+  std::string sweep;  // built-in name, 'all', or a spec path
+  std::string out;
+  int jobs = 2;
+  bool json = false;
+};
+
+void run(const BenchPpaOptions& o) {
+  auto config =
+      hw::TensorCoreConfig::make(hw::parse_design(o.design), golden::LmmaShape{o.m, o.n, o.k},
+                                 golden::parse_dtype(o.act, "--act"), o.wbits);
+  config.validate();
+  const auto root =
+      std::filesystem::temp_directory_path() / fmt::format("ltc-bench-ppa-{}", ::getpid());
+  synth::PpaOptions po;
+  po.workdir = (root / "point").string();
+  const synth::PpaResult r = synth::run_ppa(config, po);
+  nlohmann::json j = {
+      {"point", config.id()}, {"seconds", r.seconds}, {"cells", r.cells}, {"area_um2", r.area_um2}};
+  if (!o.json) {
+    fmt::print(
+        "ppa point {}: {:.1f} s (yosys {:.1f} s, activity {:.1f} s, sta {:.1f} s), {} cells\n",
+        config.id(), r.seconds.at("total"), r.seconds.at("yosys"), r.seconds.at("activity"),
+        r.seconds.at("sta"), r.cells);
+  }
+  if (!o.sweep.empty()) {
+    std::vector<std::string> names =
+        o.sweep == "all" ? synth::SweepSpec::builtin_names() : std::vector<std::string>{o.sweep};
+    synth::SweepOptions so;
+    so.out_dir = o.out.empty() ? (root / "sweep").string() : o.out;
+    so.jobs = o.jobs;
+    so.progress = progress_enabled();
+    double total = 0;
+    int points = 0, ran = 0;
+    for (const auto& n : names) {
+      const std::string path = std::filesystem::exists(n) ? n : synth::SweepSpec::builtin_path(n);
+      const auto s = synth::run_sweep(synth::SweepSpec::load(path), so);
+      total += s.seconds;
+      points += s.points;
+      ran += s.ran;
+    }
+    j["sweep"] = {
+        {"name", o.sweep}, {"jobs", o.jobs}, {"points", points}, {"ran", ran}, {"seconds", total}};
+    if (!o.json) {
+      fmt::print("sweep {}: {} points ({} run) in {:.1f} s at -j {}\n", o.sweep, points, ran, total,
+                 o.jobs);
+    }
+  }
+  std::filesystem::remove_all(root / "point");
+  if (o.out.empty()) std::filesystem::remove_all(root);
+  if (o.json) fmt::print("{}\n", j.dump());
+}
+
+CommandRegistrar reg{
+    900, [](CLI::App& app) {
+      auto o = std::make_shared<BenchPpaOptions>();
+      CLI::App* sub = bench_command(app).add_subcommand(
+          "ppa", "Seconds per PPA design point (M2N64K4 FP16 LUT by default), optionally a sweep");
+      sub->add_option("--design", o->design, "lut, lut-naive, mac, add")->capture_default_str();
+      sub->add_option("--m", o->m)->capture_default_str();
+      sub->add_option("--n", o->n)->capture_default_str();
+      sub->add_option("--k", o->k)->capture_default_str();
+      sub->add_option("--wbits", o->wbits)->capture_default_str();
+      sub->add_option("--act", o->act)->capture_default_str();
+      sub->add_option("--sweep", o->sweep, "also time a sweep: dp-k, dp4, wbits, dse or all");
+      sub->add_option("--out", o->out, "keep the sweep results here (default: temporary)");
+      sub->add_option("-j,--jobs", o->jobs, "sweep parallelism")->capture_default_str();
+      sub->add_flag("--json", o->json, "print one JSON object");
+      sub->callback([o] { run(*o); });
+    }};
+
+}  // namespace
+}  // namespace ltc::cli

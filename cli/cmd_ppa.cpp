@@ -1,0 +1,140 @@
+// `ltc ppa`: one tensor-core design point through Yosys + OpenSTA (synth/ppa.h): area, critical
+// path, power with measured switching activity, ops/cycle, TOPS/mm^2 and TOPS/W (SPEC §9).
+#include "cli/command.h"
+#include "model/golden/error.h"
+#include "synth/ppa.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <memory>
+
+namespace ltc::cli {
+namespace {
+
+struct PpaCliOptions {
+  std::string design = "lut";
+  int m = 2, n = 64, k = 4, wbits = 1, pipeline_stages = 1;
+  std::string act = "fp16", acc, weight;
+  double clock_ns = 0;
+  std::string activity = "measured";
+  int cycles = 200;
+  uint64_t seed = 1;
+  bool gate_check = false;
+  std::string workdir;
+  double timeout_s = 3600;
+  bool json = false;
+};
+
+hw::TensorCoreConfig make_config(const PpaCliOptions& o) {
+  auto c = hw::TensorCoreConfig::make(hw::parse_design(o.design), golden::LmmaShape{o.m, o.n, o.k},
+                                      golden::parse_dtype(o.act, "--act"), o.wbits);
+  if (!o.acc.empty()) {
+    c.acc = golden::parse_dtype(o.acc, "--acc");
+    c.out = c.acc;
+  }
+  if (!o.weight.empty()) c.weight = golden::parse_dtype(o.weight, "--weight");
+  c.pipeline_stages = o.pipeline_stages;
+  c.validate();
+  return c;
+}
+
+void run(const PpaCliOptions& o) {
+  const hw::TensorCoreConfig config = make_config(o);
+  synth::PpaOptions po;
+  if (o.clock_ns < 0) throw InputError("--clock-ns: must be > 0 (omit for the design's maximum)");
+  po.clock_ns = o.clock_ns;
+  if (o.activity == "measured") {
+    po.activity = synth::ActivityMode::kMeasured;
+  } else if (o.activity == "assumed") {
+    po.activity = synth::ActivityMode::kAssumed;
+  } else {
+    throw InputError("--activity: '" + o.activity + "' is not valid (valid: measured, assumed)");
+  }
+  if (o.cycles < 1) throw InputError("--cycles: must be >= 1");
+  po.sim.cycles = o.cycles;
+  po.sim.seed = o.seed;
+  po.gate_check = o.gate_check;
+  po.tool_timeout_s = o.timeout_s;
+  const bool temp = o.workdir.empty();
+  po.workdir = temp ? (std::filesystem::temp_directory_path() /
+                       fmt::format("ltc-ppa-{}-{}", config.id(), ::getpid()))
+                          .string()
+                    : o.workdir;
+  if (progress_enabled()) fmt::print(stderr, "ltc ppa: {} in {}\n", config.id(), po.workdir);
+  // A failed run keeps its folder: the error message names the log in it.
+  const synth::PpaResult r = synth::run_ppa(config, po);
+  if (temp) std::filesystem::remove_all(po.workdir);
+  const bool mismatch = r.gate_check_mismatches && *r.gate_check_mismatches != 0;
+  if (mismatch) set_exit_code(kExitFailed);
+
+  if (o.json) {
+    nlohmann::json j = r;
+    j["config"] = config;
+    if (temp) j.erase("workdir");
+    fmt::print("{}\n", j.dump());
+    return;
+  }
+  fmt::print("{}  (osu018 0.18 um, Yosys + OpenSTA)\n", config.id());
+  fmt::print("  area       {:12.1f} um2  ({} cells, {} flip-flops)\n", r.area_um2, r.cells,
+             r.flip_flops);
+  fmt::print("  delay      {:12.3f} ns   (fmax {:.1f} MHz)\n", r.delay_ns, r.fmax_mhz);
+  fmt::print(
+      "  power      {:12.4f} mW   at {:.3f} ns (internal {:.4f}, switching {:.4f}, "
+      "leakage {:.6f})\n",
+      r.power_mw, r.clock_ns, r.internal_mw, r.switching_mw, r.leakage_mw);
+  fmt::print("  ops/cycle  {:12.1f}\n", r.ops_per_cycle);
+  fmt::print("  TOPS       {:12.5f}\n  TOPS/mm2   {:12.5f}\n  TOPS/W     {:12.4f}\n", r.tops,
+             r.tops_per_mm2, r.tops_per_w);
+  fmt::print("  activity   nets {:.4f}, inputs {:.4f} toggles/cycle ({})\n", r.net_activity,
+             r.input_activity, r.activity_kind);
+  if (r.gate_check_mismatches) {
+    fmt::print("  gate-level check: {} mismatching cycles of {} (netlist vs RTL)\n",
+               *r.gate_check_mismatches, r.gate_check_cycles);
+  }
+  auto sec = [&r](const char* stage) {
+    const auto it = r.seconds.find(stage);
+    return it == r.seconds.end() ? 0.0 : it->second;
+  };
+  fmt::print("  time       yosys {:.1f} s, activity {:.1f} s, sta {:.1f} s\n", sec("yosys"),
+             sec("activity"), sec("sta"));
+}
+
+CommandRegistrar reg{
+    60, [](CLI::App& app) {
+      auto o = std::make_shared<PpaCliOptions>();
+      CLI::App* sub = app.add_subcommand(
+          "ppa", "One design point through Yosys + OpenSTA: area, delay, power, density");
+      sub->add_option("--design", o->design, "lut, lut-naive, mac, add")->capture_default_str();
+      sub->add_option("--m", o->m, "tile rows (activation rows)")->capture_default_str();
+      sub->add_option("--n", o->n, "tile columns (output channels)")->capture_default_str();
+      sub->add_option("--k", o->k, "activations per table / dot-product width")
+          ->capture_default_str();
+      sub->add_option("--wbits", o->wbits, "weight bits (planes) for lut, lut-naive, add")
+          ->capture_default_str();
+      sub->add_option("--act", o->act, "int8, fp16, bf16, fp8e4m3, fp8e5m2")->capture_default_str();
+      sub->add_option("--acc", o->acc, "accumulator dtype (default: int32 / fp32 by --act)");
+      sub->add_option("--weight", o->weight, "mac only: weight dtype (default: = --act)");
+      sub->add_option("--pipeline-stages", o->pipeline_stages, "datapath register stages")
+          ->capture_default_str();
+      sub->add_option("--clock-ns", o->clock_ns,
+                      "clock period for power and throughput (default: the design's maximum)");
+      sub->add_option("--activity", o->activity,
+                      "measured (gate-level simulation) or assumed (fixed 0.1 / 0.5)")
+          ->capture_default_str();
+      sub->add_option("--cycles", o->cycles, "simulated cycles for the activity")
+          ->capture_default_str();
+      sub->add_option("--seed", o->seed, "stimulus seed")->capture_default_str();
+      sub->add_flag("--gate-check", o->gate_check,
+                    "also simulate the RTL and compare outputs with the netlist");
+      sub->add_option("--workdir", o->workdir,
+                      "keep scripts, logs and netlists here (default: a temporary folder)");
+      sub->add_option("--timeout-s", o->timeout_s, "limit per tool run")->capture_default_str();
+      sub->add_flag("--json", o->json, "print one JSON object");
+      sub->callback([o] { run(*o); });
+    }};
+
+}  // namespace
+}  // namespace ltc::cli
