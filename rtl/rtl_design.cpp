@@ -17,28 +17,26 @@ using hw::TensorCoreDesign;
 namespace {
 
 // Leaf modules first; each top lists only what it instantiates.
-const std::vector<std::string> kFpSources = {"ltc_norm_shift.sv", "ltc_fp_unpack.sv",
-                                             "ltc_fp_round_pack.sv", "ltc_fp_convert.sv",
-                                             "ltc_fp_add.sv"};
+const std::vector<std::string> kCommonSources = {
+    "ltc_norm_shift.sv", "ltc_fp_unpack.sv",   "ltc_fp_round_pack.sv", "ltc_fp_convert.sv",
+    "ltc_fp_add.sv",     "ltc_pipe_reg.sv",    "ltc_tile_ctrl.sv",     "ltc_plane_scale.sv",
+    "ltc_acc_add.sv",    "ltc_out_convert.sv", "ltc_accumulator.sv"};
 
 std::vector<std::string> sources_for(TensorCoreDesign d) {
-  std::vector<std::string> files = kFpSources;
+  std::vector<std::string> files = kCommonSources;
   switch (d) {
     case TensorCoreDesign::kLut:
-      files.insert(files.end(), {"ltc_scale_add.sv", "ltc_lut_unit.sv", "ltc_tile_ctrl.sv",
-                                 "ltc_out_convert.sv", "ltc_lut_tile.sv"});
+      files.insert(files.end(), {"ltc_lut_unit.sv", "ltc_lut_tile.sv"});
       break;
     case TensorCoreDesign::kLutNaive:
-      files.insert(files.end(), {"ltc_scale_add.sv", "ltc_full_table.sv", "ltc_tile_ctrl.sv",
-                                 "ltc_out_convert.sv", "ltc_lut_naive_tile.sv"});
+      files.insert(files.end(), {"ltc_full_table.sv", "ltc_lut_naive_tile.sv"});
       break;
     case TensorCoreDesign::kAdd:
-      files.insert(files.end(), {"ltc_scale_add.sv", "ltc_add_unit.sv", "ltc_tile_ctrl.sv",
-                                 "ltc_out_convert.sv", "ltc_add_tile.sv"});
+      files.insert(files.end(), {"ltc_add_unit.sv", "ltc_add_tile.sv"});
       break;
     case TensorCoreDesign::kMac:
-      files.insert(files.end(), {"ltc_fp_mul.sv", "ltc_mac_unit.sv", "ltc_tile_ctrl.sv",
-                                 "ltc_out_convert.sv", "ltc_mac_tile.sv"});
+      files.insert(files.end(),
+                   {"ltc_fp_mul.sv", "ltc_mac_unit.sv", "ltc_add_unit.sv", "ltc_mac_tile.sv"});
       break;
   }
   for (auto& f : files) f = rtl_source_dir() + "/" + f;
@@ -104,7 +102,8 @@ RtlDesign rtl_design(const hw::TensorCoreConfig& c) {
                   {"PipeStages", c.pipeline_stages}};
       break;
     case TensorCoreDesign::kLutNaive:
-      if (!golden::converts_exactly(c.act, c.table)) {
+      if (!golden::converts_exactly(c.act, c.table) ||
+          golden::is_int(c.act) != golden::is_int(c.table)) {
         throw InputError("lut-naive design: table dtype " +
                          std::string(golden::dtype_name(c.table)) +
                          " must hold the activation dtype exactly (the table is built inside the "
@@ -133,6 +132,11 @@ RtlDesign rtl_design(const hw::TensorCoreConfig& c) {
                   {"PipeStages", c.pipeline_stages}};
       break;
     case TensorCoreDesign::kMac:
+      if (golden::is_int(c.act) != golden::is_int(c.weight)) {
+        throw InputError("mac design: activation " + std::string(golden::dtype_name(c.act)) +
+                         " and weight " + std::string(golden::dtype_name(c.weight)) +
+                         " must both be integers or both floats (dequantize int weights first)");
+      }
       d.top = "ltc_mac_tile";
       d.params = {{"M", m},
                   {"N", n},

@@ -1,0 +1,109 @@
+// `ltc verify` (SPEC §9): a design point's verilated RTL against the golden model on random
+// operands; builds the verilated model on demand (cached). Exit 1 when any output bit differs.
+#include "cli/command.h"
+#include "model/golden/dtype.h"
+#include "model/hw/tensor_core.h"
+#include "rtl/rtl_verify.h"
+
+#include <fmt/core.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace ltc::cli {
+namespace {
+
+struct VerifyArgs {
+  std::string design = "lut";
+  int m = 2, n = 64, k = 4, wbits = 1, pipeline = 1;
+  std::string act = "fp16", acc, table, out, weight, vcd, cache;
+  int vectors = 64;
+  uint64_t seed = 1;
+  int stall = 10;
+  bool json = false;
+};
+
+hw::TensorCoreConfig make_config(const VerifyArgs& a) {
+  const auto design = hw::parse_design(a.design, "--design");
+  auto c = hw::TensorCoreConfig::make(design, golden::LmmaShape{a.m, a.n, a.k},
+                                      golden::parse_dtype(a.act, "--act"), a.wbits);
+  if (!a.table.empty()) c.table = golden::parse_dtype(a.table, "--table");
+  if (!a.weight.empty()) c.weight = golden::parse_dtype(a.weight, "--weight");
+  if (!a.acc.empty()) {
+    c.acc = golden::parse_dtype(a.acc, "--acc");
+    c.out = c.acc;
+  }
+  if (!a.out.empty()) c.out = golden::parse_dtype(a.out, "--out");
+  c.pipeline_stages = a.pipeline;
+  return c;
+}
+
+void run_verify(const VerifyArgs& a) {
+  const hw::TensorCoreConfig config = make_config(a);
+  rtl::VerifyOptions opt;
+  opt.vectors = a.vectors;
+  opt.seed = a.seed;
+  opt.in_stall_pct = static_cast<uint32_t>(a.stall);
+  opt.out_stall_pct = static_cast<uint32_t>(a.stall);
+  opt.vcd = a.vcd;
+  opt.harness.cache_dir = a.cache;
+  if (progress_enabled()) {
+    fmt::print(stderr, "verify {}: building or loading the verilated model...\n", config.id());
+  }
+  const rtl::VerifyReport r = rtl::verify(config, opt);
+  if (a.json) {
+    nlohmann::json mism = nlohmann::json::array();
+    for (const auto& x : r.first_mismatches) {
+      mism.push_back({{"lmma", x.lmma}, {"m", x.m}, {"n", x.n}, {"got", x.got}, {"want", x.want}});
+    }
+    nlohmann::json j = {{"config", config},           {"id", r.config_id},
+                        {"vectors", r.vectors},       {"seed", a.seed},
+                        {"elements", r.elements},     {"mismatches", r.mismatches},
+                        {"first_mismatches", mism},   {"cycles", r.cycles},
+                        {"build_s", r.build_seconds}, {"run_s", r.run_seconds}};
+    fmt::print("{}\n", j.dump());
+  } else {
+    fmt::print("verify {} (seed {}): {} LMMAs, {} output elements, {} mismatches, {} cycles\n",
+               r.config_id, a.seed, r.vectors, r.elements, r.mismatches, r.cycles);
+    for (const auto& x : r.first_mismatches) {
+      fmt::print("  lmma {} O[{},{}]: rtl 0x{:x}, golden 0x{:x}\n", x.lmma, x.m, x.n, x.got,
+                 x.want);
+    }
+  }
+  if (r.mismatches != 0) set_exit_code(kExitFailed);
+}
+
+CommandRegistrar reg{
+    40, [](CLI::App& app) {
+      auto args = std::make_shared<VerifyArgs>();
+      auto* sub = app.add_subcommand(
+          "verify",
+          "Run a design point's verilated RTL against the golden model on random operands");
+      sub->add_option("--design", args->design, "lut, lut-naive, mac, add")->capture_default_str();
+      sub->add_option("--m", args->m, "tile rows M")->capture_default_str();
+      sub->add_option("--n", args->n, "tile columns N")->capture_default_str();
+      sub->add_option("--k", args->k, "activations per table K (1..8)")->capture_default_str();
+      sub->add_option("--wbits", args->wbits, "weight planes per LMMA (1..8)")
+          ->capture_default_str();
+      sub->add_option("--act", args->act, "activation dtype: int8, fp16, bf16, fp8e4m3, fp8e5m2")
+          ->capture_default_str();
+      sub->add_option("--acc", args->acc, "accumulator dtype (default from --act: int32 or fp32)");
+      sub->add_option("--table", args->table, "table dtype (default: int16 for int8, else --act)");
+      sub->add_option("--out", args->out, "output dtype (default: the accumulator's)");
+      sub->add_option("--weight", args->weight, "mac weight dtype (default: --act)");
+      sub->add_option("--pipeline", args->pipeline, "pipeline stages (1..8)")
+          ->capture_default_str();
+      sub->add_option("--vectors", args->vectors, "random LMMAs")->capture_default_str();
+      sub->add_option("--seed", args->seed, "random seed")->capture_default_str();
+      sub->add_option("--stall", args->stall, "percent of cycles with handshake stalls (0..90)")
+          ->capture_default_str()
+          ->check(CLI::Range(0, 90));
+      sub->add_option("--vcd", args->vcd, "write a VCD trace of the run to this file");
+      sub->add_option("--cache", args->cache, "model cache directory (default ~/.cache/ltc)");
+      sub->add_flag("--json", args->json, "print one JSON object");
+      sub->callback([args] { run_verify(*args); });
+    }};
+
+}  // namespace
+}  // namespace ltc::cli

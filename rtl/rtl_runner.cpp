@@ -1,0 +1,277 @@
+#include "rtl/rtl_runner.h"
+
+#include "model/golden/error.h"
+#include "rtl/rtl_design.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+namespace ltc::rtl {
+
+namespace fs = std::filesystem;
+using golden::DType;
+using hw::TensorCoreDesign;
+
+namespace {
+
+constexpr uint32_t kStimMagic = 0x4c544331;
+constexpr uint32_t kOutMagic = 0x4c544f31;
+// Part of the cache key: bump when the build recipe changes.
+constexpr const char* kRecipe = "verilator-O3-xfast-optfast-O2-v1";
+
+std::string harness_source() {
+  return rtl_source_dir() + "/harness/tile_harness.cpp";
+}
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string tail_of(const std::string& path, size_t max_chars) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  return s.size() > max_chars ? s.substr(s.size() - max_chars) : s;
+}
+
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path) : fd_(::open(path.c_str(), O_CREAT | O_RDWR, 0644)) {
+    if (fd_ < 0) throw std::runtime_error("cannot open lock file " + path);
+    if (::flock(fd_, LOCK_EX) != 0) throw std::runtime_error("cannot lock " + path);
+  }
+  ~FileLock() {
+    ::flock(fd_, LOCK_UN);
+    ::close(fd_);
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+size_t words_for_bits(uint64_t bits) {
+  return static_cast<size_t>((bits + 31) / 32);
+}
+
+void pack(const std::vector<uint32_t>& elems, int bits, size_t words, std::vector<uint32_t>& out) {
+  const size_t at = out.size();
+  out.resize(at + words, 0);
+  const uint32_t mask = bits == 32 ? 0xffffffffu : ((1u << bits) - 1u);
+  for (size_t i = 0; i < elems.size(); ++i) {
+    const uint64_t bit = uint64_t(i) * bits;
+    const uint64_t v = uint64_t(elems[i] & mask) << (bit % 32);
+    out[at + bit / 32] |= static_cast<uint32_t>(v);
+    if ((bit % 32) + bits > 32) out[at + bit / 32 + 1] |= static_cast<uint32_t>(v >> 32);
+  }
+}
+
+std::vector<uint32_t> unpack(const uint32_t* words, int bits, size_t count) {
+  std::vector<uint32_t> elems(count);
+  const uint32_t mask = bits == 32 ? 0xffffffffu : ((1u << bits) - 1u);
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t bit = uint64_t(i) * bits;
+    uint64_t v = words[bit / 32] >> (bit % 32);
+    if ((bit % 32) + bits > 32) v |= uint64_t(words[bit / 32 + 1]) << (32 - bit % 32);
+    elems[i] = static_cast<uint32_t>(v) & mask;
+  }
+  return elems;
+}
+
+int run_command(const std::vector<std::string>& argv) {
+  std::string cmd;
+  for (const auto& a : argv) cmd += quote(a) + " ";
+  const int rc = std::system(cmd.c_str());
+  if (rc == -1) return -1;
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+std::string temp_path(const std::string& stem) {
+  std::string tmpl = (fs::temp_directory_path() / (stem + "-XXXXXX")).string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0)
+    throw std::runtime_error("cannot create a temporary file in " +
+                             fs::temp_directory_path().string());
+  ::close(fd);
+  return tmpl;
+}
+
+}  // namespace
+
+std::string default_cache_dir() {
+  if (const char* d = std::getenv("LTC_CACHE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/ltc";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/ltc";
+  return (fs::temp_directory_path() / "ltc-cache").string();
+}
+
+hw::TensorCoreConfig harness_config(const hw::TensorCoreConfig& config) {
+  hw::TensorCoreConfig c = config;
+  if (c.design != TensorCoreDesign::kMac) c.wbits = golden::kMaxWBits;
+  return c;
+}
+
+int a_element_bits(const hw::TensorCoreConfig& c) {
+  return golden::dtype_bits(c.design == TensorCoreDesign::kLut ? c.table : c.act);
+}
+
+int w_element_bits(const hw::TensorCoreConfig& c) {
+  return c.design == TensorCoreDesign::kMac ? golden::dtype_bits(c.weight) : 1;
+}
+
+std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptions& options) {
+  const hw::TensorCoreConfig hc = harness_config(config);
+  const RtlDesign design = rtl_design(hc);
+  std::vector<std::string> hashed = design.sources;
+  hashed.push_back(harness_source());
+  for (const auto& f : all_rtl_sources()) {
+    if (fs::path(f).extension() == ".svh") hashed.push_back(f);
+  }
+  std::string key = source_hash(hashed);
+  const std::string flavour = std::string(kRecipe) + (options.trace ? "-trace" : "");
+  {
+    // Mix the recipe into the key.
+    uint64_t h = std::stoull(key, nullptr, 16);
+    for (char ch : flavour) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    key = buf;
+  }
+  const fs::path root =
+      fs::path(options.cache_dir.empty() ? default_cache_dir() : options.cache_dir) / "rtl";
+  fs::create_directories(root);
+  const std::string name = hc.id() + (options.trace ? "-trace-" : "-") + key;
+  const fs::path dir = root / name;
+  const fs::path exe = dir / "tile_harness";
+  FileLock lock((root / (name + ".lock")).string());
+  if (fs::exists(dir / "ok") && fs::exists(exe)) return exe.string();
+
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path obj = dir / "obj";
+  std::vector<std::string> argv = {"verilator",    "--cc",
+                                   "--exe",        "--build",
+                                   "-j",           std::to_string(std::max(1, options.jobs)),
+                                   "-O3",          "--x-assign",
+                                   "fast",         "--x-initial",
+                                   "fast",         "-Wno-fatal",
+                                   "--prefix",     "Vtile",
+                                   "--top-module", design.top,
+                                   "--Mdir",       obj.string(),
+                                   "-o",           "tile_harness",
+                                   "-MAKEFLAGS",   "OPT_FAST=-O2 OPT_GLOBAL=-O2"};
+  if (options.trace) argv.push_back("--trace");
+  for (const auto& inc : design.include_dirs) argv.push_back("-I" + inc);
+  for (const auto& p : design.params) argv.push_back("-G" + p.name + "=" + std::to_string(p.value));
+  argv.insert(argv.end(), design.sources.begin(), design.sources.end());
+  argv.push_back(harness_source());
+  const std::string log = (dir / "build.log").string();
+  std::string cmd;
+  for (const auto& a : argv) cmd += quote(a) + " ";
+  cmd += "> " + quote(log) + " 2>&1";
+  { std::ofstream(dir / "command.sh") << cmd << "\n"; }
+  const int rc = std::system(cmd.c_str());
+  if (rc != 0 || !fs::exists(obj / "tile_harness")) {
+    throw std::runtime_error("verilator build of " + hc.id() + " failed (log " + log + "):\n" +
+                             tail_of(log, 3000));
+  }
+  fs::rename(obj / "tile_harness", exe);
+  fs::remove_all(obj);
+  std::ofstream(dir / "ok") << hc.id() << "\n";
+  return exe.string();
+}
+
+TileRun run_tile(const std::string& harness, const hw::TensorCoreConfig& c,
+                 const std::vector<TileLmma>& lmmas, const StallOptions& stalls) {
+  const int m = c.shape.m, n = c.shape.n, k = c.shape.k;
+  const int abits = a_element_bits(c), wbits = w_element_bits(c);
+  const int cbits = golden::dtype_bits(c.acc), obits = golden::dtype_bits(c.out);
+  const size_t a_count =
+      size_t(m) * (c.design == TensorCoreDesign::kLut ? (size_t{1} << (k - 1)) : size_t(k));
+  const size_t w_count = size_t(n) * k;
+  const size_t aw = words_for_bits(uint64_t(a_count) * abits);
+  const size_t ww = words_for_bits(uint64_t(w_count) * wbits);
+  const size_t cw = words_for_bits(uint64_t(m) * n * cbits);
+  const size_t ow = words_for_bits(uint64_t(m) * n * obits);
+  std::vector<uint32_t> s = {kStimMagic,   uint32_t(aw),        uint32_t(ww),
+                             uint32_t(cw), uint32_t(ow),        uint32_t(lmmas.size()),
+                             stalls.seed,  stalls.in_stall_pct, stalls.out_stall_pct};
+  for (size_t i = 0; i < lmmas.size(); ++i) {
+    const TileLmma& l = lmmas[i];
+    if (l.a_beats.size() != l.w_beats.size() || l.a_beats.empty() || l.c.size() != size_t(m) * n) {
+      throw InputError("run_tile: LMMA " + std::to_string(i) + " has inconsistent beats or C");
+    }
+    s.push_back(l.abort_after);
+    s.push_back(uint32_t(l.a_beats.size()));
+    pack(l.c, cbits, cw, s);
+    for (size_t b = 0; b < l.a_beats.size(); ++b) {
+      if (l.a_beats[b].size() != a_count || l.w_beats[b].size() != w_count) {
+        throw InputError("run_tile: LMMA " + std::to_string(i) + " beat " + std::to_string(b) +
+                         " has " + std::to_string(l.a_beats[b].size()) + " A and " +
+                         std::to_string(l.w_beats[b].size()) + " W elements (want " +
+                         std::to_string(a_count) + " and " + std::to_string(w_count) + ")");
+      }
+      pack(l.a_beats[b], abits, aw, s);
+      pack(l.w_beats[b], wbits, ww, s);
+    }
+  }
+  const std::string stim = temp_path("ltc-stim"), out = temp_path("ltc-out");
+  {
+    std::ofstream f(stim, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(s.data()), std::streamsize(s.size() * 4));
+  }
+  std::vector<std::string> argv = {harness, "run", stim, out};
+  if (!stalls.vcd.empty()) argv.push_back(stalls.vcd);
+  const int rc = run_command(argv);
+  std::vector<uint32_t> r;
+  {
+    std::ifstream f(out, std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    r.resize(bytes.size() / 4);
+    std::memcpy(r.data(), bytes.data(), r.size() * 4);
+  }
+  fs::remove(stim);
+  fs::remove(out);
+  if (rc != 0 || r.size() < 4 || r[0] != kOutMagic) {
+    throw std::runtime_error("tile harness " + harness + " failed (exit " + std::to_string(rc) +
+                             ")");
+  }
+  TileRun run;
+  run.cycles = r[2];
+  run.done_pulses = r[3];
+  size_t pos = 4;
+  for (uint32_t i = 0; i < r[1]; ++i) {
+    if (pos + ow > r.size()) throw std::runtime_error("tile harness output is truncated");
+    run.outputs.push_back(unpack(&r[pos], obits, size_t(m) * n));
+    pos += ow;
+  }
+  return run;
+}
+
+double bench_harness(const std::string& harness, uint64_t cycles, int planes) {
+  const std::string out = temp_path("ltc-bench");
+  const std::string cmd = quote(harness) + " bench " + std::to_string(cycles) + " " +
+                          std::to_string(planes) + " > " + quote(out);
+  const int rc = std::system(cmd.c_str());
+  const std::string text = tail_of(out, 4096);
+  fs::remove(out);
+  if (rc != 0) throw std::runtime_error("tile harness bench failed: " + text);
+  return nlohmann::json::parse(text).at("cycles_per_s").get<double>();
+}
+
+}  // namespace ltc::rtl
