@@ -4,6 +4,7 @@
 #include "compiler/program_builder.h"
 #include "model/golden/error.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <tuple>
@@ -54,13 +55,15 @@ struct FusedTables {
 traces::Kernel elementwise_kernel(const std::string& name, int64_t rows, int64_t cols, int inputs,
                                   double alu_per_elem, double sfu_per_elem, bool reduce,
                                   int64_t elem_bytes, const FusedTables& fused) {
+  // Up to kWarps warps per row, each kWarpChunk elements per iteration.
+  const int64_t warps = std::min<int64_t>(kWarps, ceil_div(cols, kWarpChunk));
   traces::Kernel k;
   k.name = name;
   k.grid_y = rows;
-  k.warps_x = kWarps;
+  k.warps_x = warps;
   k.regs_per_thread = 40;
   k.tiles.core = -1;
-  k.tiles.block = {1, kWarps * kWarpChunk, 0};
+  k.tiles.block = {1, warps * kWarpChunk, 0};
   k.tiles.warp = {1, kWarpChunk, 0};
   const int64_t lg_per_chunk = kWarpChunk / fused.k_group;
   k.tensors.push_back({0, "in", uint64_t(rows * cols * elem_bytes * inputs)});
@@ -68,7 +71,7 @@ traces::Kernel elementwise_kernel(const std::string& name, int64_t rows, int64_t
                        uint64_t(fused.on ? rows * ceil_div(cols, fused.k_group) * fused.table_bytes
                                          : rows * cols * elem_bytes)});
   ProgramBuilder p;
-  const int64_t chunks = ceil_div(cols, kWarps * kWarpChunk);
+  const int64_t chunks = ceil_div(cols, warps * kWarpChunk);
   const int64_t row_bytes = cols * elem_bytes;
   const uint64_t alu = uint64_t(alu_per_elem * kWarpChunk + 0.5);
   const uint64_t sfu = uint64_t(sfu_per_elem * kWarpChunk + 0.5);
@@ -76,7 +79,7 @@ traces::Kernel elementwise_kernel(const std::string& name, int64_t rows, int64_t
     for (int in = 0; in < inputs; ++in) {
       p.emit(mem(Opcode::kLdGlobal, 0, uint64_t(kWarpChunk * elem_bytes),
                  affine(in * rows * row_bytes, {by(row_bytes), wx(kWarpChunk * elem_bytes),
-                                                iv(ic, kWarps * kWarpChunk * elem_bytes)})));
+                                                iv(ic, warps * kWarpChunk * elem_bytes)})));
     }
   };
   if (reduce) {
@@ -89,7 +92,7 @@ traces::Kernel elementwise_kernel(const std::string& name, int64_t rows, int64_t
     Instr bar;
     bar.op = Opcode::kBarrier;
     p.emit(bar);
-    p.emit(mem(Opcode::kLdShared, 0, uint64_t(8 * kWarps), affine(0, {})));
+    p.emit(mem(Opcode::kLdShared, 0, uint64_t(8 * warps), affine(0, {})));
     p.emit(count_op(Opcode::kSfu, 1));  // rsqrt
   }
   const auto ic = p.loop(uint64_t(chunks));
@@ -103,18 +106,18 @@ traces::Kernel elementwise_kernel(const std::string& name, int64_t rows, int64_t
     pre.act = fused.act;
     pre.table = fused.table;
     pre.m = affine(0, {by(1)});
-    pre.k = affine(0, {wx(kWarpChunk), iv(ic, kWarps * kWarpChunk)});
+    pre.k = affine(0, {wx(kWarpChunk), iv(ic, warps * kWarpChunk)});
     pre.rows = 1;
     pre.cols = uint32_t(kWarpChunk);
     p.emit(pre);
     const int64_t row_tables = ceil_div(cols, fused.k_group) * fused.table_bytes;
     p.emit(mem(Opcode::kStGlobal, 1, uint64_t(lg_per_chunk * fused.table_bytes),
                affine(0, {by(row_tables), wx(lg_per_chunk * fused.table_bytes),
-                          iv(ic, kWarps * lg_per_chunk * fused.table_bytes)})));
+                          iv(ic, warps * lg_per_chunk * fused.table_bytes)})));
   } else {
     p.emit(mem(Opcode::kStGlobal, 1, uint64_t(kWarpChunk * elem_bytes),
                affine(0, {by(row_bytes), wx(kWarpChunk * elem_bytes),
-                          iv(ic, kWarps * kWarpChunk * elem_bytes)})));
+                          iv(ic, warps * kWarpChunk * elem_bytes)})));
   }
   p.end(ic);
   k.program = p.take();

@@ -201,9 +201,9 @@ golden::LmmaType LmmaOp::lmma_type() const {
 }
 
 std::string LmmaOp::name() const {
-  return "lmma." + shape.name() + "." + std::string(quantized_table ? "q8" : short_dtype(act)) +
-         ".i" + std::to_string(wbits) + "." + std::string(short_dtype(acc)) + "." +
-         std::string(short_dtype(out));
+  return "lmma." + shape.name() + "." + (quantized_table ? "q8" : "") +
+         std::string(short_dtype(act)) + ".i" + std::to_string(wbits) + "." +
+         std::string(short_dtype(acc)) + "." + std::string(short_dtype(out));
 }
 
 bool LmmaOp::operator==(const LmmaOp& o) const {
@@ -220,15 +220,16 @@ LmmaOp LmmaOp::parse(std::string_view mnemonic, const std::string& where) {
   }
   LmmaOp op;
   op.shape = parse_shape(parts[1], where);
-  if (parts[2] == "q8") {
+  std::string_view a = parts[2];
+  if (a.size() > 2 && a.substr(0, 2) == "q8") {
     op.quantized_table = true;
-    op.act = DType::kInt8;
-  } else {
-    op.act = parse_short_dtype(parts[2], where, "activation");
-    if (op.act == DType::kInt16 || op.act == DType::kInt32 || op.act == DType::kFp32) {
-      fail(where,
-           "lmma activation must be i8, q8, f16, bf16, e4m3 or e5m2, not " + std::string(parts[2]));
-    }
+    a = a.substr(2);
+  }
+  op.act = parse_short_dtype(a, where, "activation");
+  if (op.act == DType::kInt16 || op.act == DType::kInt32 || op.act == DType::kFp32) {
+    fail(where,
+         "lmma activation must be i8, f16, bf16, e4m3 or e5m2 (q8 prefix: int8 tables), not " +
+             std::string(parts[2]));
   }
   if (parts[3].size() < 2 || parts[3][0] != 'i') {
     fail(where, "lmma weight field '" + std::string(parts[3]) + "' must be i1..i8");

@@ -65,8 +65,9 @@ struct Affine {
   bool operator==(const Affine& o) const { return base == o.base && coef == o.coef; }
 };
 
-// lmma.{M}{N}{K}.{A}{W}{Acc}{O}: A is the table source — i8 (int8 activations, exact int16
-// table), q8 (int8-quantized table with fp32 scale), f16, bf16, e4m3, e5m2 (table in that dtype);
+// lmma.{M}{N}{K}.{A}{W}{Acc}{O}: A is the activation dtype the table is built from — i8 (exact
+// int16 table), f16, bf16, e4m3, e5m2 (table in that dtype) — prefixed q8 when the table is
+// quantized to int8 with an fp32 scale per table (q8f16: int8 LMMA, int32 accumulator);
 // W is iN (N weight bit planes, one cycle each); Acc and O are i32, f32, f16 (O may be bf16).
 struct LmmaOp {
   golden::LmmaShape shape{2, 64, 4};

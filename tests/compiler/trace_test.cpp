@@ -1,0 +1,275 @@
+// The LMMA ISA and the trace format: syntax round trips, validation against the tensor core,
+// text <-> binary identity, and clear errors for malformed input.
+#include "traces/trace.h"
+#include "compiler/gemm_lowering.h"
+#include "compiler/interpreter.h"
+#include "compiler/model_lowering.h"
+#include "model/golden/error.h"
+#include "model/hw/gpu.h"
+#include "traces/isa.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ltc::traces {
+namespace {
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+CoreSpec m2n64k4_int8() {
+  CoreSpec c;
+  c.config =
+      hw::TensorCoreConfig::make(hw::TensorCoreDesign::kLut, {2, 64, 4}, golden::DType::kInt8, 2);
+  c.acts = {golden::DType::kInt8, golden::DType::kFp16};
+  return c;
+}
+
+TEST(Isa, LmmaMnemonicRoundTrips) {
+  for (const char* s : {"lmma.m2n64k4.f16.i2.f32.f32", "lmma.m2n64k4.i8.i1.i32.i32",
+                        "lmma.m4n32k4.q8f16.i4.i32.i32", "lmma.m2n64k5.bf16.i8.f32.f16",
+                        "lmma.m1n1k8.e4m3.i3.f32.f32"}) {
+    const LmmaOp op = LmmaOp::parse(s, "t");
+    EXPECT_EQ(op.name(), s);
+  }
+  const LmmaOp op = LmmaOp::parse("lmma.m2n64k4.f16.i2.f32.f32", "t");
+  EXPECT_EQ(op.shape, (golden::LmmaShape{2, 64, 4}));
+  EXPECT_EQ(op.wbits, 2);
+  EXPECT_EQ(op.table(), golden::DType::kFp16);
+  EXPECT_EQ(LmmaOp::parse("lmma.m2n64k4.i8.i2.i32.i32", "t").table(), golden::DType::kInt16);
+}
+
+TEST(Isa, LmmaValidatedAgainstTheTensorCore) {
+  const CoreSpec core = m2n64k4_int8();
+  EXPECT_NO_THROW(validate(LmmaOp::parse("lmma.m2n64k4.i8.i2.i32.i32", "t"), core, "t"));
+  EXPECT_NO_THROW(validate(LmmaOp::parse("lmma.m2n64k4.f16.i4.f32.f32", "t"), core, "t"));
+  EXPECT_EQ(message_of([&] {
+              validate(LmmaOp::parse("lmma.m3n64k4.i8.i2.i32.i32", "t"), core, "trace.lmt:120");
+            }),
+            "trace.lmt:120: lmma shape m3n64k4 is not supported by tensor core m2n64k4");
+  EXPECT_NE(message_of([&] {
+              validate(LmmaOp::parse("lmma.m2n64k4.bf16.i2.f32.f32", "t"), core, "x");
+            }).find("builds no tables from bf16"),
+            std::string::npos);
+  // Integer tables need an int32 accumulator (golden validation).
+  EXPECT_THROW(LmmaOp::parse("lmma.m2n64k4.i8.i2.f32.f32", "t"), InputError);
+  EXPECT_THROW(LmmaOp::parse("lmma.m2n64k4.f16.i9.f32.f32", "t"), InputError);
+  EXPECT_THROW(LmmaOp::parse("lmma.m2n64.f16.i2.f32.f32", "t"), InputError);
+}
+
+TEST(Isa, AffineSyntaxRoundTrips) {
+  for (const char* s : {"0", "bx*4096+i0*256+8", "-by*2+wx-3", "i5*7", "wy+i1*100"}) {
+    EXPECT_EQ(Affine::parse(s, "t").str(), s);
+  }
+  EXPECT_EQ(Affine::parse("4*bx+1+bx", "t").str(), "bx*5+1");
+  EXPECT_THROW(Affine::parse("q*3", "t"), InputError);
+  EXPECT_THROW(Affine::parse("bx**3", "t"), InputError);
+  EXPECT_THROW(Affine::parse("99999999999999999999", "t"), InputError);
+  Affine::Point p;
+  p.bx = 2;
+  p.i[0] = 3;
+  EXPECT_EQ(Affine::parse("bx*4096+i0*256+8", "t").eval(p), 2 * 4096 + 3 * 256 + 8);
+}
+
+TEST(Isa, EveryOpcodeRoundTripsThroughItsTextLine) {
+  const char* lines[] = {
+      "ldg t=1 bytes=2048 addr=bx*4096+i0*256",
+      "ldgsts t=0 bytes=64 addr=by*2",
+      "lds bytes=512 addr=wx*512",
+      "sts bytes=8 addr=0",
+      "stg t=3 bytes=128 addr=i0*200",
+      "bar",
+      "precompute.k4.i8.i16 m=by k=bx*512+wx*128 rows=1 cols=128",
+      "qtable count=32",
+      "lmma.m2n64k4.i8.i2.i32.i32 m=by*2 n=bx*64 k=i0*4",
+      "mma.m16n8k16.f16.f16.f32.f32 m=wy*16 n=i1*8 k=i0*16",
+      "dequant m=by*2 n=bx*64 g=i0 rows=2 cols=64 rowscale=1",
+      "alu count=512",
+      "sfu count=1",
+      "loop 20",
+      "endloop",
+  };
+  for (const char* line : lines) {
+    const Instr in = parse_instr(line, "t");
+    EXPECT_EQ(in.str(), line);
+    EXPECT_EQ(parse_instr(in.str(), "t"), in);
+  }
+  EXPECT_NE(message_of([] {
+              parse_instr("lmma.m2n64k4.i8.i2.i32.i32 m=0 q=1", "f.lmt:7");
+            }).find("f.lmt:7: lmma has no field 'q'"),
+            std::string::npos);
+  EXPECT_THROW(parse_instr("frobnicate", "t"), InputError);
+  EXPECT_THROW(parse_instr("loop 0", "t"), InputError);
+  EXPECT_THROW(parse_instr("mma.m16n8k16.i8.f16.i32.i32 m=0 n=0 k=0", "t"), InputError);
+}
+
+Trace small_gemm_trace() {
+  compiler::GemmSpec s;
+  s.m = 3;
+  s.n = 100;
+  s.k = 70;
+  s.weights = llm::parse_weight_format("int2");
+  return compiler::compile_gemm(s, hw::load_gpu("a100-lut4x"));
+}
+
+Trace tiny_model_trace() {
+  const llm::ModelConfig m =
+      llm::load_model(std::string(LTC_SOURCE_DIR) + "/traces/examples/tiny-llama.config.json");
+  llm::StepConfig step = llm::StepConfig::decode(2, 100);
+  step.weights = llm::parse_weight_format("int2");
+  step.acts = golden::DType::kInt8;
+  return compiler::compile_model(m, step, hw::load_gpu("a100-lut4x"));
+}
+
+TEST(TraceFormat, TextBinaryTextIsIdentity) {
+  for (const Trace& t : {small_gemm_trace(), tiny_model_trace()}) {
+    const std::string text = write_text(t);
+    const Trace from_text = read_text(text, "a.lmt");
+    EXPECT_EQ(from_text, t);
+    const std::string bin = write_binary(from_text);
+    const Trace from_bin = read_binary(bin, "a.ltcb");
+    EXPECT_EQ(from_bin, t);
+    EXPECT_EQ(write_text(from_bin), text);
+    EXPECT_EQ(write_binary(read_trace(text, "a")), bin);
+    EXPECT_LT(bin.size(), text.size());
+  }
+}
+
+TEST(TraceFormat, ExpandWarpMatchesExpandedLength) {
+  const Trace t = tiny_model_trace();
+  for (const Kernel& k : t.kernels) {
+    uint64_t n = 0;
+    expand_warp(k, k.grid_x - 1, k.grid_y - 1, k.warps_x - 1, k.warps_y - 1,
+                [&](const Instr&, const Affine::Point&) { ++n; });
+    EXPECT_EQ(n, expanded_length(k.program)) << k.name;
+  }
+}
+
+TEST(TraceFormat, CheckedInExamplesReadRoundTripAndRun) {
+  const std::string dir = std::string(LTC_SOURCE_DIR) + "/traces/examples";
+  int seen = 0, gemms = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string ext = e.path().extension().string();
+    if (ext != ".lmt" && ext != ".ltcb") continue;
+    ++seen;
+    const Trace t = read_trace_file(e.path().string());
+    EXPECT_EQ(read_binary(write_binary(t), "x"), t) << e.path();
+    bool gemm = false;
+    for (const auto& k : t.kernels) gemm = gemm || k.gemm.m > 0;
+    if (gemm && t.kernels.size() == 2) {
+      ++gemms;
+      const compiler::GemmCheck c = compiler::check_gemm_trace(t, 11);
+      EXPECT_EQ(c.mismatches, 0u) << e.path();
+      EXPECT_GT(c.outputs, 0u);
+    }
+  }
+  EXPECT_GE(seen, 4);
+  EXPECT_GE(gemms, 2);
+}
+
+TEST(TraceFormat, EveryTruncationOfABinaryTraceIsAnInputError) {
+  const std::string bin = write_binary(small_gemm_trace());
+  for (size_t n = 0; n < bin.size(); ++n) {
+    const std::string cut = bin.substr(0, n);
+    EXPECT_THROW(read_binary(cut, "cut.ltcb"), InputError) << n;
+  }
+  const std::string msg =
+      message_of([&] { read_binary(bin.substr(0, bin.size() / 2), "cut.ltcb"); });
+  EXPECT_NE(msg.find("cut.ltcb: byte "), std::string::npos) << msg;
+}
+
+TEST(TraceFormat, BadOpcodeByteNamesItsOffset) {
+  // The first instruction of the first kernel: find a "bar" (opcode 6) and make it 99.
+  Trace t;
+  t.gpu = "x";
+  Kernel k;
+  k.name = "k";
+  Instr bar;
+  bar.op = Opcode::kBarrier;
+  k.program = {bar};
+  t.kernels = {k};
+  std::string bin = write_binary(t);
+  ASSERT_EQ(uint8_t(bin.back()), 6);
+  bin.back() = char(99);
+  const std::string msg = message_of([&] { read_binary(bin, "b.ltcb"); });
+  EXPECT_NE(msg.find("b.ltcb: byte " + std::to_string(bin.size() - 1) + ": bad opcode 99"),
+            std::string::npos)
+      << msg;
+}
+
+const char* kHeader =
+    "ltc-trace 1\n"
+    "gpu test\n"
+    "core 0 {\"design\":\"lut\",\"m\":2,\"n\":64,\"k\":4,\"act\":\"int8\",\"wbits\":2}\n"
+    "kernel k\n"
+    "  grid 1 1\n"
+    "  block 1 1\n"
+    "  resources smem=0 regs=32\n"
+    "  tiles core=0 block=2,64,4 warp=2,64,4 instr=2,64,4\n"
+    "  program\n";
+
+TEST(TraceFormat, ShapeTheCoreCannotRunIsRejectedWithFileAndLine) {
+  const std::string text = std::string(kHeader) +
+                           "    lmma.m3n64k4.i8.i2.i32.i32 m=0 n=0 k=0\n"
+                           "  end\n"
+                           "end\n";
+  const std::string msg = message_of([&] { read_text(text, "bad.lmt"); });
+  EXPECT_NE(msg.find("lmma shape m3n64k4 is not supported by tensor core m2n64k4"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("bad.lmt"), std::string::npos) << msg;
+}
+
+TEST(TraceFormat, OverflowingLoopCountsAreRejected) {
+  std::string text = kHeader;
+  for (int d = 0; d < 4; ++d) text += "    loop 4000000\n";
+  text += "    bar\n";
+  for (int d = 0; d < 4; ++d) text += "    endloop\n";
+  text += "  end\nend\n";
+  const std::string msg = message_of([&] { read_text(text, "big.lmt"); });
+  EXPECT_NE(msg.find("loop counts overflow"), std::string::npos) << msg;
+}
+
+TEST(TraceFormat, StructuralErrorsNameTheLine) {
+  EXPECT_NE(message_of([] { read_text("hello\n", "x.lmt"); }).find("x.lmt:1: not an ltc trace"),
+            std::string::npos);
+  const std::string unmatched = std::string(kHeader) + "    endloop\n  end\nend\n";
+  EXPECT_NE(message_of([&] { read_text(unmatched, "u.lmt"); }).find("endloop without loop"),
+            std::string::npos);
+  const std::string bad_var = std::string(kHeader) + "    lds bytes=4 addr=i0\n  end\nend\n";
+  EXPECT_NE(message_of([&] { read_text(bad_var, "v.lmt"); }).find("uses i0 outside"),
+            std::string::npos);
+  const std::string unterminated = std::string(kHeader) + "    bar\n";
+  EXPECT_NE(message_of([&] { read_text(unterminated, "e.lmt"); }).find("unexpected end of file"),
+            std::string::npos);
+  EXPECT_NE(message_of([] { read_text("ltc-trace 9\n", "v9.lmt"); }).find("version 9"),
+            std::string::npos);
+}
+
+TEST(ModelTrace, LlamaDecodeHasOneLmmaKernelPerLinearAndFusedTables) {
+  const Trace t = tiny_model_trace();
+  int lmma_kernels = 0, precompute_kernels = 0;
+  for (const auto& k : t.kernels) {
+    lmma_kernels += k.name.size() > 5 && k.name.substr(k.name.size() - 5) == ".lmma";
+    precompute_kernels += k.name.find("precompute") != std::string::npos;
+  }
+  EXPECT_EQ(lmma_kernels, 2 * 7);        // q, k, v, o, gate, up, down per layer
+  EXPECT_EQ(precompute_kernels, 2 * 1);  // only o_proj's input is not fused
+  const compiler::TraceSummary s = compiler::summarize(t);
+  // Each linear: ceil(M/2) x ceil(N/64) x ceil(K/4) LMMAs with M = 2 rows.
+  const uint64_t per_layer =
+      256 / 64 * 64 + 128 / 64 * 64 * 2 + 256 / 64 * 64 + 512 / 64 * 64 * 2 + 256 / 64 * 128;
+  EXPECT_EQ(s.lmmas, 2 * per_layer);
+}
+
+}  // namespace
+}  // namespace ltc::traces
