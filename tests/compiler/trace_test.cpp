@@ -273,3 +273,41 @@ TEST(ModelTrace, LlamaDecodeHasOneLmmaKernelPerLinearAndFusedTables) {
 
 }  // namespace
 }  // namespace ltc::traces
+
+namespace ltc::traces {
+namespace {
+
+TEST(ModelTrace, Llama2_70bDecodeIsCompactAndRunsEveryWeightOnce) {
+  const llm::ModelConfig m = llm::load_model("llama2-70b");
+  llm::StepConfig step = llm::StepConfig::decode(1, 4096);
+  step.weights = llm::parse_weight_format("int2");
+  step.acts = golden::DType::kInt8;
+  const Trace t = compiler::compile_model(m, step, hw::load_gpu("a100-lut4x"));
+  const compiler::TraceSummary s = compiler::summarize(t);
+  // One LMMA covers 64 output channels x 4 input channels (M = 1 padded to the instruction's 2):
+  // every decoder weight exactly once.
+  EXPECT_EQ(s.lmmas * 64 * 4, uint64_t(m.linear_weight_parameters()));
+  EXPECT_EQ(s.kernels, 1 + 80 * 15 + 2);  // embedding, 15 kernels per layer, final norm + head
+  EXPECT_LT(write_text(t).size(), 50u << 20);
+  EXPECT_LT(write_binary(t).size(), 5u << 20);
+}
+
+TEST(ModelTrace, GpuWithoutLutCoresLowersEveryLinearToMma) {
+  const llm::ModelConfig m =
+      llm::load_model(std::string(LTC_SOURCE_DIR) + "/traces/examples/tiny-llama.config.json");
+  llm::StepConfig step = llm::StepConfig::prefill(1, 32);
+  step.weights = llm::parse_weight_format("fp16");
+  step.acts = golden::DType::kFp16;
+  const Trace t = compiler::compile_model(m, step, hw::load_gpu("a100"));
+  const compiler::TraceSummary s = compiler::summarize(t);
+  EXPECT_EQ(s.lmmas, 0u);
+  EXPECT_TRUE(t.cores.empty());
+  // Linear MMAs: per layer q,k,v,o,gate,up,down on 32 rows (2 x m16) + attention + head.
+  EXPECT_GT(s.mmas, 0u);
+  for (const auto& k : t.kernels) {
+    for (const auto& in : k.program) EXPECT_NE(in.op, Opcode::kLmma) << k.name;
+  }
+}
+
+}  // namespace
+}  // namespace ltc::traces
