@@ -38,8 +38,10 @@ std::string yosys_script(const DesignSource& src, const SynthOptions& opt) {
   for (const auto& [name, value] : src.params) {
     s << "chparam -set " << name << " " << quote_param(value) << " " << src.top << "\n";
   }
+  // -noshare: the SAT-based sharing pass runs for many minutes on 100k-cell tiles and finds
+  // nothing to share in a datapath without mutually exclusive operators.
   s << "hierarchy -check -top " << src.top << "\n"
-    << "synth -flatten -top " << src.top << "\n"
+    << "synth -flatten -noshare -top " << src.top << "\n"
     << "dfflibmap -liberty " << opt.liberty << "\n"
     << "abc -liberty " << opt.liberty << "\n"
     << "opt_clean -purge\n"

@@ -8,12 +8,27 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
 
 namespace ltc::synth {
 namespace {
+
+// Removes this process's scratch folders after the tests (kept when a test failed).
+class ScratchCleanup : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (::testing::UnitTest::GetInstance()->Passed()) {
+      std::filesystem::remove_all(std::filesystem::temp_directory_path() /
+                                  ("ltc_synth_test_" + std::to_string(::getpid())));
+    }
+  }
+};
+const auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
 
 using test::reg_adder;
 using test::scratch_dir;

@@ -4,6 +4,7 @@
 #include "synth/design_source.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
