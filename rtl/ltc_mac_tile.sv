@@ -1,0 +1,123 @@
+// MAC tensor-core tile (baseline): M*N units, each a K-wide dot product of an activation row and
+// a weight column, products rounded to the accumulator format and added k ascending. One beat per
+// K-group; beats between in_first_i and in_last_i chain through the accumulator.
+`include "ltc_dtype.svh"
+
+module ltc_mac_tile #(
+  parameter int M = 2,
+  parameter int N = 64,
+  parameter int K = 4,
+  parameter int ActType = 3,
+  parameter int WeightType = 3,
+  parameter int AccType = 7,
+  parameter int OutType = 7,
+  parameter int PipeStages = 1,
+  localparam int ActWidth = `LTC_DT_WIDTH(ActType),
+  localparam int WeightWidth = `LTC_DT_WIDTH(WeightType),
+  localparam int AccWidth = `LTC_DT_WIDTH(AccType),
+  localparam int OutWidth = `LTC_DT_WIDTH(OutType)
+) (
+  input  logic                        clk_i,
+  input  logic                        rst_ni,
+  input  logic                        in_valid_i,
+  output logic                        in_ready_o,
+  input  logic                        in_first_i,
+  input  logic                        in_last_i,
+  input  logic [M*K*ActWidth-1:0]     in_a_i,
+  input  logic [N*K*WeightWidth-1:0]  in_w_i,
+  input  logic [M*N*AccWidth-1:0]     in_c_i,
+  output logic                        out_valid_o,
+  input  logic                        out_ready_i,
+  output logic [M*N*OutWidth-1:0]     out_o,
+  output logic                        done_o
+);
+  // Register placement: after the multipliers, then at the operands.
+  localparam int ProdDepth = (PipeStages >= 2) ? 1 : 0;
+  localparam int InDepth = (PipeStages > 2) ? PipeStages - 2 : 0;
+
+  logic                          advance, acc_en, acc_first;
+  logic                          unused_plane;
+  logic [M*K*ActWidth-1:0]       acts;
+  logic [N*K*WeightWidth-1:0]    weights;
+  logic [M*N*AccWidth-1:0]       c_add;
+
+  ltc_tile_ctrl #(
+    .Depth     (PipeStages - 1),
+    .PlaneWidth(1)
+  ) u_ctrl (
+    .clk_i      (clk_i),
+    .rst_ni     (rst_ni),
+    .in_valid_i (in_valid_i),
+    .in_first_i (in_first_i),
+    .in_last_i  (in_last_i),
+    .in_ready_o (in_ready_o),
+    .plane_o    (unused_plane),
+    .advance_o  (advance),
+    .acc_en_o   (acc_en),
+    .acc_first_o(acc_first),
+    .out_ready_i(out_ready_i),
+    .out_valid_o(out_valid_o),
+    .done_o     (done_o)
+  );
+
+  ltc_pipe_reg #(.Width(M * N * AccWidth), .Depth(PipeStages - 1)) u_c_pipe (
+    .clk_i(clk_i),
+    .en_i (advance),
+    .d_i  (in_c_i),
+    .q_o  (c_add)
+  );
+
+  ltc_pipe_reg #(.Width(M * K * ActWidth + N * K * WeightWidth), .Depth(InDepth)) u_in_pipe (
+    .clk_i(clk_i),
+    .en_i (advance),
+    .d_i  ({in_a_i, in_w_i}),
+    .q_o  ({acts, weights})
+  );
+
+  for (genvar m = 0; m < M; m++) begin : g_row
+    for (genvar n = 0; n < N; n++) begin : g_col
+      logic [K*AccWidth-1:0] prods, prods_q;
+      logic [AccWidth-1:0]   acc_q, sum;
+
+      ltc_mac_unit #(
+        .K         (K),
+        .ActType   (ActType),
+        .WeightType(WeightType),
+        .AccType   (AccType)
+      ) u_mul (
+        .a_i   (acts[m*K*ActWidth +: K*ActWidth]),
+        .w_i   (weights[n*K*WeightWidth +: K*WeightWidth]),
+        .prod_o(prods)
+      );
+
+      ltc_pipe_reg #(.Width(K * AccWidth), .Depth(ProdDepth)) u_prod_pipe (
+        .clk_i(clk_i),
+        .en_i (advance),
+        .d_i  (prods),
+        .q_o  (prods_q)
+      );
+
+      ltc_add_unit #(
+        .K      (K),
+        .AccType(AccType)
+      ) u_sum (
+        .acc_i    (acc_first ? c_add[(m*N+n)*AccWidth +: AccWidth] : acc_q),
+        .terms_i  (prods_q),
+        .enables_i({K{1'b1}}),
+        .y_o      (sum)
+      );
+
+      always_ff @(posedge clk_i) begin
+        if (acc_en) acc_q <= sum;
+      end
+
+      ltc_out_convert #(
+        .AccType(AccType),
+        .OutType(OutType)
+      ) u_out (
+        .acc_i(acc_q),
+        .out_o(out_o[(m*N+n)*OutWidth +: OutWidth])
+      );
+    end
+  end
+endmodule
