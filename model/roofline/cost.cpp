@@ -1,5 +1,8 @@
 #include "model/roofline/cost.h"
 
+#include "model/golden/error.h"
+#include "model/tiling/tiling.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -27,6 +30,8 @@ constexpr Tile kLutTiles[] = {{128, 256}, {256, 128}, {128, 128}, {64, 256}, {64
                               {16, 256},  {32, 256},  {16, 512},  {32, 512}, {64, 512},
                               {128, 512}, {256, 256}, {256, 512}};
 constexpr int kMaxSplitK = 16;
+// The scheduler's tile choice settles long before this many rows; its cost grows with waves.
+constexpr int64_t kMaxSchedulerM = 8192;
 constexpr int kMinSplitKDepth = 256;  // split-K never cuts K below this per split
 constexpr double kAccBytes = 4;       // fp32 / int32 accumulators
 
@@ -84,8 +89,10 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
 
   OpCost best;
   double best_s = INFINITY;
-  auto consider = [&](Tile t) {
-    if (t.tm * double(t.tn) * kAccBytes > 0.5 * m.register_bytes_per_sm()) return;
+  auto consider = [&](Tile t, bool check_registers) {
+    if (check_registers && t.tm * double(t.tn) * kAccBytes > 0.5 * m.register_bytes_per_sm()) {
+      return;
+    }
     const int64_t base = g.batch * ceil_div(g.m, t.tm) * ceil_div(g.n, t.tn);
     for (int s = 1; s <= kMaxSplitK; ++s) {
       if (s > 1 && (base * s > sms || ceil_div(g.k, s) < kMinSplitKDepth)) break;
@@ -119,9 +126,34 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
     }
   };
   if (path.unit == GemmUnit::kLut) {
-    for (Tile t : kLutTiles) consider(t);
+    // The compiler's scheduler picks the LUT thread-block tile from register and shared-memory
+    // capacity (model/tiling); the roofline costs that tile (and split-K of it).
+    bool chosen = false;
+    const int64_t sched_m = std::min(g.m, kMaxSchedulerM);
+    const Machine::TileKey key{sched_m, g.n, g.k, g.weights.planes(), int(xb * 64), int(wb * 64)};
+    auto it = m.lut_tile_memo.find(key);
+    if (it == m.lut_tile_memo.end()) {
+      std::pair<int, int> tile{0, 0};
+      try {
+        auto p = tiling::lut_gemm_problem(m.gpu(), sched_m, g.n, g.k, g.acts, g.weights.planes(),
+                                          wb * 8 - g.weights.planes());
+        p.a_bits = xb * 8;
+        const auto c = tiling::choose_tiles(p, m.gpu());
+        tile = {int(c.block.m), int(c.block.n)};
+      } catch (const InputError&) {
+        tile = {0, 0};  // no feasible scheduler tile: fall back to the fixed candidates
+      }
+      it = m.lut_tile_memo.emplace(key, tile).first;
+    }
+    if (it->second.first > 0) {
+      consider(Tile{it->second.first, it->second.second}, false);
+      chosen = best_s < INFINITY;
+    }
+    if (!chosen) {
+      for (Tile t : kLutTiles) consider(t, true);
+    }
   } else {
-    for (Tile t : kMacTiles) consider(t);
+    for (Tile t : kMacTiles) consider(t, true);
   }
   best.name = "gemm";
   best.kind = "gemm";

@@ -6,7 +6,9 @@
 #include "model/hw/gpu.h"
 #include "model/llm/precision.h"
 
+#include <map>
 #include <string>
+#include <tuple>
 
 namespace ltc::roofline {
 
@@ -49,6 +51,11 @@ class Machine {
   GemmPath gemm_path(const llm::WeightFormat& w, golden::DType act, bool tables) const;
   // Dense activation x activation products (attention) in `t`: the MAC rate for t x t.
   double mac_tops(golden::DType t) const;
+
+  // Memo of the scheduler's LUT tile choice per (m, n, k, planes, table bits x 8, weight bits x 8):
+  // the choice is a search, and sweeps repeat shapes. Not thread-safe (one Machine per thread).
+  using TileKey = std::tuple<int64_t, int64_t, int64_t, int, int, int>;
+  mutable std::map<TileKey, std::pair<int, int>> lut_tile_memo;
 
  private:
   hw::GpuConfig gpu_;
