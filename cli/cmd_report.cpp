@@ -1,0 +1,33 @@
+// `ltc report [--out DIR] [-j N]`: the DSE report on built-in defaults (cli/report/report.h).
+#include "cli/command.h"
+#include "cli/report/report.h"
+
+#include <fmt/core.h>
+
+#include <memory>
+
+namespace ltc::cli {
+namespace {
+
+CommandRegistrar reg{
+    80, [](CLI::App& app) {
+      auto opts = std::make_shared<report::ReportOptions>();
+      CLI::App* sub =
+          app.add_subcommand("report", "The DSE report (HTML with plots) on built-in defaults");
+      sub->add_option("--out", opts->out_dir,
+                      "output directory (reruns resume finished PPA points)");
+      sub->add_option("-j,--jobs", opts->jobs, "parallel PPA design points");
+      sub->add_option("--sweeps", opts->sweeps,
+                      "built-in PPA sweeps to include (dp4 dp-k wbits dse)");
+      sub->callback([opts] {
+        opts->progress = true;  // a long job: progress lines on stderr
+        const report::ReportResult r = report::write_report(*opts);
+        fmt::print(
+            "report: {} ({} files){}\n", r.index_html, r.files.size(),
+            r.failed_parts ? fmt::format(", {} part(s) failed: see the page", r.failed_parts) : "");
+        if (r.failed_parts) set_exit_code(kExitFailed);
+      });
+    }};
+
+}  // namespace
+}  // namespace ltc::cli
