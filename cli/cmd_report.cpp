@@ -19,7 +19,10 @@ CommandRegistrar reg{
       sub->add_option("-j,--jobs", opts->jobs, "parallel PPA design points");
       sub->add_option("--sweeps", opts->sweeps,
                       "built-in PPA sweeps to include (dp4 dp-k wbits dse)");
-      sub->callback([opts] {
+      auto no_ppa = std::make_shared<bool>(false);
+      sub->add_flag("--no-ppa", *no_ppa, "skip the PPA sweeps (Yosys/OpenSTA)");
+      sub->callback([opts, no_ppa] {
+        if (*no_ppa) opts->sweeps.clear();
         opts->progress = true;  // a long job: progress lines on stderr
         const report::ReportResult r = report::write_report(*opts);
         fmt::print(

@@ -1,0 +1,103 @@
+// The `ltc` command-line contract (SPEC §9): exit codes, --json output, errors that name the flag.
+#include "cli/report/numerics.h"
+#include "model/golden/error.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+struct CliRun {
+  int code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+CliRun run(const std::string& args) {
+  const std::string err_file = std::filesystem::temp_directory_path() / "ltc_cli_test_stderr.txt";
+  const std::string cmd = std::string(LTC_BINARY) + " " + args + " 2>" + err_file;
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (FILE* f = std::fopen(err_file.c_str(), "r")) {
+    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) r.err.append(buf.data(), n);
+    std::fclose(f);
+  }
+  return r;
+}
+
+TEST(Cli, HelpAndVersionExitZero) {
+  EXPECT_EQ(run("--help").code, 0);
+  const CliRun v = run("--version");
+  EXPECT_EQ(v.code, 0);
+  EXPECT_NE(v.out.find("ltc "), std::string::npos);
+}
+
+TEST(Cli, UnknownSubcommandOrFlagIsBadInput) {
+  EXPECT_EQ(run("no-such-command").code, 2);
+  EXPECT_EQ(run("numerics --no-such-flag").code, 2);
+}
+
+TEST(Cli, BadValueNamesTheFlagAndValidValues) {
+  const CliRun r = run("numerics --acts fp17");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--acts"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("fp8e4m3"), std::string::npos) << r.err;
+  const CliRun w = run("numerics --weights int9");
+  EXPECT_EQ(w.code, 2);
+  EXPECT_NE(w.err.find("--weights"), std::string::npos) << w.err;
+}
+
+TEST(Cli, JsonIsOneObjectOnStdout) {
+  const CliRun r = run("numerics --m 1 --n 16 --k 64 --acts int8 --weights int4 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);  // throws if anything else is on stdout
+  EXPECT_EQ(j.at("outputs").get<int>(), 16);
+  // Integer activations: every output matches the grouped integer reference.
+  EXPECT_EQ(j.at("grouped_integer_exact_outputs").get<int>(), 16);
+  EXPECT_EQ(j.at("max_rel_err").get<double>() < 1e-12, true);
+}
+
+TEST(Numerics, TableQuantizationErrorIsWithinItsStepSize) {
+  // An INT8 table entry is off by at most half a step, max|T|/254, so relative to sum|a*w| the
+  // error cannot exceed about 1/254 per output (hand bound); FP16 tables are 2^-11-accurate.
+  ltc::report::NumericsOptions o;
+  o.m = 1;
+  o.n = 32;
+  o.k = 256;
+  o.quantize_table = true;
+  const auto q = ltc::report::run_numerics(o);
+  EXPECT_LT(q.max_rel, 1.0 / 254);
+  o.quantize_table = false;
+  const auto f = ltc::report::run_numerics(o);
+  EXPECT_LT(f.max_rel, 4 * 4 * 0x1p-11);  // K-1 table adds + accumulation, generous
+  EXPECT_LT(f.rms_rel, q.rms_rel);
+}
+
+TEST(Report, WritesThePageWithReproduceCommands) {
+  const auto dir = std::filesystem::temp_directory_path() / "ltc_report_test";
+  std::filesystem::remove_all(dir);
+  const CliRun r =
+      run("report --out " + dir.string() + " --no-ppa");  // every section but the PPA sweeps
+  ASSERT_TRUE(std::filesystem::exists(dir / "index.html")) << r.err;
+  FILE* f = std::fopen((dir / "index.html").c_str(), "r");
+  std::string html(1 << 20, '\0');
+  html.resize(std::fread(html.data(), 1, html.size(), f));
+  std::fclose(f);
+  EXPECT_NE(html.find("reproduce: <code>ltc numerics"), std::string::npos);
+  EXPECT_EQ(html.find("This part failed"), std::string::npos) << r.err;
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
