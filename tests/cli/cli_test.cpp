@@ -94,7 +94,14 @@ TEST(Report, WritesThePageWithReproduceCommands) {
   std::string html(1 << 20, '\0');
   html.resize(std::fread(html.data(), 1, html.size(), f));
   std::fclose(f);
-  EXPECT_NE(html.find("reproduce: <code>ltc numerics"), std::string::npos);
+  // Every numerics row carries its own reproduce command: 5 activation types x 4 weight formats x
+  // table quantization off/on.
+  size_t commands = 0;
+  for (size_t pos = html.find("ltc numerics --m"); pos != std::string::npos;
+       pos = html.find("ltc numerics --m", pos + 1)) {
+    ++commands;
+  }
+  EXPECT_EQ(commands, 40u);
   EXPECT_EQ(html.find("This part failed"), std::string::npos) << r.err;
   EXPECT_EQ(r.code, 0) << r.err;
   std::filesystem::remove_all(dir);
