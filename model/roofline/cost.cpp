@@ -21,10 +21,11 @@ int64_t ceil_div(int64_t a, int64_t b) {
 struct Tile {
   int tm, tn;
 };
-// Thread-block tiles a tuned library picks from (CUTLASS/cuBLAS-like). Accumulators must fit in
+// Thread-block tiles a tuned library picks from (CUTLASS/cuBLAS-like; 16-row tiles are the
+// mma.m16n8k16 skinny kernels used for small M). Accumulators must fit in
 // half the register file, so a doubled register file (-drm) admits the larger LUT tiles.
-constexpr Tile kMacTiles[] = {{128, 256}, {256, 128}, {128, 128}, {64, 256},
-                              {64, 128},  {128, 64},  {64, 64}};
+constexpr Tile kMacTiles[] = {{128, 256}, {256, 128}, {128, 128}, {64, 256}, {64, 128},
+                              {128, 64},  {64, 64},   {16, 128},  {16, 256}};
 // LUT tensor cores have M = 2 tiles, so small-M thread blocks waste nothing; wide N reuses tables.
 constexpr Tile kLutTiles[] = {{128, 256}, {256, 128}, {128, 128}, {64, 256}, {64, 128},
                               {16, 256},  {32, 256},  {16, 512},  {32, 512}, {64, 512},
@@ -180,10 +181,14 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
   c.kernels = 3;  // attention kernel + K and V cache appends
   c.unit = "flash attention (mac " + std::string(golden::dtype_name(step.hidden)) + ")";
   const double fixed_s = m.kernel_fixed_s() + 2 * m.elementwise_fixed_s();
-  const int64_t units = at.batch * at.heads;
+  int64_t units = at.batch * at.heads;
   if (!at.causal && at.q_len <= 16) {
-    // Decode: stream the KV cache. Split-KV spreads short grids over the SMs; each query head
-    // is a tensor-core tile padded to 16 rows (mma granularity).
+    // Decode: stream the KV cache. FlashAttention-2 folds the query heads of a KV group into
+    // the row dimension when q_len is 1 (GQA), so a tile is (group x q_len) rows padded to the
+    // 16-row mma granularity, one per (sequence, KV head); split-KV spreads short grids.
+    const bool fold = at.q_len == 1 && at.kv_heads > 0 && at.heads > at.kv_heads;
+    const int64_t rows = fold ? at.heads / at.kv_heads : at.q_len;
+    if (fold) units = at.batch * at.kv_heads;
     const int64_t splits =
         units >= sms
             ? 1
@@ -191,9 +196,11 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
     const double active = double(std::min<int64_t>(units * splits, sms));
     const double bw = std::min(m.dram_bytes_per_s(), active * m.sm_dram_bytes_per_s());
     c.memory_ms = c.bytes / bw * 1e3;
-    const double padded_flops = 4.0 * units * 16.0 * at.kv_len * at.head_dim;
+    const double padded_rows = 16.0 * ceil_div(rows, 16);
+    const double padded_flops = 4.0 * units * padded_rows * at.kv_len * at.head_dim;
     c.compute_ms = padded_flops / (peak * a.flash_attention_fraction) * 1e3;
-    c.tile = TileChoice{16, 256, int(splits), units * splits, ceil_div(units * splits, sms)};
+    c.tile = TileChoice{int(padded_rows), 256, int(splits), units * splits,
+                        ceil_div(units * splits, sms)};
   } else {
     // Prefill: FlashAttention-2 tiles of 128 queries x 128 keys; causal tiles see a growing
     // prefix. Longest-tile bound and total work over the SMs; one block of prologue/epilogue.
@@ -295,6 +302,13 @@ StepEstimate estimate_step(const Machine& m, const llm::StepGraph& graph) {
   e.tensor_energy_j = busy * gpu.tensor_power_w_per_sm * gpu.sms;
   e.dram_energy_j = bytes * gpu.dram_pj_per_byte * 1e-12;
   e.energy_mj_per_token = (e.tensor_energy_j + e.dram_energy_j) / tokens * 1e3;
+  const GemmPath path = m.gemm_path(s.weights, s.acts, s.precompute != llm::PrecomputeMode::kNone);
+  e.tensor_unit = path.description;
+  e.tensor_peak_tops = path.peak_tops;
+  e.tensor_area_mm2 = gpu.tensor_area_mm2_per_sm * gpu.sms;
+  e.tensor_power_w = gpu.tensor_power_w_per_sm * gpu.sms;
+  if (e.tensor_area_mm2 > 0) e.tensor_tops_per_mm2 = path.peak_tops / e.tensor_area_mm2;
+  if (e.tensor_power_w > 0) e.tensor_tops_per_w = path.peak_tops / e.tensor_power_w;
   return e;
 }
 
@@ -333,6 +347,13 @@ void to_json(nlohmann::json& j, const StepEstimate& e) {
                      {"tensor_energy_j", e.tensor_energy_j},
                      {"dram_energy_j", e.dram_energy_j},
                      {"energy_mj_per_token", e.energy_mj_per_token},
+                     {"tensor_core",
+                      {{"unit", e.tensor_unit},
+                       {"peak_tops", e.tensor_peak_tops},
+                       {"area_mm2", e.tensor_area_mm2},
+                       {"power_w", e.tensor_power_w},
+                       {"tops_per_mm2", e.tensor_tops_per_mm2},
+                       {"tops_per_w", e.tensor_tops_per_w}}},
                      {"ops", ops}};
 }
 

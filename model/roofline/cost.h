@@ -53,6 +53,14 @@ struct StepEstimate {
   double tensor_energy_j = 0;  // whole step: tensor-core power x busy time at peak
   double dram_energy_j = 0;    // whole step: DRAM bytes x pJ/byte
   double energy_mj_per_token = 0;
+  // The tensor core running the linear layers (paper Table III): peak for this precision, area
+  // and power of all SMs' tensor cores (0 when the GPU file does not give them).
+  std::string tensor_unit;
+  double tensor_peak_tops = 0;
+  double tensor_area_mm2 = 0;
+  double tensor_power_w = 0;
+  double tensor_tops_per_mm2 = 0;
+  double tensor_tops_per_w = 0;
 };
 
 OpCost op_cost(const Machine& m, const llm::Op& op, const llm::StepConfig& step);

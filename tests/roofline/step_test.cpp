@@ -1,0 +1,148 @@
+// Decode and prefill step estimates: the operator list, its sums, the KV-cache traffic, the
+// bounds, the JSON contract of SPEC §9, and any Hugging Face config.json.
+#include "model/golden/error.h"
+#include "model/roofline/estimate.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+
+namespace ltc::roofline {
+namespace {
+
+StepRequest decode(const std::string& model, const std::string& gpu, int64_t b, int64_t l) {
+  StepRequest r;
+  r.model = model;
+  r.gpu = gpu;
+  r.phase = llm::Phase::kDecode;
+  r.batch = b;
+  r.length = l;
+  return r;
+}
+StepRequest prefill(const std::string& model, const std::string& gpu, int64_t b, int64_t s) {
+  StepRequest r = decode(model, gpu, b, s);
+  r.phase = llm::Phase::kPrefill;
+  return r;
+}
+const OpCost& find(const StepEstimate& e, const std::string& name) {
+  for (const auto& c : e.layer) {
+    if (c.name == name) return c;
+  }
+  throw std::runtime_error("no op " + name);
+}
+
+TEST(Step, LatencyIsLayersTimesLayerPlusEmbeddingAndHead) {
+  const auto e = estimate(decode("llama2-7b", "h200", 8, 512));
+  double layer = 0, rest = 0;
+  for (const auto& c : e.layer) layer += c.ms;
+  for (const auto& c : e.embedding) rest += c.ms;
+  for (const auto& c : e.head) rest += c.ms;
+  EXPECT_NEAR(e.layer_ms, layer, 1e-12);
+  EXPECT_EQ(e.layers, 32);
+  EXPECT_NEAR(e.latency_ms, 32 * layer + rest, 1e-9);
+  EXPECT_NEAR(e.tokens_per_s, 8 / (e.latency_ms * 1e-3), 1e-6);
+}
+
+TEST(Step, DecodeAttentionReadsTheWholeKvCache) {
+  // llama2-70b: 8 KV heads of 128; B = 16, L = 4096: K and V, fp16, per layer.
+  const auto e = estimate(decode("llama2-70b", "h200", 16, 4096));
+  const double kv = 2.0 * 16 * 4096 * 8 * 128 * 2;
+  const auto& att = find(e, "attention");
+  EXPECT_GE(att.bytes, kv);
+  EXPECT_LT(att.bytes, kv * 1.01);
+  // At this size attention streams from DRAM: time at least bytes over achievable bandwidth.
+  const auto g = hw::load_gpu("h200");
+  EXPECT_GE(att.ms, kv / (g.dram.bw_gbps * 1e9 * g.achievable.dram_bw_fraction) * 1e3);
+  EXPECT_EQ(att.bound, "dram");
+}
+
+TEST(Step, GroupedQueryAttentionReadsLessKvThanMultiHead) {
+  // llama2-7b (MHA, 32 KV heads) vs llama2-70b (GQA, 8 KV heads) per layer: same head_dim.
+  const auto mha = estimate(decode("llama2-7b", "h200", 32, 2048));
+  const auto gqa = estimate(decode("llama2-70b", "h200", 32, 2048));
+  EXPECT_NEAR(find(mha, "attention").bytes / find(gqa, "attention").bytes, 4.0, 0.1);
+}
+
+TEST(Step, SmallDecodeIsMemoryBoundAndLargePrefillComputeBound) {
+  const auto d = estimate(decode("llama2-13b", "h200", 1, 1024));
+  EXPECT_TRUE(find(d, "up_proj").bound == "dram" || find(d, "up_proj").bound == "fixed");
+  const auto p = estimate(prefill("llama2-13b", "h200", 4, 2048));
+  EXPECT_EQ(find(p, "up_proj").bound, "compute");
+  EXPECT_EQ(find(p, "attention").bound, "compute");
+}
+
+TEST(Step, DecodeTimeGrowsWithBatchAndContext) {
+  double prev = 0;
+  for (int64_t b : {1, 8, 64, 256}) {
+    const double t = estimate(decode("llama2-7b", "h200", b, 1024)).layer_ms;
+    EXPECT_GT(t, prev);
+    prev = t;
+  }
+  prev = 0;
+  for (int64_t l : {128, 1024, 8192}) {
+    const double t = estimate(decode("llama2-7b", "h200", 16, l)).layer_ms;
+    EXPECT_GT(t, prev);
+    prev = t;
+  }
+}
+
+TEST(Step, JsonCarriesTheSpecFields) {
+  const nlohmann::json j = estimate(decode("opt-175b", "a100", 4, 256));
+  for (const char* f : {"latency_ms", "layer_ms", "layers", "tokens_per_s", "ops"}) {
+    EXPECT_TRUE(j.contains(f)) << f;
+  }
+  bool head = false, embedding = false;
+  for (const auto& op : j["ops"]) {
+    for (const char* f : {"name", "ms", "bound", "flops", "bytes"})
+      EXPECT_TRUE(op.contains(f)) << f;
+    head |= op["name"] == "lm_head";
+    embedding |= op["name"] == "embedding";
+  }
+  EXPECT_TRUE(head && embedding);
+}
+
+TEST(Step, EveryBuiltinModelRunsOnEveryBuiltinGpu) {
+  for (const auto& g : hw::builtin_gpu_names()) {
+    const Machine m(hw::load_gpu(g));
+    for (const auto& name : llm::builtin_model_names()) {
+      const auto model = llm::load_model(name);
+      for (auto phase : {llm::Phase::kDecode, llm::Phase::kPrefill}) {
+        StepRequest r = decode(name, g, 4, 256);
+        r.phase = phase;
+        for (auto [w, a] : {std::pair{"fp16", "fp16"}, std::pair{"int2", "int8"}}) {
+          r.weights = w;
+          r.acts = a;
+          const auto e = estimate(m, model, r);
+          EXPECT_TRUE(std::isfinite(e.latency_ms) && e.latency_ms > 0) << g << " " << name;
+        }
+      }
+    }
+  }
+}
+
+TEST(Step, AcceptsAHuggingFaceConfigJson) {
+  const std::string path = ::testing::TempDir() + "tiny_llama_config.json";
+  std::ofstream(path) << R"({"model_type": "llama", "architectures": ["LlamaForCausalLM"],
+    "hidden_size": 2048, "intermediate_size": 5632, "num_attention_heads": 32,
+    "num_key_value_heads": 4, "num_hidden_layers": 22, "vocab_size": 32000,
+    "max_position_embeddings": 2048, "hidden_act": "silu", "rms_norm_eps": 1e-5})";
+  const auto e = estimate(decode(path, "h200", 2, 128));
+  EXPECT_EQ(e.layers, 22);
+  EXPECT_GT(e.layer_ms, 0);
+}
+
+TEST(Step, BadInputIsAnInputError) {
+  EXPECT_THROW(estimate(decode("llama2-7b", "h200", 0, 128)), InputError);
+  EXPECT_THROW(estimate(prefill("llama2-7b", "h200", 1, 0)), InputError);
+  StepRequest r = decode("llama2-7b", "h200", 1, 128);
+  r.weights = "int9";
+  EXPECT_THROW(estimate(r), InputError);
+  r = decode("llama2-7b", "h200", 1, 128);
+  r.precompute = "sometimes";
+  EXPECT_THROW(estimate(r), InputError);
+}
+
+}  // namespace
+}  // namespace ltc::roofline
