@@ -139,6 +139,9 @@ void GpuConfig::finalize() {
                      ": field 'achievable.throttle_per_efold' must be in [0, 0.5) and "
                      "'achievable.throttle_onset_ms' > 0");
   }
+  if (achievable.throttle_max < 1 || achievable.throttle_max > 2) {
+    throw InputError(w + ": field 'achievable.throttle_max' must be in [1, 2]");
+  }
   if (achievable.kernel_fixed_us < 0 || achievable.elementwise_fixed_us < 0 ||
       launch_overhead_us < 0 || sync_overhead_us < 0) {
     throw InputError(w +
@@ -202,6 +205,7 @@ void to_json(json& j, const GpuConfig& g) {
              {"overlap_exponent", a.overlap_exponent},
              {"throttle_per_efold", a.throttle_per_efold},
              {"throttle_onset_ms", a.throttle_onset_ms},
+             {"throttle_max", a.throttle_max},
              {"source", a.source}}},
            {"tensor_area_mm2_per_sm", g.tensor_area_mm2_per_sm},
            {"tensor_power_w_per_sm", g.tensor_power_w_per_sm},
@@ -275,6 +279,7 @@ void from_json(const json& j, GpuConfig& g) {
     a.opt("overlap_exponent", x.overlap_exponent);
     a.opt("throttle_per_efold", x.throttle_per_efold);
     a.opt("throttle_onset_ms", x.throttle_onset_ms);
+    a.opt("throttle_max", x.throttle_max);
     a.opt("source", x.source);
   }
   f.opt("tensor_area_mm2_per_sm", g.tensor_area_mm2_per_sm);

@@ -54,6 +54,7 @@ struct AchievableRates {
   double overlap_exponent = 4;     // compute/memory overlap: t = (c^p + m^p)^(1/p); large = max
   double throttle_per_efold = 0;   // sustained-power clock drop per e-fold of busy time
   double throttle_onset_ms = 0.5;  // compute-bound busy time before clocks start to drop
+  double throttle_max = 1.25;      // slowdown floor: boost clock / lowest sustained clock
   std::string source;              // where these numbers come from
 };
 

@@ -50,7 +50,7 @@ double throttle(const Machine& m, double compute_s) {
   const auto& a = m.achievable();
   const double onset = a.throttle_onset_ms * 1e-3;
   if (a.throttle_per_efold <= 0 || compute_s <= onset) return 1.0;
-  return 1.0 + a.throttle_per_efold * std::log(compute_s / onset);
+  return std::min(a.throttle_max, 1.0 + a.throttle_per_efold * std::log(compute_s / onset));
 }
 
 double cuda_rate(const Machine& m, DType t) {
@@ -203,16 +203,18 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
                         ceil_div(units * splits, sms)};
   } else {
     // Prefill: FlashAttention-2 tiles of 128 queries x 128 keys; causal tiles see a growing
-    // prefix. Longest-tile bound and total work over the SMs; one block of prologue/epilogue.
+    // prefix (diagonal blocks computed whole). Longest-tile bound and total work over the SMs;
+    // each tile also pays a prologue/epilogue (load Q, rescale and write O) worth two blocks.
     constexpr int kBlock = 128;
+    constexpr double kTileOverheadBlocks = 2;
     const int64_t nq = ceil_div(at.q_len, kBlock), nk = ceil_div(at.kv_len, kBlock);
     const double t_block =
         4.0 * kBlock * kBlock * at.head_dim / (peak * a.flash_attention_fraction / sms);
     double blocks = 0, longest = 0;
     for (int64_t i = 0; i < nq; ++i) {
       const double vis = at.causal ? double(std::min(i + 1 + (nk - nq), nk)) : double(nk);
-      blocks += vis + 1;
-      longest = std::max(longest, vis + 1);
+      blocks += vis + kTileOverheadBlocks;
+      longest = std::max(longest, vis + kTileOverheadBlocks);
     }
     const double total = double(units) * blocks;
     c.compute_ms = std::max(total / sms, longest) * t_block * 1e3;
