@@ -23,7 +23,8 @@ using traces::Opcode;
 
 class GemmMachine {
  public:
-  GemmMachine(const traces::Trace& t, const GemmOperands& ops) : t_(t), ops_(ops) {
+  GemmMachine(const traces::Trace& t, const GemmOperands& ops, bool upstream_tables)
+      : t_(t), ops_(ops), upstream_tables_(upstream_tables) {
     const traces::Kernel* gk = nullptr;
     for (const auto& k : t.kernels) {
       if (k.gemm.m > 0) gk = &k;
@@ -164,7 +165,14 @@ class GemmMachine {
     const golden::LmmaShape row_shape{1, in_n, op.shape.k};
     const int64_t real_k = std::min<int64_t>(kg_, k_ - k0);
     for (int64_t r = m0; r < std::min<int64_t>(m0 + op.shape.m, m_); ++r) {
-      const auto& half = tables_[size_t(r * lut_groups_ + lg)];
+      auto& half = tables_[size_t(r * lut_groups_ + lg)];
+      if (half.empty() && upstream_tables_) {
+        // Tables of a fused producer outside this trace: build them from the activations.
+        std::vector<uint32_t> acts(static_cast<size_t>(kg_));
+        for (int i = 0; i < kg_; ++i) acts[size_t(i)] = act_at(r, k0 + i);
+        half = golden::precompute_half_table(acts.data(), ops_.act, kg_, table_dtype(op));
+        ++stats_.tables;
+      }
       if (half.empty()) {
         bad("reads table (" + std::to_string(r) + ", k " + std::to_string(k0) +
             ") before it was precomputed");
@@ -200,6 +208,10 @@ class GemmMachine {
     }
   }
 
+  // The unquantized table dtype the precompute builds (quantization happens at use).
+  static DType table_dtype(const traces::LmmaOp& op) {
+    return golden::is_int(op.act) ? DType::kInt16 : op.act;
+  }
   DType acc_dtype(const traces::LmmaOp& op) const {
     return op.quantized_table ? DType::kFp32 : op.acc;
   }
@@ -244,6 +256,7 @@ class GemmMachine {
 
   const traces::Trace& t_;
   const GemmOperands& ops_;
+  bool upstream_tables_ = false;
   hw::TensorCoreConfig core_;
   int kg_ = 4;
   int64_t m_ = 0, n_ = 0, k_ = 0, group_ = 0, lut_groups_ = 0;
@@ -260,8 +273,8 @@ class GemmMachine {
 }  // namespace
 
 std::vector<double> interpret_gemm(const traces::Trace& trace, const GemmOperands& ops,
-                                   InterpretStats* stats) {
-  GemmMachine machine(trace, ops);
+                                   InterpretStats* stats, bool upstream_tables) {
+  GemmMachine machine(trace, ops, upstream_tables);
   return machine.run(stats);
 }
 
@@ -294,26 +307,79 @@ GemmOperands random_gemm_operands(const traces::GemmRecord& g, uint32_t seed) {
 
 GemmCheck check_gemm_trace(const traces::Trace& trace, uint32_t seed) {
   const traces::Kernel* gk = nullptr;
+  int gemm_kernels = 0;
+  bool precompute = false;
   for (const auto& k : trace.kernels) {
-    if (k.gemm.m > 0) gk = &k;
+    if (k.gemm.m > 0) {
+      gk = &k;
+      ++gemm_kernels;
+    }
+    for (const auto& in : k.program) precompute = precompute || in.op == Opcode::kPrecompute;
   }
   if (!gk) throw InputError("trace has no LUT GEMM kernel (gemm record) to run");
+  if (gemm_kernels > 1) {
+    throw InputError("trace has " + std::to_string(gemm_kernels) +
+                     " LUT GEMM kernels: check them one by one (check_trace_gemms)");
+  }
   bool quantized = false;
   for (const auto& in : gk->program) {
     if (in.op == Opcode::kLmma) quantized = in.lmma.quantized_table;
   }
   const GemmOperands ops = random_gemm_operands(gk->gemm, seed);
   GemmCheck c;
-  const std::vector<double> y = interpret_gemm(trace, ops, &c.stats);
+  const std::vector<double> y = interpret_gemm(trace, ops, &c.stats, !precompute);
   const auto cfg = golden::default_lut_gemm_config(
       ops.act, trace.cores.at(size_t(gk->tiles.core)).config.shape.k, quantized);
-  const std::vector<double> ref = golden::lut_gemm(cfg, ops.acts, int(ops.m), ops.weights);
+  // golden::lut_gemm runs one LMMA over all N columns, which it caps: slice the output columns.
+  constexpr int64_t kSlice = 4096;
+  const auto& w = ops.weights;
+  std::vector<double> ref(size_t(ops.m * w.n));
+  for (int64_t n0 = 0; n0 < w.n; n0 += kSlice) {
+    const int64_t n1 = std::min<int64_t>(w.n, n0 + kSlice);
+    golden::QuantizedWeights part = w;
+    part.n = int(n1 - n0);
+    const size_t g = size_t(w.groups());
+    part.codes.assign(w.codes.begin() + n0 * w.k, w.codes.begin() + n1 * w.k);
+    part.scales.assign(w.scales.begin() + n0 * g, w.scales.begin() + n1 * g);
+    part.zeros.assign(w.zeros.begin() + n0 * g, w.zeros.begin() + n1 * g);
+    const std::vector<double> y_part = golden::lut_gemm(cfg, ops.acts, int(ops.m), part);
+    for (int64_t r = 0; r < ops.m; ++r) {
+      for (int64_t c2 = n0; c2 < n1; ++c2) {
+        ref[size_t(r * w.n + c2)] = y_part[size_t(r * (n1 - n0) + (c2 - n0))];
+      }
+    }
+  }
   c.outputs = y.size();
   for (size_t i = 0; i < y.size(); ++i) {
     if (std::memcmp(&y[i], &ref[i], sizeof(double)) != 0) ++c.mismatches;
     c.max_abs_diff = std::max(c.max_abs_diff, std::abs(y[i] - ref[i]));
   }
   return c;
+}
+
+std::vector<KernelCheck> check_trace_gemms(const traces::Trace& trace, uint32_t seed,
+                                           double max_macs) {
+  std::vector<KernelCheck> out;
+  std::vector<traces::GemmRecord> seen;
+  for (const auto& k : trace.kernels) {
+    if (k.gemm.m <= 0) continue;
+    if (std::find(seen.begin(), seen.end(), k.gemm) != seen.end()) continue;
+    seen.push_back(k.gemm);
+    KernelCheck kc;
+    kc.kernel = k.name;
+    if (double(k.gemm.m) * double(k.gemm.n) * double(k.gemm.k) > max_macs) {
+      kc.skipped = true;
+      out.push_back(kc);
+      continue;
+    }
+    traces::Trace one;
+    one.gpu = trace.gpu;
+    one.cores = trace.cores;
+    one.kernels = {k};
+    kc.check = check_gemm_trace(one, seed);
+    out.push_back(kc);
+  }
+  return out;
 }
 
 }  // namespace ltc::compiler

@@ -11,6 +11,7 @@
 #include "traces/trace.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace ltc::compiler {
@@ -30,8 +31,10 @@ struct InterpretStats {
 // Runs the trace's kernels in order. Throws InputError when the trace does not describe a GEMM of
 // these operands, std::runtime_error naming kernel, block, warp and instruction when the
 // schedule breaks one of the rules above. Returns Y (m x n, row-major).
+// `upstream_tables`: tables the trace reads without precomputing them come from a producer
+// outside it (a fused norm in a model trace) and are built from the activations on demand.
 std::vector<double> interpret_gemm(const traces::Trace& trace, const GemmOperands& ops,
-                                   InterpretStats* stats = nullptr);
+                                   InterpretStats* stats = nullptr, bool upstream_tables = false);
 
 }  // namespace ltc::compiler
 
@@ -48,7 +51,18 @@ struct GemmCheck {
   double max_abs_diff = 0;
   InterpretStats stats;
 };
-// Interprets the trace on random_gemm_operands(seed) and compares with golden::lut_gemm.
+// Interprets a trace with one LUT GEMM kernel on random_gemm_operands(seed) and compares with
+// golden::lut_gemm (tables from the trace's precompute, or upstream if it has none).
 GemmCheck check_gemm_trace(const traces::Trace& trace, uint32_t seed);
+
+// Every distinct LUT GEMM kernel of a (model) trace checked on its own, with upstream tables;
+// kernels of more than `max_macs` M*N*K are skipped.
+struct KernelCheck {
+  std::string kernel;
+  bool skipped = false;
+  GemmCheck check;
+};
+std::vector<KernelCheck> check_trace_gemms(const traces::Trace& trace, uint32_t seed,
+                                           double max_macs = 5e7);
 
 }  // namespace ltc::compiler
