@@ -390,15 +390,37 @@ std::string simulate_rtl_outputs(const DesignSource& src, const std::vector<Port
                                  const ActivityOptions& opt, const std::string& workdir) {
   write_text_atomic(workdir + "/rtl_tb.v",
                     testbench(ports, src, opt, instance(ports, src, true), false));
-  std::vector<std::string> argv = {"iverilog", "-g2012", "-o", "rtl.vvp"};
-  for (const auto& d : src.include_dirs) argv.push_back("-I" + d);
-  argv.push_back("rtl_tb.v");
-  for (const auto& f : src.sources) argv.push_back(f);
-  const std::string clog = workdir + "/iverilog_rtl.log";
-  check_tool(run_process(argv, workdir, clog, opt.timeout_s), "iverilog (rtl)", clog);
-  const std::string slog = workdir + "/vvp_rtl.log";
-  check_tool(run_process({"vvp", "-n", "rtl.vvp"}, workdir, slog, opt.timeout_s), "vvp (rtl)",
-             slog);
+  if (opt.rtl_simulator == "verilator") {
+    std::vector<std::string> argv = {"verilator", "--binary",   "--timing",     "-Wno-fatal",
+                                     "-Wno-lint", "-Wno-style", "--top-module", "ltc_activity_tb",
+                                     "-Mdir",     "rtl_obj",    "-o",           "rtl_sim"};
+    for (const auto& d : src.include_dirs) argv.push_back("-I" + d);
+    argv.push_back("rtl_tb.v");
+    for (const auto& f : src.sources) argv.push_back(f);
+    const std::string clog = workdir + "/verilator_rtl.log";
+    const auto p = run_process(argv, workdir, clog, opt.timeout_s);
+    // Verilator prints lint %Warning lines we asked it to tolerate; only errors count.
+    if (p.timed_out || p.exit_code != 0 || p.log.find("%Error") != std::string::npos) {
+      check_tool(p, "verilator (rtl)", clog);
+      throw std::runtime_error("verilator (rtl) failed (log " + clog + ")");
+    }
+    const std::string slog = workdir + "/rtl_sim.log";
+    check_tool(run_process({workdir + "/rtl_obj/rtl_sim"}, workdir, slog, opt.timeout_s),
+               "verilated rtl", slog);
+  } else if (opt.rtl_simulator == "iverilog") {
+    std::vector<std::string> argv = {"iverilog", "-g2012", "-o", "rtl.vvp"};
+    for (const auto& d : src.include_dirs) argv.push_back("-I" + d);
+    argv.push_back("rtl_tb.v");
+    for (const auto& f : src.sources) argv.push_back(f);
+    const std::string clog = workdir + "/iverilog_rtl.log";
+    check_tool(run_process(argv, workdir, clog, opt.timeout_s), "iverilog (rtl)", clog);
+    const std::string slog = workdir + "/vvp_rtl.log";
+    check_tool(run_process({"vvp", "-n", "rtl.vvp"}, workdir, slog, opt.timeout_s), "vvp (rtl)",
+               slog);
+  } else {
+    throw std::invalid_argument("rtl simulator '" + opt.rtl_simulator +
+                                "' (valid: verilator, iverilog)");
+  }
   std::filesystem::rename(workdir + "/outputs.txt", workdir + "/outputs_rtl.txt");
   return workdir + "/outputs_rtl.txt";
 }

@@ -28,6 +28,10 @@ struct ActivityOptions {
   int reset_cycles = 2;
   uint64_t seed = 1;
   double timeout_s = 1800;
+  // RTL simulator of the gate-level check: "verilator" (--binary --timing) or "iverilog".
+  // Icarus 11 mis-simulates some of the RTL's SystemVerilog (X outputs on the lut-naive tile),
+  // so Verilator is the default; the netlist (plain cells with UDPs) always runs on iverilog.
+  std::string rtl_simulator = "verilator";
 };
 
 struct ActivityResult {
@@ -48,8 +52,8 @@ ActivityResult measure_activity(const DesignSource& src, const std::string& sim_
                                 const std::string& cell_models, const ActivityOptions& opt,
                                 const std::string& workdir);
 
-// Applies the stimulus already in `workdir` to the RTL (iverilog, with the parameter overrides)
-// and returns the path of its per-cycle outputs.
+// Applies the stimulus already in `workdir` to the RTL (opt.rtl_simulator, with the parameter
+// overrides) and returns the path of its per-cycle outputs.
 std::string simulate_rtl_outputs(const DesignSource& src, const std::vector<PortDecl>& ports,
                                  const ActivityOptions& opt, const std::string& workdir);
 

@@ -293,6 +293,13 @@ std::vector<json> sweep_rows(const SweepSpec& spec, const ResultStore& store,
       // At equal throughput: a W-bit bit-serial design needs W copies to match one MAC array.
       const double iso = 2.0 * c.shape.m * c.shape.n * c.shape.k / r["ops_per_cycle"].get<double>();
       row["area_iso_um2"] = r["area_um2"].get<double>() * iso;
+      // Clock-free density: operations per cycle per mm^2 (TOPS/mm^2 at f = this x f / 1e12).
+      row["ops_per_cycle_per_mm2"] =
+          r["ops_per_cycle"].get<double>() / (r["area_um2"].get<double>() * 1e-6);
+      row["pj_per_op"] =
+          r["tops_per_w"].get<double>() > 0 ? 1.0 / r["tops_per_w"].get<double>() : 0.0;
+      // Area x power at equal clock and throughput (clock-free): area_iso x energy per op.
+      row["area_x_energy"] = row["area_iso_um2"].get<double>() * row["pj_per_op"].get<double>();
       row["power_iso_mw"] = r["power_mw"].get<double>() * iso;
       row["area_x_power_iso"] =
           row["area_iso_um2"].get<double>() * row["power_iso_mw"].get<double>();

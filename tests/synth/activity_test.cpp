@@ -1,6 +1,7 @@
 // Switching activity and the gate-level check: VCD toggle counting against hand counts, the
 // measured activity of the test adder against its stimulus, netlist vs RTL outputs.
 #include "synth/activity.h"
+#include "model/golden/dtype.h"
 #include "synth/process.h"
 #include "synth/yosys_flow.h"
 #include "synth_test_util.h"
@@ -92,8 +93,65 @@ TEST(GateLevel, DetectsADifferentDesign) {
   opt.cycles = 50;
   const ActivityResult act = measure_activity(adder, syn.sim_netlist, kDefaultCellModels, opt, dir);
   const auto ports = parse_netlist_ports(read_text(syn.sim_netlist), adder.top);
+  opt.rtl_simulator = "iverilog";
   const std::string rtl = simulate_rtl_outputs(reg_adder(6, "reg_subber"), ports, opt, dir);
   EXPECT_GT(compare_outputs(act.outputs_path, rtl), 25);
+}
+
+TEST(Stimulus, TablesArePrecomputedFromInt8Activations) {
+  // K = 2 half table of int16 entries: H0 = -a0 - a1, H1 = a0 - a1, so a0 = (H1 - H0) / 2 and
+  // a1 = -(H0 + H1) / 2 must be int8 values, and the draws must not all be equal.
+  const auto dir = scratch_dir("");
+  DesignSource src;
+  src.top = "x";
+  PortStimulus t{"tab_i", PortRole::kTable};
+  t.dtype = golden::DType::kInt16;
+  t.act_dtype = golden::DType::kInt8;
+  t.table_k = 2;
+  src.ports = {t};
+  ActivityOptions opt;
+  opt.cycles = 50;
+  opt.seed = 3;
+  write_stimulus({{"tab_i", true, 64}}, src, opt, dir);  // two tables of two entries
+  std::istringstream in(read_text(dir + "/stim_tab_i.hex"));
+  std::string hex;
+  int lines = 0, distinct_a0 = 0, last_a0 = 1000;
+  while (in >> hex) {
+    ASSERT_EQ(hex.size(), 16u);
+    const uint64_t v = std::stoull(hex, nullptr, 16);
+    for (int table = 0; table < 2; ++table) {
+      const int h0 = static_cast<int16_t>((v >> (32 * table)) & 0xffff);
+      const int h1 = static_cast<int16_t>((v >> (32 * table + 16)) & 0xffff);
+      ASSERT_EQ((h1 - h0) % 2, 0) << hex;
+      const int a0 = (h1 - h0) / 2, a1 = -(h0 + h1) / 2;
+      EXPECT_GE(a0, -128);
+      EXPECT_LE(a0, 127);
+      EXPECT_GE(a1, -128);
+      EXPECT_LE(a1, 127);
+      if (a0 != last_a0) ++distinct_a0;
+      last_a0 = a0;
+    }
+    ++lines;
+  }
+  EXPECT_EQ(lines, opt.reset_cycles + opt.warmup_cycles + opt.cycles);
+  EXPECT_GT(distinct_a0, lines);  // activations change every beat
+}
+
+TEST(Stimulus, FirstAndLastFrameEveryPeriodBeats) {
+  const auto dir = scratch_dir("");
+  DesignSource src;
+  src.top = "x";
+  PortStimulus first{"first_i", PortRole::kFirst}, last{"last_i", PortRole::kLast};
+  first.period = last.period = 3;
+  src.ports = {first, last, {"rst_ni", PortRole::kReset, true}};
+  ActivityOptions opt;
+  opt.reset_cycles = 2;
+  opt.warmup_cycles = 0;
+  opt.cycles = 6;
+  write_stimulus({{"first_i", true, 1}, {"last_i", true, 1}, {"rst_ni", true, 1}}, src, opt, dir);
+  EXPECT_EQ(read_text(dir + "/stim_first_i.hex"), "0\n0\n1\n0\n0\n1\n0\n0\n");
+  EXPECT_EQ(read_text(dir + "/stim_last_i.hex"), "0\n0\n0\n0\n1\n0\n0\n1\n");
+  EXPECT_EQ(read_text(dir + "/stim_rst_ni.hex"), "0\n0\n1\n1\n1\n1\n1\n1\n");
 }
 
 }  // namespace
