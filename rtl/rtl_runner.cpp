@@ -30,8 +30,9 @@ constexpr uint32_t kOutMagic = 0x4c544f31;
 // Part of the cache key: bump when the build recipe changes.
 constexpr const char* kRecipe = "verilator-O3-xfast-optfast-O2-v1";
 
-std::string harness_source() {
-  return rtl_source_dir() + "/harness/tile_harness.cpp";
+std::string harness_source(bool systemc) {
+  return rtl_source_dir() +
+         (systemc ? "/harness/tile_harness_sc.cpp" : "/harness/tile_harness.cpp");
 }
 
 std::string quote(const std::string& s) {
@@ -138,12 +139,15 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
   const hw::TensorCoreConfig hc = harness_config(config);
   const RtlDesign design = rtl_design(hc);
   std::vector<std::string> hashed = design.sources;
-  hashed.push_back(harness_source());
+  hashed.push_back(harness_source(options.systemc));
+  if (options.systemc) hashed.push_back(std::string(LTC_SOURCE_DIR) + "/sim/rtl_tile_module.h");
   for (const auto& f : all_rtl_sources()) {
     if (fs::path(f).extension() == ".svh") hashed.push_back(f);
   }
   std::string key = source_hash(hashed);
-  const std::string flavour = std::string(kRecipe) + (options.trace ? "-trace" : "");
+  const std::string suffix =
+      std::string(options.trace ? "-trace" : "") + (options.systemc ? "-sc" : "");
+  const std::string flavour = std::string(kRecipe) + suffix;
   {
     // Mix the recipe into the key.
     uint64_t h = std::stoull(key, nullptr, 16);
@@ -155,7 +159,7 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
   const fs::path root =
       fs::path(options.cache_dir.empty() ? default_cache_dir() : options.cache_dir) / "rtl";
   fs::create_directories(root);
-  const std::string name = hc.id() + (options.trace ? "-trace-" : "-") + key;
+  const std::string name = hc.id() + suffix + "-" + key;
   const fs::path dir = root / name;
   const fs::path exe = dir / "tile_harness";
   FileLock lock((root / (name + ".lock")).string());
@@ -176,10 +180,14 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
                                    "-o",           "tile_harness",
                                    "-MAKEFLAGS",   "OPT_FAST=-O2 OPT_GLOBAL=-O2"};
   if (options.trace) argv.push_back("--trace");
+  if (options.systemc) {
+    argv.insert(argv.end(),
+                {"-CFLAGS", std::string("-I") + LTC_SOURCE_DIR, "-LDFLAGS", "-lsystemc"});
+  }
   for (const auto& inc : design.include_dirs) argv.push_back("-I" + inc);
   for (const auto& p : design.params) argv.push_back("-G" + p.name + "=" + std::to_string(p.value));
   argv.insert(argv.end(), design.sources.begin(), design.sources.end());
-  argv.push_back(harness_source());
+  argv.push_back(harness_source(options.systemc));
   const std::string log = (dir / "build.log").string();
   std::string cmd;
   for (const auto& a : argv) cmd += quote(a) + " ";

@@ -21,6 +21,7 @@ namespace ltc::rtl {
 
 struct HarnessOptions {
   bool trace = false;     // build with --trace so runs can write a VCD
+  bool systemc = false;   // the SystemC flavour (harness/tile_harness_sc.cpp, bench only)
   std::string cache_dir;  // empty: default_cache_dir()
   int jobs = 2;           // parallel C++ compiles of the verilated model
 };
@@ -53,7 +54,7 @@ struct StallOptions {
 
 struct TileRun {
   std::vector<std::vector<uint32_t>> outputs;  // per completed LMMA, M*N out elements
-  uint64_t cycles = 0;
+  uint64_t cycles = 0;  // every simulated cycle, including the reset cycle at the start
   uint64_t done_pulses = 0;
 };
 

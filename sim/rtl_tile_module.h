@@ -1,0 +1,46 @@
+// A verilated tile (any ltc_*_tile top, Verilator prefix Vtile) as a SystemC module: on every
+// rising edge of `clk` the driver callback sets the tile's inputs and samples its outputs, then the
+// verilated model is clocked once. This is the wrapper `ltc bench rtl` measures "inside SystemC";
+// the cycle-level SM model can instantiate the same module to run the RTL as its tensor core.
+#pragma once
+
+#include <systemc>
+
+#include <cstdint>
+#include <functional>
+#include <utility>
+
+namespace ltc::sim {
+
+template <class Tile>
+class RtlTileModule : public sc_core::sc_module {
+ public:
+  sc_core::sc_in<bool> clk;
+  // Called once per cycle before the edge: drive inputs, sample outputs (handshake decisions).
+  std::function<void(Tile&)> drive;
+
+  RtlTileModule(sc_core::sc_module_name name, Tile& tile) : sc_core::sc_module(name), tile_(tile) {
+    SC_HAS_PROCESS(RtlTileModule);
+    SC_METHOD(on_posedge);
+    sensitive << clk.pos();
+    dont_initialize();
+  }
+
+  uint64_t cycles() const { return cycles_; }
+
+ private:
+  void on_posedge() {
+    if (drive) drive(tile_);
+    tile_.eval();  // settle the new inputs (in_ready_o depends on out_ready_i)
+    tile_.clk_i = 1;
+    tile_.eval();
+    tile_.clk_i = 0;
+    tile_.eval();
+    ++cycles_;
+  }
+
+  Tile& tile_;
+  uint64_t cycles_ = 0;
+};
+
+}  // namespace ltc::sim
