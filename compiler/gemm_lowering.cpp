@@ -47,10 +47,6 @@ void GemmSpec::validate() const {
     throw InputError("--weights: " + weights.name() +
                      " is not a low-bit format; LUT mpGEMMs take int1..int8, ternary, binary");
   }
-  if (weights.kind == llm::WeightFormatKind::kMultiBasisBinary) {
-    throw InputError("--weights: multi-basis binary (" + weights.name() +
-                     ") is not lowered to LMMA traces yet (valid: int1..int8, ternary, binary)");
-  }
   if (act == DType::kInt16 || act == DType::kInt32 || act == DType::kFp32) {
     throw InputError("--acts: " + std::string(golden::dtype_name(act)) +
                      " (valid: int8, fp16, bf16, fp8e4m3, fp8e5m2)");
@@ -76,8 +72,12 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
   const traces::CoreSpec cs = lut_core_spec(gpu);
   const golden::LmmaShape ishape = cs.config.shape;
   const int64_t im = ishape.m, in_ = ishape.n, kg = ishape.k;
-  const int wbits = spec.weights.planes();
-  const int64_t G = spec.group_size > 0 && spec.group_size < spec.k ? spec.group_size : spec.k;
+  // Multi-basis binary: `bases` 1-bit sign planes, each with its own (column-scaled) table.
+  const bool multi = spec.weights.kind == llm::WeightFormatKind::kMultiBasisBinary;
+  const int64_t B = multi ? spec.weights.bases : 1;
+  const int wbits = multi ? 1 : spec.weights.planes();
+  const int64_t group = multi ? spec.weights.group_size : spec.group_size;
+  const int64_t G = group > 0 && group < spec.k ? group : spec.k;
   const bool grouped = G < spec.k;
   if (grouped && G % kg != 0) {
     throw InputError("--group: " + std::to_string(G) +
@@ -118,7 +118,7 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
   std::vector<traces::Kernel> kernels;
   if (spec.emit_precompute) {
     kernels.push_back(lower_precompute(spec.name + ".precompute", spec.m, spec.k, spec.act,
-                                       spec.quantize_tables, gpu));
+                                       spec.quantize_tables, gpu, multi ? int(B) : 0));
   }
 
   // ---- LUT GEMM kernel -----------------------------------------------------------------------
@@ -134,13 +134,23 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
   k.tiles.block = {bm, bn, bk};
   k.tiles.warp = {wm, wn, bk};
   k.tiles.instr = {im, in_, kg};
-  k.gemm = {spec.m, spec.n, spec.k, G, wbits, spec.act, 1};
-  const int64_t scale_bytes = 4;  // fp16 scale + fp16 zero point per (group, column)
+  const int64_t salient = multi ? spec.weights.salient : 0;
+  k.gemm = {spec.m, spec.n, spec.k, G, wbits, spec.act, multi ? int(B) : 0, salient};
+  // INT: fp16 scale + fp16 zero point per (group, column); multi-basis: fp16 row scale per basis.
+  const int64_t scale_bytes = multi ? 2 * B : 4;
   const int64_t n_groups = ceil_div(spec.k, G);
-  k.tensors = {{0, "tables", uint64_t(spec.m * row_table_bytes)},
-               {1, "weights", uint64_t(n_tiles * lut_groups * wbits * seg_bytes)},
+  const int64_t basis_tables = spec.m * row_table_bytes;                   // [basis][row][group]
+  const int64_t basis_weights = n_tiles * lut_groups * wbits * seg_bytes;  // [basis][tile]...
+  k.tensors = {{0, "tables", uint64_t(B * basis_tables)},
+               {1, "weights", uint64_t(B * basis_weights)},
                {2, "scales", uint64_t(n_groups * spec.n * scale_bytes)},
                {3, "out", uint64_t(spec.m * spec.n * 2)}};
+  // Salient columns: fp16 weights per (row, group, column) + fp16 column indices.
+  const int64_t salient_row_bytes = n_groups * salient * 2;
+  if (salient > 0) {
+    k.tensors.push_back({4, "salient", uint64_t(spec.n * salient_row_bytes + salient_row_bytes)});
+    k.tensors.push_back({5, "acts", uint64_t(spec.m * spec.k * golden::dtype_bits(spec.act) / 8)});
+  }
 
   ProgramBuilder p;
   const int64_t tiles_per_group = grouped ? G / bk : ceil_div(spec.k, bk);
@@ -150,12 +160,13 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
     // k column of this K tile: g * G + t * bk (LUT group index = that / kg).
     const int64_t lg_per_tile = bk / kg;
     {
+      const auto ij = p.loop(uint64_t(B));  // bases (multi-basis binary)
       // Table rows of the warp tile: [row][LUT group][entry].
       const auto ir = p.loop(uint64_t(wm));
-      p.emit(mem(
-          Opcode::kLdGlobalAsync, 0, uint64_t(lg_per_tile * table_bytes),
-          affine(0, {by(bm * row_table_bytes), wy(wm * row_table_bytes), iv(ir, row_table_bytes),
-                     iv(ig, (G / kg) * table_bytes), iv(it, lg_per_tile * table_bytes)})));
+      p.emit(mem(Opcode::kLdGlobalAsync, 0, uint64_t(lg_per_tile * table_bytes),
+                 affine(0, {by(bm * row_table_bytes), wy(wm * row_table_bytes),
+                            iv(ir, row_table_bytes), iv(ig, (G / kg) * table_bytes),
+                            iv(it, lg_per_tile * table_bytes), iv(ij, basis_tables)})));
       p.end(ir);
       // Packed weight segments of the warp's N tiles: [n tile][LUT group][plane].
       const auto in_tile = p.loop(uint64_t(wn / in_));
@@ -164,33 +175,38 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
                             wx((wn / in_) * lut_groups * wbits * seg_bytes),
                             iv(in_tile, lut_groups * wbits * seg_bytes),
                             iv(ig, (G / kg) * wbits * seg_bytes),
-                            iv(it, lg_per_tile * wbits * seg_bytes)})));
+                            iv(it, lg_per_tile * wbits * seg_bytes), iv(ij, basis_weights)})));
       p.end(in_tile);
+      p.end(ij);
     }
     p.emit(barrier());
     const auto iq = p.loop(uint64_t(lg_per_tile));
     {
-      // Fragments of one LUT group: the warp's table rows and weight planes.
-      const int64_t smem_tables = bm * lg_per_tile * table_bytes;
-      Instr lds_t = mem(Opcode::kLdShared, 0, uint64_t(wm * table_bytes),
-                        affine(0, {wy(wm * lg_per_tile * table_bytes), iv(iq, table_bytes)}));
-      lds_t.tensor = 0;
-      p.emit(lds_t);
-      Instr lds_w = mem(Opcode::kLdShared, 0, uint64_t((wn / in_) * wbits * seg_bytes),
-                        affine(smem_tables, {wx((wn / in_) * lg_per_tile * wbits * seg_bytes),
-                                             iv(iq, wbits * seg_bytes)}));
-      p.emit(lds_w);
-      const auto ia = p.loop(uint64_t(wm / im));
-      const auto ib = p.loop(uint64_t(wn / in_));
-      Instr l;
-      l.op = Opcode::kLmma;
-      l.lmma = op;
-      l.m = affine(0, {by(bm), wy(wm), iv(ia, im)});
-      l.n = affine(0, {bx(bn), wx(wn), iv(ib, in_)});
-      l.k = affine(0, {iv(ig, G), iv(it, bk), iv(iq, kg)});
-      p.emit(l);
-      p.end(ib);
-      p.end(ia);
+      // Fragments of one LUT group: the warp's table rows and weight planes, per basis.
+      const int64_t smem_tables = B * bm * lg_per_tile * table_bytes;
+      const int64_t smem_basis_tables = bm * lg_per_tile * table_bytes;
+      const int64_t smem_basis_weights = bn * lg_per_tile * wbits * seg_bytes / in_;
+      for (int64_t j = 0; j < B; ++j) {
+        p.emit(mem(Opcode::kLdShared, 0, uint64_t(wm * table_bytes),
+                   affine(j * smem_basis_tables,
+                          {wy(wm * lg_per_tile * table_bytes), iv(iq, table_bytes)})));
+        p.emit(mem(
+            Opcode::kLdShared, 0, uint64_t((wn / in_) * wbits * seg_bytes),
+            affine(smem_tables + j * smem_basis_weights,
+                   {wx((wn / in_) * lg_per_tile * wbits * seg_bytes), iv(iq, wbits * seg_bytes)})));
+        const auto ia = p.loop(uint64_t(wm / im));
+        const auto ib = p.loop(uint64_t(wn / in_));
+        Instr l;
+        l.op = Opcode::kLmma;
+        l.lmma = op;
+        l.m = affine(0, {by(bm), wy(wm), iv(ia, im)});
+        l.n = affine(0, {bx(bn), wx(wn), iv(ib, in_)});
+        l.k = affine(0, {iv(ig, G), iv(it, bk), iv(iq, kg)});
+        l.basis = uint32_t(j);
+        p.emit(l);
+        p.end(ib);
+        p.end(ia);
+      }
     }
     p.end(iq);
     p.emit(barrier());
@@ -200,15 +216,41 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
   p.emit(
       mem(Opcode::kLdGlobal, 2, uint64_t(wn * scale_bytes),
           affine(0, {bx(bn * scale_bytes), wx(wn * scale_bytes), iv(ig, spec.n * scale_bytes)})));
-  Instr dq;
-  dq.op = Opcode::kDequant;
-  dq.m = affine(0, {by(bm), wy(wm)});
-  dq.n = affine(0, {bx(bn), wx(wn)});
-  dq.g = affine(0, {iv(ig, 1)});
-  dq.rows = uint32_t(wm);
-  dq.cols = uint32_t(wn);
-  p.emit(dq);
+  for (int64_t j = 0; j < B; ++j) {
+    Instr dq;
+    dq.op = Opcode::kDequant;
+    dq.m = affine(0, {by(bm), wy(wm)});
+    dq.n = affine(0, {bx(bn), wx(wn)});
+    dq.g = affine(0, {iv(ig, 1)});
+    dq.rows = uint32_t(wm);
+    dq.cols = uint32_t(wn);
+    dq.basis = uint32_t(j);
+    dq.row_scale = multi;
+    p.emit(dq);
+  }
   p.end(ig);
+  if (salient > 0) {
+    // The dense salient branch: each warp row's salient activations times its columns' weights.
+    const auto irow = p.loop(uint64_t(wm));
+    p.emit(mem(Opcode::kLdGlobal, 5, uint64_t(n_groups * salient * 2),
+               affine(0, {by(bm * spec.k * 2), wy(wm * spec.k * 2), iv(irow, spec.k * 2)})));
+    p.end(irow);
+    p.emit(
+        mem(Opcode::kLdGlobal, 4, uint64_t(wn * salient_row_bytes),
+            affine(salient_row_bytes, {bx(bn * salient_row_bytes), wx(wn * salient_row_bytes)})));
+    Instr alu;
+    alu.op = Opcode::kAlu;
+    alu.count = uint64_t(2 * wm * wn * n_groups * salient);
+    p.emit(alu);
+    Instr dq;
+    dq.op = Opcode::kDequant;
+    dq.m = affine(0, {by(bm), wy(wm)});
+    dq.n = affine(0, {bx(bn), wx(wn)});
+    dq.rows = uint32_t(wm);
+    dq.cols = uint32_t(wn);
+    dq.salient = true;
+    p.emit(dq);
+  }
   // fp16 outputs, one row segment per warp-tile row.
   const auto orow = p.loop(uint64_t(wm));
   p.emit(mem(Opcode::kStGlobal, 3, uint64_t(wn * 2),
@@ -221,7 +263,8 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
 }
 
 traces::Kernel lower_precompute(const std::string& name, int64_t m, int64_t k_cols,
-                                golden::DType act, bool quantize_tables, const hw::GpuConfig& gpu) {
+                                golden::DType act, bool quantize_tables, const hw::GpuConfig& gpu,
+                                int bases) {
   const traces::CoreSpec cs = lut_core_spec(gpu);
   const int64_t kg = cs.config.shape.k;
   const DType table = quantize_tables ? DType::kInt8 : (golden::is_int(act) ? DType::kInt16 : act);
@@ -239,32 +282,43 @@ traces::Kernel lower_precompute(const std::string& name, int64_t m, int64_t k_co
   k.tiles.block = {1, 0, kPrecomputeWarps * kPrecomputeCols};
   k.tiles.warp = {1, 0, kPrecomputeCols};
   k.tiles.instr = {1, 0, kg};
+  const int64_t B = std::max(bases, 1);
   k.tensors = {{0, "acts", uint64_t(m * k_cols * ab)},
-               {1, "tables", uint64_t(m * row_table_bytes)}};
+               {1, "tables", uint64_t(B * m * row_table_bytes)}};
+  if (bases > 0) k.tensors.push_back({2, "col_scales", uint64_t(B * k_cols * 2)});
   ProgramBuilder p;
   const int64_t bcols = kPrecomputeWarps * kPrecomputeCols;
   p.emit(mem(Opcode::kLdGlobal, 0, uint64_t(kPrecomputeCols * ab),
              affine(0, {by(k_cols * ab), bx(bcols * ab), wx(kPrecomputeCols * ab)})));
-  Instr pre;
-  pre.op = Opcode::kPrecompute;
-  pre.k_group = int(kg);
-  pre.act = act;
-  pre.table = golden::is_int(act) ? DType::kInt16 : act;
-  pre.m = affine(0, {by(1)});
-  pre.k = affine(0, {bx(bcols), wx(kPrecomputeCols)});
-  pre.rows = 1;
-  pre.cols = uint32_t(kPrecomputeCols);
-  p.emit(pre);
   const int64_t groups_per_warp = kPrecomputeCols / kg;
-  if (quantize_tables) {
-    Instr q;
-    q.op = Opcode::kQuantTable;
-    q.count = uint64_t(groups_per_warp);
-    p.emit(q);
+  for (int64_t j = 0; j < B; ++j) {
+    if (bases > 0) {
+      // Scale fusion: basis j's column scales multiply the activations before the table.
+      p.emit(mem(Opcode::kLdGlobal, 2, uint64_t(kPrecomputeCols * 2),
+                 affine(j * k_cols * 2, {bx(bcols * 2), wx(kPrecomputeCols * 2)})));
+    }
+    Instr pre;
+    pre.op = Opcode::kPrecompute;
+    pre.k_group = int(kg);
+    pre.act = act;
+    pre.table = golden::is_int(act) ? DType::kInt16 : act;
+    pre.m = affine(0, {by(1)});
+    pre.k = affine(0, {bx(bcols), wx(kPrecomputeCols)});
+    pre.rows = 1;
+    pre.cols = uint32_t(kPrecomputeCols);
+    pre.basis = uint32_t(j);
+    p.emit(pre);
+    if (quantize_tables) {
+      Instr q;
+      q.op = Opcode::kQuantTable;
+      q.count = uint64_t(groups_per_warp);
+      p.emit(q);
+    }
+    p.emit(mem(Opcode::kStGlobal, 1, uint64_t(groups_per_warp * table_bytes),
+               affine(j * m * row_table_bytes,
+                      {by(row_table_bytes), bx(kPrecomputeWarps * groups_per_warp * table_bytes),
+                       wx(groups_per_warp * table_bytes)})));
   }
-  p.emit(mem(Opcode::kStGlobal, 1, uint64_t(groups_per_warp * table_bytes),
-             affine(0, {by(row_table_bytes), bx(kPrecomputeWarps * groups_per_warp * table_bytes),
-                        wx(groups_per_warp * table_bytes)})));
   k.program = p.take();
   return k;
 }

@@ -8,7 +8,9 @@
 //                      warp loads its table rows and packed weight segments (compiler/packing.h
 //                      layout), then runs lmma over its warp tile (planes inside the instruction,
 //                      K groups ascending), and after each quantization group a dequant epilogue
-//                      (scale, zero-point bias term); finally stores fp16 outputs.
+//                      (scale, zero-point bias term); finally stores fp16 outputs. Multi-basis
+//                      binary (FluxBin): per basis its own table set and 1-bit sign planes,
+//                      dequant with the basis' row scales, then the dense salient branch.
 // The precompute kernel is omitted when the tables come from a fused producer (model lowering).
 #pragma once
 
@@ -44,8 +46,11 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
 
 // The table-precompute kernel of an mpGEMM input (m rows x k_cols activations -> half tables
 // [row][LUT group][entry], + fp32 scale per table when quantized); tensor 0 = acts, 1 = tables.
+// Multi-basis binary (`bases` > 0): one column-scaled table set per basis (scale fusion), tables
+// [basis][row][LUT group][entry], tensor 2 = column scales.
 traces::Kernel lower_precompute(const std::string& name, int64_t m, int64_t k_cols,
-                                golden::DType act, bool quantize_tables, const hw::GpuConfig& gpu);
+                                golden::DType act, bool quantize_tables, const hw::GpuConfig& gpu,
+                                int bases = 0);
 
 // A dense GEMM on the MAC tensor cores (mma.m16n8k16 fp16 / m16n8k32 int8), `batch` independent
 // GEMMs as grid y slices (attention: sequences x heads). Operands: tensor 0 = A, 1 = B, 2 = out.

@@ -19,8 +19,9 @@ namespace ltc::compiler {
 struct GemmOperands {
   golden::DType act = golden::DType::kInt8;
   int64_t m = 0;
-  std::vector<uint32_t> acts;  // m x K raw activations, row-major
-  golden::QuantizedWeights weights;
+  std::vector<uint32_t> acts;                   // m x K raw activations, row-major
+  golden::QuantizedWeights weights;             // INT formats (gemm record bases == 0)
+  golden::MultiBasisBinaryWeights multi_basis;  // FluxBin (bases > 0)
 };
 
 struct InterpretStats {

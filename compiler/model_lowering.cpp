@@ -47,6 +47,7 @@ struct FusedTables {
   int k_group = 4;
   DType table = DType::kInt16;
   int64_t table_bytes = 0;  // per table
+  int bases = 0;            // multi-basis binary: one table set per basis
 };
 
 // A CUDA-core kernel over `rows` x `cols` elements, one block per row: load the inputs, do the
@@ -68,7 +69,8 @@ traces::Kernel elementwise_kernel(const std::string& name, int64_t rows, int64_t
   const int64_t lg_per_chunk = kWarpChunk / fused.k_group;
   k.tensors.push_back({0, "in", uint64_t(rows * cols * elem_bytes * inputs)});
   k.tensors.push_back({1, fused.on ? "tables" : "out",
-                       uint64_t(fused.on ? rows * ceil_div(cols, fused.k_group) * fused.table_bytes
+                       uint64_t(fused.on ? std::max(fused.bases, 1) * rows *
+                                               ceil_div(cols, fused.k_group) * fused.table_bytes
                                          : rows * cols * elem_bytes)});
   ProgramBuilder p;
   const int64_t chunks = ceil_div(cols, warps * kWarpChunk);
@@ -100,20 +102,24 @@ traces::Kernel elementwise_kernel(const std::string& name, int64_t rows, int64_t
   if (alu) p.emit(count_op(Opcode::kAlu, alu));
   if (sfu) p.emit(count_op(Opcode::kSfu, sfu));
   if (fused.on) {
-    Instr pre;
-    pre.op = Opcode::kPrecompute;
-    pre.k_group = fused.k_group;
-    pre.act = fused.act;
-    pre.table = fused.table;
-    pre.m = affine(0, {by(1)});
-    pre.k = affine(0, {wx(kWarpChunk), iv(ic, warps * kWarpChunk)});
-    pre.rows = 1;
-    pre.cols = uint32_t(kWarpChunk);
-    p.emit(pre);
     const int64_t row_tables = ceil_div(cols, fused.k_group) * fused.table_bytes;
-    p.emit(mem(Opcode::kStGlobal, 1, uint64_t(lg_per_chunk * fused.table_bytes),
-               affine(0, {by(row_tables), wx(lg_per_chunk * fused.table_bytes),
-                          iv(ic, warps * lg_per_chunk * fused.table_bytes)})));
+    for (int j = 0; j < std::max(fused.bases, 1); ++j) {
+      Instr pre;
+      pre.op = Opcode::kPrecompute;
+      pre.k_group = fused.k_group;
+      pre.act = fused.act;
+      pre.table = fused.table;
+      pre.m = affine(0, {by(1)});
+      pre.k = affine(0, {wx(kWarpChunk), iv(ic, warps * kWarpChunk)});
+      pre.rows = 1;
+      pre.cols = uint32_t(kWarpChunk);
+      pre.basis = uint32_t(j);
+      p.emit(pre);
+      p.emit(
+          mem(Opcode::kStGlobal, 1, uint64_t(lg_per_chunk * fused.table_bytes),
+              affine(j * rows * row_tables, {by(row_tables), wx(lg_per_chunk * fused.table_bytes),
+                                             iv(ic, warps * lg_per_chunk * fused.table_bytes)})));
+    }
   } else {
     p.emit(mem(Opcode::kStGlobal, 1, uint64_t(kWarpChunk * elem_bytes),
                affine(0, {by(row_bytes), wx(kWarpChunk * elem_bytes),
@@ -239,6 +245,11 @@ class ModelLowerer {
   }
 
  private:
+  int multi_bases() const {
+    return g_.step.weights.kind == llm::WeightFormatKind::kMultiBasisBinary ? g_.step.weights.bases
+                                                                            : 0;
+  }
+
   // The precompute op fused into `producer`, if any.
   const Op* fused_precompute(const std::string& producer, const std::vector<Op>& ops) const {
     for (const Op& op : ops) {
@@ -257,6 +268,7 @@ class ModelLowerer {
     const DType stored = o_.quantize_tables ? DType::kInt8 : f.table;
     f.table_bytes = (int64_t(1) << (f.k_group - 1)) * golden::dtype_bits(stored) / 8 +
                     (o_.quantize_tables ? 4 : 0);
+    f.bases = multi_bases();
     return f;
   }
 
@@ -296,8 +308,8 @@ class ModelLowerer {
         if (!op.fused_into.empty()) break;  // done by its producer
         {
           const int64_t cols = op.read_bytes > 0 ? int64_t(op.read_bytes / elem_bytes_ / rows) : 0;
-          t.kernels.push_back(
-              lower_precompute(name, rows, cols, g_.step.acts, o_.quantize_tables, gpu_));
+          t.kernels.push_back(lower_precompute(name, rows, cols, g_.step.acts, o_.quantize_tables,
+                                               gpu_, multi_bases()));
         }
         break;
       case OpKind::kLinear:
@@ -363,9 +375,6 @@ class ModelLowerer {
 traces::Trace compile_model(const llm::ModelConfig& model, llm::StepConfig step,
                             const hw::GpuConfig& gpu, const ModelLoweringOptions& options) {
   const bool lut = gpu.has_lut_tensor() && step.weights.is_low_bit();
-  if (step.weights.kind == llm::WeightFormatKind::kMultiBasisBinary) {
-    throw InputError("--weights: multi-basis binary is not lowered to LMMA traces yet");
-  }
   step.precompute = !lut ? llm::PrecomputeMode::kNone
                          : (options.fuse_precompute ? llm::PrecomputeMode::kFused
                                                     : llm::PrecomputeMode::kSeparate);

@@ -373,8 +373,8 @@ uint64_t Instr::cuda_ops() const {
 bool Instr::operator==(const Instr& o) const {
   return op == o.op && tensor == o.tensor && bytes == o.bytes && addr == o.addr && m == o.m &&
          n == o.n && k == o.k && g == o.g && rows == o.rows && cols == o.cols && basis == o.basis &&
-         row_scale == o.row_scale && lmma == o.lmma && mma == o.mma && k_group == o.k_group &&
-         act == o.act && table == o.table && count == o.count;
+         row_scale == o.row_scale && salient == o.salient && lmma == o.lmma && mma == o.mma &&
+         k_group == o.k_group && act == o.act && table == o.table && count == o.count;
 }
 
 std::string Instr::str() const {
@@ -442,7 +442,9 @@ std::string Instr::str() const {
       field("g", g.str());
       field("rows", std::to_string(rows));
       field("cols", std::to_string(cols));
+      if (basis) field("basis", std::to_string(basis));
       if (row_scale) field("rowscale", "1");
+      if (salient) field("salient", "1");
       break;
   }
   return s;
@@ -515,7 +517,7 @@ Instr parse_instr(std::string_view line, const std::string& where) {
       allowed = " m n k ";
       break;
     case Opcode::kDequant:
-      allowed = " m n g rows cols rowscale ";
+      allowed = " m n g rows cols basis rowscale salient ";
       break;
     default:
       allowed = " ";
@@ -566,6 +568,8 @@ Instr parse_instr(std::string_view line, const std::string& where) {
       in.basis = u32("basis");
     else if (key == "rowscale")
       in.row_scale = u32("rowscale") != 0;
+    else if (key == "salient")
+      in.salient = u32("salient") != 0;
   }
   return in;
 }

@@ -17,7 +17,9 @@
 //   bar                                        (block barrier)
 //   precompute.k4.i8.i16 m=.. k=.. rows=2 cols=256   (half tables on CUDA cores, t = tables out)
 //   qtable count=N                             (quantize N tables to int8 + fp32 scale)
-//   dequant m=.. n=.. g=.. rows=2 cols=64 [rowscale=1]  (epilogue: scale, zero-point bias term)
+//   dequant m=.. n=.. g=.. rows=2 cols=64               (epilogue: scale, zero-point bias term)
+//   dequant ... basis=1 rowscale=1                       (FluxBin: basis' row scale)
+//   dequant m=.. n=.. rows=2 cols=64 salient=1          (FluxBin: the dense salient branch)
 //   alu count=N / sfu count=N                  (CUDA-core FP ops / special-function ops)
 //   loop 20 ... endloop                        (repeat block; nests up to kMaxLoopDepth)
 #pragma once
@@ -137,7 +139,8 @@ struct Instr {
   Affine m, n, k, g;
   uint32_t rows = 0, cols = 0;  // precompute / dequant extents
   uint32_t basis = 0;           // multi-basis binary: which basis' table / signs
-  bool row_scale = false;       // dequant: FluxBin row scales
+  bool row_scale = false;       // dequant: FluxBin row scales of basis `basis`
+  bool salient = false;         // dequant: add the dense salient-column branch (FluxBin)
   LmmaOp lmma;
   MmaOp mma;
   int k_group = 4;                              // precompute: activations per table

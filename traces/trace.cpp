@@ -119,9 +119,13 @@ void validate(const Trace& t, const std::string& origin) {
     if (k.tiles.core < -1 || k.tiles.core >= int(t.cores.size())) {
       fail(kw, "tiles core " + std::to_string(k.tiles.core) + " is not declared");
     }
-    if (k.gemm.m > 0 && (k.gemm.n < 1 || k.gemm.k < 1 || k.gemm.group < 1 || k.gemm.wbits < 1 ||
-                         k.gemm.wbits > 8 || k.gemm.bases < 1 || k.gemm.bases > 8)) {
-      fail(kw, "gemm record needs n, k, group >= 1, wbits 1..8, bases 1..8");
+    if (k.gemm.m > 0 &&
+        (k.gemm.n < 1 || k.gemm.k < 1 || k.gemm.group < 1 || k.gemm.wbits < 1 || k.gemm.wbits > 8 ||
+         k.gemm.bases < 0 || k.gemm.bases > 8 || k.gemm.salient < 0 ||
+         k.gemm.salient >= k.gemm.group || (k.gemm.bases > 0 && k.gemm.wbits != 1))) {
+      fail(kw,
+           "gemm record needs n, k, group >= 1, wbits 1..8 (1 with bases), bases 0..8, "
+           "salient < group");
     }
     for (size_t a = 0; a < k.tensors.size(); ++a) {
       if (!valid_name(k.tensors[a].name)) fail(kw, "tensor name is empty or has bad characters");
@@ -205,7 +209,8 @@ std::string write_text(const Trace& t) {
     if (k.gemm.m > 0) {
       o << "  gemm m=" << k.gemm.m << " n=" << k.gemm.n << " k=" << k.gemm.k
         << " group=" << k.gemm.group << " wbits=" << k.gemm.wbits
-        << " act=" << golden::dtype_name(k.gemm.act) << " bases=" << k.gemm.bases << "\n";
+        << " act=" << golden::dtype_name(k.gemm.act) << " bases=" << k.gemm.bases
+        << " salient=" << k.gemm.salient << "\n";
     }
     for (const auto& td : k.tensors) {
       o << "  tensor " << td.id << " " << td.name << " bytes=" << td.bytes << "\n";
@@ -310,7 +315,7 @@ class TextReader {
         k->tiles.warp = three(value(tok[3], "warp"));
         k->tiles.instr = three(value(tok[4], "instr"));
       } else if (k && kw == "gemm") {
-        want(tok, 8);
+        want(tok, 9);
         k->gemm.m = num(value(tok[1], "m"), "m");
         k->gemm.n = num(value(tok[2], "n"), "n");
         k->gemm.k = num(value(tok[3], "k"), "k");
@@ -318,6 +323,7 @@ class TextReader {
         k->gemm.wbits = int(small(value(tok[5], "wbits"), "wbits"));
         k->gemm.act = golden::parse_dtype(value(tok[6], "act"), where() + ": act");
         k->gemm.bases = int(small(value(tok[7], "bases"), "bases"));
+        k->gemm.salient = num(value(tok[8], "salient"), "salient");
       } else if (k && kw == "tensor") {
         want(tok, 4);
         TensorDecl td;
@@ -514,7 +520,8 @@ class BinaryWriter {
         affine(in.g);
         varint(in.rows);
         varint(in.cols);
-        u8(in.row_scale ? 1 : 0);
+        varint(in.basis);
+        u8((in.row_scale ? 1u : 0u) | (in.salient ? 2u : 0u));
         break;
     }
   }
@@ -576,6 +583,7 @@ class BinaryReader {
         k.gemm.wbits = int(bounded(64));
         k.gemm.act = dtype();
         k.gemm.bases = int(bounded(64));
+        k.gemm.salient = int64_t(bounded(uint64_t(1) << 40));
       }
       const uint64_t ntensors = count(3);
       for (uint64_t j = 0; j < ntensors; ++j) {
@@ -744,7 +752,13 @@ class BinaryReader {
         in.g = affine();
         in.rows = uint32_t(bounded(0xffffffffu));
         in.cols = uint32_t(bounded(0xffffffffu));
-        in.row_scale = u8() != 0;
+        in.basis = uint32_t(bounded(255));
+        {
+          const uint32_t flags = u8();
+          if (flags > 3) fail(where(), "bad dequant flags");
+          in.row_scale = (flags & 1u) != 0;
+          in.salient = (flags & 2u) != 0;
+        }
         break;
     }
     return in;
@@ -795,6 +809,7 @@ std::string write_binary(const Trace& t) {
       w.varint(uint64_t(k.gemm.wbits));
       w.u8(uint32_t(k.gemm.act));
       w.varint(uint64_t(k.gemm.bases));
+      w.varint(uint64_t(k.gemm.salient));
     }
     w.varint(k.tensors.size());
     for (const auto& td : k.tensors) {

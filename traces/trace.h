@@ -16,9 +16,8 @@
 //     block 4 1
 //     resources smem=69632 regs=93
 //     tiles core=0 block=2,1024,256 warp=2,256,256 instr=2,64,4
-//     gemm m=1 n=8192 k=8192 group=8192 wbits=2 act=int8 basis=1   (optional: what it computes)
-//     tensor 0 tables bytes=131072
-//     program
+//     gemm m=1 n=8192 k=8192 group=8192 wbits=2 act=int8 bases=0 salient=0  (optional: what it
+//     computes) tensor 0 tables bytes=131072 program
 //       loop 32
 //         ldgsts t=1 bytes=65536 addr=bx*2097152+i0*65536
 //         ...
@@ -68,10 +67,11 @@ struct GemmRecord {
   int64_t group = 0;  // quantization group (input columns per scale)
   int wbits = 0;
   golden::DType act = golden::DType::kInt8;
-  int bases = 1;
+  int bases = 0;        // multi-basis binary (FluxBin): sign bases, each W = 1; 0 = INT formats
+  int64_t salient = 0;  // multi-basis binary: dense salient columns per group
   bool operator==(const GemmRecord& o) const {
     return m == o.m && n == o.n && k == o.k && group == o.group && wbits == o.wbits &&
-           act == o.act && bases == o.bases;
+           act == o.act && bases == o.bases && salient == o.salient;
   }
 };
 

@@ -138,6 +138,38 @@ TEST(GemmLowering, RandomShapes) {
   }
 }
 
+// FluxBin multi-basis binary: per-basis column-scaled tables, 1-bit sign LMMAs, row-scale
+// epilogues per (group, basis) and the dense salient branch, bit for bit as golden::lut_gemm.
+TEST(GemmLowering, MultiBasisBinaryMatchesTheGoldenLutGemm) {
+  struct Mb {
+    int64_t m, n, k;
+    const char* weights;
+    DType act;
+  };
+  const Mb cases[] = {{3, 100, 256, "binary:kb=2,g=128,s=8", DType::kFp16},
+                      {2, 64, 200, "binary:kb=3,g=64,s=0", DType::kInt8},
+                      {5, 70, 96, "binary:kb=2,g=32,s=4", DType::kBf16},
+                      {1, 130, 300, "binary:kb=1,g=128,s=16", DType::kFp16}};
+  const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
+  uint32_t seed = 77;
+  for (const Mb& c : cases) {
+    SCOPED_TRACE(std::string(c.weights) + " seed " + std::to_string(seed));
+    GemmSpec spec;
+    spec.m = c.m;
+    spec.n = c.n;
+    spec.k = c.k;
+    spec.weights = llm::parse_weight_format(c.weights);
+    spec.act = c.act;
+    const traces::Trace t = compile_gemm(spec, gpu);
+    EXPECT_EQ(t.kernels.back().gemm.bases, spec.weights.bases);
+    const GemmCheck check = check_gemm_trace(t, seed++);
+    EXPECT_EQ(check.outputs, uint64_t(c.m * c.n));
+    EXPECT_EQ(check.mismatches, 0u) << "max diff " << check.max_abs_diff;
+    // One table set per basis: M x ceil(K / 4) tables each.
+    EXPECT_EQ(check.stats.tables, uint64_t(spec.weights.bases * c.m * ((c.k + 3) / 4)));
+  }
+}
+
 TEST(GemmLowering, TilesAreRecordedAndCapacitiesRespected) {
   const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
   GemmSpec spec;
