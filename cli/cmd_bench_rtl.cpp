@@ -33,6 +33,7 @@ void run_bench(const BenchRtlArgs& a) {
       if (sc && !a.systemc) continue;
       rtl::HarnessOptions ho;
       ho.systemc = sc;
+      ho.bench = !sc;
       ho.cache_dir = a.cache;
       if (progress_enabled()) {
         fmt::print(stderr, "bench rtl: building or loading {}{}...\n", config.id(),

@@ -30,9 +30,11 @@ constexpr uint32_t kOutMagic = 0x4c544f31;
 // Part of the cache key: bump when the build recipe changes.
 constexpr const char* kRecipe = "verilator-O3-xfast-optfast-O2-v1";
 
-std::string harness_source(bool systemc) {
-  return rtl_source_dir() +
-         (systemc ? "/harness/tile_harness_sc.cpp" : "/harness/tile_harness.cpp");
+std::string harness_source(const HarnessOptions& o) {
+  const char* file = o.systemc ? "/harness/tile_harness_sc.cpp"
+                     : o.bench ? "/harness/tile_bench.cpp"
+                               : "/harness/tile_harness.cpp";
+  return rtl_source_dir() + file;
 }
 
 std::string quote(const std::string& s) {
@@ -139,14 +141,15 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
   const hw::TensorCoreConfig hc = harness_config(config);
   const RtlDesign design = rtl_design(hc);
   std::vector<std::string> hashed = design.sources;
-  hashed.push_back(harness_source(options.systemc));
+  hashed.push_back(harness_source(options));
   if (options.systemc) hashed.push_back(std::string(LTC_SOURCE_DIR) + "/sim/rtl_tile_module.h");
   for (const auto& f : all_rtl_sources()) {
     if (fs::path(f).extension() == ".svh") hashed.push_back(f);
   }
   std::string key = source_hash(hashed);
-  const std::string suffix =
-      std::string(options.trace ? "-trace" : "") + (options.systemc ? "-sc" : "");
+  const std::string suffix = std::string(options.trace ? "-trace" : "") +
+                             (options.systemc ? "-sc" : "") +
+                             (options.bench && !options.systemc ? "-bench" : "");
   const std::string flavour = std::string(kRecipe) + suffix;
   {
     // Mix the recipe into the key.
@@ -187,7 +190,7 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
   for (const auto& inc : design.include_dirs) argv.push_back("-I" + inc);
   for (const auto& p : design.params) argv.push_back("-G" + p.name + "=" + std::to_string(p.value));
   argv.insert(argv.end(), design.sources.begin(), design.sources.end());
-  argv.push_back(harness_source(options.systemc));
+  argv.push_back(harness_source(options));
   const std::string log = (dir / "build.log").string();
   std::string cmd;
   for (const auto& a : argv) cmd += quote(a) + " ";

@@ -21,6 +21,7 @@ namespace ltc::rtl {
 
 struct HarnessOptions {
   bool trace = false;     // build with --trace so runs can write a VCD
+  bool bench = false;     // the speed flavour (harness/tile_bench.cpp, bench only)
   bool systemc = false;   // the SystemC flavour (harness/tile_harness_sc.cpp, bench only)
   std::string cache_dir;  // empty: default_cache_dir()
   int jobs = 2;           // parallel C++ compiles of the verilated model
