@@ -34,8 +34,10 @@ int64_t parse_int(std::string_view s, const std::string& where, std::string_view
     if (s[i] < '0' || s[i] > '9') {
       fail(where, "bad number '" + std::string(s) + "' in " + std::string(what));
     }
+    if (v > (kMaxMagnitude - 1 - (s[i] - '0')) / 10) {
+      fail(where, "number '" + std::string(s) + "' overflows");
+    }
     v = v * 10 + (s[i] - '0');
-    if (v >= kMaxMagnitude) fail(where, "number '" + std::string(s) + "' overflows");
   }
   return neg ? -v : v;
 }

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -32,13 +33,20 @@ uint64_t saturating_mul(uint64_t a, uint64_t b) {
 }
 
 // Loop variables i<d> may only appear inside at least d+1 enclosing loops.
-void check_affine(const Affine& a, int depth, const std::string& where, const char* field) {
+// Loop variables i<d> may only appear inside at least d+1 enclosing loops, and the expression
+// must stay below 2^62 in magnitude for every block, warp and iteration (so eval() cannot
+// overflow). `max_value` holds the largest value of each variable.
+void check_affine(const Affine& a, int depth, const std::array<double, kAffineVars>& max_value,
+                  const std::string& where, const char* field) {
   for (int d = depth; d < kMaxLoopDepth; ++d) {
     if (a.coef[4 + d] != 0) {
       fail(where, std::string(field) + " uses i" + std::to_string(d) + " outside " +
                       std::to_string(d + 1) + " enclosing loops");
     }
   }
+  double bound = std::abs(double(a.base));
+  for (int v = 0; v < kAffineVars; ++v) bound += std::abs(double(a.coef[v])) * max_value[v];
+  if (bound >= 4.0e18) fail(where, std::string(field) + " overflows for the largest indices");
 }
 
 std::string triple(const std::array<int64_t, 3>& t) {
@@ -136,6 +144,11 @@ void validate(const Trace& t, const std::string& origin) {
       }
     }
     int depth = 0;
+    std::array<double, kAffineVars> max_value{};
+    max_value[0] = double(k.grid_x - 1);
+    max_value[1] = double(k.grid_y - 1);
+    max_value[2] = double(k.warps_x - 1);
+    max_value[3] = double(k.warps_y - 1);
     for (size_t i = 0; i < k.program.size(); ++i) {
       const Instr& in = k.program[i];
       const std::string w = kw + ": instruction " + std::to_string(i);
@@ -145,6 +158,7 @@ void validate(const Trace& t, const std::string& origin) {
           if (++depth > kMaxLoopDepth) {
             fail(w, "loops nest deeper than " + std::to_string(kMaxLoopDepth));
           }
+          max_value[size_t(4 + depth - 1)] = double(in.count - 1);
           continue;
         case Opcode::kEndLoop:
           if (--depth < 0) fail(w, "endloop without loop");
@@ -170,11 +184,11 @@ void validate(const Trace& t, const std::string& origin) {
         default:
           break;
       }
-      check_affine(in.addr, depth, w, "addr");
-      check_affine(in.m, depth, w, "m");
-      check_affine(in.n, depth, w, "n");
-      check_affine(in.k, depth, w, "k");
-      check_affine(in.g, depth, w, "g");
+      check_affine(in.addr, depth, max_value, w, "addr");
+      check_affine(in.m, depth, max_value, w, "m");
+      check_affine(in.n, depth, max_value, w, "n");
+      check_affine(in.k, depth, max_value, w, "k");
+      check_affine(in.g, depth, max_value, w, "g");
     }
     if (depth != 0) fail(kw, "loop without endloop");
     if (expanded_length(k.program) > kMaxExpandedInstrs) {
