@@ -325,8 +325,9 @@ traces::Kernel lower_precompute(const std::string& name, int64_t m, int64_t k_co
 
 traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m, int64_t n,
                               int64_t k, golden::DType a, golden::DType b, const hw::GpuConfig& gpu,
-                              tiling::TileChoice* tiles_out) {
-  const tiling::GemmProblem prob = tiling::mac_gemm_problem(gpu, m, n, k, a, b);
+                              tiling::TileChoice* tiles_out, int weight_bits) {
+  tiling::GemmProblem prob = tiling::mac_gemm_problem(gpu, m, n, k, a, b);
+  if (weight_bits > 0) prob.w_bits = weight_bits;
   tiling::TileChoice tc = tiling::choose_tiles(prob, gpu);
   if (tiles_out) *tiles_out = tc;
   const bool int8 = a == DType::kInt8;
@@ -353,9 +354,14 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   kr.tiles.instr = {op.shape.m, op.shape.n, op.shape.k};
   // Batched operands are stacked along M: block row by covers rows by*bm of the stacked A.
   const int64_t mp = ceil_div(m, bm) * bm;
+  // Low-bit B (dequantize-then-MAC): packed codes are loaded, unpacked and scaled on the CUDA
+  // cores into the MMA operand dtype.
+  const int64_t b_row_bytes = weight_bits > 0 ? ceil_div(k * weight_bits, 8) : k * eb;
+  const int64_t b_tile_bytes = weight_bits > 0 ? ceil_div(bk * weight_bits, 8) : bk * eb;
   kr.tensors = {{0, "a", uint64_t(batch * mp * k * eb)},
-                {1, "b", uint64_t(batch * n * k * eb)},
+                {1, "b", uint64_t(batch * n * b_row_bytes)},
                 {2, "out", uint64_t(batch * mp * n * 2)}};
+  if (weight_bits > 0) kr.tensors.push_back({3, "scales", uint64_t(n * 4)});
   ProgramBuilder p;
   const auto it = p.loop(uint64_t(ceil_div(k, bk)));
   const auto ir = p.loop(uint64_t(wm));
@@ -363,9 +369,20 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
              affine(0, {by(bm * k * eb), wy(wm * k * eb), iv(ir, k * eb), iv(it, bk * eb)})));
   p.end(ir);
   const auto icol = p.loop(uint64_t(wn));
-  p.emit(mem(Opcode::kLdGlobalAsync, 1, uint64_t(bk * eb),
-             affine(0, {bx(bn * k * eb), wx(wn * k * eb), iv(icol, k * eb), iv(it, bk * eb)})));
+  p.emit(mem(weight_bits > 0 ? Opcode::kLdGlobal : Opcode::kLdGlobalAsync, 1,
+             uint64_t(b_tile_bytes),
+             affine(0, {bx(bn * b_row_bytes), wx(wn * b_row_bytes), iv(icol, b_row_bytes),
+                        iv(it, b_tile_bytes)})));
   p.end(icol);
+  if (weight_bits > 0) {
+    // Unpack (shift, mask), convert to the operand dtype, subtract the zero point, scale; store
+    // the dequantized tile to shared memory for the MMAs.
+    Instr alu;
+    alu.op = Opcode::kAlu;
+    alu.count = uint64_t(4 * wn * bk);
+    p.emit(alu);
+    p.emit(mem(Opcode::kStShared, 0, uint64_t(wn * bk * eb), affine(0, {wx(wn * bk * eb)})));
+  }
   Instr bar = barrier();
   p.emit(bar);
   const auto iq = p.loop(uint64_t(bk / op.shape.k));

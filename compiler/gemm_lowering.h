@@ -54,9 +54,11 @@ traces::Kernel lower_precompute(const std::string& name, int64_t m, int64_t k_co
 
 // A dense GEMM on the MAC tensor cores (mma.m16n8k16 fp16 / m16n8k32 int8), `batch` independent
 // GEMMs as grid y slices (attention: sequences x heads). Operands: tensor 0 = A, 1 = B, 2 = out.
+// `weight_bits` > 0: B holds low-bit codes, dequantized on the CUDA cores before the MMAs
+// (dequantize-then-MAC, how a GPU without LUT tensor cores runs an mpGEMM; tensor 3 = scales).
 traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m, int64_t n,
                               int64_t k, golden::DType a, golden::DType b, const hw::GpuConfig& gpu,
-                              tiling::TileChoice* tiles = nullptr);
+                              tiling::TileChoice* tiles = nullptr, int weight_bits = 0);
 
 // `ltc compile gemm`: a whole trace (header + kernels) for one mpGEMM.
 traces::Trace compile_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu);

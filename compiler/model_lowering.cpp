@@ -5,6 +5,7 @@
 #include "model/golden/error.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <tuple>
@@ -326,8 +327,10 @@ class ModelLowerer {
           s.emit_precompute = false;
           append(t, cached_lut(s));
         } else {
+          // Dense, or dequantize-then-MAC for low-bit weights on a GPU without LUT cores.
           const DType a = op.low_bit && golden::is_int(g_.step.acts) ? DType::kInt8 : DType::kFp16;
-          t.kernels.push_back(cached_mma(name, 1, op.gemm.m, op.gemm.n, op.gemm.k, a));
+          const int wbits = op.low_bit ? int(std::ceil(g_.step.weights.bits_per_weight())) : 0;
+          t.kernels.push_back(cached_mma(name, 1, op.gemm.m, op.gemm.n, op.gemm.k, a, wbits));
         }
         break;
       case OpKind::kAttention:
@@ -350,11 +353,13 @@ class ModelLowerer {
     return ks;
   }
   traces::Kernel cached_mma(const std::string& name, int64_t batch, int64_t m, int64_t n, int64_t k,
-                            DType a) {
-    const auto key = std::make_tuple(m, n, k, int(a));
+                            DType a, int weight_bits) {
+    const auto key = std::make_tuple(m, n, k, int(a) * 16 + weight_bits);
     auto it = mma_cache_.find(key);
     if (it == mma_cache_.end()) {
-      it = mma_cache_.emplace(key, lower_mma_gemm(name, batch, m, n, k, a, a, gpu_)).first;
+      it = mma_cache_
+               .emplace(key, lower_mma_gemm(name, batch, m, n, k, a, a, gpu_, nullptr, weight_bits))
+               .first;
     }
     traces::Kernel kr = it->second;
     kr.name = name;

@@ -313,3 +313,31 @@ TEST(ModelTrace, GpuWithoutLutCoresLowersEveryLinearToMma) {
 
 }  // namespace
 }  // namespace ltc::traces
+
+namespace ltc::traces {
+namespace {
+
+TEST(ModelTrace, LowBitWeightsWithoutLutCoresDequantizeThenMac) {
+  const llm::ModelConfig m =
+      llm::load_model(std::string(LTC_SOURCE_DIR) + "/traces/examples/tiny-llama.config.json");
+  llm::StepConfig step = llm::StepConfig::decode(1, 16);
+  step.weights = llm::parse_weight_format("int4");
+  step.acts = golden::DType::kFp16;
+  const Trace t = compiler::compile_model(m, step, hw::load_gpu("a100"));
+  const Kernel* q = nullptr;
+  for (const auto& k : t.kernels) {
+    if (k.name == "L0.q_proj") q = &k;
+  }
+  ASSERT_NE(q, nullptr);
+  // 256 x 256 int4 codes = 32 KiB, and CUDA-core unpacking before the MMAs.
+  EXPECT_EQ(q->tensor("b")->bytes, 256u * 256 / 2);
+  bool alu = false, mma = false;
+  for (const auto& in : q->program) {
+    alu = alu || in.op == Opcode::kAlu;
+    mma = mma || in.op == Opcode::kMma;
+  }
+  EXPECT_TRUE(alu && mma);
+}
+
+}  // namespace
+}  // namespace ltc::traces
