@@ -341,3 +341,38 @@ TEST(ModelTrace, LowBitWeightsWithoutLutCoresDequantizeThenMac) {
 
 }  // namespace
 }  // namespace ltc::traces
+
+namespace ltc::traces {
+namespace {
+
+// Every distinct LUT GEMM kernel of a model trace, run alone with its tables from the fused
+// producer, equals the golden mpGEMM bit for bit (INT and FluxBin weights, decode and prefill).
+TEST(ModelTrace, EveryLutGemmKernelOfAModelStepRunsExactly) {
+  const llm::ModelConfig m =
+      llm::load_model(std::string(LTC_SOURCE_DIR) + "/traces/examples/tiny-llama.config.json");
+  const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
+  struct Step {
+    llm::StepConfig step;
+    const char* weights;
+    golden::DType acts;
+  };
+  const Step steps[] = {
+      {llm::StepConfig::decode(3, 40), "int3", golden::DType::kInt8},
+      {llm::StepConfig::prefill(1, 5), "binary:kb=2,g=64,s=4", golden::DType::kFp16}};
+  for (const Step& s : steps) {
+    llm::StepConfig step = s.step;
+    step.weights = llm::parse_weight_format(s.weights);
+    step.acts = s.acts;
+    const Trace t = compiler::compile_model(m, step, gpu);
+    const auto checks = compiler::check_trace_gemms(t, 5);
+    EXPECT_EQ(checks.size(), 4u) << s.weights;  // q/o, k/v, gate/up, down shapes
+    for (const auto& c : checks) {
+      EXPECT_FALSE(c.skipped) << c.kernel;
+      EXPECT_GT(c.check.outputs, 0u) << c.kernel;
+      EXPECT_EQ(c.check.mismatches, 0u) << s.weights << " " << c.kernel;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ltc::traces
