@@ -133,6 +133,25 @@ TEST(Step, AcceptsAHuggingFaceConfigJson) {
   EXPECT_GT(e.layer_ms, 0);
 }
 
+// FlashAttention-2 forward, causal, head dim 128, on H100 SXM5 (FlashAttention-3 paper, Fig. 5:
+// batch 16k/S, 16 heads): 191, 260, 298, 319, 333, 335 TFLOP/s at S = 512 .. 16k. The model's
+// attention tile time (without its kernel fixed cost) must give these within 8%.
+TEST(Step, PrefillAttentionMatchesPublishedFlashAttention2Rates) {
+  const std::string path = ::testing::TempDir() + "fa2_bench_config.json";
+  std::ofstream(path) << R"({"model_type": "llama", "hidden_size": 2048,
+    "intermediate_size": 5632, "num_attention_heads": 16, "num_key_value_heads": 16,
+    "num_hidden_layers": 1, "vocab_size": 32000, "max_position_embeddings": 16384,
+    "hidden_act": "silu"})";
+  const std::pair<int64_t, double> published[] = {{512, 191},  {1024, 260}, {2048, 298},
+                                                  {4096, 319}, {8192, 333}, {16384, 335}};
+  for (auto [s, tflops] : published) {
+    const auto e = estimate(prefill(path, "h100", 16384 / s, s));
+    const auto& att = find(e, "attention");
+    const double model_tflops = att.flops / (att.compute_ms * 1e-3) / 1e12;
+    EXPECT_NEAR(model_tflops, tflops, 0.08 * tflops) << "S=" << s;
+  }
+}
+
 TEST(Step, BadInputIsAnInputError) {
   EXPECT_THROW(estimate(decode("llama2-7b", "h200", 0, 128)), InputError);
   EXPECT_THROW(estimate(prefill("llama2-7b", "h200", 1, 0)), InputError);
