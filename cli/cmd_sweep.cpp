@@ -19,6 +19,7 @@ struct SweepCliOptions {
   std::string out;
   int jobs = 1;
   bool retry_failed = false, keep_work = false, progress = false, json = false;
+  bool report_only = false;
   int limit = 0;
   double timeout_s = 3600;
 };
@@ -51,6 +52,7 @@ void run(const SweepCliOptions& o) {
   so.keep_work = o.keep_work;
   so.progress = o.progress || progress_enabled();
   so.limit = o.limit;
+  so.report_only = o.report_only;
   so.tool_timeout_s = o.timeout_s;
   nlohmann::json all = nlohmann::json::array();
   int failed = 0;
@@ -105,6 +107,8 @@ CommandRegistrar reg{
       sub->add_flag("--keep-work", o->keep_work, "keep netlists and simulation files");
       sub->add_flag("--progress", o->progress, "progress on stderr even when it is not a TTY");
       sub->add_option("--limit", o->limit, "run at most this many new points (0: all)");
+      sub->add_flag("--report-only", o->report_only,
+                    "run nothing; write CSV, SVG and summary from the stored results");
       sub->add_option("--timeout-s", o->timeout_s, "limit per tool run")->capture_default_str();
       sub->add_flag("--json", o->json, "print one JSON object");
       sub->callback([o] { run(*o); });

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <regex>
@@ -89,7 +90,8 @@ int total_cycles(const ActivityOptions& opt) {
 // The testbench: applies stim_<port>.hex cycle by cycle, clocks, and writes the outputs after
 // every measured rising edge; `dut` is the instantiation text.
 std::string testbench(const std::vector<PortDecl>& ports, const DesignSource& src,
-                      const ActivityOptions& opt, const std::string& dut, bool dump_vcd) {
+                      const ActivityOptions& opt, const std::string& dut, bool dump_vcd,
+                      const std::vector<std::string>& dump_scopes = {}) {
   const int total = total_cycles(opt);
   const int measured_from = opt.reset_cycles + opt.warmup_cycles;
   std::ostringstream s;
@@ -112,7 +114,11 @@ std::string testbench(const std::vector<PortDecl>& ports, const DesignSource& sr
     }
   }
   s << "    f = $fopen(\"outputs.txt\", \"w\");\n";
-  if (dump_vcd) s << "    $dumpfile(\"activity.vcd\");\n    $dumpvars(1, dut);\n    $dumpoff;\n";
+  if (dump_vcd) {
+    s << "    $dumpfile(\"activity.vcd\");\n    $dumpvars(1, dut);\n";
+    for (const auto& scope : dump_scopes) s << "    $dumpvars(1, dut." << scope << ");\n";
+    s << "    $dumpoff;\n";
+  }
   s << fmt::format("    for (i = 0; i < {}; i = i + 1) begin\n", total);
   if (dump_vcd) s << fmt::format("      if (i == {}) $dumpon;\n", measured_from);
   for (const auto& p : ports) {
@@ -186,6 +192,50 @@ std::vector<PortDecl> parse_netlist_ports(const std::string& text, const std::st
   }
   if (ports.empty()) throw std::runtime_error("netlist module " + top + " declares no ports");
   return ports;
+}
+
+std::vector<std::string> netlist_module_instances(const std::string& text, const std::string& top) {
+  // Module bodies by name (escaped names keep their backslash, as instantiations write them).
+  std::map<std::string, std::string> bodies;
+  static const std::regex kModule(R"(^module\s+(\\\S+|\w+)\s*\()");
+  std::istringstream in(text);
+  std::string line, current, body;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_search(line, m, kModule)) {
+      current = m[1];
+      body.clear();
+    } else if (line.rfind("endmodule", 0) == 0) {
+      bodies[current] = body;
+      current.clear();
+    } else if (!current.empty()) {
+      body += line + "\n";
+    }
+  }
+  auto strip = [](const std::string& n) { return n[0] == '\\' ? n.substr(1) : n; };
+  std::map<std::string, std::string> by_plain;  // name without backslash -> key in bodies
+  for (const auto& [name, b] : bodies) by_plain[strip(name)] = name;
+  static const std::regex kInst(R"(^\s*(\\\S+|\w+)\s+(\\\S+|\w+)\s*\(\s*$)");
+  std::vector<std::string> paths;
+  std::function<void(const std::string&, const std::string&)> walk =
+      [&](const std::string& module, const std::string& prefix) {
+        std::istringstream b(bodies[module]);
+        std::string l;
+        std::smatch mm;
+        while (std::getline(b, l)) {
+          if (!std::regex_search(l, mm, kInst)) continue;
+          const auto it = by_plain.find(strip(mm[1]));
+          if (it == by_plain.end()) continue;  // a library cell
+          const std::string inst = mm[2];
+          const std::string path = prefix + (inst[0] == '\\' ? inst + " " : inst);
+          paths.push_back(path);
+          walk(it->second, path + ".");
+        }
+      };
+  const auto top_it = by_plain.find(top);
+  if (top_it == by_plain.end()) throw std::runtime_error("netlist has no module " + top);
+  walk(top_it->second, "");
+  return paths;
 }
 
 void write_stimulus(const std::vector<PortDecl>& ports, const DesignSource& src,
@@ -268,7 +318,7 @@ ActivityResult count_vcd_toggles(std::istream& vcd, const std::vector<std::strin
   std::unordered_map<std::string, Var> vars;
   std::string tok;
   // Header: $var <type> <width> <id> <name> [range] $end
-  std::vector<std::string> scopes;  // only the nets of the dut scope count (not the testbench's)
+  std::vector<std::string> scopes;  // testbench, dut, kept submodules of the dut...
   while (vcd >> tok) {
     if (tok == "$enddefinitions") {
       vcd >> tok;
@@ -285,12 +335,14 @@ ActivityResult count_vcd_toggles(std::istream& vcd, const std::vector<std::strin
       vcd >> type >> width >> id >> name;
       while (vcd >> tok && tok != "$end") {
       }
-      if (scopes.empty() || scopes.back() != "dut") continue;
-      if (vars.count(id)) continue;  // an alias of a net already counted
+      if (scopes.size() < 2) continue;  // the testbench's own signals
+      if (vars.count(id)) continue;     // an alias of a net already counted
       Var v;
       v.width = std::stoi(width);
+      // Kept submodules see the clock through their own clock ports: skip it everywhere.
       v.skip = name == clock;
-      v.input = std::find(input_names.begin(), input_names.end(), name) != input_names.end();
+      v.input = scopes.size() == 2 &&
+                std::find(input_names.begin(), input_names.end(), name) != input_names.end();
       v.last.assign(v.width, -1);
       vars.emplace(id, std::move(v));
     }
@@ -361,8 +413,10 @@ ActivityResult measure_activity(const DesignSource& src, const std::string& sim_
                                 const std::string& workdir) {
   const auto ports = parse_netlist_ports(read_text(sim_netlist), src.top);
   write_stimulus(ports, src, opt, workdir);
+  const std::string netlist_text = read_text(sim_netlist);
   write_text_atomic(workdir + "/activity_tb.v",
-                    testbench(ports, src, opt, instance(ports, src, false), true));
+                    testbench(ports, src, opt, instance(ports, src, false), true,
+                              netlist_module_instances(netlist_text, src.top)));
   const std::string clog = workdir + "/iverilog_gate.log";
   auto p = run_process(
       {"iverilog", "-g2012", "-o", "gate.vvp", "activity_tb.v", sim_netlist, cell_models}, workdir,

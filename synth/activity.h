@@ -19,6 +19,11 @@ struct PortDecl {
   int width = 1;
 };
 
+// Hierarchical paths (below the top) of the instances of netlist-defined modules (not cells), in
+// Verilog syntax ("\\g_row[0].g_col[0].u_acc "): the scopes whose nets the activity counts.
+std::vector<std::string> netlist_module_instances(const std::string& netlist_text,
+                                                  const std::string& top);
+
 // The top module's ports as yosys's write_verilog declares them.
 std::vector<PortDecl> parse_netlist_ports(const std::string& netlist_text, const std::string& top);
 

@@ -35,6 +35,12 @@ PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOption
   SynthOptions so;
   so.liberty = opt.liberty;
   so.timeout_s = opt.tool_timeout_s;
+  so.keep_modules = opt.keep_modules;
+  r.synth_mode = "flat";
+  if (!so.keep_modules.empty()) {
+    r.synth_mode = "units kept:";
+    for (const auto& m : so.keep_modules) r.synth_mode += " " + m;
+  }
   const SynthResult syn = run_yosys(src, so, opt.workdir);
   r.area_um2 = syn.area_um2;
   r.cells = syn.cells;
@@ -100,7 +106,12 @@ PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOption
 PpaResult run_ppa(const hw::TensorCoreConfig& config, const PpaOptions& opt) {
   config.validate();
   const DesignSource src = design_source(config);
-  PpaResult r = run_ppa(src, config.ops_per_cycle(), opt);
+  PpaOptions o = opt;
+  const int units = config.shape.m * config.shape.n;
+  if (opt.hierarchical_from_units > 0 && units >= opt.hierarchical_from_units) {
+    o.keep_modules = kUnitModules;
+  }
+  PpaResult r = run_ppa(src, config.ops_per_cycle(), o);
   r.id = config.id();
   return r;
 }
@@ -129,6 +140,7 @@ void to_json(nlohmann::json& j, const PpaResult& r) {
                        {"cycles", r.activity_cycles},
                        {"net_bits", r.activity_nets}}},
                      {"rtl_hash", r.rtl_hash},
+                     {"synth_mode", r.synth_mode},
                      {"tools", tool_versions()},
                      {"seconds", r.seconds},
                      {"library", "osu018 (OSU 0.18 um, qflow-tech-osu018)"}};

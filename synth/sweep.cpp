@@ -454,6 +454,7 @@ SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
     todo.emplace_back(pt.config, key);
   }
   if (opt.limit > 0 && static_cast<int>(todo.size()) > opt.limit) todo.resize(opt.limit);
+  if (opt.report_only) todo.clear();
 
   std::atomic<size_t> next{0};
   std::atomic<int> ok{0}, failed{0};

@@ -69,6 +69,7 @@ struct SweepOptions {
   bool keep_work = false;     // keep netlists and simulation files of finished points
   bool progress = false;      // progress lines on stderr
   int limit = 0;              // run at most this many new points (0: all); for benchmarks
+  bool report_only = false;   // run nothing: write the reports from the store as it is
   double tool_timeout_s = 3600;
   // The flow run per point; tests substitute their own. Default: run_ppa(config, options).
   std::function<PpaResult(const hw::TensorCoreConfig&, const PpaOptions&)> runner;

@@ -40,8 +40,14 @@ std::string yosys_script(const DesignSource& src, const SynthOptions& opt) {
   }
   // -noshare: the SAT-based sharing pass runs for many minutes on 100k-cell tiles and finds
   // nothing to share in a datapath without mutually exclusive operators.
-  s << "hierarchy -check -top " << src.top << "\n"
-    << "synth -flatten -noshare -top " << src.top << "\n"
+  s << "hierarchy -check -top " << src.top << "\n";
+  if (!opt.keep_modules.empty()) {
+    // The per-unit modules of a large tile are synthesized once and instantiated M*N times.
+    s << "setattr -mod -set keep_hierarchy 1";
+    for (const auto& m : opt.keep_modules) s << " *" << m;
+    s << "\n";
+  }
+  s << "synth -flatten -noshare -top " << src.top << "\n"
     << "dfflibmap -liberty " << opt.liberty << "\n"
     << "abc -liberty " << opt.liberty << "\n"
     << "opt_clean -purge\n"
@@ -50,7 +56,7 @@ std::string yosys_script(const DesignSource& src, const SynthOptions& opt) {
     << "insbuf -buf BUFX2 A Y\n"
     << "opt_clean -purge\n"
     << "check -assert\n"
-    << "tee -o stat.txt stat -liberty " << opt.liberty << "\n"
+    << "tee -o stat.txt stat -liberty " << opt.liberty << " -top " << src.top << "\n"
     << "write_verilog -noattr -noexpr -nohex -nodec netlist_sim.v\n"
     << "splitnets -ports\n"
     << "opt_clean -purge\n"
@@ -73,7 +79,9 @@ void parse_yosys_stat(const std::string& stat_text, SynthResult& out) {
       out.area_um2 = std::stod(m[3]);
       in_cells = false;
     } else if (std::regex_search(line, m, kCells)) {
+      // The last section wins: the top module, or the design hierarchy total when modules are kept.
       out.cells = std::stoi(m[1]);
+      out.cells_by_type.clear();
       in_cells = true;
     } else if (in_cells && std::regex_match(line, m, kCell)) {
       out.cells_by_type[m[1]] = std::stoi(m[2]);

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace ltc::synth {
 
@@ -17,6 +18,10 @@ inline constexpr const char* kDefaultCellModels = "/usr/share/qflow/tech/osu018/
 struct SynthOptions {
   std::string liberty = kDefaultLiberty;
   double timeout_s = 3600;
+  // Modules (base names, e.g. "ltc_accumulator") kept as hierarchy instead of flattened: each is
+  // synthesized once per parameter set. Faster on large tiles; no optimization across their
+  // boundaries. Empty: the whole design is flattened.
+  std::vector<std::string> keep_modules;
 };
 
 struct SynthResult {

@@ -37,7 +37,8 @@ TEST(VcdToggles, CountsBitTransitionsPerCycleByHand) {
 
 TEST(VcdToggles, DumpOffHidesChanges) {
   const std::string vcd =
-      "$scope module dut $end\n$var wire 1 ! n $end\n$upscope $end\n$enddefinitions $end\n"
+      "$scope module tb $end\n$scope module dut $end\n$var wire 1 ! n $end\n$upscope $end\n"
+      "$upscope $end\n$enddefinitions $end\n"
       "#0\n$dumpvars\n0!\n$end\n$dumpoff\nx!\n$end\n#10\n$dumpon\n1!\n$end\n#20\n0!\n";
   std::istringstream in(vcd);
   EXPECT_DOUBLE_EQ(count_vcd_toggles(in, {}, "clk", 1).net_activity, 1.0);
