@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace ltc::rtl {
 namespace {
 
@@ -45,7 +47,14 @@ TEST_P(BitSerialBaseline, RandomWithStalls) {
 INSTANTIATE_TEST_SUITE_P(Designs, BitSerialBaseline,
                          ::testing::Combine(::testing::Values(TensorCoreDesign::kLutNaive,
                                                               TensorCoreDesign::kAdd),
-                                            ::testing::Values(DType::kFp16, DType::kInt8)));
+                                            ::testing::Values(DType::kFp16, DType::kInt8)),
+                         [](const auto& info) {
+                           std::string name =
+                               std::string(hw::design_name(std::get<0>(info.param))) + "_" +
+                               std::string(golden::dtype_name(std::get<1>(info.param)));
+                           for (auto& ch : name) ch = ch == '-' ? '_' : ch;
+                           return name;
+                         });
 
 TEST(MacTile, RandomFp16AndInt8WithStalls) {
   for (DType act : {DType::kFp16, DType::kInt8}) {

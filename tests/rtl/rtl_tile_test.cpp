@@ -109,7 +109,7 @@ TEST(LutTile, FloatCornerCasesFp16TableFp32Acc) {
 }
 
 TEST(LutTile, FloatCornerCasesFp8TableFp16Acc) {
-  auto c = config(TensorCoreDesign::kLut, 1, 4, 4, DType::kFp8E4M3, 8);
+  auto c = config(TensorCoreDesign::kLut, 2, 8, 4, DType::kFp8E4M3, 8);
   c.acc = c.out = DType::kFp16;
   // Weight code 0 gives pattern 0 in every plane: each plane b adds +entry * 2^b, so the LMMA
   // adds entry * 255 in eight rounded steps.
@@ -140,9 +140,9 @@ TEST(LutTile, CPreloadThroughZeroTable) {
 
 TEST(LutTile, BackToBackAtOnePlanePerCycle) {
   for (int stages : {1, 3}) {
-    auto c = config(TensorCoreDesign::kLut, 2, 8, 4, DType::kFp16, 4);
+    auto c = config(TensorCoreDesign::kLut, 2, 8, 4, stages == 1 ? DType::kFp16 : DType::kBf16, 4);
     c.pipeline_stages = stages;
-    if (stages == 3) c.out = DType::kFp32;
+    if (stages == 3) c.out = DType::kFp16;  // the format test's bf16 model
     const auto ops = test::random_ops(c, 20, 700 + stages);
     const TileRun run = expect_matches_golden(c, ops, 700 + stages);
     // One reset cycle, 80 beats accepted on consecutive cycles, the last result valid `stages`
