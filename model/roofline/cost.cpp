@@ -35,6 +35,9 @@ constexpr int kMaxSplitK = 16;
 constexpr int64_t kMaxSchedulerM = 8192;
 constexpr int kMinSplitKDepth = 256;  // split-K never cuts K below this per split
 constexpr double kAccBytes = 4;       // fp32 / int32 accumulators
+// Stream-K: extra work and partial-tile traffic of the fix-up, as a fraction (fitted with the
+// H200 calibration: MAPE 2.94% -> 2.65%, and no wave-quantization cliffs between calibrated M).
+constexpr double kStreamKFixup = 0.05;
 
 // Compute and memory time overlapped: p = 1 is their sum, p -> inf their maximum.
 double overlap(double a, double b, double p) {
@@ -95,18 +98,23 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
       return;
     }
     const int64_t base = g.batch * ceil_div(g.m, t.tm) * ceil_div(g.n, t.tn);
-    for (int s = 1; s <= kMaxSplitK; ++s) {
-      if (s > 1 && (base * s > sms || ceil_div(g.k, s) < kMinSplitKDepth)) break;
-      const int64_t kk = ceil_div(g.k, s);
-      const int64_t tiles = base * s;
+    // Schedules: split-K s (only while the grid is smaller than the GPU), and stream-K (the K
+    // loops of all tiles dealt evenly over the SMs, partial tiles fixed up) for larger grids.
+    auto evaluate = [&](int s, bool stream_k) {
+      const int64_t kk = stream_k ? g.k : ceil_div(g.k, s);
+      const int64_t tiles = stream_k ? base : base * s;
       const int64_t waves = ceil_div(tiles, sms);
       const double active = double(std::min<int64_t>(tiles, sms));
       const double t_tensor = 2.0 * t.tm * t.tn * kk / per_sm_tensor;
       const double t_dequant = path.dequant_ops_per_weight * double(t.tn) * kk / per_sm_cuda;
       const double t_l2 = (t.tm * xb + t.tn * wb) * kk / (m.l2_bytes_per_s() / active);
       const double per_tile = std::max({t_tensor, t_dequant, t_l2});
-      const double t_compute = waves * per_tile;
-      const double reduce_bytes = s > 1 ? 2.0 * s * g.batch * g.m * g.n * kAccBytes : 0.0;
+      const double t_compute =
+          stream_k ? double(tiles) / sms * per_tile * (1 + kStreamKFixup) : waves * per_tile;
+      const double partial_bytes = 2.0 * g.batch * g.m * g.n * kAccBytes;
+      const double reduce_bytes = stream_k ? kStreamKFixup * partial_bytes
+                                  : s > 1  ? s * partial_bytes
+                                           : 0.0;
       const double t_dram =
           (g.bytes() + reduce_bytes) / std::min(dram_bw, active * m.sm_dram_bytes_per_s());
       double t_total = overlap(t_compute, t_dram, a.overlap_exponent);
@@ -114,7 +122,7 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
       t_total += m.kernel_fixed_s();
       if (t_total < best_s) {
         best_s = t_total;
-        best.tile = TileChoice{t.tm, t.tn, s, tiles, waves};
+        best.tile = TileChoice{t.tm, t.tn, stream_k ? 1 : s, tiles, waves, stream_k};
         best.compute_ms = t_compute * 1e3;
         best.memory_ms = t_dram * 1e3;
         best.bound = t_dram >= t_compute     ? "dram"
@@ -124,7 +132,12 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
         if (m.kernel_fixed_s() > std::max(t_compute, t_dram)) best.bound = "fixed";
         best.bytes = g.bytes() + reduce_bytes;
       }
+    };
+    for (int s = 1; s <= kMaxSplitK; ++s) {
+      if (s > 1 && (base * s > sms || ceil_div(g.k, s) < kMinSplitKDepth)) break;
+      evaluate(s, false);
     }
+    if (base > sms) evaluate(1, true);
   };
   if (path.unit == GemmUnit::kLut) {
     // The compiler's scheduler picks the LUT thread-block tile from register and shared-memory
@@ -317,8 +330,8 @@ StepEstimate estimate_step(const Machine& m, const llm::StepGraph& graph) {
 }
 
 void to_json(nlohmann::json& j, const TileChoice& t) {
-  j = nlohmann::json{
-      {"tm", t.tm}, {"tn", t.tn}, {"split_k", t.split_k}, {"tiles", t.tiles}, {"waves", t.waves}};
+  j = nlohmann::json{{"tm", t.tm},       {"tn", t.tn},       {"split_k", t.split_k},
+                     {"tiles", t.tiles}, {"waves", t.waves}, {"stream_k", t.stream_k}};
 }
 
 void to_json(nlohmann::json& j, const OpCost& c) {

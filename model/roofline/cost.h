@@ -20,8 +20,9 @@ namespace ltc::roofline {
 struct TileChoice {
   int tm = 0, tn = 0;  // output tile (rows x columns) of one thread block
   int split_k = 1;
-  int64_t tiles = 0;  // thread blocks in the grid
-  int64_t waves = 0;  // ceil(tiles / SMs)
+  int64_t tiles = 0;      // thread blocks in the grid
+  int64_t waves = 0;      // ceil(tiles / SMs)
+  bool stream_k = false;  // K loops dealt evenly over the SMs instead of whole tiles in waves
 };
 
 struct OpCost {
