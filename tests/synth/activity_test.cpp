@@ -56,6 +56,20 @@ TEST(NetlistPorts, ReadsDirectionsAndWidths) {
   EXPECT_EQ(ports[2].width, 9);
 }
 
+TEST(NetlistPorts, FindsInstancesOfNetlistModulesButNotCells) {
+  const std::string netlist =
+      "module \\$paramod$ab\\unit (a, y);\n  input a;\n  output y;\n  INVX1 _1_ (\n"
+      "    .A(a),\n    .Y(y)\n  );\nendmodule\n"
+      "module top(a, y);\n  input [1:0] a;\n  output [1:0] y;\n"
+      "  \\$paramod$ab\\unit  \\g[0].u  (\n    .a(a[0]),\n    .y(y[0])\n  );\n"
+      "  \\$paramod$ab\\unit  \\g[1].u  (\n    .a(a[1]),\n    .y(y[1])\n  );\n"
+      "  BUFX2 _2_ (\n    .A(a[0]),\n    .Y(x)\n  );\nendmodule\n";
+  const auto paths = netlist_module_instances(netlist, "top");
+  ASSERT_EQ(paths.size(), 2u);
+  EXPECT_EQ(paths[0], "\\g[0].u ");
+  EXPECT_EQ(paths[1], "\\g[1].u ");
+}
+
 TEST(Activity, RandomOperandsToggleHalfTheInputBits) {
   const auto dir = scratch_dir("");
   const DesignSource src = reg_adder(8);
