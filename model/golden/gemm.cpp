@@ -52,14 +52,14 @@ struct PlaneGroups {
 // column (raw bits in cfg.acc). `act_at(c)` gives the activation of column c (raw, cfg.act).
 template <typename ActAt>
 std::vector<uint32_t> chain(const LutGemmConfig& cfg, int n, int wbits, const PlaneGroups& pg,
-                            size_t g_first, size_t g_last, ActAt act_at, int k_total) {
+                            size_t g_first, size_t g_last, ActAt act_at, int col_end) {
   const LmmaShape shape{1, n, cfg.k_group};
   std::vector<uint32_t> acc(n, encode(cfg.acc, 0.0));
   std::vector<uint32_t> acts(cfg.k_group);
   for (size_t lg = g_first; lg < g_last; ++lg) {
     for (int i = 0; i < cfg.k_group; ++i) {
       const int c = pg.first_col[lg] + i;
-      acts[i] = c < k_total ? act_at(c) : encode(cfg.act, 0.0);
+      acts[i] = c < col_end ? act_at(c) : encode(cfg.act, 0.0);  // pad to the group's end
     }
     std::vector<uint32_t> half =
         precompute_half_table(acts.data(), cfg.act, cfg.k_group, cfg.table);
@@ -133,7 +133,8 @@ LutGemmPartials lut_gemm_partials(const LutGemmConfig& cfg, const std::vector<ui
     auto act_at = [&](int c) { return acts[size_t(r) * w.k + c] & dtype_mask(cfg.act); };
     for (int g = 0; g < p.groups; ++g) {
       const std::vector<uint32_t> acc =
-          chain(cfg, w.n, w.wbits, pg, group_start[g], group_start[g + 1], act_at, w.k);
+          chain(cfg, w.n, w.wbits, pg, group_start[g], group_start[g + 1], act_at,
+                std::min(w.k, (g + 1) * w.group_size));
       for (int col = 0; col < w.n; ++col) {
         p.partial[(size_t(r) * w.n + col) * p.groups + g] = decode(cfg.acc, acc[col]);
       }
@@ -195,7 +196,8 @@ std::vector<double> lut_gemm(const LutGemmConfig& cfg, const std::vector<uint32_
                                      w.col_scales[size_t(j) * w.k + c]);
         };
         const std::vector<uint32_t> acc =
-            chain(cfg, w.n, 1, pgs[j], group_start[g], group_start[g + 1], act_at, w.k);
+            chain(cfg, w.n, 1, pgs[j], group_start[g], group_start[g + 1], act_at,
+                  std::min(w.k, (g + 1) * w.group));
         for (int col = 0; col < w.n; ++col) {
           sum[col] += w.row_scales[(size_t(j) * w.n + col) * ng + g] * decode(cfg.acc, acc[col]);
         }
