@@ -320,6 +320,13 @@ StepEstimate estimate_step(const Machine& m, const llm::StepGraph& graph) {
   e.dram_energy_j = bytes * gpu.dram_pj_per_byte * 1e-12;
   e.energy_mj_per_token = (e.tensor_energy_j + e.dram_energy_j) / tokens * 1e3;
   const GemmPath path = m.gemm_path(s.weights, s.acts, s.precompute != llm::PrecomputeMode::kNone);
+  double weights = double(graph.model.embedding_parameters()) * llm::dtype_bytes(s.hidden);
+  for (const auto& op : graph.layer) weights += op.weight_bytes * double(graph.layers);
+  for (const auto& op : graph.head) weights += op.weight_bytes;
+  const double kv = double(graph.layers) * double(s.batch) * double(s.kv_length()) * 2.0 *
+                    double(graph.model.kv_dim()) * llm::dtype_bytes(s.hidden);
+  e.memory_gb = (weights + kv) / 1e9;
+  e.fits_memory = weights + kv <= gpu.dram.capacity_mb * 1024.0 * 1024.0;
   e.tensor_unit = path.description;
   e.tensor_peak_tops = path.peak_tops;
   e.tensor_area_mm2 = gpu.tensor_area_mm2_per_sm * gpu.sms;
@@ -364,6 +371,8 @@ void to_json(nlohmann::json& j, const StepEstimate& e) {
                      {"tensor_energy_j", e.tensor_energy_j},
                      {"dram_energy_j", e.dram_energy_j},
                      {"energy_mj_per_token", e.energy_mj_per_token},
+                     {"memory_gb", e.memory_gb},
+                     {"fits_memory", e.fits_memory},
                      {"tensor_core",
                       {{"unit", e.tensor_unit},
                        {"peak_tops", e.tensor_peak_tops},

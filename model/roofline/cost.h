@@ -56,6 +56,10 @@ struct StepEstimate {
   double energy_mj_per_token = 0;
   // The tensor core running the linear layers (paper Table III): peak for this precision, area
   // and power of all SMs' tensor cores (0 when the GPU file does not give them).
+  // Device memory the step needs: weights at their stored size plus the KV cache after the step
+  // (activations ignored), against the GPU's DRAM capacity.
+  double memory_gb = 0;
+  bool fits_memory = true;
   std::string tensor_unit;
   double tensor_peak_tops = 0;
   double tensor_area_mm2 = 0;

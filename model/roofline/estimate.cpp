@@ -90,6 +90,8 @@ std::string format_step(const StepEstimate& e) {
   s += fmt::format(
       "latency {:.3f} ms, {:.1f} tokens/s, {:.3f} mJ/token (tensor {:.3f} J, DRAM {:.3f} J)\n",
       e.latency_ms, e.tokens_per_s, e.energy_mj_per_token, e.tensor_energy_j, e.dram_energy_j);
+  s += fmt::format("memory: {:.1f} GB of weights and KV cache{}\n", e.memory_gb,
+                   e.fits_memory ? "" : " (does NOT fit the GPU's DRAM)");
   s += fmt::format("tensor core: {}, peak {:.0f} TOP/s", e.tensor_unit, e.tensor_peak_tops);
   if (e.tensor_area_mm2 > 0) {
     s += fmt::format(", {:.2f} mm2 ({:.2f} TOPs/mm2)", e.tensor_area_mm2, e.tensor_tops_per_mm2);

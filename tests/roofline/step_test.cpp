@@ -152,6 +152,17 @@ TEST(Step, PrefillAttentionMatchesPublishedFlashAttention2Rates) {
   }
 }
 
+TEST(Step, MemoryIsWeightsPlusKvCacheAgainstDramCapacity) {
+  // llama2-7b fp16: parameters x 2 bytes (the graph's weights, counted independently by the
+  // model loader) + K and V of 32 layers x B x (L + 1) x 4096.
+  const auto model = llm::load_model("llama2-7b");
+  const auto e = estimate(decode("llama2-7b", "h200", 2, 1023));
+  const double kv = 32.0 * 2 * 1024 * 2 * 4096 * 2;
+  EXPECT_NEAR(e.memory_gb * 1e9, model.parameters() * 2.0 + kv, 0.001 * e.memory_gb * 1e9);
+  EXPECT_TRUE(e.fits_memory);
+  EXPECT_FALSE(estimate(decode("llama2-7b", "h200", 1024, 8192)).fits_memory);
+}
+
 TEST(Step, BadInputIsAnInputError) {
   EXPECT_THROW(estimate(decode("llama2-7b", "h200", 0, 128)), InputError);
   EXPECT_THROW(estimate(prefill("llama2-7b", "h200", 1, 0)), InputError);
