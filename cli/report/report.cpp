@@ -2,8 +2,10 @@
 
 #include "cli/report/html.h"
 #include "cli/report/numerics.h"
+#include "cli/report/ppa_section.h"
 #include "cli/report/roofline_section.h"
 #include "model/golden/error.h"
+#include "synth/sweep.h"
 
 #include <fmt/core.h>
 
@@ -121,6 +123,9 @@ ReportResult write_report(const ReportOptions& opt) {
   if (opt.jobs < 1 || opt.jobs > 64) {
     throw InputError("-j: " + std::to_string(opt.jobs) + " is out of range (valid: 1..64)");
   }
+  for (const std::string& sweep : opt.sweeps) {
+    synth::SweepSpec::builtin_path(sweep);  // bad names are bad input, before any work
+  }
   Context ctx{opt, fs::path(opt.out_dir), {}};
   std::error_code ec;
   fs::create_directories(ctx.dir, ec);
@@ -144,6 +149,15 @@ ReportResult write_report(const ReportOptions& opt) {
     sections.push_back({id, title, html});
   };
   add("numerics", "Numerics of the LUT datapath", numerics_section);
+  for (const std::string& sweep : opt.sweeps) {
+    add("ppa-" + sweep, "PPA sweep: " + sweep, [&](Context& c) {
+      PpaSectionOptions po{(c.dir / "ppa" / sweep).string(), opt.jobs, opt.progress};
+      int failed = 0;
+      std::string html = ppa_sweep_html(sweep, po, &c.files, &failed);
+      if (failed) ++result.failed_parts;
+      return html;
+    });
+  }
   add("calibration", "Roofline calibration: H200 FP16 GEMMs",
       with_csv("calibration.csv", roofline_calibration_html));
   add("table1", "Table I: table precompute overhead, separate vs fused",

@@ -52,8 +52,8 @@ uint32_t table_sum(DType t, uint32_t a, uint32_t b) {
 }  // namespace
 
 void validate(const LmmaShape& shape, const LmmaType& type) {
-  check_range("M", shape.m, 1, 4096);
-  check_range("N", shape.n, 1, 4096);
+  check_range("M", shape.m, 1, 1 << 20);
+  check_range("N", shape.n, 1, 1 << 20);
   check_range("K", shape.k, 1, kMaxK);
   check_range("W_BIT", type.wbits, 1, kMaxWBits);
   const std::string t = std::string(dtype_name(type.table));

@@ -29,9 +29,10 @@ bool product_fits(DType a, DType w, DType acc) {
 }  // namespace
 
 void validate(const LmmaShape& shape, const MacType& type) {
-  if (shape.m < 1 || shape.n < 1 || shape.k < 1 || shape.m > 4096 || shape.n > 4096 ||
-      shape.k > 4096) {
-    throw InputError("MAC shape " + shape.name() + " is out of range (valid: 1..4096 each)");
+  constexpr int kMax = 1 << 20;
+  if (shape.m < 1 || shape.n < 1 || shape.k < 1 || shape.m > kMax || shape.n > kMax ||
+      shape.k > kMax) {
+    throw InputError("MAC shape " + shape.name() + " is out of range (valid: 1..1048576 each)");
   }
   if (!product_fits(type.a, type.w, type.acc)) {
     throw InputError("MAC type " + std::string(dtype_name(type.a)) + " x " +
