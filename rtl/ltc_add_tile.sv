@@ -94,6 +94,13 @@ module ltc_add_tile #(
     .q_o  ({scaled_add, patterns_add})
   );
 
+  // Results gathered by a loop, one slice write per unit: continuous slice assigns make the
+  // simulator rebuild the whole output vector once per unit (quadratic in M*N).
+  logic [OutWidth-1:0] out_elems[M*N];
+  always_comb begin
+    for (int i = 0; i < M * N; i++) out_o[i*OutWidth +: OutWidth] = out_elems[i];
+  end
+
   for (genvar m = 0; m < M; m++) begin : g_row
     for (genvar n = 0; n < N; n++) begin : g_col
       logic [AccWidth-1:0] acc_q, sum;
@@ -117,7 +124,7 @@ module ltc_add_tile #(
         .OutType(OutType)
       ) u_out (
         .acc_i(acc_q),
-        .out_o(out_o[(m*N+n)*OutWidth +: OutWidth])
+        .out_o(out_elems[m*N+n])
       );
     end
   end

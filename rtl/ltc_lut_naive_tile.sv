@@ -84,6 +84,13 @@ module ltc_lut_naive_tile #(
     .q_o  (plane_scale)
   );
 
+  // Results gathered by a loop, one slice write per unit: continuous slice assigns make the
+  // simulator rebuild the whole output vector once per unit (quadratic in M*N).
+  logic [OutWidth-1:0] out_elems[M*N];
+  always_comb begin
+    for (int i = 0; i < M * N; i++) out_o[i*OutWidth +: OutWidth] = out_elems[i];
+  end
+
   for (genvar m = 0; m < M; m++) begin : g_row
     logic [FullSize*TableWidth-1:0] full_table;
 
@@ -135,7 +142,7 @@ module ltc_lut_naive_tile #(
         .first_i(acc_first),
         .c_i    (c_add[(m*N+n)*AccWidth +: AccWidth]),
         .x_i    (scaled_q),
-        .out_o  (out_o[(m*N+n)*OutWidth +: OutWidth])
+        .out_o  (out_elems[m*N+n])
       );
     end
   end

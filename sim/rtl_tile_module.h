@@ -16,7 +16,8 @@ template <class Tile>
 class RtlTileModule : public sc_core::sc_module {
  public:
   sc_core::sc_in<bool> clk;
-  // Called once per cycle before the edge: drive inputs, sample outputs (handshake decisions).
+  // Called once per cycle before the edge: sample the outputs settled after the previous edge and
+  // drive new inputs (a driver that must see in_ready_o under its new out_ready_i evaluates first).
   std::function<void(Tile&)> drive;
 
   RtlTileModule(sc_core::sc_module_name name, Tile& tile) : sc_core::sc_module(name), tile_(tile) {
@@ -31,8 +32,7 @@ class RtlTileModule : public sc_core::sc_module {
  private:
   void on_posedge() {
     if (drive) drive(tile_);
-    tile_.eval();  // settle the new inputs (in_ready_o depends on out_ready_i)
-    tile_.clk_i = 1;
+    tile_.clk_i = 1;  // the edge evaluation settles the new inputs first
     tile_.eval();
     tile_.clk_i = 0;
     tile_.eval();
