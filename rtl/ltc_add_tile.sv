@@ -96,7 +96,7 @@ module ltc_add_tile #(
 
   // Results gathered by a loop, one slice write per unit: continuous slice assigns make the
   // simulator rebuild the whole output vector once per unit (quadratic in M*N).
-  logic [OutWidth-1:0] out_elems[M*N];
+  (* mem2reg *) logic [OutWidth-1:0] out_elems[M*N];
   always_comb begin
     for (int i = 0; i < M * N; i++) out_o[i*OutWidth +: OutWidth] = out_elems[i];
   end
