@@ -105,11 +105,30 @@ module ltc_add_tile #(
     for (genvar n = 0; n < N; n++) begin : g_col
       logic [AccWidth-1:0] acc_q, sum;
 
+      logic [AccWidth-1:0] c_elem, c_load;
+      assign c_elem = c_add[(m*N+n)*AccWidth +: AccWidth];
+      // With every weight bit 0 no add happens, so C itself reaches the output: give a NaN C the
+      // canonical encoding the adders (and the golden model's output conversion) produce.
+      if (`LTC_DT_IS_FLOAT(AccType)) begin : g_canon
+        localparam int Exp = `LTC_DT_EXP(AccType);
+        localparam int Man = `LTC_DT_MAN(AccType);
+        logic c_nan;
+        if (`LTC_DT_HAS_INF(AccType)) begin : g_ieee
+          assign c_nan  = (&c_elem[AccWidth-2 -: Exp]) & (|c_elem[Man-1:0]);
+          assign c_load = c_nan ? {1'b0, {Exp{1'b1}}, 1'b1, {(Man - 1) {1'b0}}} : c_elem;
+        end else begin : g_e4m3
+          assign c_nan  = &c_elem[AccWidth-2:0];
+          assign c_load = c_nan ? {1'b0, {(AccWidth - 1) {1'b1}}} : c_elem;
+        end
+      end else begin : g_int
+        assign c_load = c_elem;
+      end
+
       ltc_add_unit #(
         .K      (K),
         .AccType(AccType)
       ) u_unit (
-        .acc_i    (acc_first ? c_add[(m*N+n)*AccWidth +: AccWidth] : acc_q),
+        .acc_i    (acc_first ? c_load : acc_q),
         .terms_i  (scaled_add[m*K*AccWidth +: K*AccWidth]),
         .enables_i(patterns_add[n*K +: K]),
         .y_o      (sum)

@@ -83,3 +83,21 @@ TEST(MacTile, ChainsKGroupsThroughTheAccumulator) {
 
 }  // namespace
 }  // namespace ltc::rtl
+
+namespace ltc::rtl {
+namespace {
+
+TEST(AddTile, NanCWithNoWeightBitSetComesOutCanonical) {
+  // No add happens when every weight bit is 0: C itself is the result, and a NaN C must leave
+  // as the canonical NaN like every other NaN (golden: O = convert(acc)).
+  const auto c = test::config(hw::TensorCoreDesign::kAdd, 2, 8, 4, golden::DType::kFp16, 2);
+  auto ops = test::random_ops(c, 1, 1501);
+  ops[0].codes.assign(ops[0].codes.size(), 0);
+  ops[0].c.assign(ops[0].c.size(), 0xffa5a5a5u);  // negative NaN with a payload
+  const TileRun run = test::expect_matches_golden(c, ops, 1501);
+  ASSERT_EQ(run.outputs.size(), 1u);
+  EXPECT_EQ(run.outputs[0][0], 0x7fc00000u);
+}
+
+}  // namespace
+}  // namespace ltc::rtl
