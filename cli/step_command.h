@@ -63,7 +63,7 @@ inline void add_step_options(CLI::App* sub, const std::shared_ptr<StepOptions>& 
   sub->add_option("--acts", o->req.acts, "int8, fp16, bf16, fp8e4m3, fp8e5m2")
       ->capture_default_str();
   sub->add_option("--precompute", o->precompute,
-                  "table precompute: none, separate, fused (default: fused on LUT GPUs)");
+                  "table precompute: none, separate, fused, inkernel (default: fused on LUT GPUs)");
   sub->add_flag("--quantize-tables", o->req.quantize_tables, "INT8 table entries");
   sub->add_flag("--json", o->json, "print one JSON object ({\"sweep\": [...]} for lists)");
 }

@@ -15,6 +15,9 @@ int64_t ceil_div(int64_t a, int64_t b) {
 constexpr double kRmsNormFlops = 4, kLayerNormFlops = 7, kRopeFlops = 3, kSiluFlops = 5,
                  kGeluFlops = 8, kReluFlops = 1;
 
+// precompute()'s answer under PrecomputeMode::kInKernel: the GEMM builds its own tables.
+constexpr char kInKernelTables[] = "(in kernel)";
+
 class GraphBuilder {
  public:
   GraphBuilder(const ModelConfig& m, const StepConfig& s) : m_(m), s_(s) {
@@ -36,6 +39,7 @@ class GraphBuilder {
  private:
   bool lut() const { return s_.precompute != PrecomputeMode::kNone && s_.weights.is_low_bit(); }
   bool fused() const { return s_.precompute == PrecomputeMode::kFused; }
+  bool in_kernel() const { return s_.precompute == PrecomputeMode::kInKernel; }
   int bases() const {
     return s_.weights.kind == WeightFormatKind::kMultiBasisBinary ? s_.weights.bases : 1;
   }
@@ -58,6 +62,7 @@ class GraphBuilder {
   std::string precompute(std::vector<Op>& ops, const std::string& name, int64_t cols,
                          bool fusable) const {
     if (!lut()) return "";
+    if (in_kernel()) return kInKernelTables;
     Op op;
     op.name = name;
     op.kind = OpKind::kTablePrecompute;
@@ -88,7 +93,11 @@ class GraphBuilder {
         low_bit ? s_.weights.bits_per_weight()
                 : (s_.weights.is_low_bit() ? golden::dtype_bits(s_.hidden) : s_.weights.bits);
     op.weight_bytes = double(n) * k * bpw / 8 + (bias ? n * hb_ : 0.0);
-    if (!tables.empty()) {
+    if (tables == kInKernelTables) {
+      op.reads_tables = true;
+      op.builds_tables = true;
+      op.read_bytes = double(rows) * k * dtype_bytes(s_.acts);
+    } else if (!tables.empty()) {
       op.reads_tables = true;
       op.table_from = tables;
       op.read_bytes = s_.table_bytes(rows, k) * bases();

@@ -17,6 +17,8 @@
 // (the norm or the FFN activation): the precompute op stays in the list with `fused_into` naming
 // that producer and only its extra work (no activation read, no launch), and the producer writes
 // tables instead of activations. o_proj's input comes out of attention and is never fused.
+// PrecomputeMode::kInKernel has no precompute op: every mpGEMM reads activations and builds its
+// tables itself (Op::builds_tables); the cost model charges the redundant CUDA-core work.
 #pragma once
 
 #include "model/golden/dtype.h"
@@ -37,6 +39,9 @@ enum class PrecomputeMode : uint8_t {
   kNone,      // no tables: dense or dequantize-then-MAC GEMMs read activations
   kSeparate,  // a table-precompute kernel before every mpGEMM input
   kFused,     // precompute fused into the preceding norm / activation where the graph allows
+  kInKernel,  // conventional LUT-GEMM practice: each mpGEMM reads activations and builds its
+              // tables inside the kernel, per warp, redundantly across the warps and thread
+              // blocks that share an activation tile (no precompute op in the graph)
 };
 
 struct StepConfig {
@@ -98,18 +103,20 @@ struct AttentionShape {
 struct Op {
   std::string name;  // "q_proj", "attn_norm", ...
   OpKind kind = OpKind::kNorm;
-  GemmShape gemm;             // kLinear: the weight GEMM (batch 1); else zeros
-  bool low_bit = false;       // kLinear with low-bit weights (mpGEMM)
-  bool reads_tables = false;  // kLinear fed by a precompute op (LUT tensor core)
-  std::string table_from;     // kLinear: the precompute op whose tables it reads
-  AttentionShape attention;   // kAttention
-  int64_t elements = 0;       // elementwise ops: output elements; precompute: table entries
-  double flops = 0;           // multiply-add = 2; precompute counts one add per entry
-  double weight_bytes = 0;    // weights (+ scales) read once per op
-  double read_bytes = 0;      // activations / tables read
-  double write_bytes = 0;     // activations / tables written
-  double kv_bytes = 0;        // KV cache read + appended (attention)
-  std::string fused_into;     // non-empty: this op runs inside that producer (no own launch)
+  GemmShape gemm;              // kLinear: the weight GEMM (batch 1); else zeros
+  bool low_bit = false;        // kLinear with low-bit weights (mpGEMM)
+  bool reads_tables = false;   // kLinear fed by a precompute op (LUT tensor core)
+  std::string table_from;      // kLinear: the precompute op whose tables it reads
+  bool builds_tables = false;  // kLinear, PrecomputeMode::kInKernel: reads activations and builds
+                               // its tables itself (reads_tables is true, table_from empty)
+  AttentionShape attention;    // kAttention
+  int64_t elements = 0;        // elementwise ops: output elements; precompute: table entries
+  double flops = 0;            // multiply-add = 2; precompute counts one add per entry
+  double weight_bytes = 0;     // weights (+ scales) read once per op
+  double read_bytes = 0;       // activations / tables read
+  double write_bytes = 0;      // activations / tables written
+  double kv_bytes = 0;         // KV cache read + appended (attention)
+  std::string fused_into;      // non-empty: this op runs inside that producer (no own launch)
   bool tensor_core() const { return kind == OpKind::kLinear || kind == OpKind::kAttention; }
   double bytes() const { return weight_bytes + read_bytes + write_bytes + kv_bytes; }
 };

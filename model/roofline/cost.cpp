@@ -38,6 +38,14 @@ constexpr double kAccBytes = 4;       // fp32 / int32 accumulators
 // Stream-K: extra work and partial-tile traffic of the fix-up, as a fraction (fitted with the
 // H200 calibration: MAPE 2.94% -> 2.65%, and no wave-quantization cliffs between calibrated M).
 constexpr double kStreamKFixup = 0.05;
+// In-kernel table precompute (PrecomputeMode::kInKernel, the conventional LUT-GEMM practice):
+// every warp builds the tables of its own rows (the LMMA/MMA reads them from registers), so the
+// CUDA-core work is repeated for every warp tile along N. Per entry: the add that extends a
+// smaller entry, writing it out and loading it into the fragment, as FP16 CUDA-core operations
+// (an estimate of issue slots, not fitted to the paper's Table I). MAC-library tiles use
+// 64-column warp tiles (CUTLASS's 128x256 block = 2 x 4 warps of 64 x 64).
+constexpr double kInKernelOpsPerEntry = 3;
+constexpr int kMacWarpN = 64;
 
 // Compute and memory time overlapped: p = 1 is their sum, p -> inf their maximum.
 double overlap(double a, double b, double p) {
@@ -93,7 +101,7 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
 
   OpCost best;
   double best_s = INFINITY;
-  auto consider = [&](Tile t, bool check_registers) {
+  auto consider = [&](Tile t, bool check_registers, int warp_n) {
     if (check_registers && t.tm * double(t.tn) * kAccBytes > 0.5 * m.register_bytes_per_sm()) {
       return;
     }
@@ -108,7 +116,14 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
       const double t_tensor = 2.0 * t.tm * t.tn * kk / per_sm_tensor;
       const double t_dequant = path.dequant_ops_per_weight * double(t.tn) * kk / per_sm_cuda;
       const double t_l2 = (t.tm * xb + t.tn * wb) * kk / (m.l2_bytes_per_s() / active);
-      const double per_tile = std::max({t_tensor, t_dequant, t_l2});
+      // In-kernel tables: built per k step before the tensor core can use them (a barrier
+      // between the two phases), once per warp tile along N.
+      const double t_tables = g.tables && g.tables_in_kernel
+                                  ? kInKernelOpsPerEntry * g.table_entries_per_element() * t.tm *
+                                        double(kk) *
+                                        double(ceil_div(t.tn, std::min(warp_n, t.tn))) / per_sm_cuda
+                                  : 0.0;
+      const double per_tile = std::max({t_tensor, t_dequant, t_l2}) + t_tables;
       const double t_compute =
           stream_k ? double(tiles) / sms * per_tile * (1 + kStreamKFixup) : waves * per_tile;
       const double partial_bytes = 2.0 * g.batch * g.m * g.n * kAccBytes;
@@ -125,10 +140,12 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
         best.tile = TileChoice{t.tm, t.tn, stream_k ? 1 : s, tiles, waves, stream_k};
         best.compute_ms = t_compute * 1e3;
         best.memory_ms = t_dram * 1e3;
-        best.bound = t_dram >= t_compute     ? "dram"
-                     : per_tile == t_tensor  ? "compute"
-                     : per_tile == t_dequant ? "dequant"
-                                             : "l2";
+        const double inner = per_tile - t_tables;
+        best.bound = t_dram >= t_compute  ? "dram"
+                     : t_tables > inner   ? "tables"
+                     : inner == t_tensor  ? "compute"
+                     : inner == t_dequant ? "dequant"
+                                          : "l2";
         if (m.kernel_fixed_s() > std::max(t_compute, t_dram)) best.bound = "fixed";
         best.bytes = g.bytes() + reduce_bytes;
       }
@@ -147,27 +164,28 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
     const Machine::TileKey key{sched_m, g.n, g.k, g.weights.planes(), int(xb * 64), int(wb * 64)};
     auto it = m.lut_tile_memo.find(key);
     if (it == m.lut_tile_memo.end()) {
-      std::pair<int, int> tile{0, 0};
+      std::tuple<int, int, int> tile{0, 0, 0};
       try {
         auto p = tiling::lut_gemm_problem(m.gpu(), sched_m, g.n, g.k, g.acts, g.weights.planes(),
                                           wb * 8 - g.weights.planes());
         p.a_bits = xb * 8;
         const auto c = tiling::choose_tiles(p, m.gpu());
-        tile = {int(c.block.m), int(c.block.n)};
+        tile = {int(c.block.m), int(c.block.n), int(c.warp.n)};
       } catch (const InputError&) {
-        tile = {0, 0};  // no feasible scheduler tile: fall back to the fixed candidates
+        tile = {0, 0, 0};  // no feasible scheduler tile: fall back to the fixed candidates
       }
       it = m.lut_tile_memo.emplace(key, tile).first;
     }
-    if (it->second.first > 0) {
-      consider(Tile{it->second.first, it->second.second}, false);
+    const auto [bm, bn, wn] = it->second;
+    if (bm > 0) {
+      consider(Tile{bm, bn}, false, wn);
       chosen = best_s < INFINITY;
     }
     if (!chosen) {
-      for (Tile t : kLutTiles) consider(t, true);
+      for (Tile t : kLutTiles) consider(t, true, m.gpu().lut_tensor->core.shape.n);
     }
   } else {
-    for (Tile t : kMacTiles) consider(t, true);
+    for (Tile t : kMacTiles) consider(t, true, kMacWarpN);
   }
   best.name = "gemm";
   best.kind = "gemm";
@@ -175,6 +193,7 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
   best.flops = g.flops();
   best.kernels = 1;
   best.unit = path.description;
+  if (g.tables && g.tables_in_kernel) best.unit += ", tables built in kernel";
   best.tensor_busy_s = g.flops() / (path.peak_tops * 1e12);
   return best;
 }

@@ -52,10 +52,11 @@ class Machine {
   // Dense activation x activation products (attention) in `t`: the MAC rate for t x t.
   double mac_tops(golden::DType t) const;
 
-  // Memo of the scheduler's LUT tile choice per (m, n, k, planes, table bits x 8, weight bits x 8):
-  // the choice is a search, and sweeps repeat shapes. Not thread-safe (one Machine per thread).
+  // Memo of the scheduler's LUT tile choice (block m, block n, warp n) per (m, n, k, planes,
+  // table bits x 8, weight bits x 8): the choice is a search, and sweeps repeat shapes. Not
+  // thread-safe (one Machine per thread).
   using TileKey = std::tuple<int64_t, int64_t, int64_t, int, int, int>;
-  mutable std::map<TileKey, std::pair<int, int>> lut_tile_memo;
+  mutable std::map<TileKey, std::tuple<int, int, int>> lut_tile_memo;
 
  private:
   hw::GpuConfig gpu_;

@@ -6,12 +6,17 @@ namespace ltc::roofline {
 
 using golden::DType;
 
-double GemmProblem::x_bytes_per_element() const {
-  if (!tables) return llm::dtype_bytes(acts);
+double GemmProblem::table_entries_per_element() const {
   const double entries_per_act = double(1 << (lut_k - 1)) / lut_k;
   const double bases =
       weights.kind == llm::WeightFormatKind::kMultiBasisBinary ? double(weights.bases) : 1.0;
-  return entries_per_act * llm::dtype_bytes(table) * bases;
+  return entries_per_act * bases;
+}
+
+double GemmProblem::x_bytes_per_element() const {
+  // In-kernel tables: the kernel streams activations and keeps its tables on chip.
+  if (!tables || tables_in_kernel) return llm::dtype_bytes(acts);
+  return table_entries_per_element() * llm::dtype_bytes(table);
 }
 
 double GemmProblem::w_bytes_per_element() const {
@@ -55,6 +60,7 @@ GemmProblem gemm_of(const llm::Op& op, const llm::StepConfig& step) {
   g.acts = dense_in_low_bit_model ? step.hidden : step.acts;
   g.out = step.hidden;
   g.tables = op.reads_tables;
+  g.tables_in_kernel = op.builds_tables;
   g.table = step.table_dtype();
   g.lut_k = step.lut_k;
   g.weight_bytes = op.weight_bytes;
@@ -86,8 +92,9 @@ llm::PrecomputeMode parse_precompute(std::string_view s, std::string_view what) 
   if (s == "none") return llm::PrecomputeMode::kNone;
   if (s == "separate") return llm::PrecomputeMode::kSeparate;
   if (s == "fused") return llm::PrecomputeMode::kFused;
+  if (s == "inkernel") return llm::PrecomputeMode::kInKernel;
   throw InputError(std::string(what) + ": unknown precompute mode '" + std::string(s) +
-                   "' (valid: none, separate, fused)");
+                   "' (valid: none, separate, fused, inkernel)");
 }
 
 std::string_view precompute_name(llm::PrecomputeMode m) {
@@ -98,6 +105,8 @@ std::string_view precompute_name(llm::PrecomputeMode m) {
       return "separate";
     case llm::PrecomputeMode::kFused:
       return "fused";
+    case llm::PrecomputeMode::kInKernel:
+      return "inkernel";
   }
   return "?";
 }

@@ -23,9 +23,10 @@ struct GemmProblem {
   bool tables = false;                         // X arrives as precomputed LUT half tables
   golden::DType table = golden::DType::kFp16;  // table entry dtype (tables only)
   int lut_k = 4;                               // activations per table
-  double weight_bytes = 0;                     // W at its packed size (+ scales, bias)
-  double x_bytes = 0;                          // X (activations or tables)
-  double out_bytes = 0;                        // Y
+  bool tables_in_kernel = false;  // tables: built inside the kernel from X (precompute inkernel)
+  double weight_bytes = 0;        // W at its packed size (+ scales, bias)
+  double x_bytes = 0;             // X (activations or tables)
+  double out_bytes = 0;           // Y
 
   double flops() const { return 2.0 * double(batch) * m * n * k; }
   double bytes() const { return weight_bytes + x_bytes + out_bytes; }
@@ -33,6 +34,8 @@ struct GemmProblem {
   // share of a half table (2^(K-1) entries per K activations).
   double x_bytes_per_element() const;
   double w_bytes_per_element() const;  // packed bits per weight / 8
+  // Table entries per activation: 2^(K-1) / K half-table entries, per weight basis.
+  double table_entries_per_element() const;
 };
 
 // A GEMM from its shape and formats, with byte counts filled in.

@@ -140,11 +140,11 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   // Time: each wave's blocks share their SM's tensor rate; traffic shares DRAM.
   const double block_ops = 2.0 * block.m * block.n * k_pad;
   const double sm_ops_per_us = p.tensor_tops * 1e6 / gpu.sms;
-  double compute_us = 0;
-  for (int64_t w = 0, left = c.blocks(); w < c.waves; ++w, left -= slots) {
-    const int64_t in_wave = std::min(left, slots);
-    compute_us += double(ceil_div(in_wave, gpu.sms)) * block_ops / sm_ops_per_us;
-  }
+  // Closed form over the waves: every full wave runs bps blocks per SM back to back; the last
+  // wave runs ceil(left / SMs) on its busiest SM.
+  const int64_t last = c.blocks() - (c.waves - 1) * slots;
+  const double compute_us =
+      double((c.waves - 1) * bps + ceil_div(last, gpu.sms)) * block_ops / sm_ops_per_us;
   // Traffic: A is read once per block column, W once per block row. An operand whose unique
   // bytes fit in half of L2 is fetched from DRAM once and re-read from L2.
   const double a_unique = double(c.grid_m * block.m) * k_pad * p.a_bits / 8;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 
 namespace ltc::roofline {
@@ -24,13 +25,16 @@ StepRequest req(const std::string& model, const std::string& gpu, llm::Phase pha
 }
 
 // Table I: single layer on A100, LUT mpGEMM (W_INT2 A_FP16) without table precompute cost
-// ("Welder"), with a separate precompute kernel, and with precompute fused into the producer.
-TEST(PaperTableI, PrecomputeOverheadSeparateVersusFused) {
+// ("Welder"), with unfused precompute, and with precompute fused into the producer. The paper's
+// unfused column is the conventional LUT-GEMM practice of building the tables inside every
+// mpGEMM (precompute "inkernel": per warp tile, redundantly across the N extent); a single
+// separate precompute kernel per GEMM input ("separate") is printed as well and costs far less.
+TEST(PaperTableI, PrecomputeOverheadUnfusedVersusFused) {
   struct Row {
     const char* model;
     llm::Phase phase;
     int64_t batch, len;
-    double welder, separate, fused;  // paper, ms
+    double welder, unfused, fused;  // paper, ms
   };
   const Row rows[] = {
       {"opt-175b", llm::Phase::kPrefill, 1, 2048, 32.38, 38.77, 33.63},
@@ -41,48 +45,78 @@ TEST(PaperTableI, PrecomputeOverheadSeparateVersusFused) {
       {"llama2-70b", llm::Phase::kDecode, 1024, 1, 11.45, 15.21, 11.75},
   };
   const Machine a100(hw::load_gpu("a100"));
-  std::printf("%-11s %-14s | paper: base    +sep   +fused | ours: base    +sep   +fused\n", "model",
-              "config");
+  std::printf(
+      "%-11s %-12s | paper: base  +unfused +fused | ours: base  +inkernel +separate +fused\n",
+      "model", "config");
+  double sum_diff = 0;
   for (const auto& r : rows) {
     const auto model = llm::load_model(r.model);
     StepRequest q = req(r.model, "a100", r.phase, r.batch, r.len, "int2", "fp16");
-    double ms[3];
-    const char* modes[] = {"none", "separate", "fused"};
-    for (int i = 0; i < 3; ++i) {
+    double ms[4];
+    const char* modes[] = {"none", "inkernel", "separate", "fused"};
+    for (int i = 0; i < 4; ++i) {
       q.precompute = modes[i];
       ms[i] = estimate(a100, model, q).layer_ms;
     }
-    std::printf("%-11s %-14s | %7.2f %+6.1f%% %+6.1f%% | %7.2f %+6.1f%% %+6.1f%%\n", r.model,
+    const double paper_unfused = r.unfused / r.welder - 1, ours_unfused = ms[1] / ms[0] - 1;
+    std::printf("%-11s %-12s | %7.2f %+7.1f%% %+6.1f%% | %7.2f %+7.1f%% %+8.1f%% %+6.1f%%\n",
+                r.model,
                 r.phase == llm::Phase::kPrefill ? ("BS1 SEQ" + std::to_string(r.len)).c_str()
                                                 : "BS1024 SEQ1",
-                r.welder, 100 * (r.separate / r.welder - 1), 100 * (r.fused / r.welder - 1), ms[0],
-                100 * (ms[1] / ms[0] - 1), 100 * (ms[2] / ms[0] - 1));
+                r.welder, 100 * paper_unfused, 100 * (r.fused / r.welder - 1), ms[0],
+                100 * ours_unfused, 100 * (ms[2] / ms[0] - 1), 100 * (ms[3] / ms[0] - 1));
     EXPECT_NEAR(ms[0], r.welder, 0.4 * r.welder) << r.model;  // same order as the paper's layer
-    EXPECT_GT(ms[1], ms[2]) << "separate precompute must cost more than fused";
-    EXPECT_GT(ms[2], ms[0]);
-    EXPECT_LT(ms[2] / ms[0] - 1, 0.05) << "fused precompute overhead (paper ~2.5%)";
+    // Unfused in-kernel overhead against the paper's (8.4..32.8%): within 13 points per row.
+    EXPECT_NEAR(ours_unfused, paper_unfused, 0.13) << r.model;
+    sum_diff += std::abs(ours_unfused - paper_unfused);
+    EXPECT_GT(ms[1], ms[2]) << "redundant in-kernel precompute must cost more than one kernel";
+    EXPECT_GT(ms[2], ms[3]) << "separate precompute must cost more than fused";
+    EXPECT_GT(ms[3], ms[0]);
+    EXPECT_LT(ms[3] / ms[0] - 1, 0.05) << "fused precompute overhead (paper ~2.5%)";
   }
+  std::printf("mean |ours - paper| unfused overhead: %.1f points\n", 100 * sum_diff / 6);
+  EXPECT_LT(sum_diff / 6, 0.08);
 }
 
 // Table III: LLaMA 3B W_FP16 A_FP16 on A100 against BitNet b1.58 3B W_INT2 A_INT8 on
 // A100-LUT-4X / 8X. The paper does not say which batch/length its two latency columns use; we
-// report a memory-bound decode (B1, L2048) and a compute-bound prefill (B1, S2048).
+// report a memory-bound decode (B1, L2048) and a compute-bound prefill (B1, S2048). The LUT
+// runs use INT8 table entries (--quantize-tables: the A_INT8 LUT datapath is 8 bits wide); exact
+// INT16 tables are printed too: they double the table bytes and leave both LUT GPUs L2-bound.
 TEST(PaperTableIII, LutGpusSpeedUpBitNetAndTensorCoreDensity) {
   const Machine a100(hw::load_gpu("a100")), x4(hw::load_gpu("a100-lut4x")),
       x8(hw::load_gpu("a100-lut8x"));
   const auto llama = llm::load_model("llama-3b"), bitnet = llm::load_model("bitnet-b1.58-3b");
+  auto gemm_ms = [](const StepEstimate& e) {
+    double ms = 0;
+    for (const auto& c : e.layer) ms += c.kind == "linear" ? c.ms : 0;
+    return ms;
+  };
   for (auto phase : {llm::Phase::kDecode, llm::Phase::kPrefill}) {
+    const bool decode = phase == llm::Phase::kDecode;
     const auto base = estimate(a100, llama, req("llama-3b", "a100", phase, 1, 2048));
-    const auto q = req("bitnet-b1.58-3b", "", phase, 1, 2048, "int2", "int8");
+    auto q = req("bitnet-b1.58-3b", "", phase, 1, 2048, "int2", "int8");
+    const auto e4x16 = estimate(x4, bitnet, q), e8x16 = estimate(x8, bitnet, q);
+    q.quantize_tables = true;
     const auto e4 = estimate(x4, bitnet, q), e8 = estimate(x8, bitnet, q);
     std::printf(
         "%s B1 L2048: A100 fp16 %.2f ms; LUT-4X %.2f ms (%.2fx, paper 2.8x/4.5x); "
-        "LUT-8X %.2f ms (%.2fx, paper 3.1x/6.9x)\n",
-        phase == llm::Phase::kDecode ? "decode" : "prefill", base.latency_ms, e4.latency_ms,
-        base.latency_ms / e4.latency_ms, e8.latency_ms, base.latency_ms / e8.latency_ms);
+        "LUT-8X %.2f ms (%.2fx, paper 3.1x/6.9x); linear layers only %.2fx / %.2fx; "
+        "int16 tables %.2fx / %.2fx\n",
+        decode ? "decode" : "prefill", base.latency_ms, e4.latency_ms,
+        base.latency_ms / e4.latency_ms, e8.latency_ms, base.latency_ms / e8.latency_ms,
+        gemm_ms(base) / gemm_ms(e4), gemm_ms(base) / gemm_ms(e8),
+        base.latency_ms / e4x16.latency_ms, base.latency_ms / e8x16.latency_ms);
     EXPECT_GT(base.latency_ms / e4.latency_ms, 1.5);
     EXPECT_GE(base.latency_ms / e8.latency_ms, base.latency_ms / e4.latency_ms * 0.999);
-    if (phase == llm::Phase::kDecode) {
+    EXPECT_LE(e4.latency_ms, e4x16.latency_ms * 1.0001);  // int8 tables move fewer bytes
+    if (!decode) {
+      // Compute-bound prefill: 8X beats 4X (paper 6.9x vs 4.5x). Ours less, since the fp16
+      // attention, RoPE, norms and activations do not shrink and 8X GEMMs become L2-bound.
+      EXPECT_GT(e4.latency_ms / e8.latency_ms, 1.05);
+      EXPECT_GT(gemm_ms(e4) / gemm_ms(e8), 1.2);
+    }
+    if (decode) {
       // Density and efficiency of the tensor cores (paper: 2.96 / 61.84 TOPs/mm2, 2.98 / 33.32
       // TOPs/W; 20.9x density).
       EXPECT_NEAR(base.tensor_tops_per_mm2, 2.96, 0.03);
