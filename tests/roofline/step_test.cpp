@@ -45,6 +45,37 @@ TEST(Step, LatencyIsLayersTimesLayerPlusEmbeddingAndHead) {
   EXPECT_NEAR(e.tokens_per_s, 8 / (e.latency_ms * 1e-3), 1e-6);
 }
 
+// Precompute "inkernel" (conventional LUT-GEMM): no precompute op; every mpGEMM reads fp16
+// activations and builds its tables per 64-column warp tile. Hand calculation of the redundant
+// CUDA-core work for a compute-bound GEMM: 3 ops x 2 entries per activation (K = 4 half tables of
+// 8 entries) x M x K activations x N / 64 warp tiles, over the A100's fp16 CUDA-core rate.
+TEST(Step, InKernelPrecomputeIsRedundantAlongN) {
+  StepRequest r = prefill("llama2-7b", "a100", 1, 2048);
+  r.weights = "int2";
+  r.precompute = "inkernel";
+  const auto e = estimate(r);
+  for (const auto& c : e.layer) EXPECT_NE(c.kind, "precompute") << c.name;
+  const auto& q = find(e, "q_proj");
+  EXPECT_NE(q.unit.find("tables built in kernel"), std::string::npos) << q.unit;
+  EXPECT_EQ(r.precompute, "inkernel");
+  EXPECT_EQ(e.precompute, "inkernel");
+
+  const Machine a100(hw::load_gpu("a100"));
+  const auto w = llm::parse_weight_format("int2");
+  const int64_t M = 8192, N = 8192, K = 8192;
+  GemmProblem g = make_gemm(M, N, K, w, golden::DType::kFp16, true);
+  const double with_tables = gemm_cost(a100, g).ms;  // tables read from memory
+  g.tables_in_kernel = true;
+  g.x_bytes = double(M) * K * 2;
+  const auto in_kernel = gemm_cost(a100, g);
+  const auto& gpu = a100.gpu();
+  const double cuda = gpu.cuda_fp16_tflops * 1e12 * gpu.achievable.cuda_core_fraction;
+  const double hand_ms = 3.0 * 2.0 * double(M) * K * (N / 64.0) / cuda * 1e3;
+  EXPECT_NEAR(in_kernel.ms - with_tables, hand_ms, 0.15 * hand_ms)
+      << in_kernel.ms << " vs " << with_tables;
+  EXPECT_THROW(parse_precompute("in-kernel"), InputError);
+}
+
 TEST(Step, DecodeAttentionReadsTheWholeKvCache) {
   // llama2-70b: 8 KV heads of 128; B = 16, L = 4096: K and V, fp16, per layer.
   const auto e = estimate(decode("llama2-70b", "h200", 16, 4096));
