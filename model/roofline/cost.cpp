@@ -31,7 +31,8 @@ constexpr Tile kLutTiles[] = {{128, 256}, {256, 128}, {128, 128}, {64, 256}, {64
                               {16, 256},  {32, 256},  {16, 512},  {32, 512}, {64, 512},
                               {128, 512}, {256, 256}, {256, 512}};
 constexpr int kMaxSplitK = 16;
-// The scheduler's tile choice settles long before this many rows; its cost grows with waves.
+// The scheduler's tile choice settles long before this many rows; capping M keeps the memo of
+// its choices small in sweeps over batch x sequence (its wave cost itself is closed-form).
 constexpr int64_t kMaxSchedulerM = 8192;
 constexpr int kMinSplitKDepth = 256;  // split-K never cuts K below this per split
 constexpr double kAccBytes = 4;       // fp32 / int32 accumulators
