@@ -20,7 +20,7 @@ struct PpaCliOptions {
   std::string act = "fp16", acc, weight;
   double clock_ns = 0;
   std::string activity = "measured";
-  int cycles = 200;
+  int cycles = 0;
   uint64_t seed = 1;
   bool gate_check = false;
   std::string workdir;
@@ -53,7 +53,7 @@ void run(const PpaCliOptions& o) {
   } else {
     throw InputError("--activity: '" + o.activity + "' is not valid (valid: measured, assumed)");
   }
-  if (o.cycles < 1) throw InputError("--cycles: must be >= 1");
+  if (o.cycles < 0) throw InputError("--cycles: must be >= 1 (or 0: auto)");
   po.sim.cycles = o.cycles;
   po.sim.seed = o.seed;
   po.gate_check = o.gate_check;
@@ -124,7 +124,8 @@ CommandRegistrar reg{
       sub->add_option("--activity", o->activity,
                       "measured (gate-level simulation) or assumed (fixed 0.1 / 0.5)")
           ->capture_default_str();
-      sub->add_option("--cycles", o->cycles, "simulated cycles for the activity")
+      sub->add_option("--cycles", o->cycles,
+                      "simulated cycles for the activity (0: auto, 200 down to 32 by netlist size)")
           ->capture_default_str();
       sub->add_option("--seed", o->seed, "stimulus seed")->capture_default_str();
       sub->add_flag("--gate-check", o->gate_check,

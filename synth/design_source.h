@@ -42,6 +42,9 @@ struct DesignSource {
   std::vector<std::pair<std::string, std::string>> params;  // Verilog parameter overrides
   std::vector<std::string> sources;                         // absolute paths
   std::vector<std::string> include_dirs;
+  // The file defining `top`: when set, the flow synthesizes a copy with the parameter defaults
+  // replaced instead of using chparam; the gate-level check still simulates the original.
+  std::string top_source;
   std::string clock_port = "clk_i";
   // Ports not listed here get a role from their name (rst*/reset* -> reset, *valid*/*en* ->
   // enable, everything else uniform random data).

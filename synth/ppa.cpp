@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
@@ -55,6 +56,12 @@ PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOption
   if (opt.activity == ActivityMode::kMeasured) {
     ActivityOptions ao = opt.sim;
     ao.timeout_s = opt.tool_timeout_s;
+    if (ao.cycles <= 0) {
+      // Auto: 200 cycles up to 20k cells, fewer for larger netlists (iverilog needs ~0.5 ms per
+      // 1k cells and cycle), at least 32.
+      ao.cycles =
+          std::max(32, std::min(200, static_cast<int>(200.0 * 20000 / std::max(1, syn.cells))));
+    }
     const ActivityResult act =
         measure_activity(src, syn.sim_netlist, opt.cell_models, ao, opt.workdir);
     sta.global_activity = act.net_activity;

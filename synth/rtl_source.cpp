@@ -4,6 +4,7 @@
 #include "rtl/rtl_design.h"
 #include "synth/ppa.h"
 
+#include <filesystem>
 #include <string>
 
 namespace ltc::synth {
@@ -15,6 +16,9 @@ DesignSource design_source(const hw::TensorCoreConfig& config) {
   for (const auto& p : d.params) s.params.emplace_back(p.name, std::to_string(p.value));
   s.sources = d.sources;
   s.include_dirs = d.include_dirs;
+  for (const auto& f : d.sources) {
+    if (std::filesystem::path(f).stem() == d.top) s.top_source = f;
+  }
   s.clock_port = "clk_i";
 
   const bool mac = config.design == hw::TensorCoreDesign::kMac;

@@ -123,8 +123,8 @@ SweepSpec SweepSpec::parse(const json& j, const std::string& origin) {
     s.activity = ActivityMode::kAssumed;
   else
     throw InputError(origin + ": activity '" + act + "' (valid: measured, assumed)");
-  s.cycles = j.value("cycles", 200);
-  if (s.cycles < 1) throw InputError(origin + ": cycles must be >= 1");
+  s.cycles = j.value("cycles", 0);
+  if (s.cycles < 0) throw InputError(origin + ": cycles must be >= 1 (or 0: auto by netlist size)");
   s.seed = j.value("seed", 1);
   if (!j.contains("grid") || !j["grid"].is_array() || j["grid"].empty()) {
     throw InputError(origin + ": 'grid' must be a non-empty list of parameter grids");

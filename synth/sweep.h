@@ -25,7 +25,7 @@ struct SweepSpec {
   std::string name, title, description;
   double clock_ns = 0;  // 0: each point at its own maximum clock
   ActivityMode activity = ActivityMode::kMeasured;
-  int cycles = 200;
+  int cycles = 0;  // activity cycles; 0: auto by netlist size
   uint64_t seed = 1;
   std::vector<SweepPoint> points;
   nlohmann::json plots = nlohmann::json::array();   // see README.md

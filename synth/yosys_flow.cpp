@@ -28,15 +28,33 @@ std::string join_errors(const std::vector<std::string>& lines) {
 
 }  // namespace
 
+std::string with_parameter_defaults(const DesignSource& src) {
+  std::string text = read_text(src.top_source);
+  for (const auto& [name, value] : src.params) {
+    // `parameter [int] Name = <default>` (up to the next ',', ')' or ';').
+    const std::regex decl("(parameter\\s+(?:int\\s+|integer\\s+)?" + name + "\\s*=\\s*)[^,;)\\n]+");
+    std::smatch m;
+    if (!std::regex_search(text, m, decl)) {
+      throw std::runtime_error("parameter " + name + " is not declared in " + src.top_source);
+    }
+    text = m.prefix().str() + m[1].str() + quote_param(value) + m.suffix().str();
+  }
+  return text;
+}
+
 std::string yosys_script(const DesignSource& src, const SynthOptions& opt) {
   std::ostringstream s;
   std::string incs;
   for (const auto& d : src.include_dirs) incs += " -I" + d;
   // The cells as black boxes with their pin directions, so `check` sees who drives what.
   s << "read_liberty -lib " << opt.liberty << "\n";
-  for (const auto& f : src.sources) s << "read_verilog -sv" << incs << " " << f << "\n";
-  for (const auto& [name, value] : src.params) {
-    s << "chparam -set " << name << " " << quote_param(value) << " " << src.top << "\n";
+  for (const auto& f : src.sources) {
+    s << "read_verilog -sv" << incs << " " << (f == src.top_source ? "top_params.sv" : f) << "\n";
+  }
+  if (src.top_source.empty()) {
+    for (const auto& [name, value] : src.params) {
+      s << "chparam -set " << name << " " << quote_param(value) << " " << src.top << "\n";
+    }
   }
   // -noshare: the SAT-based sharing pass runs for many minutes on 100k-cell tiles and finds
   // nothing to share in a datapath without mutually exclusive operators.
@@ -99,6 +117,9 @@ SynthResult run_yosys(const DesignSource& src, const SynthOptions& opt,
                       const std::string& workdir) {
   namespace fs = std::filesystem;
   fs::create_directories(workdir);
+  if (!src.top_source.empty()) {
+    write_text_atomic(workdir + "/top_params.sv", with_parameter_defaults(src));
+  }
   write_text_atomic(workdir + "/synth.ys", yosys_script(src, opt));
   SynthResult r;
   r.log_path = workdir + "/yosys.log";

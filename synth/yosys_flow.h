@@ -37,6 +37,11 @@ struct SynthResult {
 
 std::string yosys_script(const DesignSource& src, const SynthOptions& opt);
 
+// The text of src.top_source with the defaults of src.params replaced by their values: how the
+// flow sets parameters when top_source is given (Yosys 0.23's chparam asserts on tiles that it
+// re-elaborates, "Reprocessing module ... has become available").
+std::string with_parameter_defaults(const DesignSource& src);
+
 // Runs yosys in `workdir`; throws std::runtime_error with the offending log lines when yosys
 // fails, prints error text, or leaves cells unmapped to the library.
 SynthResult run_yosys(const DesignSource& src, const SynthOptions& opt, const std::string& workdir);

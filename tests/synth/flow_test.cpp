@@ -80,6 +80,18 @@ TEST(YosysFlow, WiderAdderIsLargerAndSlower) {
   EXPECT_GT(tb.delay_ns, ta.delay_ns);
 }
 
+TEST(YosysFlow, ParametersSetThroughTheTopSourceDefaults) {
+  DesignSource s = reg_adder(5);
+  s.top_source = s.sources[0];
+  const std::string text = with_parameter_defaults(s);
+  EXPECT_NE(text.find("parameter int Width = 5"), std::string::npos);
+  EXPECT_EQ(text.find("Width = 8"), std::string::npos);
+  // Same netlist as through chparam: 3 * 5 + 1 flip-flops.
+  EXPECT_EQ(run_yosys(s, SynthOptions{}, scratch_dir("")).flip_flops, 16);
+  s.params = {{"Depth", "3"}};
+  EXPECT_THROW(with_parameter_defaults(s), std::runtime_error);
+}
+
 TEST(YosysFlow, SyntaxErrorInRtlFails) {
   const auto dir = scratch_dir("");
   const std::string bad = dir + "/broken.v";
