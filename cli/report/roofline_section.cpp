@@ -4,6 +4,7 @@
 #include "model/hw/gpu.h"
 #include "model/llm/model_config.h"
 #include "model/roofline/estimate.h"
+#include "model/roofline/paper_figures.h"
 
 #include <fmt/core.h>
 
@@ -80,27 +81,13 @@ std::string roofline_calibration_html(std::string* csv) {
 }
 
 std::string roofline_table1_html(std::string* csv) {
-  struct Row {
-    const char* model;
-    llm::Phase phase;
-    int64_t batch, len;
-    double base, separate, fused;  // paper, ms
-  };
-  const Row paper[] = {
-      {"opt-175b", llm::Phase::kPrefill, 1, 2048, 32.38, 38.77, 33.63},
-      {"opt-175b", llm::Phase::kDecode, 1024, 1, 14.99, 17.43, 15.50},
-      {"bloom-176b", llm::Phase::kPrefill, 1, 4096, 107.11, 129.85, 108.38},
-      {"bloom-176b", llm::Phase::kDecode, 1024, 1, 20.99, 26.05, 21.31},
-      {"llama2-70b", llm::Phase::kPrefill, 1, 4096, 34.68, 37.60, 35.65},
-      {"llama2-70b", llm::Phase::kDecode, 1024, 1, 11.45, 15.21, 11.75},
-  };
   std::vector<std::vector<std::string>> rows;
   *csv =
       "model,config,paper_base_ms,paper_precompute_ms,paper_fused_ms,base_ms,inkernel_ms,"
       "separate_kernel_ms,fused_ms\n";
   std::string cmds;
-  for (const auto& p : paper) {
-    StepRequest q = request(p.model, "a100", p.phase, p.batch, p.len, "int2", "fp16");
+  for (const auto& p : roofline::paper::kTableI) {
+    StepRequest q = request(p.model, "a100", p.phase, p.batch, p.length, "int2", "fp16");
     double ms[4];
     const char* modes[] = {"none", "inkernel", "separate", "fused"};
     for (int i = 0; i < 4; ++i) {
@@ -108,13 +95,13 @@ std::string roofline_table1_html(std::string* csv) {
       ms[i] = roofline::estimate(q).layer_ms;
       if (i == 1 || i == 3) cmds += reproduce(command(q) + "   # layer_ms");
     }
-    const std::string cfg = p.phase == llm::Phase::kPrefill ? fmt::format("BS1 SEQ{}", p.len)
+    const std::string cfg = p.phase == llm::Phase::kPrefill ? fmt::format("BS1 SEQ{}", p.length)
                                                             : fmt::format("BS{} SEQ1", p.batch);
-    rows.push_back({p.model, cfg, f2(p.base), pct(p.separate / p.base - 1),
-                    pct(p.fused / p.base - 1), f2(ms[0]), pct(ms[1] / ms[0] - 1),
+    rows.push_back({p.model, cfg, f2(p.base_ms), pct(p.unfused_ms / p.base_ms - 1),
+                    pct(p.fused_ms / p.base_ms - 1), f2(ms[0]), pct(ms[1] / ms[0] - 1),
                     pct(ms[2] / ms[0] - 1), pct(ms[3] / ms[0] - 1)});
-    *csv += fmt::format("{},{},{},{},{},{},{},{},{}\n", p.model, cfg, p.base, p.separate, p.fused,
-                        ms[0], ms[1], ms[2], ms[3]);
+    *csv += fmt::format("{},{},{},{},{},{},{},{},{}\n", p.model, cfg, p.base_ms, p.unfused_ms,
+                        p.fused_ms, ms[0], ms[1], ms[2], ms[3]);
   }
   std::string html = para(
       "One decoder layer on A100 with LUT mpGEMM (W_INT2 A_FP16): the GEMMs alone, with the "
