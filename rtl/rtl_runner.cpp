@@ -29,7 +29,7 @@ constexpr uint32_t kStimMagic = 0x4c544331;
 constexpr uint32_t kOutMagic = 0x4c544f31;
 // Part of the cache key: bump when the build recipe changes.
 constexpr const char* kRunRecipe = "verilator-O3-xfast-optfast-O0-v2";
-constexpr const char* kSpeedRecipe = "verilator-O3-xfast-optfast-O2-v1";
+constexpr const char* kSpeedRecipe = "verilator-O3-xfast-optfast-O2-v2-regin";
 
 // Verification runs are short, so their models compile without C++ optimization (about half the
 // build time); the speed flavours are optimized.
@@ -145,6 +145,49 @@ int w_element_bits(const hw::TensorCoreConfig& c) {
   return c.design == TensorCoreDesign::kMac ? golden::dtype_bits(c.weight) : 1;
 }
 
+namespace {
+
+// Speed flavours drive the tile from registers, as a surrounding design would: the tile's
+// datapath is then evaluated once per clock edge instead of on every evaluation call (a verilated
+// model re-runs all logic fed directly by top-level inputs each time it is evaluated).
+std::string registered_input_top(const hw::TensorCoreConfig& c, const RtlDesign& d) {
+  const int m = c.shape.m, n = c.shape.n, k = c.shape.k;
+  const uint64_t a_bits = uint64_t(m) *
+                          (c.design == TensorCoreDesign::kLut ? (1u << (k - 1)) : unsigned(k)) *
+                          a_element_bits(c);
+  const uint64_t w_bits = uint64_t(n) * k * w_element_bits(c);
+  const uint64_t c_bits = uint64_t(m) * n * golden::dtype_bits(c.acc);
+  const uint64_t o_bits = uint64_t(m) * n * golden::dtype_bits(c.out);
+  std::string params;
+  for (const auto& p : d.params) {
+    params += (params.empty() ? "." : ", .") + p.name + "(" + std::to_string(p.value) + ")";
+  }
+  std::ostringstream v;
+  v << "module ltc_bench_top (\n"
+    << "  input logic clk_i, rst_ni, in_valid_i, in_first_i, in_last_i, out_ready_i,\n"
+    << "  input logic [" << a_bits - 1 << ":0] in_a_i,\n"
+    << "  input logic [" << w_bits - 1 << ":0] in_w_i,\n"
+    << "  input logic [" << c_bits - 1 << ":0] in_c_i,\n"
+    << "  output logic in_ready_o, out_valid_o, done_o,\n"
+    << "  output logic [" << o_bits - 1 << ":0] out_o\n);\n"
+    << "  logic valid_q, first_q, last_q, ready_q;\n"
+    << "  logic [" << a_bits - 1 << ":0] a_q;\n"
+    << "  logic [" << w_bits - 1 << ":0] w_q;\n"
+    << "  logic [" << c_bits - 1 << ":0] c_q;\n"
+    << "  always_ff @(posedge clk_i) begin\n"
+    << "    valid_q <= in_valid_i; first_q <= in_first_i; last_q <= in_last_i;\n"
+    << "    ready_q <= out_ready_i; a_q <= in_a_i; w_q <= in_w_i; c_q <= in_c_i;\n"
+    << "  end\n"
+    << "  " << d.top << " #(" << params << ") u_tile (\n"
+    << "    .clk_i, .rst_ni, .in_valid_i(valid_q), .in_ready_o, .in_first_i(first_q),\n"
+    << "    .in_last_i(last_q), .in_a_i(a_q), .in_w_i(w_q), .in_c_i(c_q), .out_valid_o,\n"
+    << "    .out_ready_i(ready_q), .out_o, .done_o);\n"
+    << "endmodule\n";
+  return v.str();
+}
+
+}  // namespace
+
 std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptions& options) {
   const hw::TensorCoreConfig hc = harness_config(config);
   const RtlDesign design = rtl_design(hc);
@@ -180,6 +223,9 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
   fs::remove_all(dir);
   fs::create_directories(dir);
   const fs::path obj = dir / "obj";
+  const bool speed = options.bench || options.systemc;
+  const fs::path wrapper = dir / "ltc_bench_top.sv";
+  if (speed) std::ofstream(wrapper) << registered_input_top(hc, design);
   std::vector<std::string> argv = {"verilator",    "--cc",
                                    "--exe",        "--build",
                                    "-j",           std::to_string(std::max(1, options.jobs)),
@@ -187,7 +233,7 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
                                    "fast",         "--x-initial",
                                    "fast",         "-Wno-fatal",
                                    "--prefix",     "Vtile",
-                                   "--top-module", design.top,
+                                   "--top-module", speed ? "ltc_bench_top" : design.top,
                                    "--Mdir",       obj.string(),
                                    "-o",           "tile_harness",
                                    "-MAKEFLAGS",   cxx_opt(options)};
@@ -197,8 +243,13 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
                 {"-CFLAGS", std::string("-I") + LTC_SOURCE_DIR, "-LDFLAGS", "-lsystemc"});
   }
   for (const auto& inc : design.include_dirs) argv.push_back("-I" + inc);
-  for (const auto& p : design.params) argv.push_back("-G" + p.name + "=" + std::to_string(p.value));
+  if (!speed) {
+    for (const auto& p : design.params) {
+      argv.push_back("-G" + p.name + "=" + std::to_string(p.value));
+    }
+  }
   argv.insert(argv.end(), design.sources.begin(), design.sources.end());
+  if (speed) argv.push_back(wrapper.string());
   argv.push_back(harness_source(options));
   const std::string log = (dir / "build.log").string();
   std::string cmd;
