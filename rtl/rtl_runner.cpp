@@ -107,6 +107,7 @@ std::vector<uint32_t> unpack(const uint32_t* words, int bits, size_t count) {
 int run_command(const std::vector<std::string>& argv) {
   std::string cmd;
   for (const auto& a : argv) cmd += quote(a) + " ";
+  cmd += "1>&2";  // the harness's messages must not mix with `--json` output on stdout
   const int rc = std::system(cmd.c_str());
   if (rc == -1) return -1;
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
