@@ -34,6 +34,7 @@ void run(const BenchPpaOptions& o) {
       std::filesystem::temp_directory_path() / fmt::format("ltc-bench-ppa-{}", ::getpid());
   synth::PpaOptions po;
   po.workdir = (root / "point").string();
+  po.sim.cycles = 0;  // auto by netlist size, as ltc ppa does
   const synth::PpaResult r = synth::run_ppa(config, po);
   nlohmann::json j = {
       {"point", config.id()}, {"seconds", r.seconds}, {"cells", r.cells}, {"area_um2", r.area_um2}};
