@@ -22,6 +22,7 @@ struct VerifyArgs {
   uint64_t seed = 1;
   int stall = 10;
   bool json = false;
+  bool wbits_given = false;
 };
 
 hw::TensorCoreConfig make_config(const VerifyArgs& a) {
@@ -29,7 +30,11 @@ hw::TensorCoreConfig make_config(const VerifyArgs& a) {
   auto c = hw::TensorCoreConfig::make(design, golden::LmmaShape{a.m, a.n, a.k},
                                       golden::parse_dtype(a.act, "--act"), a.wbits);
   if (!a.table.empty()) c.table = golden::parse_dtype(a.table, "--table");
-  if (!a.weight.empty()) c.weight = golden::parse_dtype(a.weight, "--weight");
+  if (!a.weight.empty()) {
+    c.weight = golden::parse_dtype(a.weight, "--weight");
+  } else if (design == hw::TensorCoreDesign::kMac && a.wbits_given && !golden::is_int(c.act)) {
+    c.weight = golden::DType::kInt8;  // --wbits n: n-bit codes, dequantize-then-MAC
+  }
   if (!a.acc.empty()) {
     c.acc = golden::parse_dtype(a.acc, "--acc");
     c.out = c.acc;
@@ -84,14 +89,19 @@ CommandRegistrar reg{
       sub->add_option("--m", args->m, "tile rows M")->capture_default_str();
       sub->add_option("--n", args->n, "tile columns N")->capture_default_str();
       sub->add_option("--k", args->k, "activations per table K (1..8)")->capture_default_str();
-      sub->add_option("--wbits", args->wbits, "weight planes per LMMA (1..8)")
+      sub->add_option("--wbits", args->wbits,
+                      "weight planes per LMMA (1..8); mac with a float --act: n-bit weight codes "
+                      "dequantized in the tile (scale * (q - zero), per-column FP16 scale and "
+                      "zero point), i.e. --weight int8")
           ->capture_default_str();
       sub->add_option("--act", args->act, "activation dtype: int8, fp16, bf16, fp8e4m3, fp8e5m2")
           ->capture_default_str();
       sub->add_option("--acc", args->acc, "accumulator dtype (default from --act: int32 or fp32)");
       sub->add_option("--table", args->table, "table dtype (default: int16 for int8, else --act)");
       sub->add_option("--out", args->out, "output dtype (default: the accumulator's)");
-      sub->add_option("--weight", args->weight, "mac weight dtype (default: --act)");
+      sub->add_option(
+          "--weight", args->weight,
+          "mac weight dtype (default: --act; int8 with a float --act: --wbits-bit codes)");
       sub->add_option("--pipeline", args->pipeline, "pipeline stages (1..8)")
           ->capture_default_str();
       sub->add_option("--vectors", args->vectors, "random LMMAs")->capture_default_str();
@@ -102,7 +112,10 @@ CommandRegistrar reg{
       sub->add_option("--vcd", args->vcd, "write a VCD trace of the run to this file");
       sub->add_option("--cache", args->cache, "model cache directory (default ~/.cache/ltc)");
       sub->add_flag("--json", args->json, "print one JSON object");
-      sub->callback([args] { run_verify(*args); });
+      sub->callback([args, sub] {
+        args->wbits_given = sub->get_option("--wbits")->count() > 0;
+        run_verify(*args);
+      });
     }};
 
 }  // namespace

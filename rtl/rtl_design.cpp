@@ -22,9 +22,9 @@ const std::vector<std::string> kCommonSources = {
     "ltc_fp_add.sv",     "ltc_pipe_reg.sv",    "ltc_tile_ctrl.sv",     "ltc_plane_scale.sv",
     "ltc_acc_add.sv",    "ltc_out_convert.sv", "ltc_accumulator.sv"};
 
-std::vector<std::string> sources_for(TensorCoreDesign d) {
+std::vector<std::string> sources_for(const hw::TensorCoreConfig& c) {
   std::vector<std::string> files = kCommonSources;
-  switch (d) {
+  switch (c.design) {
     case TensorCoreDesign::kLut:
       files.insert(files.end(), {"ltc_lut_unit.sv", "ltc_lut_tile.sv"});
       break;
@@ -35,8 +35,13 @@ std::vector<std::string> sources_for(TensorCoreDesign d) {
       files.insert(files.end(), {"ltc_add_unit.sv", "ltc_add_tile.sv"});
       break;
     case TensorCoreDesign::kMac:
-      files.insert(files.end(),
-                   {"ltc_fp_mul.sv", "ltc_mac_unit.sv", "ltc_add_unit.sv", "ltc_mac_tile.sv"});
+      if (c.mac_dequant()) {
+        files.insert(files.end(), {"ltc_fp_mul.sv", "ltc_dequant_unit.sv", "ltc_mac_unit.sv",
+                                   "ltc_add_unit.sv", "ltc_mac_dequant_tile.sv"});
+      } else {
+        files.insert(files.end(),
+                     {"ltc_fp_mul.sv", "ltc_mac_unit.sv", "ltc_add_unit.sv", "ltc_mac_tile.sv"});
+      }
       break;
   }
   for (auto& f : files) f = rtl_source_dir() + "/" + f;
@@ -86,7 +91,7 @@ std::string source_hash(const std::vector<std::string>& sources) {
 RtlDesign rtl_design(const hw::TensorCoreConfig& c) {
   c.validate();
   RtlDesign d;
-  d.sources = sources_for(c.design);
+  d.sources = sources_for(c);
   d.include_dirs = {rtl_source_dir()};
   const int64_t m = c.shape.m, n = c.shape.n, k = c.shape.k;
   switch (c.design) {
@@ -132,10 +137,24 @@ RtlDesign rtl_design(const hw::TensorCoreConfig& c) {
                   {"PipeStages", c.pipeline_stages}};
       break;
     case TensorCoreDesign::kMac:
+      if (c.mac_dequant()) {
+        // W_INTn x A_float: wbits-bit codes dequantized in the tile (validate() checked them).
+        d.top = "ltc_mac_dequant_tile";
+        d.params = {{"M", m},
+                    {"N", n},
+                    {"K", k},
+                    {"WBits", c.wbits},
+                    {"ActType", dtype_code(c.act)},
+                    {"AccType", dtype_code(c.acc)},
+                    {"OutType", dtype_code(c.out)},
+                    {"PipeStages", c.pipeline_stages}};
+        break;
+      }
       if (golden::is_int(c.act) != golden::is_int(c.weight)) {
         throw InputError("mac design: activation " + std::string(golden::dtype_name(c.act)) +
                          " and weight " + std::string(golden::dtype_name(c.weight)) +
-                         " must both be integers or both floats (dequantize int weights first)");
+                         " must both be integers or both floats (integer codes with float "
+                         "activations: weight int8, wbits 1..8 code bits)");
       }
       d.top = "ltc_mac_tile";
       d.params = {{"M", m},

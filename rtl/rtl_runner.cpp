@@ -134,7 +134,7 @@ std::string default_cache_dir() {
 
 hw::TensorCoreConfig harness_config(const hw::TensorCoreConfig& config) {
   hw::TensorCoreConfig c = config;
-  if (c.design != TensorCoreDesign::kMac) c.wbits = golden::kMaxWBits;
+  if (c.design != TensorCoreDesign::kMac || c.mac_dequant()) c.wbits = golden::kMaxWBits;
   return c;
 }
 
@@ -143,7 +143,14 @@ int a_element_bits(const hw::TensorCoreConfig& c) {
 }
 
 int w_element_bits(const hw::TensorCoreConfig& c) {
-  return c.design == TensorCoreDesign::kMac ? golden::dtype_bits(c.weight) : 1;
+  return c.design == TensorCoreDesign::kMac && !c.mac_dequant() ? golden::dtype_bits(c.weight) : 1;
+}
+
+size_t w_element_count(const hw::TensorCoreConfig& c) {
+  const size_t n = size_t(c.shape.n), k = size_t(c.shape.k);
+  if (!c.mac_dequant()) return n * k;
+  const size_t wb = size_t(harness_config(c).wbits);
+  return n * k * wb + n * 16 + n * wb;  // codes, FP16 scales, zero points (bits)
 }
 
 namespace {
@@ -156,7 +163,7 @@ std::string registered_input_top(const hw::TensorCoreConfig& c, const RtlDesign&
   const uint64_t a_bits = uint64_t(m) *
                           (c.design == TensorCoreDesign::kLut ? (1u << (k - 1)) : unsigned(k)) *
                           a_element_bits(c);
-  const uint64_t w_bits = uint64_t(n) * k * w_element_bits(c);
+  const uint64_t w_bits = uint64_t(w_element_count(c)) * w_element_bits(c);
   const uint64_t c_bits = uint64_t(m) * n * golden::dtype_bits(c.acc);
   const uint64_t o_bits = uint64_t(m) * n * golden::dtype_bits(c.out);
   std::string params;
@@ -275,7 +282,7 @@ TileRun run_tile(const std::string& harness, const hw::TensorCoreConfig& c,
   const int cbits = golden::dtype_bits(c.acc), obits = golden::dtype_bits(c.out);
   const size_t a_count =
       size_t(m) * (c.design == TensorCoreDesign::kLut ? (size_t{1} << (k - 1)) : size_t(k));
-  const size_t w_count = size_t(n) * k;
+  const size_t w_count = w_element_count(c);
   const size_t aw = words_for_bits(uint64_t(a_count) * abits);
   const size_t ww = words_for_bits(uint64_t(w_count) * wbits);
   const size_t cw = words_for_bits(uint64_t(m) * n * cbits);

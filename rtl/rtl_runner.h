@@ -62,6 +62,10 @@ struct TileRun {
 // Element widths of the A-side and weight-side operands and of C / O for `config`.
 int a_element_bits(const hw::TensorCoreConfig& config);
 int w_element_bits(const hw::TensorCoreConfig& config);
+// Elements of the weight-side operand per beat: N*K, except the dequantizing mac
+// (config.mac_dequant()), whose in_w_i is given bit by bit (element width 1): N*K codes of
+// harness_config(config).wbits bits, N FP16 scales, N zero points of the same width.
+size_t w_element_count(const hw::TensorCoreConfig& config);
 
 TileRun run_tile(const std::string& harness, const hw::TensorCoreConfig& config,
                  const std::vector<TileLmma>& lmmas, const StallOptions& stalls = {});

@@ -65,6 +65,17 @@ LmmaOperands random_operands(const hw::TensorCoreConfig& c, std::mt19937_64& rng
   LmmaOperands ops;
   ops.c.resize(size_t(m) * n);
   for (auto& v : ops.c) v = random_value(c.acc, rng, specials);
+  if (c.mac_dequant()) {
+    ops.a.resize(size_t(m) * k);
+    for (auto& v : ops.a) v = random_value(c.act, rng, specials);
+    ops.codes.resize(size_t(n) * k);
+    for (auto& q : ops.codes) q = static_cast<uint8_t>(rng() % (1u << c.wbits));
+    for (int col = 0; col < n; ++col) {
+      ops.scales.push_back(random_value(DType::kFp16, rng, specials));
+      ops.zeros.push_back(static_cast<uint8_t>(rng() % (1u << c.wbits)));
+    }
+    return ops;
+  }
   if (c.design == TensorCoreDesign::kMac) {
     ops.a.resize(size_t(m) * k);
     ops.w.resize(size_t(n) * k);
@@ -98,6 +109,22 @@ TileLmma tile_lmma(const hw::TensorCoreConfig& c, const LmmaOperands& ops) {
   const int n = c.shape.n, k = c.shape.k;
   TileLmma t;
   t.c = ops.c;
+  if (c.mac_dequant()) {
+    // in_w_i bit by bit: codes (element n*K+k), FP16 scales, zero points; codes and zero points
+    // are as wide as the model's WBits.
+    const int wb = harness_config(c).wbits;
+    std::vector<uint32_t> bits;
+    bits.reserve(w_element_count(c));
+    auto put = [&](uint32_t v, int width) {
+      for (int i = 0; i < width; ++i) bits.push_back((v >> i) & 1u);
+    };
+    for (uint8_t q : ops.codes) put(q, wb);
+    for (uint32_t s : ops.scales) put(s, 16);
+    for (uint8_t z : ops.zeros) put(z, wb);
+    t.a_beats = {ops.a};
+    t.w_beats = {std::move(bits)};
+    return t;
+  }
   if (c.design == TensorCoreDesign::kMac) {
     t.a_beats = {ops.a};
     t.w_beats = {ops.w};
@@ -119,7 +146,28 @@ TileLmma tile_lmma(const hw::TensorCoreConfig& c, const LmmaOperands& ops) {
   return t;
 }
 
+std::vector<uint32_t> dequantized_weights(const hw::TensorCoreConfig& c, const LmmaOperands& ops) {
+  const int n = c.shape.n, k = c.shape.k;
+  if (ops.codes.size() != size_t(n) * k || ops.scales.size() != size_t(n) ||
+      ops.zeros.size() != size_t(n)) {
+    throw InputError("dequantized_weights: want N*K codes and N scales and zero points");
+  }
+  std::vector<uint32_t> w;
+  w.reserve(size_t(n) * k);
+  for (int col = 0; col < n; ++col) {
+    const std::vector<uint8_t> codes(ops.codes.begin() + ptrdiff_t(col) * k,
+                                     ops.codes.begin() + ptrdiff_t(col + 1) * k);
+    const auto wc = golden::dequantize_codes(codes, golden::decode(DType::kFp16, ops.scales[col]),
+                                             ops.zeros[col], c.act);
+    w.insert(w.end(), wc.begin(), wc.end());
+  }
+  return w;
+}
+
 std::vector<uint32_t> golden_output(const hw::TensorCoreConfig& c, const LmmaOperands& ops) {
+  if (c.mac_dequant()) {
+    return golden::mac_dot(c.shape, c.mac_type(), ops.a, dequantized_weights(c, ops), ops.c);
+  }
   switch (c.design) {
     case TensorCoreDesign::kLut: {
       const auto planes =

@@ -15,10 +15,12 @@ namespace ltc::rtl {
 
 // One LMMA's operands in the golden model's terms.
 struct LmmaOperands {
-  std::vector<uint32_t> a;     // lut: half tables (M * 2^(K-1)); others: activations (M * K)
-  std::vector<uint8_t> codes;  // lut, lut-naive, add: weight codes (N * K), each < 2^wbits
-  std::vector<uint32_t> w;     // mac: weights (N * K) in the weight dtype
-  std::vector<uint32_t> c;     // M * N, accumulator dtype
+  std::vector<uint32_t> a;       // lut: half tables (M * 2^(K-1)); others: activations (M * K)
+  std::vector<uint8_t> codes;    // lut, lut-naive, add, mac_dequant(): codes (N * K), < 2^wbits
+  std::vector<uint32_t> w;       // mac: weights (N * K) in the weight dtype
+  std::vector<uint32_t> scales;  // mac_dequant(): per column n, FP16 scale (N)
+  std::vector<uint8_t> zeros;    // mac_dequant(): per column n, zero point < 2^wbits (N)
+  std::vector<uint32_t> c;       // M * N, accumulator dtype
 };
 
 // Random raw value of dtype t: for floats mostly finite values of moderate magnitude, with zeros
@@ -31,7 +33,10 @@ LmmaOperands random_operands(const hw::TensorCoreConfig& config, std::mt19937_64
                              bool specials);
 // The tile's view of the operands (beats of tables/activations and plane bits or weights).
 TileLmma tile_lmma(const hw::TensorCoreConfig& config, const LmmaOperands& ops);
-// The golden model's O (M * N, out dtype): lmma(), lut_naive(), add_serial_dot() or mac_dot().
+// The golden model's O (M * N, out dtype): lmma(), lut_naive(), add_serial_dot() or mac_dot()
+// (for mac_dequant(), of the weights dequantize_codes() makes column by column).
+std::vector<uint32_t> dequantized_weights(const hw::TensorCoreConfig& config,
+                                          const LmmaOperands& ops);
 std::vector<uint32_t> golden_output(const hw::TensorCoreConfig& config, const LmmaOperands& ops);
 
 struct VerifyOptions {

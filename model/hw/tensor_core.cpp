@@ -53,7 +53,11 @@ golden::LmmaType TensorCoreConfig::lmma_type() const {
 }
 
 golden::MacType TensorCoreConfig::mac_type() const {
-  return golden::MacType{act, weight, acc, out};
+  return golden::MacType{act, mac_dequant() ? act : weight, acc, out};
+}
+
+bool TensorCoreConfig::mac_dequant() const {
+  return design == TensorCoreDesign::kMac && golden::is_int(weight) && !golden::is_int(act);
 }
 
 void TensorCoreConfig::validate() const {
@@ -62,6 +66,11 @@ void TensorCoreConfig::validate() const {
                      " is out of range (valid: 1..8)");
   }
   if (design == TensorCoreDesign::kMac) {
+    if (mac_dequant() && (weight != DType::kInt8 || wbits < 1 || wbits > golden::kMaxWBits)) {
+      throw InputError("mac dequantize path: weight must be int8 with wbits 1..8 code bits (got " +
+                       std::string(golden::dtype_name(weight)) + ", wbits " +
+                       std::to_string(wbits) + ")");
+    }
     golden::validate(shape, mac_type());
     return;
   }
@@ -82,6 +91,7 @@ std::string TensorCoreConfig::id() const {
                   std::string(golden::dtype_name(act));
   if (design == TensorCoreDesign::kMac) {
     s += "-" + std::string(golden::dtype_name(weight));
+    if (mac_dequant()) s += "-w" + std::to_string(wbits);
   } else {
     s += "-w" + std::to_string(wbits);
     if (table != act) s += "-t" + std::string(golden::dtype_name(table));

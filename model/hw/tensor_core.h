@@ -26,10 +26,13 @@ TensorCoreDesign parse_design(std::string_view name, std::string_view what = "--
 struct TensorCoreConfig {
   TensorCoreDesign design = TensorCoreDesign::kLut;
   golden::LmmaShape shape{2, 64, 4};
-  golden::DType act = golden::DType::kFp16;     // activation dtype fed to the core
-  int wbits = 1;                                // weight planes (lut, lut-naive, add)
-  golden::DType weight = golden::DType::kFp16;  // mac only: the weight operand dtype
-  golden::DType table = golden::DType::kFp16;   // lut, lut-naive: table entry dtype
+  golden::DType act = golden::DType::kFp16;  // activation dtype fed to the core
+  int wbits = 1;  // weight planes (lut, lut-naive, add); mac with int weights: code bits
+  // mac only: the weight operand dtype; an integer weight with a float activation selects the
+  // dequantize-then-MAC path (wbits-bit codes, per-column FP16 scale and zero point, see
+  // mac_dequant())
+  golden::DType weight = golden::DType::kFp16;
+  golden::DType table = golden::DType::kFp16;  // lut, lut-naive: table entry dtype
   golden::DType acc = golden::DType::kFp32;
   golden::DType out = golden::DType::kFp32;
   int pipeline_stages = 1;  // register stages inside the datapath (>= 1)
@@ -41,7 +44,11 @@ struct TensorCoreConfig {
                                int wbits);
 
   golden::LmmaType lmma_type() const;  // lut, lut-naive, add
-  golden::MacType mac_type() const;    // mac
+  // mac: the MAC array's types (with dequantization the weights arrive in the activation dtype)
+  golden::MacType mac_type() const;
+  // mac with integer weight codes and float activations (W_INTn x A_float mpGEMM): codes are
+  // dequantized to the activation dtype in the tile, then multiplied.
+  bool mac_dequant() const;
   // Throws InputError naming the field and the valid values.
   void validate() const;
   // "lut-m2n64k4-fp16-w1-fp32": stable, used for caches and result stores.
