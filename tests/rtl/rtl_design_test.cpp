@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -71,11 +72,40 @@ TEST(RtlDesign, RejectsConfigurationsTheRtlCannotBuild) {
   auto naive = test::config(TensorCoreDesign::kLutNaive, 2, 64, 4, DType::kFp16, 2);
   naive.table = DType::kInt8;  // quantized tables are precomputed outside the tile
   EXPECT_THROW(rtl_design(naive), InputError);
-  auto mac = test::config(TensorCoreDesign::kMac, 2, 64, 4, DType::kFp16, 1);
-  mac.weight = DType::kInt8;
+  auto mac = test::config(TensorCoreDesign::kMac, 2, 64, 4, DType::kInt8, 1);
+  mac.weight = DType::kFp16;  // float weights with integer activations: no such MAC
   EXPECT_THROW(rtl_design(mac), InputError);
+  auto dq = test::config(TensorCoreDesign::kMac, 2, 64, 4, DType::kFp16, 9);
+  dq.weight = DType::kInt8;  // codes of more than 8 bits
+  EXPECT_THROW(rtl_design(dq), InputError);
+  dq.wbits = 4;
+  dq.weight = DType::kInt16;  // codes are given as int8 + wbits
+  EXPECT_THROW(rtl_design(dq), InputError);
   EXPECT_THROW(rtl_design(test::config(TensorCoreDesign::kLut, 2, 64, 9, DType::kFp16, 1)),
                InputError);
+}
+
+TEST(RtlDesign, MacWithIntCodesAndFloatActsMapsToTheDequantizeTile) {
+  auto c = test::config(TensorCoreDesign::kMac, 2, 64, 4, DType::kFp16, 2);
+  c.weight = DType::kInt8;
+  ASSERT_TRUE(c.mac_dequant());
+  EXPECT_EQ(c.id(), "mac-m2n64k4-fp16-int8-w2-fp32");
+  const RtlDesign d = rtl_design(c);
+  EXPECT_EQ(d.top, "ltc_mac_dequant_tile");
+  EXPECT_EQ(param(d, "WBits"), 2);
+  EXPECT_EQ(param(d, "ActType"), 3);
+  EXPECT_EQ(param(d, "AccType"), 7);
+  EXPECT_EQ(d.sources.back(), rtl_source_dir() + "/ltc_mac_dequant_tile.sv");
+  EXPECT_NE(
+      std::find(d.sources.begin(), d.sources.end(), rtl_source_dir() + "/ltc_dequant_unit.sv"),
+      d.sources.end());
+  // The MAC array after dequantization multiplies activation x activation-format weights.
+  EXPECT_EQ(c.mac_type().w, DType::kFp16);
+  // One harness model (WBits 8) serves every code width; in_w_i carries N*K codes, N FP16
+  // scales and N zero points bit by bit: 64*4*8 + 64*16 + 64*8 bits.
+  EXPECT_EQ(harness_config(c).wbits, 8);
+  EXPECT_EQ(w_element_bits(c), 1);
+  EXPECT_EQ(w_element_count(c), 64u * 4 * 8 + 64 * 16 + 64 * 8);
 }
 
 TEST(RtlDesign, SourceHashFollowsContents) {
@@ -128,6 +158,19 @@ TEST(RtlLint, BaselineTilesAreClean) {
       expect_lint_clean(c);
     }
   }
+}
+
+TEST(RtlLint, MacDequantizeTileIsCleanForEveryCodeWidth) {
+  for (int w : {1, 3, 8}) {
+    auto c = test::config(TensorCoreDesign::kMac, 2, 8, 4, DType::kFp16, w);
+    c.weight = DType::kInt8;
+    c.pipeline_stages = w == 3 ? 3 : 1;
+    expect_lint_clean(c);
+  }
+  auto c = test::config(TensorCoreDesign::kMac, 1, 4, 2, DType::kBf16, 4);
+  c.weight = DType::kInt8;
+  c.pipeline_stages = 2;
+  expect_lint_clean(c);
 }
 
 }  // namespace
