@@ -88,8 +88,12 @@ GemmPath Machine::gemm_path(const llm::WeightFormat& w, DType act, bool tables) 
   } else {
     p.dequant_ops_per_weight = 2;
   }
-  p.description = fmt::format("{}dequant {} -> {}, mac {} x {}", tables ? "tables on MAC, " : "",
-                              w.name(), act_name, act_name, act_name);
+  // A GPU without tensor cores for `act` (FP8 on A100) upcasts to FP16: say so in the path.
+  const bool native = gpu_.mac_tops(act_name, act_name) > 0;
+  const std::string mac_name = native ? act_name : "fp16";
+  p.description = fmt::format("{}dequant {} -> {}, mac {} x {}{}", tables ? "tables on MAC, " : "",
+                              w.name(), mac_name, mac_name, mac_name,
+                              native ? "" : " (no " + act_name + " tensor cores: upcast to fp16)");
   return p;
 }
 
