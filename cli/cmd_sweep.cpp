@@ -79,6 +79,14 @@ void run(const SweepCliOptions& o) {
             r.contains("paper") ? fmt::format(" (paper {})", r["paper"].dump()) : std::string();
         fmt::print("  {}: {}{}\n", r["name"].get<std::string>(), v, paper);
       }
+      for (const auto& c : s.crossovers) {
+        const auto& up_to = c["a_below_b_up_to"];
+        const std::string v = up_to.is_null() ? std::string("never (or no data)")
+                                              : fmt::format("{}", up_to.get<double>());
+        const std::string paper =
+            c.contains("paper") ? fmt::format(" (paper {})", c["paper"].dump()) : std::string();
+        fmt::print("  {}: {}{}\n", c["name"].get<std::string>(), v, paper);
+      }
       for (const auto& f : s.files) fmt::print("  wrote {}\n", f);
     }
   }
