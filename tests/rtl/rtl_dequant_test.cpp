@@ -108,6 +108,19 @@ TEST(MacDequant, RandomWithStallsAndSpecials) {
   }
 }
 
+TEST(MacDequant, RandomInBf16AndFp8ActivationsWithPipelining) {
+  // The weights are dequantized straight into the activation format (one rounding; E4M3
+  // saturates at 448), then the fp32-accumulating MAC array.
+  for (DType act : {DType::kBf16, DType::kFp8E4M3}) {
+    auto c = dequant_config(2, 8, 4, act, 4);
+    c.pipeline_stages = act == DType::kBf16 ? 2 : 3;
+    const uint64_t seed = 2400 + static_cast<int>(act);
+    const TileRun run =
+        test::expect_matches_golden(c, test::random_ops(c, 100, seed), seed, stalls(seed));
+    EXPECT_EQ(run.done_pulses, 100u) << "seed " << seed;
+  }
+}
+
 TEST(MacDequant, ChainsKGroupsWithPerBeatScales) {
   // Two beats per LMMA, each with its own codes, scales and zero points: the second starts from
   // the first's sum, i.e. golden of the first used as C for the second.
