@@ -17,8 +17,9 @@ CommandRegistrar reg{
       sub->add_option("--out", opts->out_dir,
                       "output directory (reruns resume finished PPA points)");
       sub->add_option("-j,--jobs", opts->jobs, "parallel PPA design points");
-      sub->add_option("--sweeps", opts->sweeps,
-                      "built-in PPA sweeps to include (dp4 dp-k wbits dse)");
+      sub->add_option(
+          "--sweeps", opts->sweeps,
+          "built-in PPA sweeps (default: dp4 dp-k; also wbits, dse: long jobs, resumable)");
       auto no_ppa = std::make_shared<bool>(false);
       sub->add_flag("--no-ppa", *no_ppa, "skip the PPA sweeps (Yosys/OpenSTA)");
       sub->callback([opts, no_ppa] {

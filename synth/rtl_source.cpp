@@ -33,7 +33,9 @@ DesignSource design_source(const hw::TensorCoreConfig& config) {
     a.table_k = config.shape.k;
   }
   PortStimulus w{"in_w_i", PortRole::kWeight};
-  if (mac) {
+  // The dequantize-then-MAC tile packs codes, FP16 scales and zero points into in_w_i: random
+  // bits there, not float operands.
+  if (mac && !config.mac_dequant()) {
     w.role = PortRole::kActivation;
     w.dtype = config.weight;
   }
