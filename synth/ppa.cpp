@@ -23,8 +23,12 @@ const nlohmann::json& tool_versions() {
   return versions;
 }
 
-PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOptions& opt) {
-  if (opt.workdir.empty()) throw std::invalid_argument("run_ppa: workdir is required");
+PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOptions& options) {
+  if (options.workdir.empty()) throw std::invalid_argument("run_ppa: workdir is required");
+  // Every tool runs with the workdir as its current directory: paths handed to them must not be
+  // relative to ours (a relative --out made iverilog miss the netlist).
+  PpaOptions opt = options;
+  opt.workdir = std::filesystem::absolute(opt.workdir).lexically_normal().string();
   if (opt.clock_ns < 0) throw std::invalid_argument("run_ppa: negative clock");
   const auto t0 = std::chrono::steady_clock::now();
   std::filesystem::create_directories(opt.workdir);
