@@ -201,6 +201,21 @@ TEST(Ppa, DerivedFiguresFollowFromAreaDelayAndPower) {
   EXPECT_EQ(r.rtl_hash.size(), 16u);
 }
 
+TEST(Ppa, RelativeWorkdirWorks) {
+  // `ltc report --out report` hands the flow a relative directory; every tool runs inside it.
+  const std::string dir = scratch_dir("");
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir);
+  PpaOptions opt;
+  opt.workdir = "relative/work";
+  opt.sim.cycles = 16;
+  PpaResult r;
+  EXPECT_NO_THROW(r = run_ppa(reg_adder(4), 8, opt));
+  std::filesystem::current_path(cwd);
+  EXPECT_GT(r.area_um2, 0);
+  EXPECT_GT(r.power_mw, 0);
+}
+
 TEST(Ppa, UserClockSetsThePowerClock) {
   PpaOptions opt;
   opt.workdir = scratch_dir("");
