@@ -21,6 +21,7 @@ struct PpaCliOptions {
   double clock_ns = 0;
   std::string activity = "measured";
   int cycles = 0;
+  std::string netlist_sim = "ltc";
   uint64_t seed = 1;
   bool gate_check = false;
   std::string workdir;
@@ -55,6 +56,10 @@ void run(const PpaCliOptions& o) {
   }
   if (o.cycles < 0) throw InputError("--cycles: must be >= 1 (or 0: auto)");
   po.sim.cycles = o.cycles;
+  if (o.netlist_sim != "ltc" && o.netlist_sim != "iverilog") {
+    throw InputError("--netlist-sim: '" + o.netlist_sim + "' is not valid (valid: ltc, iverilog)");
+  }
+  po.sim.netlist_simulator = o.netlist_sim;
   po.sim.seed = o.seed;
   po.gate_check = o.gate_check;
   po.tool_timeout_s = o.timeout_s;
@@ -125,7 +130,12 @@ CommandRegistrar reg{
                       "measured (gate-level simulation) or assumed (fixed 0.1 / 0.5)")
           ->capture_default_str();
       sub->add_option("--cycles", o->cycles,
-                      "simulated cycles for the activity (0: auto, 200 down to 32 by netlist size)")
+                      "simulated cycles for the activity (0: auto: 200; with iverilog 200 down to "
+                      "32 by netlist size)")
+          ->capture_default_str();
+      sub->add_option("--netlist-sim", o->netlist_sim,
+                      "gate-level simulator of the activity: ltc (built in, seconds) or iverilog "
+                      "(OSU cell models; hours on large tiles)")
           ->capture_default_str();
       sub->add_option("--seed", o->seed, "stimulus seed")->capture_default_str();
       sub->add_flag("--gate-check", o->gate_check,

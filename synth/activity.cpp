@@ -1,16 +1,20 @@
 #include "synth/activity.h"
 
 #include "model/golden/lmma.h"
+#include "synth/gatesim.h"
 #include "synth/process.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <regex>
 #include <sstream>
@@ -408,19 +412,111 @@ ActivityResult count_vcd_toggles(std::istream& vcd, const std::vector<std::strin
   return r;
 }
 
-ActivityResult measure_activity(const DesignSource& src, const std::string& sim_netlist,
-                                const std::string& cell_models, const ActivityOptions& opt,
+namespace {
+
+// The liberty's cell functions, read once per file and shared by the sweep's worker threads.
+std::shared_ptr<const std::map<std::string, LibertyCell>> liberty_cells(const std::string& path) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const std::map<std::string, LibertyCell>>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = cache[path];
+  if (!slot)
+    slot = std::make_shared<const std::map<std::string, LibertyCell>>(read_liberty_cells(path));
+  return slot;
+}
+
+// One stim_<port>.hex file: `cycles` lines of hex digits (MSB first) -> bits LSB first.
+std::vector<std::vector<uint8_t>> read_stimulus(const std::string& path, int width, int cycles) {
+  std::istringstream in(read_text(path));
+  std::vector<std::vector<uint8_t>> rows;
+  std::string line;
+  while (static_cast<int>(rows.size()) < cycles && std::getline(in, line)) {
+    std::vector<uint8_t> bits(width, 0);
+    const int digits = static_cast<int>(line.size());
+    for (int d = 0; d < digits; ++d) {
+      const char c = line[digits - 1 - d];
+      const int v =
+          std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(c) - 'a' + 10;
+      if (v < 0 || v > 15) throw std::runtime_error(path + ": not a hex digit '" + c + "'");
+      for (int b = 0; b < 4 && d * 4 + b < width; ++b) bits[d * 4 + b] = (v >> b) & 1;
+    }
+    rows.push_back(std::move(bits));
+  }
+  if (static_cast<int>(rows.size()) != cycles) {
+    throw std::runtime_error(fmt::format("{}: {} rows, expected {}", path, rows.size(), cycles));
+  }
+  return rows;
+}
+
+// The testbench's schedule on gatesim: per cycle, apply the inputs, raise the clock, record the
+// outputs (measured cycles), lower the clock. Toggles count from the first measured cycle.
+ActivityResult gatesim_activity(const DesignSource& src, const std::vector<PortDecl>& ports,
+                                const std::string& json_netlist, const ActivityOptions& opt,
                                 const std::string& workdir) {
-  const auto ports = parse_netlist_ports(read_text(sim_netlist), src.top);
-  write_stimulus(ports, src, opt, workdir);
+  const auto t0 = std::chrono::steady_clock::now();
+  GateSim sim(json_netlist, src.top, *liberty_cells(opt.liberty));
+  const int total = total_cycles(opt);
+  const int measured_from = opt.reset_cycles + opt.warmup_cycles;
+  std::vector<std::pair<std::string, std::vector<std::vector<uint8_t>>>> stim;
+  std::vector<std::string> inputs;
+  for (const auto& p : ports) {
+    if (!p.input) continue;
+    inputs.push_back(p.name);
+    if (p.name == src.clock_port) continue;
+    stim.emplace_back(p.name,
+                      read_stimulus(workdir + "/stim_" + ident(p.name) + ".hex", p.width, total));
+  }
+  const bool has_clock = sim.has_port(src.clock_port);
+  std::ostringstream outputs;
+  for (int cycle = 0; cycle < total; ++cycle) {
+    if (cycle == measured_from) sim.count_toggles(true);
+    for (const auto& [name, rows] : stim) sim.set_input(name, rows[cycle]);
+    sim.step();
+    if (has_clock) {
+      sim.set_input(src.clock_port, {1});
+      sim.step();
+    }
+    if (cycle >= measured_from) {
+      bool first = true;
+      for (const auto& p : ports) {
+        if (p.input) continue;
+        outputs << (first ? "" : " ") << to_hex(sim.output(p.name));
+        first = false;
+      }
+      outputs << "\n";
+    }
+    if (has_clock) {
+      sim.set_input(src.clock_port, {0});
+      sim.step();
+    }
+  }
+  write_text_atomic(workdir + "/outputs_gate.txt", outputs.str());
+  const auto sums = sim.toggle_sums(inputs, {src.clock_port});
+  ActivityResult r;
+  r.cycles = opt.cycles;
+  r.input_bits = sums.input_bits;
+  r.net_bits = sums.net_bits;
+  if (opt.cycles > 0) {
+    if (r.input_bits) r.input_activity = double(sums.input_toggles) / r.input_bits / opt.cycles;
+    if (r.net_bits) r.net_activity = double(sums.net_toggles) / r.net_bits / opt.cycles;
+  }
+  r.outputs_path = workdir + "/outputs_gate.txt";
+  r.simulator = "ltc gatesim";
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+ActivityResult iverilog_activity(const DesignSource& src, const std::vector<PortDecl>& ports,
+                                 const std::string& sim_netlist, const ActivityOptions& opt,
+                                 const std::string& workdir) {
   const std::string netlist_text = read_text(sim_netlist);
   write_text_atomic(workdir + "/activity_tb.v",
                     testbench(ports, src, opt, instance(ports, src, false), true,
                               netlist_module_instances(netlist_text, src.top)));
   const std::string clog = workdir + "/iverilog_gate.log";
   auto p = run_process(
-      {"iverilog", "-g2012", "-o", "gate.vvp", "activity_tb.v", sim_netlist, cell_models}, workdir,
-      clog, opt.timeout_s);
+      {"iverilog", "-g2012", "-o", "gate.vvp", "activity_tb.v", sim_netlist, opt.cell_models},
+      workdir, clog, opt.timeout_s);
   check_tool(p, "iverilog (netlist)", clog);
   const std::string slog = workdir + "/vvp_gate.log";
   const auto q = run_process({"vvp", "-n", "gate.vvp"}, workdir, slog, opt.timeout_s);
@@ -434,10 +530,28 @@ ActivityResult measure_activity(const DesignSource& src, const std::string& sim_
   ActivityResult r = count_vcd_toggles(vcd, inputs, src.clock_port, opt.cycles);
   vcd.close();
   std::filesystem::remove(workdir + "/activity.vcd");  // large; the counts are what matters
+  std::filesystem::remove(workdir + "/gate.vvp");
   std::filesystem::rename(workdir + "/outputs.txt", workdir + "/outputs_gate.txt");
   r.outputs_path = workdir + "/outputs_gate.txt";
+  r.simulator = "iverilog";
   r.seconds = p.seconds + q.seconds;
   return r;
+}
+
+}  // namespace
+
+ActivityResult measure_activity(const DesignSource& src, const SynthResult& netlist,
+                                const ActivityOptions& opt, const std::string& workdir) {
+  const auto ports = parse_netlist_ports(read_text(netlist.sim_netlist), src.top);
+  write_stimulus(ports, src, opt, workdir);
+  if (opt.netlist_simulator == "ltc") {
+    return gatesim_activity(src, ports, netlist.json_netlist, opt, workdir);
+  }
+  if (opt.netlist_simulator == "iverilog") {
+    return iverilog_activity(src, ports, netlist.sim_netlist, opt, workdir);
+  }
+  throw std::invalid_argument("netlist simulator '" + opt.netlist_simulator +
+                              "' (valid: ltc, iverilog)");
 }
 
 std::string simulate_rtl_outputs(const DesignSource& src, const std::vector<PortDecl>& ports,

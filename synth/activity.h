@@ -1,11 +1,15 @@
-// Measured switching activity and the gate-level check. A generated Verilog testbench drives the
-// synthesized netlist (OSU cell models, zero delay, iverilog) with realistic operands: LLM-like
-// activations (Gaussian with rare large outliers), half tables precomputed from them, weights
-// uniform over their codes. It dumps the top level's nets to VCD and counts toggles per net; the
-// same stimulus applied to the RTL must give the same outputs cycle by cycle.
+// Measured switching activity and the gate-level check. The synthesized netlist is driven with
+// realistic operands: LLM-like activations (Gaussian with rare large outliers), half tables
+// precomputed from them, weights uniform over their codes, and the toggles of every net are
+// counted. Two netlist simulators run the same stimulus files: ltc's own zero-delay gate-level
+// simulator (gatesim.h, the default: seconds on a 261k-cell tile) and iverilog on the OSU cell
+// models (a generated testbench dumping a VCD; hours on large tiles), which the tests use to check
+// the first toggle for toggle. The same stimulus applied to the RTL must give the same outputs
+// cycle by cycle (the gate-level check).
 #pragma once
 
 #include "synth/design_source.h"
+#include "synth/yosys_flow.h"
 
 #include <cstdint>
 #include <string>
@@ -37,6 +41,11 @@ struct ActivityOptions {
   // Icarus 11 mis-simulates some of the RTL's SystemVerilog (X outputs on the lut-naive tile),
   // so Verilator is the default; the netlist (plain cells with UDPs) always runs on iverilog.
   std::string rtl_simulator = "verilator";
+  // Netlist simulator: "ltc" (gatesim.h, on the JSON netlist and the liberty's cell functions) or
+  // "iverilog" (the Verilog netlist with the OSU cell models).
+  std::string netlist_simulator = "ltc";
+  std::string liberty = kDefaultLiberty;
+  std::string cell_models = kDefaultCellModels;
 };
 
 struct ActivityResult {
@@ -45,6 +54,7 @@ struct ActivityResult {
   double input_activity = 0;         // mean toggles per cycle over input-port bits
   double net_activity = 0;           // mean toggles per cycle over every other net bit
   std::string outputs_path;          // per-cycle outputs (hex), for the gate-level check
+  std::string simulator;             // "ltc gatesim" or "iverilog"
   double seconds = 0;
 };
 
@@ -52,10 +62,10 @@ struct ActivityResult {
 void write_stimulus(const std::vector<PortDecl>& ports, const DesignSource& src,
                     const ActivityOptions& opt, const std::string& workdir);
 
-// Simulates the gate-level netlist `sim_netlist` (vector ports) with iverilog and measures toggles.
-ActivityResult measure_activity(const DesignSource& src, const std::string& sim_netlist,
-                                const std::string& cell_models, const ActivityOptions& opt,
-                                const std::string& workdir);
+// Simulates the synthesized netlist (opt.netlist_simulator) on the stimulus and measures toggles:
+// input-port bits and every other net bit (the clock excluded), over the measured cycles.
+ActivityResult measure_activity(const DesignSource& src, const SynthResult& netlist,
+                                const ActivityOptions& opt, const std::string& workdir);
 
 // Applies the stimulus already in `workdir` to the RTL (opt.rtl_simulator, with the parameter
 // overrides) and returns the path of its per-cycle outputs.

@@ -60,19 +60,23 @@ PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOption
   if (opt.activity == ActivityMode::kMeasured) {
     ActivityOptions ao = opt.sim;
     ao.timeout_s = opt.tool_timeout_s;
+    ao.liberty = opt.liberty;
+    ao.cell_models = opt.cell_models;
     if (ao.cycles <= 0) {
-      // Auto: 200 cycles up to 20k cells, fewer for larger netlists (iverilog needs ~0.5 ms per
-      // 1k cells and cycle), at least 32.
+      // Auto: gatesim simulates ~1M cell-cycles in well under a second, so 200 cycles at any
+      // size; iverilog needs ~0.5 ms per 1k cells and cycle: fewer for larger netlists, >= 32.
       ao.cycles =
-          std::max(32, std::min(200, static_cast<int>(200.0 * 20000 / std::max(1, syn.cells))));
+          ao.netlist_simulator == "iverilog"
+              ? std::max(32,
+                         std::min(200, static_cast<int>(200.0 * 20000 / std::max(1, syn.cells))))
+              : 200;
     }
-    const ActivityResult act =
-        measure_activity(src, syn.sim_netlist, opt.cell_models, ao, opt.workdir);
+    const ActivityResult act = measure_activity(src, syn, ao, opt.workdir);
     sta.global_activity = act.net_activity;
     sta.input_activity = act.input_activity;
-    r.activity_kind =
-        "measured: gate-level zero-delay simulation (iverilog), input-port average + average "
-        "over all other nets (OpenSTA 2019 ignores per-pin activity)";
+    r.activity_kind = "measured: gate-level zero-delay simulation (" + act.simulator +
+                      "), input-port average + average over all other nets (OpenSTA 2019 "
+                      "ignores per-pin activity)";
     r.activity_cycles = act.cycles;
     r.activity_nets = act.net_bits + act.input_bits;
     r.seconds["activity"] = act.seconds;

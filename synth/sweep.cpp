@@ -197,7 +197,10 @@ std::string SweepSpec::builtin_path(const std::string& name) {
 
 std::string point_key(const SweepSpec& spec, const hw::TensorCoreConfig& c,
                       const std::string& rtl_hash) {
-  return fmt::format("{}|clock={}|activity={}|cycles={}|seed={}|rtl={}", c.id(), spec.clock_ns,
+  // The activity's netlist simulator is part of the key: a store written with iverilog's
+  // activities (port nets of kept modules counted twice) is not mixed with gatesim's.
+  return fmt::format("{}|clock={}|activity={}|cycles={}|seed={}|rtl={}|netsim=ltc", c.id(),
+                     spec.clock_ns,
                      spec.activity == ActivityMode::kMeasured ? "measured" : "assumed", spec.cycles,
                      spec.seed, rtl_hash);
 }

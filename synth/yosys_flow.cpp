@@ -76,6 +76,7 @@ std::string yosys_script(const DesignSource& src, const SynthOptions& opt) {
     << "check -assert\n"
     << "tee -o stat.txt stat -liberty " << opt.liberty << " -top " << src.top << "\n"
     << "write_verilog -noattr -noexpr -nohex -nodec netlist_sim.v\n"
+    << "write_json netlist.json\n"
     << "splitnets -ports\n"
     << "opt_clean -purge\n"
     << "write_verilog -noattr -noexpr -nohex -nodec netlist.v\n";
@@ -153,6 +154,7 @@ SynthResult run_yosys(const DesignSource& src, const SynthOptions& opt,
     throw std::runtime_error("yosys reported no area/cells for " + src.top + " (" + workdir + ")");
   }
   r.sim_netlist = workdir + "/netlist_sim.v";
+  r.json_netlist = workdir + "/netlist.json";
   r.sta_netlist = workdir + "/netlist.v";
   return r;
 }

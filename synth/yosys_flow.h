@@ -28,9 +28,10 @@ struct SynthResult {
   double area_um2 = 0;
   int cells = 0;
   std::map<std::string, int> cells_by_type;
-  int flip_flops = 0;       // DFF* and LATCH cells
-  std::string sim_netlist;  // workdir/netlist_sim.v (vector ports)
-  std::string sta_netlist;  // workdir/netlist.v (bit ports, for OpenSTA)
+  int flip_flops = 0;        // DFF* and LATCH cells
+  std::string sim_netlist;   // workdir/netlist_sim.v (vector ports)
+  std::string json_netlist;  // workdir/netlist.json (the same design, for gatesim.h)
+  std::string sta_netlist;   // workdir/netlist.v (bit ports, for OpenSTA)
   double seconds = 0;
   std::string log_path;
 };

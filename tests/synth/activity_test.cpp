@@ -77,7 +77,7 @@ TEST(Activity, RandomOperandsToggleHalfTheInputBits) {
   ActivityOptions opt;
   opt.cycles = 400;
   opt.seed = 7;
-  const ActivityResult r = measure_activity(src, syn.sim_netlist, kDefaultCellModels, opt, dir);
+  const ActivityResult r = measure_activity(src, syn, opt, dir);
   // 16 random data bits toggle with probability 1/2 per cycle; rst_ni and valid_i stay put:
   // 16 * 0.5 / 18 input bits.
   EXPECT_EQ(r.input_bits, 18);
@@ -93,7 +93,7 @@ TEST(GateLevel, NetlistMatchesRtlOnRandomVectors) {
   ActivityOptions opt;
   opt.cycles = 200;
   opt.seed = 11;
-  const ActivityResult act = measure_activity(src, syn.sim_netlist, kDefaultCellModels, opt, dir);
+  const ActivityResult act = measure_activity(src, syn, opt, dir);
   const auto ports = parse_netlist_ports(read_text(syn.sim_netlist), src.top);
   const std::string rtl = simulate_rtl_outputs(src, ports, opt, dir);
   std::vector<std::string> diffs;
@@ -106,7 +106,7 @@ TEST(GateLevel, DetectsADifferentDesign) {
   const SynthResult syn = run_yosys(adder, SynthOptions{}, dir);
   ActivityOptions opt;
   opt.cycles = 50;
-  const ActivityResult act = measure_activity(adder, syn.sim_netlist, kDefaultCellModels, opt, dir);
+  const ActivityResult act = measure_activity(adder, syn, opt, dir);
   const auto ports = parse_netlist_ports(read_text(syn.sim_netlist), adder.top);
   opt.rtl_simulator = "iverilog";
   const std::string rtl = simulate_rtl_outputs(reg_adder(6, "reg_subber"), ports, opt, dir);
