@@ -126,6 +126,7 @@ SweepSpec SweepSpec::parse(const json& j, const std::string& origin) {
   s.cycles = j.value("cycles", 0);
   if (s.cycles < 0) throw InputError(origin + ": cycles must be >= 1 (or 0: auto by netlist size)");
   s.seed = j.value("seed", 1);
+  s.operand_storage = j.value("operand_storage", false);
   if (!j.contains("grid") || !j["grid"].is_array() || j["grid"].empty()) {
     throw InputError(origin + ": 'grid' must be a non-empty list of parameter grids");
   }
@@ -262,7 +263,8 @@ std::vector<json> ResultStore::records() const {
 }
 
 std::vector<json> sweep_rows(const SweepSpec& spec, const ResultStore& store,
-                             const std::map<std::string, std::string>& keys) {
+                             const std::map<std::string, std::string>& keys,
+                             double register_bit_area_um2) {
   std::vector<json> rows;
   for (const auto& pt : spec.points) {
     json row = pt.params;
@@ -309,6 +311,14 @@ std::vector<json> sweep_rows(const SweepSpec& spec, const ResultStore& store,
       row["activity_nets"] = r["activity"]["nets"];
       row["activity_input"] = r["activity"]["input"];
       row["seconds"] = r["seconds"].value("total", 0.0);
+      if (register_bit_area_um2 > 0) {
+        const double bits = static_cast<double>(c.operand_bits());
+        row["operand_bits"] = bits;
+        row["operand_area_um2"] = bits * register_bit_area_um2;
+        row["area_with_operands_um2"] =
+            r["area_um2"].get<double>() + row["operand_area_um2"].get<double>();
+        row["area_iso_with_operands_um2"] = row["area_with_operands_um2"].get<double>() * iso;
+      }
     }
     rows.push_back(std::move(row));
   }
@@ -515,8 +525,35 @@ SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   sum.ok = ok;
   sum.failed = failed;
 
+  // Operand storage: the area of one register bit, measured once and kept in the store.
+  double reg_bit = 0;
+  json reg_record;
+  if (spec.operand_storage) {
+    const std::string key = fmt::format("operand-register-bit|liberty={}|yosys={}", kDefaultLiberty,
+                                        tool_versions().value("yosys", ""));
+    const json* rec = store.get(key);
+    if (rec && rec->value("status", "") == "ok") {
+      reg_bit = (*rec)["result"].value("area_per_bit_um2", 0.0);
+    } else if (!opt.report_only) {
+      json r = {{"key", key}, {"id", "operand-register-bit"}, {"sweep", spec.name}};
+      try {
+        reg_bit = register_bit_area_um2(kDefaultLiberty, opt.out_dir + "/work/operand-register",
+                                        opt.tool_timeout_s);
+        r["status"] = "ok";
+        r["result"] = {{"area_per_bit_um2", reg_bit}};
+      } catch (const std::exception& e) {
+        r["status"] = "error";
+        r["error"] = e.what();
+      }
+      r["finished"] = now_iso();
+      store.put(r);
+    }
+    reg_record = {{"area_per_bit_um2", reg_bit},
+                  {"how", "64-bit register with load enable synthesized by the same Yosys flow"}};
+  }
+
   // Reports: CSV, one SVG per plot, summary.json (ratios vs the paper).
-  const auto rows = sweep_rows(spec, store, keys);
+  const auto rows = sweep_rows(spec, store, keys, reg_bit);
   const std::string csv = opt.out_dir + "/" + spec.name + ".csv";
   write_text_atomic(csv, rows_csv(rows));
   sum.files.push_back(csv);
@@ -535,12 +572,12 @@ SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
     pending += r["status"] == "pending";
     errors += r["status"] == "error";
   }
-  const json summary = {
-      {"sweep", spec.name},           {"title", spec.title},     {"points", sum.points},
-      {"reused", sum.reused},         {"ran", sum.ran},          {"ok", sum.ok},
-      {"failed", sum.failed},         {"rows_pending", pending}, {"rows_error", errors},
-      {"seconds", sum.seconds},       {"jobs", opt.jobs},        {"ratios", sum.ratios},
-      {"crossovers", sum.crossovers}, {"tools", tool_versions()}};
+  json summary = {{"sweep", spec.name},           {"title", spec.title},     {"points", sum.points},
+                  {"reused", sum.reused},         {"ran", sum.ran},          {"ok", sum.ok},
+                  {"failed", sum.failed},         {"rows_pending", pending}, {"rows_error", errors},
+                  {"seconds", sum.seconds},       {"jobs", opt.jobs},        {"ratios", sum.ratios},
+                  {"crossovers", sum.crossovers}, {"tools", tool_versions()}};
+  if (spec.operand_storage) summary["operand_register"] = reg_record;
   const std::string sj = opt.out_dir + "/" + spec.name + "-summary.json";
   write_text_atomic(sj, summary.dump(2) + "\n");
   sum.files.push_back(sj);

@@ -27,6 +27,10 @@ struct SweepSpec {
   ActivityMode activity = ActivityMode::kMeasured;
   int cycles = 0;  // activity cycles; 0: auto by netlist size
   uint64_t seed = 1;
+  // Also measure the area of one operand register bit (register_bit_area_um2) and report each
+  // point's operand storage (TensorCoreConfig::operand_bits) as registers beside the tile:
+  // operand_area_um2, area_with_operands_um2, area_iso_with_operands_um2.
+  bool operand_storage = false;
   std::vector<SweepPoint> points;
   nlohmann::json plots = nlohmann::json::array();   // see README.md
   nlohmann::json ratios = nlohmann::json::array();  // see README.md
@@ -90,8 +94,10 @@ struct SweepSummary {
 SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& opt);
 
 // One row per spec point: its params, derived columns (shape, mnk) and the stored result.
+// `register_bit_area_um2` > 0 adds the operand-storage columns.
 std::vector<nlohmann::json> sweep_rows(const SweepSpec& spec, const ResultStore& store,
-                                       const std::map<std::string, std::string>& keys);
+                                       const std::map<std::string, std::string>& keys,
+                                       double register_bit_area_um2 = 0);
 std::string rows_csv(const std::vector<nlohmann::json>& rows);
 // The ratios of the spec over `rows` (each {name, metric, value, paper, num, den}).
 nlohmann::json compute_ratios(const nlohmann::json& ratio_specs,

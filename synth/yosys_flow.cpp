@@ -159,4 +159,29 @@ SynthResult run_yosys(const DesignSource& src, const SynthOptions& opt,
   return r;
 }
 
+double register_bit_area_um2(const std::string& liberty, const std::string& workdir,
+                             double timeout_s) {
+  namespace fs = std::filesystem;
+  fs::create_directories(workdir);
+  constexpr int kBits = 64;
+  const std::string src_path = (fs::absolute(workdir) / "ltc_operand_reg.v").string();
+  write_text_atomic(src_path, fmt::format("module ltc_operand_reg (input clk_i, input load_i,\n"
+                                          "    input [{0}:0] d_i, output reg [{0}:0] q_o);\n"
+                                          "  always @(posedge clk_i) if (load_i) q_o <= d_i;\n"
+                                          "endmodule\n",
+                                          kBits - 1));
+  DesignSource src;
+  src.top = "ltc_operand_reg";
+  src.sources = {src_path};
+  SynthOptions so;
+  so.liberty = liberty;
+  so.timeout_s = timeout_s;
+  const SynthResult r = run_yosys(src, so, workdir);
+  if (r.flip_flops != kBits) {
+    throw std::runtime_error(fmt::format("operand register: {} flip-flops for {} bits ({})",
+                                         r.flip_flops, kBits, workdir));
+  }
+  return r.area_um2 / kBits;
+}
+
 }  // namespace ltc::synth

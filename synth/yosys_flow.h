@@ -47,6 +47,11 @@ std::string with_parameter_defaults(const DesignSource& src);
 // fails, prints error text, or leaves cells unmapped to the library.
 SynthResult run_yosys(const DesignSource& src, const SynthOptions& opt, const std::string& workdir);
 
+// Area per bit of an operand register (a flip-flop with load enable, as Yosys maps
+// `if (en) q <= d`) in `liberty`: a 64-bit register synthesized in `workdir`, area / 64.
+double register_bit_area_um2(const std::string& liberty, const std::string& workdir,
+                             double timeout_s = 600);
+
 // Parses the `stat -liberty` report; exposed for tests.
 void parse_yosys_stat(const std::string& stat_text, SynthResult& out);
 

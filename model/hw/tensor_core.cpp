@@ -108,6 +108,19 @@ double TensorCoreConfig::ops_per_cycle() const {
   return base / wbits;
 }
 
+int64_t TensorCoreConfig::operand_bits() const {
+  const int64_t m = shape.m, n = shape.n, k = shape.k;
+  const int64_t act_bits = golden::dtype_bits(act);
+  if (design == TensorCoreDesign::kMac) {
+    const int64_t w = mac_dequant() ? wbits : golden::dtype_bits(weight);
+    return m * k * act_bits + k * n * w;
+  }
+  const int64_t a = design == TensorCoreDesign::kLut
+                        ? m * (int64_t{1} << (k - 1)) * golden::dtype_bits(table)
+                        : m * k * act_bits;
+  return a + k * n * wbits;
+}
+
 void to_json(nlohmann::json& j, const TensorCoreConfig& c) {
   j = nlohmann::json{{"design", design_name(c.design)},
                      {"m", c.shape.m},

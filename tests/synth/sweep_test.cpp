@@ -4,6 +4,7 @@
 #include "model/golden/error.h"
 #include "synth/plot.h"
 #include "synth/process.h"
+#include "synth/yosys_flow.h"
 #include "synth_test_util.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 namespace ltc::synth {
 namespace {
@@ -234,6 +236,70 @@ TEST(Reports, BarPlotHasOneBarPerRowAndSeriesLegend) {
   // Frame + 3 bars + 2 legend swatches.
   EXPECT_EQ(bars, 6u);
   EXPECT_NE(svg.find(">fp8<"), std::string::npos);
+}
+
+TEST(OperandStorage, BitsFollowTheSpecFormulas) {
+  using hw::TensorCoreConfig;
+  using hw::TensorCoreDesign;
+  // LUT M2N64K4 FP16 W2: tables 2 * 2^3 * 16 = 256, weights 4 * 64 * 2 = 512.
+  EXPECT_EQ(TensorCoreConfig::make(TensorCoreDesign::kLut, {2, 64, 4}, golden::DType::kFp16, 2)
+                .operand_bits(),
+            256 + 512);
+  // INT8 activations: int16 tables. M8N16K4 W1: 8 * 8 * 16 + 4 * 16 = 1088.
+  EXPECT_EQ(TensorCoreConfig::make(TensorCoreDesign::kLut, {8, 16, 4}, golden::DType::kInt8, 1)
+                .operand_bits(),
+            1088);
+  // MAC FP16 M2N64K4: activations 2 * 4 * 16, weights 4 * 64 * 16.
+  EXPECT_EQ(TensorCoreConfig::make(TensorCoreDesign::kMac, {2, 64, 4}, golden::DType::kFp16, 1)
+                .operand_bits(),
+            128 + 4096);
+}
+
+TEST(OperandStorage, RegisterBitIsAFlopWithLoadEnable) {
+  const double a = register_bit_area_um2(kDefaultLiberty, scratch_dir(""));
+  // osu018: DFFPOSX1 is 96 um^2; the hold mux adds a few gates, less than a second flop.
+  EXPECT_GT(a, 96.0);
+  EXPECT_LT(a, 192.0);
+}
+
+TEST(OperandStorage, SweepAddsRegistersToEachPointOnce) {
+  const auto dir = scratch_dir("");
+  json j = tiny_spec();
+  j["operand_storage"] = true;
+  FakeRunner fake;
+  const SweepSpec spec = SweepSpec::parse(j, "tiny.json");
+  run_sweep(spec, options(dir, fake));
+  const json summary = json::parse(read_text(dir + "/tiny-summary.json"));
+  const double bit = summary["operand_register"]["area_per_bit_um2"].get<double>();
+  EXPECT_GT(bit, 96.0);
+  // Resumed: the register bit is not synthesized again (its record is reused).
+  std::filesystem::remove_all(dir + "/work");
+  run_sweep(spec, options(dir, fake));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/work/operand-register"));
+  const std::string csv = read_text(dir + "/tiny.csv");
+  // lut-m1n2k4-int8-w2: tables 1 * 8 * 16 = 128, weights 4 * 2 * 2 = 16; tile area 800.
+  const std::string id = "lut-m1n2k4-int8-w2-tint16-int32";
+  const auto line_start = csv.find(id);
+  ASSERT_NE(line_start, std::string::npos);
+  const std::string header = csv.substr(0, csv.find('\n'));
+  const std::string line = csv.substr(line_start, csv.find('\n', line_start) - line_start);
+  auto column = [](const std::string& text, int i) {
+    std::stringstream in(text);
+    std::string c;
+    for (int k = 0; k <= i && std::getline(in, c, ','); ++k) {
+    }
+    return c;
+  };
+  int col = -1;
+  {
+    std::stringstream in(header);
+    std::string c;
+    for (int i = 0; std::getline(in, c, ','); ++i) {
+      if (c == "area_with_operands_um2") col = i;
+    }
+  }
+  ASSERT_GE(col, 0) << header;
+  EXPECT_NEAR(std::stod(column(line, col)), 800 + 144 * bit, 1e-3 * (800 + 144 * bit)) << line;
 }
 
 }  // namespace
