@@ -118,14 +118,17 @@ PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOption
   return r;
 }
 
+std::vector<std::string> kept_modules(const hw::TensorCoreConfig& config, const PpaOptions& opt) {
+  const int units = config.shape.m * config.shape.n;
+  if (opt.hierarchical_from_units > 0 && units >= opt.hierarchical_from_units) return kUnitModules;
+  return {};
+}
+
 PpaResult run_ppa(const hw::TensorCoreConfig& config, const PpaOptions& opt) {
   config.validate();
   const DesignSource src = design_source(config);
   PpaOptions o = opt;
-  const int units = config.shape.m * config.shape.n;
-  if (opt.hierarchical_from_units > 0 && units >= opt.hierarchical_from_units) {
-    o.keep_modules = kUnitModules;
-  }
+  o.keep_modules = kept_modules(config, opt);
   PpaResult r = run_ppa(src, config.ops_per_cycle(), o);
   r.id = config.id();
   return r;

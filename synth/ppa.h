@@ -43,9 +43,14 @@ struct PpaOptions {
   std::vector<std::string> keep_modules;  // for run_ppa(DesignSource): modules kept as hierarchy
 };
 
-// The per-unit modules of the rtl/ tiles (accumulator, plane scaling, ADD and MAC units).
-inline const std::vector<std::string> kUnitModules = {"ltc_accumulator", "ltc_plane_scale",
-                                                      "ltc_add_unit", "ltc_mac_unit"};
+// The per-unit modules of the rtl/ tiles (LUT lookup, accumulator, plane scaling, ADD and MAC
+// units). Keeping ltc_lut_unit matters at K = 8: its 128-entry mux flattened 64 times took Yosys
+// ~6 min on an M2N32K8 tile.
+inline const std::vector<std::string> kUnitModules = {
+    "ltc_lut_unit", "ltc_accumulator", "ltc_plane_scale", "ltc_add_unit", "ltc_mac_unit"};
+
+// The modules a tensor-core point keeps as hierarchy under `opt` (empty: flattened whole).
+std::vector<std::string> kept_modules(const hw::TensorCoreConfig& config, const PpaOptions& opt);
 
 struct PpaResult {
   std::string id;

@@ -198,12 +198,14 @@ std::string SweepSpec::builtin_path(const std::string& name) {
 
 std::string point_key(const SweepSpec& spec, const hw::TensorCoreConfig& c,
                       const std::string& rtl_hash) {
-  // The activity's netlist simulator is part of the key: a store written with iverilog's
-  // activities (port nets of kept modules counted twice) is not mixed with gatesim's.
-  return fmt::format("{}|clock={}|activity={}|cycles={}|seed={}|rtl={}|netsim=ltc", c.id(),
+  // The activity's netlist simulator and the kept hierarchy are part of the key: a store written
+  // with iverilog's activities or another hierarchy is not mixed with this flow's results.
+  std::string hier;
+  for (const auto& m : kept_modules(c, PpaOptions{})) hier += (hier.empty() ? "" : "+") + m;
+  return fmt::format("{}|clock={}|activity={}|cycles={}|seed={}|rtl={}|netsim=ltc|hier={}", c.id(),
                      spec.clock_ns,
                      spec.activity == ActivityMode::kMeasured ? "measured" : "assumed", spec.cycles,
-                     spec.seed, rtl_hash);
+                     spec.seed, rtl_hash, hier.empty() ? "flat" : hier);
 }
 
 ResultStore::ResultStore(std::string path) : path_(std::move(path)) {
