@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 namespace ltc::cli {
 namespace {
@@ -27,6 +28,7 @@ struct PpaCliOptions {
   std::string workdir;
   double timeout_s = 3600;
   bool json = false;
+  double scale_nm = 0, scale_vdd = 0;
 };
 
 hw::TensorCoreConfig make_config(const PpaCliOptions& o) {
@@ -44,6 +46,12 @@ hw::TensorCoreConfig make_config(const PpaCliOptions& o) {
 
 void run(const PpaCliOptions& o) {
   const hw::TensorCoreConfig config = make_config(o);
+  if (o.scale_nm < 0 || (o.scale_nm > 0 && o.scale_vdd <= 0) ||
+      (o.scale_nm == 0 && o.scale_vdd != 0)) {
+    throw InputError(
+        "--scale-to-nm N --scale-vdd V: both > 0 together (e.g. --scale-to-nm 28 "
+        "--scale-vdd 0.9), or neither");
+  }
   synth::PpaOptions po;
   if (o.clock_ns < 0) throw InputError("--clock-ns: must be > 0 (omit for the design's maximum)");
   po.clock_ns = o.clock_ns;
@@ -75,9 +83,17 @@ void run(const PpaCliOptions& o) {
   const bool mismatch = r.gate_check_mismatches && *r.gate_check_mismatches != 0;
   if (mismatch) set_exit_code(kExitFailed);
 
+  std::optional<synth::ScaledFigures> scaled;
+  if (o.scale_nm > 0) {
+    synth::NodeScaling ns;
+    ns.to_nm = o.scale_nm;
+    ns.to_vdd = o.scale_vdd;
+    scaled = synth::scale_to_node(r, ns);
+  }
   if (o.json) {
     nlohmann::json j = r;
     j["config"] = config;
+    if (scaled) j["scaled"] = *scaled;
     if (temp) j.erase("workdir");
     fmt::print("{}\n", j.dump());
     return;
@@ -93,6 +109,13 @@ void run(const PpaCliOptions& o) {
   fmt::print("  ops/cycle  {:12.1f}\n", r.ops_per_cycle);
   fmt::print("  TOPS       {:12.5f}\n  TOPS/mm2   {:12.5f}\n  TOPS/W     {:12.4f}\n", r.tops,
              r.tops_per_mm2, r.tops_per_w);
+  if (scaled) {
+    fmt::print(
+        "  scaled     {:.1f} um2, {:.3f} ns, {:.4f} mW dynamic, {:.4f} TOPS/mm2, {:.3f} TOPS/W\n"
+        "             ({})\n",
+        scaled->area_um2, scaled->delay_ns, scaled->power_mw, scaled->tops_per_mm2,
+        scaled->tops_per_w, scaled->model);
+  }
   fmt::print("  activity   nets {:.4f}, inputs {:.4f} toggles/cycle ({})\n", r.net_activity,
              r.input_activity, r.activity_kind);
   if (r.gate_check_mismatches) {
@@ -143,6 +166,10 @@ CommandRegistrar reg{
       sub->add_option("--workdir", o->workdir,
                       "keep scripts, logs and netlists here (default: a temporary folder)");
       sub->add_option("--timeout-s", o->timeout_s, "limit per tool run")->capture_default_str();
+      sub->add_option("--scale-to-nm", o->scale_nm,
+                      "also report the figures scaled to this node (classical scaling; needs "
+                      "--scale-vdd)");
+      sub->add_option("--scale-vdd", o->scale_vdd, "supply voltage at --scale-to-nm (V)");
       sub->add_flag("--json", o->json, "print one JSON object");
       sub->callback([o] { run(*o); });
     }};

@@ -1,5 +1,6 @@
 #include "synth/ppa.h"
 
+#include "model/golden/error.h"
 #include "synth/process.h"
 
 #include <fmt/format.h>
@@ -165,6 +166,45 @@ void to_json(nlohmann::json& j, const PpaResult& r) {
   if (r.gate_check_mismatches) {
     j["gate_check"] = {{"cycles", r.gate_check_cycles}, {"mismatches", *r.gate_check_mismatches}};
   }
+}
+
+ScaledFigures scale_to_node(const PpaResult& r, const NodeScaling& s) {
+  if (s.from_nm <= 0 || s.to_nm <= 0) {
+    throw InputError("node scaling: nodes must be > 0 nm (got " +
+                     fmt::format("{} -> {}", s.from_nm, s.to_nm) + ")");
+  }
+  if (s.from_vdd <= 0 || s.to_vdd <= 0) {
+    throw InputError("node scaling: supply voltages must be > 0 V (got " +
+                     fmt::format("{} -> {}", s.from_vdd, s.to_vdd) + ")");
+  }
+  if (r.clock_ns <= 0 || r.ops_per_cycle <= 0) {
+    throw std::invalid_argument("scale_to_node: result without a clock or operations");
+  }
+  const double lambda = s.to_nm / s.from_nm;
+  const double v2 = (s.to_vdd / s.from_vdd) * (s.to_vdd / s.from_vdd);
+  ScaledFigures f;
+  f.area_um2 = r.area_um2 * lambda * lambda;
+  f.delay_ns = r.delay_ns * lambda;
+  f.clock_ns = r.clock_ns * lambda;
+  // Dynamic energy per cycle at the measured activity, scaled, then at the scaled clock.
+  const double energy_pj_per_cycle = (r.internal_mw + r.switching_mw) * r.clock_ns;  // mW*ns = pJ
+  f.power_mw = energy_pj_per_cycle * lambda * v2 / f.clock_ns;
+  f.tops = r.ops_per_cycle / f.clock_ns / 1000.0;
+  f.tops_per_mm2 = f.tops / (f.area_um2 * 1e-6);
+  f.tops_per_w = f.power_mw > 0 ? f.tops / (f.power_mw * 1e-3) : 0;
+  f.model = fmt::format(
+      "classical constant-field scaling {} nm {} V -> {} nm {} V: area x {:.4g}, delay x {:.4g}, "
+      "dynamic energy x {:.4g}, leakage not scaled and left out (Dennard et al., JSSC 1974; "
+      "deep-submicron deviations: Stillmaker & Baas, Integration 58, 2017)",
+      s.from_nm, s.from_vdd, s.to_nm, s.to_vdd, lambda * lambda, lambda, lambda * v2);
+  return f;
+}
+
+void to_json(nlohmann::json& j, const ScaledFigures& f) {
+  j = nlohmann::json{
+      {"area_um2", f.area_um2},     {"delay_ns", f.delay_ns}, {"clock_ns", f.clock_ns},
+      {"power_mw", f.power_mw},     {"tops", f.tops},         {"tops_per_mm2", f.tops_per_mm2},
+      {"tops_per_w", f.tops_per_w}, {"model", f.model}};
 }
 
 }  // namespace ltc::synth

@@ -1,6 +1,7 @@
 // The flow on real tensor-core RTL (rtl/rtl_design.h), at the smallest configurations so each
 // synthesis takes seconds: the netlist matches the RTL (Verilator) cycle by cycle, and the derived
 // figures count operations the way the paper does.
+#include "model/golden/error.h"
 #include "synth/ppa.h"
 #include "synth_test_util.h"
 
@@ -108,6 +109,30 @@ TEST_P(GatesimVsIverilog, SameOutputsAndToggles) {
 }
 
 INSTANTIATE_TEST_SUITE_P(FlatAndKept, GatesimVsIverilog, ::testing::Values(0, 2));
+
+TEST(NodeScaling, ClassicalFactorsByHand) {
+  PpaResult r;
+  r.area_um2 = 1e6;
+  r.delay_ns = r.clock_ns = 10;
+  r.internal_mw = r.switching_mw = 1;
+  r.leakage_mw = 0.5;
+  r.ops_per_cycle = 100;
+  NodeScaling ns;  // 180 nm 1.8 V
+  ns.to_nm = 90;
+  ns.to_vdd = 0.9;
+  const ScaledFigures f = scale_to_node(r, ns);
+  // lambda 1/2: area / 4, delay / 2; energy/cycle 2 mW x 10 ns = 20 pJ x 1/2 x 1/4 = 2.5 pJ at
+  // 5 ns = 0.5 mW; 100 ops / 5 ns = 0.02 TOPS on 0.25 mm^2, 0.02 TOPS / 0.5 mW.
+  EXPECT_DOUBLE_EQ(f.area_um2, 250000);
+  EXPECT_DOUBLE_EQ(f.delay_ns, 5);
+  EXPECT_DOUBLE_EQ(f.power_mw, 0.5);
+  EXPECT_DOUBLE_EQ(f.tops, 0.02);
+  EXPECT_DOUBLE_EQ(f.tops_per_mm2, 0.08);
+  EXPECT_DOUBLE_EQ(f.tops_per_w, 40);
+  EXPECT_NE(f.model.find("Stillmaker"), std::string::npos);
+  ns.to_vdd = 0;
+  EXPECT_THROW(scale_to_node(r, ns), InputError);
+}
 
 }  // namespace
 }  // namespace ltc::synth
