@@ -19,7 +19,7 @@ CommandRegistrar reg{
       sub->add_option("-j,--jobs", opts->jobs, "parallel PPA design points");
       sub->add_option(
           "--sweeps", opts->sweeps,
-          "built-in PPA sweeps (default: dp4 dp-k; also wbits, dse: long jobs, resumable)");
+          "built-in PPA sweeps (default: dp4 dp-k wbits; also dse: ~1 h on 2 cores, resumable)");
       auto no_ppa = std::make_shared<bool>(false);
       sub->add_flag("--no-ppa", *no_ppa, "skip the PPA sweeps (Yosys/OpenSTA)");
       sub->callback([opts, no_ppa] {
