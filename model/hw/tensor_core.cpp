@@ -136,16 +136,36 @@ void to_json(nlohmann::json& j, const TensorCoreConfig& c) {
 }
 
 void from_json(const nlohmann::json& j, TensorCoreConfig& c) {
-  auto str = [&](const char* key) { return j.at(key).get<std::string>(); };
+  if (!j.is_object()) throw InputError("tensor-core config: expected a JSON object");
+  auto str = [&](const char* key) {
+    if (!j.contains(key) || !j.at(key).is_string()) {
+      throw InputError(std::string("tensor-core config: '") + key + "' must be a string");
+    }
+    return j.at(key).get<std::string>();
+  };
+  // Integers only, in a sane range: a float or a huge value is an error, never a silent cast.
+  auto integer = [&](const char* key, int fallback, bool required) {
+    if (!j.contains(key)) {
+      if (required) throw InputError(std::string("tensor-core config: '") + key + "' is missing");
+      return fallback;
+    }
+    const auto& v = j.at(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > (1 << 20)) {
+      throw InputError(std::string("tensor-core config: '") + key +
+                       "' must be an integer in 0..1048576 (got " + v.dump() + ")");
+    }
+    return static_cast<int>(v.get<int64_t>());
+  };
   const auto design = parse_design(str("design"), "design");
-  const golden::LmmaShape shape{j.at("m").get<int>(), j.at("n").get<int>(), j.at("k").get<int>()};
+  const golden::LmmaShape shape{integer("m", 0, true), integer("n", 0, true),
+                                integer("k", 0, true)};
   const DType act = golden::parse_dtype(str("act"), "act");
-  c = TensorCoreConfig::make(design, shape, act, j.value("wbits", 1));
+  c = TensorCoreConfig::make(design, shape, act, integer("wbits", 1, false));
   if (j.contains("weight")) c.weight = golden::parse_dtype(str("weight"), "weight");
   if (j.contains("table")) c.table = golden::parse_dtype(str("table"), "table");
   if (j.contains("acc")) c.acc = golden::parse_dtype(str("acc"), "acc");
   c.out = j.contains("out") ? golden::parse_dtype(str("out"), "out") : c.acc;
-  c.pipeline_stages = j.value("pipeline_stages", 1);
+  c.pipeline_stages = integer("pipeline_stages", 1, false);
 }
 
 }  // namespace ltc::hw

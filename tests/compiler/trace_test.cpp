@@ -178,6 +178,25 @@ TEST(TraceFormat, CheckedInExamplesReadRoundTripAndRun) {
   EXPECT_GE(gemms, 2);
 }
 
+TEST(TraceFormat, CoreConfigWithAHugeOrFractionalNumberIsAnInputErrorOnItsLine) {
+  // Found by the fuzzer: n = 6.47e42 was cast to int (undefined behaviour) inside nlohmann's
+  // conversion; a fractional m was silently truncated.
+  for (const std::string value : {"6477777777777777777777777777777777777777777", "2.5", "-2"}) {
+    const std::string text =
+        "ltc-trace 1\ngpu a100-lut4x\ncore 0 {\"acc\":\"int32\",\"act\":\"int8\","
+        "\"design\":\"lut\",\"k\":4,\"m\":2,\"n\":" +
+        value + ",\"wbits\":2} acts=int8\n";
+    try {
+      read_text(text, "huge.lmt");
+      ADD_FAILURE() << "no error for n = " << value;
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("huge.lmt"), std::string::npos) << what;
+      EXPECT_NE(what.find("'n' must be an integer"), std::string::npos) << what;
+    }
+  }
+}
+
 TEST(TraceFormat, EveryTruncationOfABinaryTraceIsAnInputError) {
   const std::string bin = write_binary(small_gemm_trace());
   for (size_t n = 0; n < bin.size(); ++n) {
