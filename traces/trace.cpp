@@ -106,6 +106,11 @@ void validate(const Trace& t, const std::string& origin) {
     fail(origin, "trace version " + std::to_string(t.version) +
                      " is not supported (this reader: " + std::to_string(kTraceVersion) + ")");
   }
+  // The GPU name: empty (written "-") or a name the text form can carry (fuzzer: spaces, NULs,
+  // '#' and a literal "-" were accepted by the binary reader and did not round-trip).
+  if (!t.gpu.empty() && (!valid_name(t.gpu) || t.gpu == "-")) {
+    fail(origin, "gpu name '" + t.gpu + "' has bad characters (valid: letters, digits, _ . - / :)");
+  }
   for (size_t c = 0; c < t.cores.size(); ++c) {
     try {
       t.cores[c].config.validate();

@@ -178,6 +178,17 @@ TEST(TraceFormat, CheckedInExamplesReadRoundTripAndRun) {
   EXPECT_GE(gemms, 2);
 }
 
+TEST(TraceFormat, GpuNamesTheTextFormCannotCarryAreInputErrors) {
+  // Found by the fuzzer: the binary reader accepted GPU names with spaces, NULs or '#', and the
+  // name "-" (the text form's "no GPU"); none of them round-tripped through text.
+  for (const std::string& bad :
+       {std::string(" 0({"), std::string("a\0b", 3), std::string("a1#0"), std::string("-")}) {
+    Trace t = tiny_model_trace();
+    t.gpu = bad;
+    EXPECT_THROW(read_binary(write_binary(t), "bad.ltcb"), InputError) << bad;
+  }
+}
+
 TEST(TraceFormat, CoreConfigWithAHugeOrFractionalNumberIsAnInputErrorOnItsLine) {
   // Found by the fuzzer: n = 6.47e42 was cast to int (undefined behaviour) inside nlohmann's
   // conversion; a fractional m was silently truncated.
