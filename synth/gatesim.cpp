@@ -209,9 +209,8 @@ GateSim::GateSim(const std::string& json_path, const std::string& top,
   }
 
   // Cells: pins in the liberty's pin order.
-  constexpr int kInput = -1;
-  std::vector<int> driver;  // per node: comb cell index, -2 flop/port, -1 none
-  std::vector<std::string> driver_name;
+  constexpr int kNotComb = -1;
+  std::vector<int> driver;  // per node: the comb cell driving it, or kNotComb (port, flop, none)
   std::vector<Cell> comb, flops;
   std::vector<std::string> comb_path;
   for (const auto& pc : leaves) {
@@ -250,7 +249,7 @@ GateSim::GateSim(const std::string& json_path, const std::string& top,
   toggles_.assign(count, 0);
 
   // Drivers: each net exactly one (an input port, a flop output or a comb output).
-  driver.assign(count, kInput);
+  driver.assign(count, kNotComb);
   std::vector<uint8_t> driven(count, 0);
   auto drive = [&](uint32_t n, const std::string& who) {
     if (n == UINT32_MAX) return;
@@ -390,7 +389,8 @@ void GateSim::eval_comb() {
 
 bool GateSim::update_flops() {
   // Sample every flop first (all see the pre-edge values), then update.
-  std::vector<std::pair<size_t, uint8_t>> next;
+  auto& next = next_state_;
+  next.clear();
   for (size_t i = 0; i < flops_.size(); ++i) {
     Cell& f = flops_[i];
     const CellType& t = types_[f.type];

@@ -28,7 +28,6 @@ class GateSim {
 
   int cells() const { return static_cast<int>(comb_.size() + flops_.size()); }
   int flip_flops() const { return static_cast<int>(flops_.size()); }
-  int nets() const { return static_cast<int>(value_.size()) - 2; }  // constants excluded
   bool has_port(const std::string& port) const { return ports_.count(port) != 0; }
   int port_width(const std::string& port) const;
 
@@ -81,9 +80,10 @@ class GateSim {
   std::vector<uint32_t> pins_;      // node indices of cell pins
   std::vector<uint8_t> value_;
   std::vector<uint32_t> toggles_;
-  std::vector<uint32_t> touched_step_;  // per node: the step that first changed it
-  std::vector<uint8_t> start_value_;    // per node: its value when that step began
-  std::vector<uint32_t> touched_;       // nodes changed in the current step
+  std::vector<uint32_t> touched_step_;                  // per node: the step that first changed it
+  std::vector<uint8_t> start_value_;                    // per node: its value when that step began
+  std::vector<uint32_t> touched_;                       // nodes changed in the current step
+  std::vector<std::pair<size_t, uint8_t>> next_state_;  // update_flops scratch (flop, state)
   uint32_t step_ = 1;
   std::map<std::string, std::vector<uint32_t>> ports_;  // node per bit, LSB first
   bool counting_ = false;
