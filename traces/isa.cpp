@@ -352,6 +352,10 @@ std::string_view opcode_name(Opcode op) {
       return "loop";
     case Opcode::kEndLoop:
       return "endloop";
+    case Opcode::kCommit:
+      return "commit";
+    case Opcode::kWait:
+      return "wait";
   }
   return "?";
 }
@@ -404,7 +408,12 @@ std::string Instr::str() const {
       break;
     case Opcode::kBarrier:
     case Opcode::kEndLoop:
+    case Opcode::kCommit:
       s = std::string(opcode_name(op));
+      break;
+    case Opcode::kWait:
+      s = "wait";
+      field("n", std::to_string(count));
       break;
     case Opcode::kLoop:
       s = "loop " + std::to_string(count);
@@ -518,6 +527,9 @@ Instr parse_instr(std::string_view line, const std::string& where) {
     case Opcode::kMma:
       allowed = " m n k ";
       break;
+    case Opcode::kWait:
+      allowed = " n ";
+      break;
     case Opcode::kDequant:
       allowed = " m n g rows cols basis rowscale salient ";
       break;
@@ -554,6 +566,8 @@ Instr parse_instr(std::string_view line, const std::string& where) {
       in.addr = Affine::parse(value, where);
     else if (key == "count")
       in.count = parse_uint(value, where, "count");
+    else if (key == "n" && in.op == Opcode::kWait)
+      in.count = parse_uint(value, where, "n");
     else if (key == "m")
       in.m = Affine::parse(value, where);
     else if (key == "n")

@@ -21,7 +21,21 @@
 //   dequant ... basis=1 rowscale=1                       (FluxBin: basis' row scale)
 //   dequant m=.. n=.. rows=2 cols=64 salient=1          (FluxBin: the dense salient branch)
 //   alu count=N / sfu count=N                  (CUDA-core FP ops / special-function ops)
+//   commit                                     (close the open group of ldgsts)
+//   wait n=1                                   (until <= 1 committed ldgsts group is in flight)
 //   loop 20 ... endloop                        (repeat block; nests up to kMaxLoopDepth)
+//
+// Dependencies are implicit, through three classes of warp registers (what the simulator's
+// scoreboard tracks):
+//   fragments    written by ldg and lds; read by every instruction that is not a load, commit,
+//                wait or bar (a load's data is consumed by the next instruction that computes or
+//                stores).
+//   accumulators one tile per (m, n) origin, read and written by lmma / mma: an lmma or mma waits
+//                for an in-flight one of the same warp with the same (m, n); dequant reads all of
+//                the warp's accumulators.
+//   values       written by alu, sfu, precompute, qtable, dequant; read by those and by sts, stg.
+// ldgsts writes shared memory asynchronously: only wait (and a bar after it) orders it; wait
+// commits the open group first. bar waits for every warp of the block to arrive.
 #pragma once
 
 #include "model/golden/dtype.h"
@@ -124,8 +138,10 @@ enum class Opcode : uint8_t {
   kSfu,            // sfu
   kLoop,           // loop N
   kEndLoop,        // endloop
+  kCommit,         // commit: close the warp's open group of ldgsts (cp.async.commit_group)
+  kWait,           // wait n=N: until at most N committed ldgsts groups are in flight
 };
-inline constexpr int kOpcodeCount = 15;
+inline constexpr int kOpcodeCount = 17;
 std::string_view opcode_name(Opcode op);  // the mnemonic stem: "ldg", "lmma", ...
 
 struct Instr {
@@ -146,7 +162,7 @@ struct Instr {
   int k_group = 4;                              // precompute: activations per table
   golden::DType act = golden::DType::kInt8;     // precompute: activation dtype
   golden::DType table = golden::DType::kInt16;  // precompute: table dtype
-  uint64_t count = 0;                           // alu/sfu ops, qtable tables, loop trip count
+  uint64_t count = 0;  // alu/sfu ops, qtable tables, loop trip count, wait: groups left in flight
 
   // CUDA-core operations this instruction costs per warp (precompute: one add per entry).
   uint64_t cuda_ops() const;

@@ -494,11 +494,13 @@ class BinaryWriter {
         break;
       case Opcode::kBarrier:
       case Opcode::kEndLoop:
+      case Opcode::kCommit:
         break;
       case Opcode::kLoop:
       case Opcode::kQuantTable:
       case Opcode::kAlu:
       case Opcode::kSfu:
+      case Opcode::kWait:
         varint(in.count);
         break;
       case Opcode::kPrecompute:
@@ -718,6 +720,10 @@ class BinaryReader {
         break;
       case Opcode::kBarrier:
       case Opcode::kEndLoop:
+      case Opcode::kCommit:
+        break;
+      case Opcode::kWait:
+        in.count = bounded(uint64_t(1) << 16);
         break;
       case Opcode::kLoop:
         in.count = bounded(kMaxExpandedInstrs);

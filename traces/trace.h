@@ -38,7 +38,7 @@
 
 namespace ltc::traces {
 
-inline constexpr int kTraceVersion = 1;
+inline constexpr int kTraceVersion = 2;  // 2: commit / wait
 // Upper bound on the instructions one warp program may expand to (loop counts multiply);
 // larger programs are rejected as overflowing.
 inline constexpr uint64_t kMaxExpandedInstrs = uint64_t(1) << 40;
@@ -61,8 +61,16 @@ struct TileRecord {
   }
 };
 
-// What a LUT mpGEMM kernel computes, for the functional interpreter. m == 0: not a LUT GEMM.
+// How a GEMM kernel computes: LUT tensor cores (lmma), or MAC tensor cores (mma; dense, or
+// dequantize-then-MAC when wbits > 0).
+enum class GemmPath : uint8_t { kLut, kMma };
+
+// What a GEMM kernel computes, for the functional interpreter and `ltc sim --functional`.
+// m == 0: not a GEMM. kMma: act is the A and B operand dtype, wbits 0 for a dense B, else the
+// bits of B's integer codes (dequantized to act on the CUDA cores); batch independent GEMMs.
 struct GemmRecord {
+  GemmPath path = GemmPath::kLut;
+  int64_t batch = 1;
   int64_t m = 0, n = 0, k = 0;
   int64_t group = 0;  // quantization group (input columns per scale)
   int wbits = 0;
@@ -70,7 +78,8 @@ struct GemmRecord {
   int bases = 0;        // multi-basis binary (FluxBin): sign bases, each W = 1; 0 = INT formats
   int64_t salient = 0;  // multi-basis binary: dense salient columns per group
   bool operator==(const GemmRecord& o) const {
-    return m == o.m && n == o.n && k == o.k && group == o.group && wbits == o.wbits &&
+    return path == o.path && batch == o.batch && m == o.m && n == o.n && k == o.k &&
+           group == o.group && wbits == o.wbits &&
            act == o.act && bases == o.bases && salient == o.salient;
   }
 };
