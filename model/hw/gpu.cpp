@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -99,7 +100,50 @@ double GpuConfig::lut_tops(std::string_view act, int wbits) const {
   if (!lut_tensor || wbits < 1) return 0;
   const auto& acts = lut_tensor->acts;
   if (std::find(acts.begin(), acts.end(), act) == acts.end()) return 0;
-  return lut_tensor->w1_tops / wbits;
+  // One instruction spanning every tile of a tensor core, at lmma_timing's initiation interval.
+  const auto& c = lut_tensor->core.shape;
+  const golden::LmmaShape all{c.m, c.n * lut_tensor->tiles_per_tensor_core, c.k};
+  const double ops = 2.0 * all.m * all.n * all.k;
+  return ops / double(lmma_timing(all, wbits).issue_cycles) * tensor_cores() * clock_ghz * 1e9 /
+         1e12;
+}
+
+TensorOpTiming GpuConfig::lmma_timing(const golden::LmmaShape& instr, int wbits) const {
+  if (!lut_tensor) throw InputError("gpu '" + name + "' has no LUT tensor core");
+  const auto& core = lut_tensor->core;
+  const auto& c = core.shape;
+  if (instr.m < c.m || instr.n < c.n || instr.m % c.m || instr.n % c.n || instr.k != c.k ||
+      wbits < 1) {
+    throw InputError("lmma shape " + instr.name() + " with " + std::to_string(wbits) +
+                     " weight planes is not a multiple of tensor core " + c.name() +
+                     " (M and N multiples, the same K, >= 1 plane)");
+  }
+  const int64_t tiles = int64_t(instr.m / c.m) * (instr.n / c.n);
+  const int64_t rounds =
+      (tiles + lut_tensor->tiles_per_tensor_core - 1) / lut_tensor->tiles_per_tensor_core;
+  TensorOpTiming t;
+  t.issue_cycles = rounds * wbits;
+  t.latency_cycles = t.issue_cycles + core.pipeline_stages + sm.lmma_latency_cycles;
+  return t;
+}
+
+TensorOpTiming GpuConfig::mma_timing(const golden::LmmaShape& instr, std::string_view a,
+                                     std::string_view b) const {
+  const double tops = mac_tops(a, b);
+  if (tops <= 0) {
+    throw InputError("gpu '" + name + "' has no MAC tensor-core rate for " + std::string(a) +
+                     " x " + std::string(b));
+  }
+  const double ops_per_cycle = tops * 1e12 / (double(tensor_cores()) * clock_ghz * 1e9);
+  const double ops = 2.0 * instr.m * instr.n * instr.k;
+  TensorOpTiming t;
+  t.issue_cycles = std::max<int64_t>(1, int64_t(std::ceil(ops / ops_per_cycle - 1e-9)));
+  t.latency_cycles = std::max<int64_t>(t.issue_cycles, sm.mma_latency_cycles);
+  return t;
+}
+
+int GpuConfig::fp32_lanes_per_sm() const {
+  return std::max(1, int(std::lround(cuda_fp32_tflops * 1e12 / (2.0 * sms * clock_ghz * 1e9))));
 }
 
 void GpuConfig::finalize() {
@@ -148,6 +192,39 @@ void GpuConfig::finalize() {
                      ": overheads (launch_overhead_us, sync_overhead_us, "
                      "achievable.kernel_fixed_us, achievable.elementwise_fixed_us) must be >= 0");
   }
+  {
+    const SmConfig& m = sm;
+    const std::string ws = w + ": field 'sm.";
+    auto at_least = [&](const char* key, int v, int lo) {
+      if (v < lo) throw InputError(ws + key + "' must be >= " + std::to_string(lo));
+    };
+    at_least("max_warps", m.max_warps, 1);
+    at_least("max_blocks", m.max_blocks, 1);
+    at_least("alu_latency_cycles", m.alu_latency_cycles, 1);
+    at_least("sfu_ops_per_cycle", m.sfu_ops_per_cycle, 1);
+    at_least("sfu_latency_cycles", m.sfu_latency_cycles, 1);
+    at_least("mma_latency_cycles", m.mma_latency_cycles, 1);
+    at_least("lmma_latency_cycles", m.lmma_latency_cycles, 0);
+    at_least("smem_banks", m.smem_banks, 1);
+    at_least("smem_latency_cycles", m.smem_latency_cycles, 1);
+    at_least("lsu_bytes_per_cycle", m.lsu_bytes_per_cycle, 4);
+    at_least("l1_latency_cycles", m.l1_latency_cycles, 1);
+    at_least("l1_ways", m.l1_ways, 1);
+    at_least("l2_slices", m.l2_slices, 1);
+    at_least("l2_ways", m.l2_ways, 1);
+    at_least("dram_channels", m.dram_channels, 1);
+    at_least("noc_bytes_per_cycle", m.noc_bytes_per_cycle, 4);
+    at_least("kernel_gap_cycles", m.kernel_gap_cycles, 0);
+    if (m.line_bytes < 32 || (m.line_bytes & (m.line_bytes - 1)) != 0) {
+      throw InputError(ws + "line_bytes' must be a power of two >= 32");
+    }
+    if (m.scheduler != "gto" && m.scheduler != "lrr") {
+      throw InputError(ws + "scheduler' is '" + m.scheduler + "' (valid: gto, lrr)");
+    }
+    if (m.max_warps % sub_partitions_per_sm != 0) {
+      throw InputError(ws + "max_warps' must be a multiple of sub_partitions_per_sm");
+    }
+  }
   if (lut_tensor) {
     auto& lut = *lut_tensor;
     if (lut.tiles_per_tensor_core <= 0) {
@@ -161,8 +238,9 @@ void GpuConfig::finalize() {
     if (s.m <= 0 || s.n <= 0 || s.k <= 0) {
       throw InputError(w + ": field 'lut_tensor.core' shape must have m, n, k > 0");
     }
-    lut.w1_tops =
-        2.0 * s.m * s.n * s.k * lut.tiles_per_tensor_core * tensor_cores() * clock_ghz * 1e9 / 1e12;
+    const golden::LmmaShape all{s.m, s.n * lut.tiles_per_tensor_core, s.k};
+    lut.w1_tops = 2.0 * all.m * all.n * all.k / double(lmma_timing(all, 1).issue_cycles) *
+                  tensor_cores() * clock_ghz * 1e9 / 1e12;
   }
 }
 
@@ -191,6 +269,27 @@ void to_json(json& j, const GpuConfig& g) {
            {"l1_kb_per_sm", g.l1_kb_per_sm},
            {"l2", cache(g.l2)},
            {"dram", cache(g.dram)},
+           {"sm",
+            {{"max_warps", g.sm.max_warps},
+             {"max_blocks", g.sm.max_blocks},
+             {"scheduler", g.sm.scheduler},
+             {"alu_latency_cycles", g.sm.alu_latency_cycles},
+             {"sfu_ops_per_cycle", g.sm.sfu_ops_per_cycle},
+             {"sfu_latency_cycles", g.sm.sfu_latency_cycles},
+             {"mma_latency_cycles", g.sm.mma_latency_cycles},
+             {"lmma_latency_cycles", g.sm.lmma_latency_cycles},
+             {"smem_banks", g.sm.smem_banks},
+             {"smem_latency_cycles", g.sm.smem_latency_cycles},
+             {"lsu_bytes_per_cycle", g.sm.lsu_bytes_per_cycle},
+             {"l1_latency_cycles", g.sm.l1_latency_cycles},
+             {"l1_ways", g.sm.l1_ways},
+             {"l2_slices", g.sm.l2_slices},
+             {"l2_ways", g.sm.l2_ways},
+             {"line_bytes", g.sm.line_bytes},
+             {"dram_channels", g.sm.dram_channels},
+             {"noc_bytes_per_cycle", g.sm.noc_bytes_per_cycle},
+             {"kernel_gap_cycles", g.sm.kernel_gap_cycles},
+             {"source", g.sm.source}}},
            {"launch_overhead_us", g.launch_overhead_us},
            {"sync_overhead_us", g.sync_overhead_us},
            {"achievable",
@@ -265,6 +364,30 @@ void from_json(const json& j, GpuConfig& g) {
   }
   f.opt("launch_overhead_us", g.launch_overhead_us);
   f.opt("sync_overhead_us", g.sync_overhead_us);
+  if (f.has("sm")) {
+    const FieldReader a(f.obj("sm"), f.where() + " sm");
+    auto& x = g.sm;
+    a.opt("max_warps", x.max_warps);
+    a.opt("max_blocks", x.max_blocks);
+    a.opt("scheduler", x.scheduler);
+    a.opt("alu_latency_cycles", x.alu_latency_cycles);
+    a.opt("sfu_ops_per_cycle", x.sfu_ops_per_cycle);
+    a.opt("sfu_latency_cycles", x.sfu_latency_cycles);
+    a.opt("mma_latency_cycles", x.mma_latency_cycles);
+    a.opt("lmma_latency_cycles", x.lmma_latency_cycles);
+    a.opt("smem_banks", x.smem_banks);
+    a.opt("smem_latency_cycles", x.smem_latency_cycles);
+    a.opt("lsu_bytes_per_cycle", x.lsu_bytes_per_cycle);
+    a.opt("l1_latency_cycles", x.l1_latency_cycles);
+    a.opt("l1_ways", x.l1_ways);
+    a.opt("l2_slices", x.l2_slices);
+    a.opt("l2_ways", x.l2_ways);
+    a.opt("line_bytes", x.line_bytes);
+    a.opt("dram_channels", x.dram_channels);
+    a.opt("noc_bytes_per_cycle", x.noc_bytes_per_cycle);
+    a.opt("kernel_gap_cycles", x.kernel_gap_cycles);
+    a.opt("source", x.source);
+  }
   if (f.has("achievable")) {
     const FieldReader a(f.obj("achievable"), f.where() + " achievable");
     auto& x = g.achievable;

@@ -58,6 +58,41 @@ struct AchievableRates {
   std::string source;              // where these numbers come from
 };
 
+// The SM microarchitecture the cycle-level simulator (sim/) needs beyond the rates above: what
+// datasheets and microbenchmarks give (configs/calibration/*-microbench.json). Unit throughputs
+// are derived, not stored: CUDA-core lanes from cuda_fp32_tflops, tensor-core cycles from the
+// tensor rates (GpuConfig::lmma_timing / mma_timing), L2 and DRAM bandwidth and latency from the
+// l2 / dram sections.
+struct SmConfig {
+  int max_warps = 64;             // resident warps per SM
+  int max_blocks = 32;            // resident thread blocks per SM
+  std::string scheduler = "gto";  // warp scheduler policy per sub-partition: gto, lrr
+  int alu_latency_cycles = 4;     // dependent FP32 FFMA
+  int sfu_ops_per_cycle = 16;     // MUFU operations per cycle per SM
+  int sfu_latency_cycles = 18;
+  int mma_latency_cycles = 32;    // dependent mma.m16n8k16 chain, issue to issue
+  int lmma_latency_cycles = 6;    // LUT core: operand read + writeback beyond the plane beats
+  int smem_banks = 32;            // 4-byte banks
+  int smem_latency_cycles = 23;   // lds load-to-use, no conflict
+  int lsu_bytes_per_cycle = 128;  // L1 / shared-memory data path per SM
+  int l1_latency_cycles = 33;     // ldg hit in L1
+  int l1_ways = 4;
+  int l2_slices = 80;
+  int l2_ways = 16;
+  int line_bytes = 128;  // L1 and L2 line; 32-byte sectors
+  int dram_channels = 40;
+  int noc_bytes_per_cycle = 64;  // one SM's port into the L2 crossbar
+  int kernel_gap_cycles = 2000;  // kernel boundary under CUDA graphs: drain, launch, ramp
+  std::string source;            // where these numbers come from
+};
+
+// One tensor-core warp instruction: the core is busy `issue_cycles` (the initiation interval
+// before it accepts the next), the result is ready `latency_cycles` after issue.
+struct TensorOpTiming {
+  int64_t issue_cycles = 0;
+  int64_t latency_cycles = 0;
+};
+
 struct GpuConfig {
   std::string name;         // "h200"
   std::string description;  // one line, with the datasheet it comes from
@@ -80,6 +115,7 @@ struct GpuConfig {
   CacheLevel l2;
   CacheLevel dram;  // capacity_mb holds the HBM/GDDR size
 
+  SmConfig sm;                      // the SM for the cycle-level simulator
   double launch_overhead_us = 4.0;  // kernel launch without CUDA graphs
   double sync_overhead_us = 1.0;    // grid-wide synchronization / kernel boundary
   AchievableRates achievable;
@@ -100,6 +136,20 @@ struct GpuConfig {
   // `act` unsupported.
   double lut_tops(std::string_view act, int wbits) const;
   bool has_lut_tensor() const { return lut_tensor.has_value(); }
+  // The one definition of an LMMA's cycles, used by the roofline, the compiler's scheduler and
+  // the simulator: an instruction of shape instr (a multiple a x b of the core's tile in M and
+  // N, the core's K) on one tensor core of `tiles_per_tensor_core` tiles takes one beat per
+  // weight plane for each round of ceil(a*b / tiles) tiles; the result follows after the tile's
+  // pipeline stages and the SM's fixed tensor latency. Throws InputError for a shape that is not
+  // such a multiple or a GPU without LUT cores.
+  TensorOpTiming lmma_timing(const golden::LmmaShape& instr, int wbits) const;
+  // A dense MMA (mma.m16n8k16 etc.) on one tensor core, from the GPU's MAC rate for (a, b):
+  // issue = 2*M*N*K / ops per cycle per tensor core; latency the measured dependent-chain time.
+  TensorOpTiming mma_timing(const golden::LmmaShape& instr, std::string_view a,
+                            std::string_view b) const;
+  // FP32 lanes of one SM (cuda_fp32_tflops / (2 * sms * clock)).
+  int fp32_lanes_per_sm() const;
+  double cycles_per_ns() const { return clock_ghz; }
 
   // Fills derived fields (w1_tops) and checks ranges; throws InputError naming the field.
   void finalize();

@@ -10,7 +10,7 @@
 #include <functional>
 #include <utility>
 
-namespace ltc::sim {
+namespace ltc::rtl {
 
 template <class Tile>
 class RtlTileModule : public sc_core::sc_module {
@@ -43,4 +43,4 @@ class RtlTileModule : public sc_core::sc_module {
   uint64_t cycles_ = 0;
 };
 
-}  // namespace ltc::sim
+}  // namespace ltc::rtl

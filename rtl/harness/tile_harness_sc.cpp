@@ -1,9 +1,9 @@
-// The SystemC flavour of tile_harness: the verilated tile inside ltc::sim::RtlTileModule, clocked
+// The SystemC flavour of tile_harness: the verilated tile inside ltc::rtl::RtlTileModule, clocked
 // by an sc_clock. Built on demand by rtl_runner.cpp (Verilator --exe, linked with libsystemc).
 //
 //   tile_harness bench CYCLES PLANES   back-to-back LMMAs, print simulated cycles per second
 #include "Vtile.h"
-#include "sim/rtl_tile_module.h"
+#include "rtl/harness/rtl_tile_module.h"
 #include "verilated.h"
 
 #include <chrono>
@@ -66,7 +66,7 @@ int sc_main(int argc, char** argv) {
   }
 
   sc_core::sc_clock clk("clk", sc_core::sc_time(1, sc_core::SC_NS));
-  ltc::sim::RtlTileModule<Vtile> mod("tile", *tile);
+  ltc::rtl::RtlTileModule<Vtile> mod("tile", *tile);
   mod.clk(clk);
   uint64_t cycle = 0, plane = 0, results = 0;
   mod.drive = [&](Vtile& t) {
