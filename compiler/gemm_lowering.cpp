@@ -135,7 +135,8 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
   k.tiles.warp = {wm, wn, bk};
   k.tiles.instr = {im, in_, kg};
   const int64_t salient = multi ? spec.weights.salient : 0;
-  k.gemm = {spec.m, spec.n, spec.k, G, wbits, spec.act, multi ? int(B) : 0, salient};
+  k.gemm = {traces::GemmPath::kLut, 1,      spec.m, spec.n, spec.k, G, wbits, spec.act,
+            multi ? int(B) : 0,     salient};
   // INT: fp16 scale + fp16 zero point per (group, column); multi-basis: fp16 row scale per basis.
   const int64_t scale_bytes = multi ? 2 * B : 4;
   const int64_t n_groups = ceil_div(spec.k, G);

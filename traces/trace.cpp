@@ -49,11 +49,43 @@ void check_affine(const Affine& a, int depth, const std::array<double, kAffineVa
   if (bound >= 4.0e18) fail(where, std::string(field) + " overflows for the largest indices");
 }
 
+void validate_gemm_record(const GemmRecord& g, const std::string& where) {
+  if (g.n < 1 || g.k < 1 || g.group < 1 || g.batch < 1) {
+    fail(where, "gemm record needs n, k, group, batch >= 1");
+  }
+  if (g.path == GemmPath::kLut) {
+    if (g.batch != 1 || g.wbits < 1 || g.wbits > 8 || g.bases < 0 || g.bases > 8 || g.salient < 0 ||
+        g.salient >= g.group || (g.bases > 0 && g.wbits != 1)) {
+      fail(where,
+           "lut gemm record needs batch 1, wbits 1..8 (1 with bases), bases 0..8, "
+           "salient < group");
+    }
+    return;
+  }
+  const bool act_ok = g.act == DType::kInt8 || g.act == DType::kFp16 || g.act == DType::kBf16 ||
+                      g.act == DType::kFp8E4M3 || g.act == DType::kFp8E5M2;
+  if (g.wbits < 0 || g.wbits > 8 || g.bases != 0 || g.salient != 0 || !act_ok) {
+    fail(where,
+         "mma gemm record needs wbits 0 (dense) or 1..8 (dequantized codes), bases 0, salient 0, "
+         "act int8, fp16, bf16, fp8e4m3 or fp8e5m2");
+  }
+}
+
 std::string triple(const std::array<int64_t, 3>& t) {
   return std::to_string(t[0]) + "," + std::to_string(t[1]) + "," + std::to_string(t[2]);
 }
 
 }  // namespace
+
+std::string_view gemm_path_name(GemmPath p) {
+  return p == GemmPath::kMma ? "mma" : "lut";
+}
+
+GemmPath parse_gemm_path(std::string_view s, const std::string& where) {
+  if (s == "lut") return GemmPath::kLut;
+  if (s == "mma") return GemmPath::kMma;
+  fail(where, "unknown gemm path '" + std::string(s) + "' (valid: lut, mma)");
+}
 
 const TensorDecl* Kernel::tensor(std::string_view n) const {
   for (const auto& t : tensors) {
@@ -132,14 +164,7 @@ void validate(const Trace& t, const std::string& origin) {
     if (k.tiles.core < -1 || k.tiles.core >= int(t.cores.size())) {
       fail(kw, "tiles core " + std::to_string(k.tiles.core) + " is not declared");
     }
-    if (k.gemm.m > 0 &&
-        (k.gemm.n < 1 || k.gemm.k < 1 || k.gemm.group < 1 || k.gemm.wbits < 1 || k.gemm.wbits > 8 ||
-         k.gemm.bases < 0 || k.gemm.bases > 8 || k.gemm.salient < 0 ||
-         k.gemm.salient >= k.gemm.group || (k.gemm.bases > 0 && k.gemm.wbits != 1))) {
-      fail(kw,
-           "gemm record needs n, k, group >= 1, wbits 1..8 (1 with bases), bases 0..8, "
-           "salient < group");
-    }
+    if (k.gemm.m > 0) validate_gemm_record(k.gemm, kw);
     for (size_t a = 0; a < k.tensors.size(); ++a) {
       if (!valid_name(k.tensors[a].name)) fail(kw, "tensor name is empty or has bad characters");
       for (size_t b = 0; b < a; ++b) {
@@ -226,10 +251,10 @@ std::string write_text(const Trace& t) {
     o << "  tiles core=" << k.tiles.core << " block=" << triple(k.tiles.block)
       << " warp=" << triple(k.tiles.warp) << " instr=" << triple(k.tiles.instr) << "\n";
     if (k.gemm.m > 0) {
-      o << "  gemm m=" << k.gemm.m << " n=" << k.gemm.n << " k=" << k.gemm.k
-        << " group=" << k.gemm.group << " wbits=" << k.gemm.wbits
-        << " act=" << golden::dtype_name(k.gemm.act) << " bases=" << k.gemm.bases
-        << " salient=" << k.gemm.salient << "\n";
+      o << "  gemm path=" << gemm_path_name(k.gemm.path) << " batch=" << k.gemm.batch
+        << " m=" << k.gemm.m << " n=" << k.gemm.n << " k=" << k.gemm.k << " group=" << k.gemm.group
+        << " wbits=" << k.gemm.wbits << " act=" << golden::dtype_name(k.gemm.act)
+        << " bases=" << k.gemm.bases << " salient=" << k.gemm.salient << "\n";
     }
     for (const auto& td : k.tensors) {
       o << "  tensor " << td.id << " " << td.name << " bytes=" << td.bytes << "\n";
@@ -334,15 +359,24 @@ class TextReader {
         k->tiles.warp = three(value(tok[3], "warp"));
         k->tiles.instr = three(value(tok[4], "instr"));
       } else if (k && kw == "gemm") {
-        want(tok, 9);
-        k->gemm.m = num(value(tok[1], "m"), "m");
-        k->gemm.n = num(value(tok[2], "n"), "n");
-        k->gemm.k = num(value(tok[3], "k"), "k");
-        k->gemm.group = num(value(tok[4], "group"), "group");
-        k->gemm.wbits = int(small(value(tok[5], "wbits"), "wbits"));
-        k->gemm.act = golden::parse_dtype(value(tok[6], "act"), where() + ": act");
-        k->gemm.bases = int(small(value(tok[7], "bases"), "bases"));
-        k->gemm.salient = num(value(tok[8], "salient"), "salient");
+        // Version-1 records lack path and batch: they are LUT GEMMs of batch 1.
+        if (tok.size() != 9 && tok.size() != 11) {
+          fail(where(),
+               "'gemm' takes path= batch= m= n= k= group= wbits= act= bases= salient= fields");
+        }
+        size_t f = 1;
+        if (tok.size() == 11) {
+          k->gemm.path = parse_gemm_path(value(tok[f++], "path"), where());
+          k->gemm.batch = num(value(tok[f++], "batch"), "batch");
+        }
+        k->gemm.m = num(value(tok[f++], "m"), "m");
+        k->gemm.n = num(value(tok[f++], "n"), "n");
+        k->gemm.k = num(value(tok[f++], "k"), "k");
+        k->gemm.group = num(value(tok[f++], "group"), "group");
+        k->gemm.wbits = int(small(value(tok[f++], "wbits"), "wbits"));
+        k->gemm.act = golden::parse_dtype(value(tok[f++], "act"), where() + ": act");
+        k->gemm.bases = int(small(value(tok[f++], "bases"), "bases"));
+        k->gemm.salient = num(value(tok[f++], "salient"), "salient");
       } else if (k && kw == "tensor") {
         want(tok, 4);
         TensorDecl td;
@@ -598,6 +632,13 @@ class BinaryReader {
       }
       k.gemm.m = int64_t(bounded(uint64_t(1) << 40));
       if (k.gemm.m > 0) {
+        const uint32_t path = u8();
+        if (path > uint32_t(GemmPath::kMma)) {
+          --pos_;
+          fail(where(), "bad gemm path code " + std::to_string(path) + " (valid: 0 lut, 1 mma)");
+        }
+        k.gemm.path = GemmPath(path);
+        k.gemm.batch = int64_t(bounded(uint64_t(1) << 40));
         k.gemm.n = int64_t(bounded(uint64_t(1) << 40));
         k.gemm.k = int64_t(bounded(uint64_t(1) << 40));
         k.gemm.group = int64_t(bounded(uint64_t(1) << 40));
@@ -828,6 +869,8 @@ std::string write_binary(const Trace& t) {
     }
     w.varint(uint64_t(k.gemm.m));
     if (k.gemm.m > 0) {
+      w.u8(uint32_t(k.gemm.path));
+      w.varint(uint64_t(k.gemm.batch));
       w.varint(uint64_t(k.gemm.n));
       w.varint(uint64_t(k.gemm.k));
       w.varint(uint64_t(k.gemm.group));

@@ -8,7 +8,7 @@
 // expand_warp() still yields each warp's exact instruction stream.
 //
 // Text form (`#` starts a comment; indentation is free):
-//   ltc-trace 1
+//   ltc-trace 2
 //   gpu a100-lut4x
 //   core 0 {"design":"lut","m":2,"n":64,"k":4,"act":"int8","wbits":2,...} acts=int8,fp16
 //   kernel layer0.q_proj
@@ -16,8 +16,9 @@
 //     block 4 1
 //     resources smem=69632 regs=93
 //     tiles core=0 block=2,1024,256 warp=2,256,256 instr=2,64,4
-//     gemm m=1 n=8192 k=8192 group=8192 wbits=2 act=int8 bases=0 salient=0  (optional: what it
-//     computes) tensor 0 tables bytes=131072 program
+//     gemm path=lut batch=1 m=1 n=8192 k=8192 group=8192 wbits=2 act=int8 bases=0 salient=0
+//     tensor 0 tables bytes=131072          (optional gemm line: what the kernel computes)
+//     program
 //       loop 32
 //         ldgsts t=1 bytes=65536 addr=bx*2097152+i0*65536
 //         ...
@@ -34,6 +35,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ltc::traces {
@@ -64,10 +66,17 @@ struct TileRecord {
 // How a GEMM kernel computes: LUT tensor cores (lmma), or MAC tensor cores (mma; dense, or
 // dequantize-then-MAC when wbits > 0).
 enum class GemmPath : uint8_t { kLut, kMma };
+std::string_view gemm_path_name(GemmPath p);  // "lut", "mma"
+GemmPath parse_gemm_path(std::string_view s, const std::string& where);
 
 // What a GEMM kernel computes, for the functional interpreter and `ltc sim --functional`.
 // m == 0: not a GEMM. kMma: act is the A and B operand dtype, wbits 0 for a dense B, else the
 // bits of B's integer codes (dequantized to act on the CUDA cores); batch independent GEMMs.
+// Text: `gemm path=lut|mma batch=B m= n= k= group= wbits= act= bases= salient=` (a record
+// without path and batch, as version 1 wrote it, reads as path=lut batch=1). Binary: m, and when
+// m > 0: path (u8: 0 lut, 1 mma), batch, n, k, group, wbits, act (u8), bases, salient.
+// validate(): n, k, group, batch >= 1; lut: batch 1, wbits 1..8 (1 with bases), bases 0..8,
+// salient < group; mma: wbits 0 or 1..8, bases 0, salient 0, act an MMA operand dtype.
 struct GemmRecord {
   GemmPath path = GemmPath::kLut;
   int64_t batch = 1;
@@ -79,8 +88,8 @@ struct GemmRecord {
   int64_t salient = 0;  // multi-basis binary: dense salient columns per group
   bool operator==(const GemmRecord& o) const {
     return path == o.path && batch == o.batch && m == o.m && n == o.n && k == o.k &&
-           group == o.group && wbits == o.wbits &&
-           act == o.act && bases == o.bases && salient == o.salient;
+           group == o.group && wbits == o.wbits && act == o.act && bases == o.bases &&
+           salient == o.salient;
   }
 };
 

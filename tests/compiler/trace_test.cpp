@@ -194,7 +194,7 @@ TEST(TraceFormat, CoreConfigWithAHugeOrFractionalNumberIsAnInputErrorOnItsLine) 
   // conversion; a fractional m was silently truncated.
   for (const std::string value : {"6477777777777777777777777777777777777777777", "2.5", "-2"}) {
     const std::string text =
-        "ltc-trace 1\ngpu a100-lut4x\ncore 0 {\"acc\":\"int32\",\"act\":\"int8\","
+        "ltc-trace 2\ngpu a100-lut4x\ncore 0 {\"acc\":\"int32\",\"act\":\"int8\","
         "\"design\":\"lut\",\"k\":4,\"m\":2,\"n\":" +
         value + ",\"wbits\":2} acts=int8\n";
     try {
@@ -239,7 +239,7 @@ TEST(TraceFormat, BadOpcodeByteNamesItsOffset) {
 }
 
 const char* kHeader =
-    "ltc-trace 1\n"
+    "ltc-trace 2\n"
     "gpu test\n"
     "core 0 {\"design\":\"lut\",\"m\":2,\"n\":64,\"k\":4,\"act\":\"int8\",\"wbits\":2}\n"
     "kernel k\n"
@@ -402,6 +402,115 @@ TEST(ModelTrace, EveryLutGemmKernelOfAModelStepRunsExactly) {
       EXPECT_EQ(c.check.mismatches, 0u) << s.weights << " " << c.kernel;
     }
   }
+}
+
+}  // namespace
+}  // namespace ltc::traces
+
+namespace ltc::traces {
+namespace {
+
+Trace gemm_record_trace(const GemmRecord& g) {
+  Trace t;
+  t.gpu = "a100";
+  Kernel k;
+  k.name = "g";
+  k.gemm = g;
+  Instr bar;
+  bar.op = Opcode::kBarrier;
+  k.program = {bar};
+  t.kernels = {k};
+  return t;
+}
+
+GemmRecord mma_record() {
+  GemmRecord g;
+  g.path = GemmPath::kMma;
+  g.batch = 3;
+  g.m = 5;
+  g.n = 100;
+  g.k = 70;
+  g.group = 70;
+  g.wbits = 0;
+  g.act = golden::DType::kBf16;
+  return g;
+}
+
+TEST(GemmRecord, PathAndBatchRoundTripThroughTextAndBinary) {
+  GemmRecord lut;
+  lut.m = 3;
+  lut.n = 64;
+  lut.k = 256;
+  lut.group = 64;
+  lut.wbits = 1;
+  lut.act = golden::DType::kFp16;
+  lut.bases = 2;
+  lut.salient = 8;
+  GemmRecord dequant = mma_record();
+  dequant.wbits = 4;
+  dequant.act = golden::DType::kFp8E4M3;
+  for (const GemmRecord& g : {lut, mma_record(), dequant}) {
+    const Trace t = gemm_record_trace(g);
+    const std::string text = write_text(t);
+    const std::string line = "gemm path=" + std::string(gemm_path_name(g.path)) +
+                             " batch=" + std::to_string(g.batch) + " m=" + std::to_string(g.m);
+    EXPECT_NE(text.find(line), std::string::npos) << text;
+    EXPECT_EQ(read_text(text, "g.lmt").kernels[0].gemm, g);
+    EXPECT_EQ(read_binary(write_binary(t), "g.ltcb").kernels[0].gemm, g);
+    EXPECT_EQ(write_text(read_binary(write_binary(t), "g.ltcb")), text);
+  }
+}
+
+TEST(GemmRecord, RecordWithoutPathAndBatchReadsAsLutBatchOne) {
+  const std::string text =
+      "ltc-trace 2\ngpu x\nkernel g\n  gemm m=2 n=64 k=8 group=8 wbits=2 act=int8 bases=0 "
+      "salient=0\n  program\n    bar\n  end\nend\n";
+  const GemmRecord g = read_text(text, "old.lmt").kernels[0].gemm;
+  EXPECT_EQ(g.path, GemmPath::kLut);
+  EXPECT_EQ(g.batch, 1);
+  EXPECT_EQ(g.wbits, 2);
+  EXPECT_EQ(g.n, 64);
+}
+
+TEST(GemmRecord, ValidationRulesPerPath) {
+  auto error = [](const GemmRecord& g) {
+    return message_of([&] { read_binary(write_binary(gemm_record_trace(g)), "r.ltcb"); });
+  };
+  EXPECT_EQ(error(mma_record()), "(no error)");
+  GemmRecord g = mma_record();
+  g.bases = 1;
+  EXPECT_NE(error(g).find("mma gemm record needs"), std::string::npos) << error(g);
+  g = mma_record();
+  g.salient = 2;
+  EXPECT_NE(error(g).find("salient 0"), std::string::npos);
+  g = mma_record();
+  g.wbits = 9;
+  EXPECT_NE(error(g).find("wbits 0"), std::string::npos);
+  g = mma_record();
+  g.act = golden::DType::kInt32;
+  EXPECT_NE(error(g).find("r.ltcb: kernel g"), std::string::npos);
+  g = mma_record();
+  g.batch = 0;
+  EXPECT_NE(error(g).find("batch >= 1"), std::string::npos);
+  g = mma_record();
+  g.path = GemmPath::kLut;  // wbits 0 and batch 3 are not a LUT GEMM
+  EXPECT_NE(error(g).find("lut gemm record needs batch 1"), std::string::npos) << error(g);
+  const std::string bad_path =
+      "ltc-trace 2\ngpu x\nkernel g\n  gemm path=add batch=1 m=2 n=64 k=8 group=8 wbits=2 "
+      "act=int8 bases=0 salient=0\n  program\n    bar\n  end\nend\n";
+  EXPECT_NE(message_of([&] {
+              read_text(bad_path, "p.lmt");
+            }).find("p.lmt:4: unknown gemm path 'add' (valid: lut, mma)"),
+            std::string::npos);
+  // A bad path byte in the binary form names its offset.
+  std::string bin = write_binary(gemm_record_trace(mma_record()));
+  const size_t at = bin.find(std::string("\x05\x01\x03\x64", 4));  // m=5 path=mma batch=3 n=100
+  ASSERT_NE(at, std::string::npos);
+  bin[at + 1] = char(7);
+  EXPECT_NE(message_of([&] {
+              read_binary(bin, "p.ltcb");
+            }).find("p.ltcb: byte " + std::to_string(at + 1) + ": bad gemm path code 7"),
+            std::string::npos);
 }
 
 }  // namespace
