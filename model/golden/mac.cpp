@@ -3,6 +3,8 @@
 #include "model/golden/error.h"
 #include "model/golden/fp.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <string>
 
 namespace ltc::golden {
@@ -78,6 +80,54 @@ std::vector<uint32_t> dequantize_codes(const std::vector<uint8_t>& codes, double
   std::vector<uint32_t> w(codes.size());
   for (size_t i = 0; i < codes.size(); ++i) w[i] = encode(wdt, scale * (codes[i] - zero));
   return w;
+}
+
+std::vector<uint32_t> mac_gemm(const MacType& type, int k_step, const std::vector<uint32_t>& a,
+                               int m, const std::vector<uint32_t>& w, int n, int k) {
+  if (k_step < 1) throw InputError("mac_gemm: K step " + std::to_string(k_step) + " must be >= 1");
+  if (m < 0 || n < 0 || k < 1) {
+    throw InputError("mac_gemm: M, N must be >= 0 and K >= 1 (M=" + std::to_string(m) +
+                     " N=" + std::to_string(n) + " K=" + std::to_string(k) + ")");
+  }
+  validate(LmmaShape{1, 1, k_step}, type);
+  check_size("mac_gemm A", a.size(), size_t(m) * size_t(k));
+  check_size("mac_gemm W", w.size(), size_t(n) * size_t(k));
+  const int64_t k_padded = (int64_t(k) + k_step - 1) / k_step * k_step;
+  const uint32_t zero_a = encode(type.a, 0.0), zero_w = encode(type.w, 0.0);
+  std::vector<uint32_t> o(size_t(m) * size_t(n));
+  for (int r = 0; r < m; ++r) {
+    for (int col = 0; col < n; ++col) {
+      uint32_t acc = encode(type.acc, 0.0);
+      for (int64_t kk = 0; kk < k_padded; ++kk) {
+        const uint32_t x = kk < k ? a[size_t(r) * size_t(k) + size_t(kk)] : zero_a;
+        const uint32_t y = kk < k ? w[size_t(col) * size_t(k) + size_t(kk)] : zero_w;
+        if (is_int(type.acc)) {
+          const int64_t p = int_value(type.a, x) * int_value(type.w, y);
+          acc = int_add(type.acc, acc, int_wrap(type.acc, p));
+        } else {
+          acc = fp_add(type.acc, acc, fp_mul(type.acc, type.a, x, type.w, y));
+        }
+      }
+      o[size_t(r) * size_t(n) + size_t(col)] = convert(type.out, type.acc, acc);
+    }
+  }
+  return o;
+}
+
+std::vector<uint32_t> dequantize_weights(const QuantizedWeights& w, DType wdt) {
+  w.validate();
+  std::vector<uint32_t> out;
+  out.reserve(size_t(w.n) * size_t(w.k));
+  for (int row = 0; row < w.n; ++row) {
+    for (int g = 0; g < w.groups(); ++g) {
+      const int c0 = g * w.group_size, c1 = std::min(w.k, c0 + w.group_size);
+      const std::vector<uint8_t> codes(w.codes.begin() + ptrdiff_t(row) * w.k + c0,
+                                       w.codes.begin() + ptrdiff_t(row) * w.k + c1);
+      const std::vector<uint32_t> v = dequantize_codes(codes, w.scale(row, g), w.zero(row, g), wdt);
+      out.insert(out.end(), v.begin(), v.end());
+    }
+  }
+  return out;
 }
 
 std::vector<uint32_t> add_serial_dot(const LmmaShape& shape, const LmmaType& type,

@@ -3,6 +3,7 @@
 
 #include "model/golden/dtype.h"
 #include "model/golden/lmma.h"
+#include "model/golden/weights.h"
 
 #include <cstdint>
 #include <vector>
@@ -29,6 +30,19 @@ std::vector<uint32_t> mac_dot(const LmmaShape& shape, const MacType& type,
 // w = encode(wdt, scale * (q - zero)) (one rounding, in double), then mac_dot.
 std::vector<uint32_t> dequantize_codes(const std::vector<uint8_t>& codes, double scale, double zero,
                                        DType wdt);
+
+// A whole GEMM on MAC tensor cores, as an MMA K loop runs it: O[m,n] = sum_k A[m,k] * W[n,k].
+// For every output: acc = 0 in type.acc; for each chunk of `k_step` columns (the instruction's K:
+// 16 for fp16/bf16, 32 for int8), ascending, the tail zero-padded: acc = mac_dot(chunk, C = acc)
+// (products and adds as mac_dot defines them, k ascending); finally O = convert(type.out, acc).
+// (A zero-padded term adds +0, which never changes acc: acc is never -0.) a: m x k, w: n x k raw
+// values, row-major; returns m x n raw values in type.out. Throws InputError on bad sizes/types.
+std::vector<uint32_t> mac_gemm(const MacType& type, int k_step, const std::vector<uint32_t>& a,
+                               int m, const std::vector<uint32_t>& w, int n, int k);
+
+// Dequantized weight matrix for dequantize-then-MAC: W[n,k] = dequantize_codes of code q[n,k]
+// with the scale and zero point of (row n, group of k), in `wdt` (n x k raw values, row-major).
+std::vector<uint32_t> dequantize_weights(const QuantizedWeights& w, DType wdt);
 
 // ADD-based bit-serial core (Stripes-like), one add per set weight bit:
 //    acc = C; for b = 0..W-1: for k = 0..K-1: if bit b of q[n,k]: acc = acc + widen(A[m,k]) * 2^b

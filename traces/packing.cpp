@@ -1,11 +1,11 @@
-#include "compiler/packing.h"
+#include "traces/packing.h"
 
 #include "model/golden/error.h"
 #include "model/golden/lmma.h"
 
 #include <string>
 
-namespace ltc::compiler {
+namespace ltc::traces {
 
 uint32_t PackedWeights::pattern(int64_t col, int64_t lut_group, int plane) const {
   const int64_t tile = col / n_tile;
@@ -62,4 +62,4 @@ PackedWeights pack_weights(const golden::QuantizedWeights& w, int k_group, int n
   return p;
 }
 
-}  // namespace ltc::compiler
+}  // namespace ltc::traces

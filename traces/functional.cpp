@@ -1,0 +1,774 @@
+#include "traces/functional.h"
+
+#include "model/golden/error.h"
+#include "model/golden/fp.h"
+#include "model/golden/gemm.h"
+#include "model/golden/lmma.h"
+#include "model/golden/mac.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+namespace ltc::traces {
+
+using golden::DType;
+
+golden::DType mma_acc_dtype(golden::DType act) {
+  return golden::is_int(act) ? DType::kInt32 : DType::kFp32;
+}
+
+golden::DType mma_out_dtype(golden::DType act) {
+  // The compiler's MMA kernels store 2-byte outputs: fp16 for every float activation dtype.
+  return golden::is_int(act) ? DType::kInt32 : DType::kFp16;
+}
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+bool has_precompute(const Kernel& k) {
+  for (const auto& in : k.program) {
+    if (in.op == Opcode::kPrecompute) return true;
+  }
+  return false;
+}
+
+std::string shape_note(const GemmRecord& g) {
+  return std::string(g.path == GemmPath::kMma ? "MMA" : "LUT") +
+         " batch=" + std::to_string(g.batch) + " M=" + std::to_string(g.m) +
+         " N=" + std::to_string(g.n) + " K=" + std::to_string(g.k) +
+         " W=" + std::to_string(g.wbits) + " group=" + std::to_string(g.group) +
+         " bases=" + std::to_string(g.bases) + " act=" + std::string(golden::dtype_name(g.act));
+}
+
+}  // namespace
+
+struct GemmExecutor::State {
+  State(const Trace& trace, size_t gemm_kernel, GemmOperands operands, bool upstream)
+      : t(trace), gk(gemm_kernel), ops(std::move(operands)), upstream_tables(upstream) {
+    if (gk >= t.kernels.size() || t.kernels[gk].gemm.m <= 0) {
+      throw InputError("interpreter: kernel " + std::to_string(gk) +
+                       " of the trace is not a GEMM kernel (no gemm record)");
+    }
+    const Kernel& kernel = t.kernels[gk];
+    g = kernel.gemm;
+    first = gk;
+    while (first > 0 && t.kernels[first - 1].gemm.m <= 0 && has_precompute(t.kernels[first - 1])) {
+      --first;
+    }
+    mma = g.path == GemmPath::kMma;
+    if (mma) {
+      init_mma(kernel);
+    } else {
+      init_lut(kernel);
+    }
+    cells = size_t(rows * n);
+    consumed.assign(cells, 0);
+    flushes.assign(cells, 0);
+    owner.assign(cells, -1);
+    y.assign(cells, 0.0);
+  }
+
+  [[noreturn]] void operands_differ() const {
+    throw InputError("interpreter: trace computes " + shape_note(g) + ", operands differ");
+  }
+
+  void init_lut(const Kernel& kernel) {
+    multi = g.bases > 0;
+    const int64_t wn = multi ? ops.multi_basis.n : ops.weights.n;
+    const int64_t wk = multi ? ops.multi_basis.k : ops.weights.k;
+    const int64_t wgroup = multi ? ops.multi_basis.group : ops.weights.group_size;
+    const int wbits = multi ? 1 : ops.weights.wbits;
+    if (g.batch != 1)
+      throw InputError("interpreter: a LUT GEMM has batch 1 (" + shape_note(g) + ")");
+    if (g.m != ops.m || ops.batch != 1 || g.n != wn || g.k != wk || g.wbits != wbits ||
+        g.group != std::min<int64_t>(wgroup, wk) || g.act != ops.act ||
+        (multi && (g.bases != ops.multi_basis.bases || g.salient != ops.multi_basis.salient))) {
+      operands_differ();
+    }
+    if (ops.acts.size() != size_t(ops.m * wk)) throw InputError("interpreter: acts size");
+    if (kernel.tiles.core < 0 || size_t(kernel.tiles.core) >= t.cores.size()) {
+      throw InputError("interpreter: LUT GEMM kernel " + kernel.name + " names no tensor core");
+    }
+    core = t.cores[size_t(kernel.tiles.core)].config;
+    kg = core.shape.k;
+    rows = g.m;
+    n = g.n;
+    k = g.k;
+    group = g.group;
+    bases = multi ? g.bases : 1;
+    salient = multi ? g.salient : 0;
+    if (multi) {
+      // Each basis' sign planes packed as 1-bit codes (1 = +1).
+      const auto& mb = ops.multi_basis;
+      for (int j = 0; j < bases; ++j) {
+        golden::QuantizedWeights signs;
+        signs.kind = golden::WeightKind::kUInt;
+        signs.n = mb.n;
+        signs.k = mb.k;
+        signs.wbits = 1;
+        signs.group_size = mb.k;
+        signs.codes.assign(mb.signs.begin() + int64_t(j) * mb.n * mb.k,
+                           mb.signs.begin() + int64_t(j + 1) * mb.n * mb.k);
+        signs.scales.assign(size_t(mb.n), 1.0);
+        signs.zeros.assign(size_t(mb.n), 0.0);
+        packed.push_back(pack_weights(signs, kg, core.shape.n));
+      }
+    } else {
+      packed.push_back(pack_weights(ops.weights, kg, core.shape.n));
+    }
+    lut_groups = ceil_div(k, kg);
+    tables.resize(size_t(bases * rows * lut_groups));
+    since_flush.assign(size_t(bases) * size_t(rows * n), 0);
+  }
+
+  void init_mma(const Kernel& kernel) {
+    if (g.batch < 1) throw InputError("interpreter: MMA GEMM batch must be >= 1");
+    if (g.bases != 0) throw InputError("interpreter: multi-basis weights need the LUT path");
+    const int64_t bn = g.batch * g.n;
+    if (g.m != ops.m || g.batch != ops.batch || g.act != ops.act) operands_differ();
+    if (ops.acts.size() != size_t(g.batch * g.m * g.k)) throw InputError("interpreter: acts size");
+    if (g.wbits == 0) {
+      if (ops.b.size() != size_t(bn * g.k)) operands_differ();
+      b_vals = ops.b;
+      for (auto& v : b_vals) v &= golden::dtype_mask(g.act);
+    } else {
+      const auto& w = ops.weights;
+      if (w.n != bn || w.k != g.k || w.wbits != g.wbits ||
+          (g.group > 0 && w.group_size != std::min(g.group, g.k))) {
+        operands_differ();
+      }
+      // Dequantize-then-MAC: the CUDA cores turn codes into act-dtype weights before the MMAs.
+      b_vals = golden::dequantize_weights(w, g.act);
+    }
+    rows = g.batch * g.m;
+    n = g.n;
+    k = g.k;
+    const int64_t block_m = kernel.tiles.block[0] > 0 ? kernel.tiles.block[0] : g.m;
+    mp = ceil_div(g.m, block_m) * block_m;
+    acc_dtype = mma_acc_dtype(g.act);
+    acc.assign(size_t(rows * n), golden::encode(acc_dtype, 0.0));
+  }
+
+  std::string where(const Instr& in, const Affine::Point& p) const {
+    const std::string name = cur < t.kernels.size() ? t.kernels[cur].name : "?";
+    return "kernel " + name + " block (" + std::to_string(p.bx) + "," + std::to_string(p.by) +
+           ") warp (" + std::to_string(p.wx) + "," + std::to_string(p.wy) + "): " + in.str();
+  }
+  [[noreturn]] void bad(const Instr& in, const Affine::Point& p, const std::string& why) const {
+    throw std::runtime_error("interpreter: " + where(in, p) + ": " + why);
+  }
+
+  // ---- LUT path -------------------------------------------------------------------------------
+  uint32_t act_at(int64_t r, int64_t c) const {
+    return c < k ? ops.acts[size_t(r * k + c)] & golden::dtype_mask(ops.act)
+                 : golden::encode(ops.act, 0.0);
+  }
+  // The activation a basis' table is built from: scale fusion multiplies by the column scale;
+  // salient columns are zero (they go through the dense branch).
+  uint32_t table_act(int64_t r, int64_t c, int basis) const {
+    if (!multi || c >= k) return act_at(r, c);
+    const auto& mb = ops.multi_basis;
+    if (mb.is_salient(int(c))) return golden::encode(ops.act, 0.0);
+    return golden::encode(ops.act, golden::decode(ops.act, act_at(r, c)) *
+                                       mb.col_scales[size_t(basis) * mb.k + size_t(c)]);
+  }
+  std::vector<uint32_t>& table(int basis, int64_t r, int64_t lg) {
+    return tables[size_t((basis * rows + r) * lut_groups + lg)];
+  }
+  std::vector<uint32_t> build_table(int64_t r, int64_t c, int basis, DType table_dtype) const {
+    std::vector<uint32_t> a(static_cast<size_t>(kg));
+    for (int i = 0; i < kg; ++i) a[size_t(i)] = table_act(r, c + i, basis);
+    return golden::precompute_half_table(a.data(), ops.act, kg, table_dtype);
+  }
+
+  void precompute(const Instr& in, const Affine::Point& p) {
+    if (mma) bad(in, p, "table precompute in an MMA GEMM");
+    const int64_t r = in.m.eval(p), k0 = in.k.eval(p);
+    if (in.k_group != kg) bad(in, p, "precompute K differs from the tensor core's");
+    if (in.act != ops.act) bad(in, p, "precompute reads activations of another dtype");
+    if (k0 % kg != 0) bad(in, p, "precompute starts inside a LUT group");
+    if (r < 0 || k0 < 0) bad(in, p, "negative coordinates");
+    if (int64_t(in.basis) >= bases) bad(in, p, "basis out of range");
+    if (r >= rows) return;  // padding rows
+    for (int64_t c = k0; c < std::min<int64_t>(k0 + in.cols, k); c += kg) {
+      auto& slot = table(int(in.basis), r, c / kg);
+      if (!slot.empty()) {
+        bad(in, p,
+            "table (" + std::to_string(r) + ", k " + std::to_string(c) + ") precomputed twice");
+      }
+      slot = build_table(r, c, int(in.basis), in.table);
+      ++stats.tables;
+    }
+  }
+
+  void own(const Instr& in, const Affine::Point& p, size_t cell, int64_t warp_id) {
+    if (owner[cell] < 0) owner[cell] = warp_id;
+    if (owner[cell] != warp_id) bad(in, p, "output element computed by two warps");
+  }
+  void in_gemm_kernel(const Instr& in, const Affine::Point& p) const {
+    if (cur != gk) bad(in, p, "computes outputs outside the GEMM kernel");
+  }
+
+  // The unquantized table dtype the precompute builds (quantization happens at use).
+  static DType table_dtype(const LmmaOp& op) {
+    return golden::is_int(op.act) ? DType::kInt16 : op.act;
+  }
+  uint32_t& acc_at(int basis, size_t cell) { return acc[size_t(basis) * cells + cell]; }
+
+  void lmma(const Instr& in, const Affine::Point& p, int64_t warp_id) {
+    ++stats.lmmas;
+    if (mma) bad(in, p, "lmma in an MMA GEMM");
+    in_gemm_kernel(in, p);
+    const LmmaOp& op = in.lmma;
+    const int64_t m0 = in.m.eval(p), n0 = in.n.eval(p), k0 = in.k.eval(p);
+    const int basis = int(in.basis);
+    if (m0 < 0 || n0 < 0 || k0 < 0) bad(in, p, "negative coordinates");
+    if (basis >= bases) bad(in, p, "basis out of range");
+    if (op.shape.k != kg || op.shape.m < 1 || op.shape.n < 1 || op.shape.m % core.shape.m != 0 ||
+        op.shape.n % core.shape.n != 0) {
+      bad(in, p,
+          "lmma shape " + op.shape.name() + " is not a multiple of the tensor core tile " +
+              core.shape.name() + " (M, N multiples, K equal)");
+    }
+    if (k0 >= k) return;  // predicated off: K padding of the last tile
+    if (k0 % kg != 0) bad(in, p, "lmma starts inside a LUT group");
+    if (op.wbits != packed[size_t(basis)].wbits) bad(in, p, "lmma planes differ from the weights'");
+    if (acc.empty()) {
+      acc_dtype = op.quantized_table ? DType::kFp32 : op.acc;
+      acc.assign(size_t(bases) * cells, golden::encode(acc_dtype, 0.0));
+    }
+    // A multi-tile lmma is the core-tile LMMAs on its sub-blocks; every output element's chain
+    // (planes LSB first over this K group) depends only on its row's table, its column's planes
+    // and its accumulator, so it runs here one row at a time over the instruction's columns.
+    const int64_t lg = k0 / kg;
+    const int in_n = op.shape.n;
+    std::vector<uint8_t> planes(size_t(op.wbits * in_n), 0);
+    for (int b = 0; b < op.wbits; ++b) {
+      for (int j = 0; j < in_n; ++j) {
+        if (n0 + j < n) {
+          planes[size_t(b * in_n + j)] = uint8_t(packed[size_t(basis)].pattern(n0 + j, lg, b));
+        }
+      }
+    }
+    const golden::LmmaShape row_shape{1, in_n, op.shape.k};
+    const int64_t real_k = std::min<int64_t>(kg, k - k0);
+    for (int64_t r = m0; r < std::min<int64_t>(m0 + op.shape.m, rows); ++r) {
+      auto& half = table(basis, r, lg);
+      if (half.empty() && upstream_tables) {
+        // Tables of a fused producer outside this trace: build them from the activations.
+        half = build_table(r, k0, basis, table_dtype(op));
+        ++stats.tables;
+      }
+      if (half.empty()) {
+        bad(in, p,
+            "reads table (" + std::to_string(r) + ", k " + std::to_string(k0) +
+                ") before it was precomputed");
+      }
+      std::vector<uint32_t> c(size_t(in_n), golden::encode(acc_dtype, 0.0));
+      for (int j = 0; j < in_n && n0 + j < n; ++j) {
+        c[size_t(j)] = acc_at(basis, size_t(r * n + n0 + j));
+      }
+      std::vector<uint32_t> o;
+      if (!op.quantized_table) {
+        o = golden::lmma(row_shape, op.lmma_type(), half, planes, c);
+      } else {
+        // int8 table, int32 LMMA from zero, then acc += fp32(i) * scale (golden/gemm.h).
+        const golden::QuantizedTable qt = golden::quantize_table(half, table_dtype(op));
+        const std::vector<uint32_t> zero(size_t(in_n), 0u);
+        const auto ints =
+            golden::lmma(row_shape, {DType::kInt8, op.wbits, DType::kInt32, DType::kInt32},
+                         qt.entries, planes, zero);
+        o.resize(size_t(in_n));
+        for (int j = 0; j < in_n; ++j) {
+          const uint32_t f = golden::convert(DType::kFp32, DType::kInt32, ints[size_t(j)]);
+          const uint32_t s =
+              golden::fp_mul(DType::kFp32, DType::kFp32, f, DType::kFp32, qt.scale_fp32);
+          o[size_t(j)] = golden::fp_add(DType::kFp32, c[size_t(j)], s);
+        }
+      }
+      for (int j = 0; j < in_n && n0 + j < n; ++j) {
+        const size_t cell = size_t(r * n + n0 + j);
+        own(in, p, cell, warp_id);
+        acc_at(basis, cell) = o[size_t(j)];
+        consumed[cell] += real_k;
+        since_flush[size_t(basis) * cells + cell] += real_k;
+      }
+    }
+  }
+
+  void dequant(const Instr& in, const Affine::Point& p, int64_t warp_id) {
+    ++stats.dequants;
+    if (mma) bad(in, p, "dequant epilogue in an MMA GEMM");
+    in_gemm_kernel(in, p);
+    const int64_t m0 = in.m.eval(p), n0 = in.n.eval(p);
+    const int64_t groups = ceil_div(k, group);
+    const int basis = int(in.basis);
+    if (basis >= bases) bad(in, p, "basis out of range");
+    if (in.salient) {
+      salient_branch(in, p, m0, n0, groups, warp_id);
+      return;
+    }
+    if (in.row_scale != multi)
+      bad(in, p, multi ? "multi-basis dequant needs rowscale=1" : "rowscale on INT weights");
+    const int64_t gi = in.g.eval(p);
+    if (gi < 0 || gi >= groups) bad(in, p, "quantization group out of range");
+    const int64_t c0 = gi * group, c1 = std::min(k, c0 + group);
+    const double bias = multi ? 0.0 : 0.5 * (std::ldexp(1.0, ops.weights.wbits) - 1.0);
+    for (int64_t r = std::max<int64_t>(m0, 0); r < std::min<int64_t>(m0 + in.rows, rows); ++r) {
+      double a_g = 0.0;
+      if (!multi) {
+        for (int64_t c = c0; c < c1; ++c) a_g += golden::decode(ops.act, act_at(r, c));
+      }
+      for (int64_t col = std::max<int64_t>(n0, 0); col < std::min<int64_t>(n0 + in.cols, n);
+           ++col) {
+        const size_t cell = size_t(r * n + col);
+        own(in, p, cell, warp_id);
+        int64_t& since = since_flush[size_t(basis) * cells + cell];
+        if (since != c1 - c0) {
+          bad(in, p,
+              "output (" + std::to_string(r) + "," + std::to_string(col) + ") dequantizes group " +
+                  std::to_string(gi) + " after " + std::to_string(since) + " of " +
+                  std::to_string(c1 - c0) + " columns");
+        }
+        if (flushes[cell] != gi * bases + basis)
+          bad(in, p, "epilogues out of order (group, basis)");
+        const double s = acc.empty() ? 0.0 : golden::decode(acc_dtype, acc_at(basis, cell));
+        if (multi) {
+          const auto& mb = ops.multi_basis;
+          y[cell] +=
+              mb.row_scales[(size_t(basis) * mb.n + size_t(col)) * size_t(groups) + size_t(gi)] * s;
+        } else {
+          const auto& w = ops.weights;
+          y[cell] += w.scale(int(col), int(gi)) *
+                     ((0.5 * s + bias * a_g) - w.zero(int(col), int(gi)) * a_g);
+        }
+        if (!acc.empty()) acc_at(basis, cell) = golden::encode(acc_dtype, 0.0);
+        since = 0;
+        ++flushes[cell];
+      }
+    }
+  }
+
+  // FluxBin's dense branch, after every group of every basis: y += a_c * w_salient, groups
+  // ascending, a repeated index (tiny last group) counted once — golden::lut_gemm's order.
+  void salient_branch(const Instr& in, const Affine::Point& p, int64_t m0, int64_t n0,
+                      int64_t groups, int64_t warp_id) {
+    if (!multi || salient == 0) bad(in, p, "salient branch without salient columns");
+    const auto& mb = ops.multi_basis;
+    for (int64_t r = std::max<int64_t>(m0, 0); r < std::min<int64_t>(m0 + in.rows, rows); ++r) {
+      for (int64_t col = std::max<int64_t>(n0, 0); col < std::min<int64_t>(n0 + in.cols, n);
+           ++col) {
+        const size_t cell = size_t(r * n + col);
+        own(in, p, cell, warp_id);
+        if (flushes[cell] != groups * bases) {
+          bad(in, p, "salient branch before every group's epilogue");
+        }
+        for (int64_t gi = 0; gi < groups; ++gi) {
+          const auto first_col = mb.salient_cols.begin() + gi * mb.salient;
+          for (int i = 0; i < mb.salient; ++i) {
+            const int c = first_col[i];
+            if (std::find(first_col, first_col + i, c) != first_col + i) continue;
+            y[cell] +=
+                golden::decode(ops.act, act_at(r, c)) *
+                mb.salient_w[(size_t(col) * size_t(groups) + size_t(gi)) * size_t(mb.salient) +
+                             size_t(i)];
+          }
+        }
+        ++flushes[cell];
+      }
+    }
+  }
+
+  // ---- MMA path -------------------------------------------------------------------------------
+  void mma_op(const Instr& in, const Affine::Point& p, int64_t warp_id) {
+    ++stats.mmas;
+    if (!mma) bad(in, p, "mma in a LUT GEMM");
+    in_gemm_kernel(in, p);
+    const MmaOp& op = in.mma;
+    const golden::LmmaShape& sh = op.shape;
+    const int64_t m0 = in.m.eval(p), n0 = in.n.eval(p), k0 = in.k.eval(p);
+    if (m0 < 0 || n0 < 0 || k0 < 0) bad(in, p, "negative coordinates");
+    if (sh.m < 1 || sh.n < 1 || sh.k < 1) bad(in, p, "empty mma shape");
+    if (!golden::converts_exactly(ops.act, op.a) || !golden::converts_exactly(ops.act, op.b)) {
+      bad(in, p,
+          "mma operands " + std::string(golden::dtype_name(op.a)) + " x " +
+              std::string(golden::dtype_name(op.b)) + " cannot hold the GEMM's " +
+              std::string(golden::dtype_name(ops.act)) + " values exactly");
+    }
+    if (op.acc != acc_dtype) {
+      bad(in, p,
+          "mma accumulates in " + std::string(golden::dtype_name(op.acc)) + ", the GEMM in " +
+              std::string(golden::dtype_name(acc_dtype)));
+    }
+    if (k0 >= k) return;  // predicated off: K padding of the last tile
+    if (k0 % sh.k != 0) bad(in, p, "mma starts inside an instruction K chunk");
+    const int64_t real_k = std::min<int64_t>(sh.k, k - k0);
+    // Rows of the stacked, per-batch padded M; the tile must stay inside one batch.
+    int64_t batch = -1;
+    for (int64_t i = 0; i < sh.m; ++i) {
+      const int64_t r = m0 + i, b = r / mp;
+      if (r % mp >= g.m || b >= g.batch) continue;
+      if (batch >= 0 && b != batch) bad(in, p, "mma tile spans two batches");
+      batch = b;
+    }
+    if (batch < 0) return;  // every row is padding
+    const uint32_t za = golden::encode(op.a, 0.0), zb = golden::encode(op.b, 0.0);
+    std::vector<uint32_t> a(size_t(sh.m) * sh.k, za), w(size_t(sh.n) * sh.k, zb);
+    std::vector<uint32_t> c(size_t(sh.m) * sh.n, golden::encode(acc_dtype, 0.0));
+    auto cell_of = [&](int64_t i, int64_t j) -> int64_t {
+      const int64_t r = m0 + i, col = n0 + j;
+      if (r % mp >= g.m || r / mp >= g.batch || col >= n) return -1;
+      return ((r / mp) * g.m + r % mp) * n + col;
+    };
+    for (int64_t i = 0; i < sh.m; ++i) {
+      const int64_t r = m0 + i;
+      if (r % mp >= g.m || r / mp >= g.batch) continue;
+      const int64_t arow = (r / mp) * g.m + r % mp;
+      for (int64_t j = 0; j < real_k; ++j) {
+        a[size_t(i * sh.k + j)] = golden::convert(op.a, ops.act, act_at_mma(arow, k0 + j));
+      }
+    }
+    for (int64_t j = 0; j < sh.n; ++j) {
+      if (n0 + j >= n) continue;
+      const int64_t brow = batch * n + n0 + j;
+      for (int64_t kk = 0; kk < real_k; ++kk) {
+        w[size_t(j * sh.k + kk)] =
+            golden::convert(op.b, ops.act, b_vals[size_t(brow * k + k0 + kk)]);
+      }
+    }
+    for (int64_t i = 0; i < sh.m; ++i) {
+      for (int64_t j = 0; j < sh.n; ++j) {
+        const int64_t cell = cell_of(i, j);
+        if (cell >= 0) c[size_t(i * sh.n + j)] = acc[size_t(cell)];
+      }
+    }
+    const std::vector<uint32_t> o =
+        golden::mac_dot(sh, golden::MacType{op.a, op.b, acc_dtype, acc_dtype}, a, w, c);
+    for (int64_t i = 0; i < sh.m; ++i) {
+      for (int64_t j = 0; j < sh.n; ++j) {
+        const int64_t cell = cell_of(i, j);
+        if (cell < 0) continue;
+        own(in, p, size_t(cell), warp_id);
+        acc[size_t(cell)] = o[size_t(i * sh.n + j)];
+        consumed[size_t(cell)] += real_k;
+      }
+    }
+  }
+  uint32_t act_at_mma(int64_t row, int64_t c) const {
+    return ops.acts[size_t(row * k + c)] & golden::dtype_mask(ops.act);
+  }
+
+  void step(const Instr& in, const Affine::Point& p, int64_t warp_id) {
+    ++stats.instructions;
+    switch (in.op) {
+      case Opcode::kPrecompute:
+        precompute(in, p);
+        break;
+      case Opcode::kLmma:
+        lmma(in, p, warp_id);
+        break;
+      case Opcode::kDequant:
+        dequant(in, p, warp_id);
+        break;
+      case Opcode::kMma:
+        mma_op(in, p, warp_id);
+        break;
+      default:
+        break;
+    }
+  }
+
+  std::vector<double> result() const {
+    const int64_t groups = mma ? 0 : ceil_div(k, group);
+    const int64_t want_flushes = mma ? 0 : groups * bases + (salient > 0 ? 1 : 0);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t col = 0; col < n; ++col) {
+        const size_t i = size_t(r * n + col);
+        if (consumed[i] != k * bases || flushes[i] != want_flushes) {
+          throw std::runtime_error(
+              "interpreter: output (" + std::to_string(r) + "," + std::to_string(col) +
+              ") consumed " + std::to_string(consumed[i]) + " of " + std::to_string(k * bases) +
+              " K elements (all bases) and had " + std::to_string(flushes[i]) + " of " +
+              std::to_string(want_flushes) + " epilogues");
+        }
+      }
+    }
+    if (!mma) return y;
+    const DType out = mma_out_dtype(g.act);
+    std::vector<double> o(cells);
+    for (size_t i = 0; i < cells; ++i) {
+      o[i] = golden::decode(out, golden::convert(out, acc_dtype, acc[i]));
+    }
+    return o;
+  }
+
+  const Trace& t;
+  size_t gk = 0, first = 0, cur = 0;
+  GemmOperands ops;
+  bool upstream_tables = false;
+  GemmRecord g;
+  bool mma = false, multi = false;
+  hw::TensorCoreConfig core;
+  int kg = 4;
+  int bases = 1;
+  int64_t salient = 0;
+  int64_t rows = 0, n = 0, k = 0, group = 0, lut_groups = 0, mp = 1;
+  size_t cells = 0;
+  std::vector<PackedWeights> packed;
+  std::vector<std::vector<uint32_t>> tables;
+  std::vector<uint32_t> acc;
+  DType acc_dtype = DType::kInt32;
+  std::vector<uint32_t> b_vals;
+  std::vector<int64_t> consumed, since_flush, flushes, owner;
+  std::vector<double> y;
+  ExecStats stats;
+};
+
+GemmExecutor::GemmExecutor(const Trace& trace, size_t gemm_kernel, GemmOperands ops,
+                           bool upstream_tables)
+    : s_(std::make_unique<State>(trace, gemm_kernel, std::move(ops), upstream_tables)) {
+  s_->cur = s_->first;
+}
+GemmExecutor::~GemmExecutor() = default;
+GemmExecutor::GemmExecutor(GemmExecutor&&) noexcept = default;
+GemmExecutor& GemmExecutor::operator=(GemmExecutor&&) noexcept = default;
+
+size_t GemmExecutor::first_kernel() const {
+  return s_->first;
+}
+size_t GemmExecutor::gemm_kernel() const {
+  return s_->gk;
+}
+void GemmExecutor::begin_kernel(size_t kernel) {
+  if (!covers(kernel)) {
+    throw std::runtime_error("interpreter: kernel " + std::to_string(kernel) +
+                             " does not belong to GEMM kernel " + s_->t.kernels[s_->gk].name);
+  }
+  s_->cur = kernel;
+  ++s_->stats.kernels;
+}
+void GemmExecutor::step(const Instr& in, const Affine::Point& p, int64_t warp_id) {
+  s_->step(in, p, warp_id);
+}
+std::vector<double> GemmExecutor::result() const {
+  return s_->result();
+}
+const ExecStats& GemmExecutor::stats() const {
+  return s_->stats;
+}
+ExecStats& GemmExecutor::stats() {
+  return s_->stats;
+}
+
+std::vector<size_t> gemm_kernels(const Trace& trace) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < trace.kernels.size(); ++i) {
+    if (trace.kernels[i].gemm.m > 0) out.push_back(i);
+  }
+  return out;
+}
+
+std::vector<double> execute_gemm(const Trace& trace, size_t gemm_kernel, const GemmOperands& ops,
+                                 ExecStats* stats, bool upstream_tables) {
+  GemmExecutor ex(trace, gemm_kernel, ops, upstream_tables);
+  for (size_t ki = ex.first_kernel(); ki <= ex.gemm_kernel(); ++ki) {
+    const Kernel& k = trace.kernels[ki];
+    ex.begin_kernel(ki);
+    for (int64_t by = 0; by < k.grid_y; ++by) {
+      for (int64_t bx = 0; bx < k.grid_x; ++bx) {
+        for (int64_t wy = 0; wy < k.warps_y; ++wy) {
+          for (int64_t wx = 0; wx < k.warps_x; ++wx) {
+            ++ex.stats().warps;
+            const int64_t warp_id = ((by * k.grid_x + bx) * k.warps_y + wy) * k.warps_x + wx;
+            expand_warp(k, bx, by, wx, wy,
+                        [&](const Instr& in, const Affine::Point& p) { ex.step(in, p, warp_id); });
+          }
+        }
+      }
+    }
+  }
+  std::vector<double> y = ex.result();
+  if (stats) *stats = ex.stats();
+  return y;
+}
+
+GemmOperands random_gemm_operands(const GemmRecord& g, uint32_t seed) {
+  if (g.m < 1) throw InputError("trace has no GEMM kernel (gemm record) to run");
+  const bool mma = g.path == GemmPath::kMma;
+  const int64_t batch = mma ? std::max<int64_t>(g.batch, 1) : 1;
+  std::mt19937 rng(seed);
+  auto random_values = [&](std::vector<uint32_t>& v) {
+    if (golden::is_int(g.act)) {
+      std::uniform_int_distribution<int> d(-128, 127);
+      for (auto& x : v) x = golden::encode(g.act, d(rng));
+    } else {
+      std::normal_distribution<double> d(0.0, 1.0);
+      for (auto& x : v) x = golden::encode(g.act, d(rng));
+    }
+  };
+  GemmOperands ops;
+  ops.act = g.act;
+  ops.m = g.m;
+  ops.batch = batch;
+  ops.acts.resize(size_t(batch * g.m * g.k));
+  random_values(ops.acts);
+  if (mma && g.wbits == 0) {
+    ops.b.resize(size_t(batch * g.n * g.k));
+    random_values(ops.b);
+    return ops;
+  }
+  std::normal_distribution<double> nd(0.0, 1.0);
+  std::vector<double> w(size_t(batch * g.n * g.k));
+  for (auto& x : w) x = nd(rng);
+  if (!mma && g.bases > 0) {
+    ops.multi_basis = golden::fit_multi_basis_binary(w, int(g.n), int(g.k), g.bases, int(g.group),
+                                                     int(g.salient));
+    return ops;
+  }
+  const int group = int(g.group <= 0 || g.group >= g.k ? 0 : g.group);
+  if (mma) {
+    // Unsigned codes with min-max scales and integer zero points; the scales as the fp16 values
+    // the kernel's scale tensor holds.
+    ops.weights = golden::quantize_weights(golden::WeightKind::kUInt, g.wbits, group, w,
+                                           int(batch * g.n), int(g.k));
+    for (auto& s : ops.weights.scales) {
+      s = golden::decode(DType::kFp16, golden::encode(DType::kFp16, s));
+    }
+    return ops;
+  }
+  const auto kind = g.wbits == 1 ? golden::WeightKind::kBinary : golden::WeightKind::kSInt;
+  ops.weights = golden::quantize_weights(kind, g.wbits, group, w, int(g.n), int(g.k));
+  return ops;
+}
+
+std::vector<double> reference_gemm(const GemmRecord& g, const GemmOperands& ops, int k_group,
+                                   bool quantized_tables) {
+  if (g.path == GemmPath::kMma) {
+    const DType acc = mma_acc_dtype(ops.act), out = mma_out_dtype(ops.act);
+    const std::vector<uint32_t> b =
+        g.wbits == 0 ? ops.b : golden::dequantize_weights(ops.weights, ops.act);
+    const size_t a_slice = size_t(g.m * g.k), b_slice = size_t(g.n * g.k);
+    std::vector<double> y;
+    y.reserve(size_t(ops.batch * g.m * g.n));
+    for (int64_t bi = 0; bi < ops.batch; ++bi) {
+      const std::vector<uint32_t> a(ops.acts.begin() + ptrdiff_t(bi * a_slice),
+                                    ops.acts.begin() + ptrdiff_t((bi + 1) * a_slice));
+      const std::vector<uint32_t> w(b.begin() + ptrdiff_t(bi * b_slice),
+                                    b.begin() + ptrdiff_t((bi + 1) * b_slice));
+      const std::vector<uint32_t> o = golden::mac_gemm(golden::MacType{ops.act, ops.act, acc, out},
+                                                       k_group, a, int(g.m), w, int(g.n), int(g.k));
+      for (uint32_t v : o) y.push_back(golden::decode(out, v));
+    }
+    return y;
+  }
+  const auto cfg = golden::default_lut_gemm_config(ops.act, k_group, quantized_tables);
+  if (g.bases > 0) {
+    if (g.n > 4096) {
+      throw InputError("check: multi-basis GEMMs with N > 4096 are not checked (golden limit)");
+    }
+    return golden::lut_gemm(cfg, ops.acts, int(ops.m), ops.multi_basis);
+  }
+  // golden::lut_gemm runs one LMMA over all N columns, which it caps: slice the output columns.
+  constexpr int64_t kSlice = 4096;
+  const auto& w = ops.weights;
+  std::vector<double> ref(size_t(ops.m * w.n));
+  for (int64_t n0 = 0; n0 < w.n; n0 += kSlice) {
+    const int64_t n1 = std::min<int64_t>(w.n, n0 + kSlice);
+    golden::QuantizedWeights part = w;
+    part.n = int(n1 - n0);
+    const size_t gs = size_t(w.groups());
+    part.codes.assign(w.codes.begin() + n0 * w.k, w.codes.begin() + n1 * w.k);
+    part.scales.assign(w.scales.begin() + ptrdiff_t(n0 * gs),
+                       w.scales.begin() + ptrdiff_t(n1 * gs));
+    part.zeros.assign(w.zeros.begin() + ptrdiff_t(n0 * gs), w.zeros.begin() + ptrdiff_t(n1 * gs));
+    const std::vector<double> y_part = golden::lut_gemm(cfg, ops.acts, int(ops.m), part);
+    for (int64_t r = 0; r < ops.m; ++r) {
+      for (int64_t c = n0; c < n1; ++c) {
+        ref[size_t(r * w.n + c)] = y_part[size_t(r * (n1 - n0) + (c - n0))];
+      }
+    }
+  }
+  return ref;
+}
+
+GemmCheck compare_gemm(const std::vector<double>& y, const std::vector<double>& ref) {
+  if (y.size() != ref.size()) {
+    throw std::runtime_error("check: " + std::to_string(y.size()) + " outputs, reference has " +
+                             std::to_string(ref.size()));
+  }
+  GemmCheck c;
+  c.outputs = y.size();
+  for (size_t i = 0; i < y.size(); ++i) {
+    if (std::memcmp(&y[i], &ref[i], sizeof(double)) != 0) ++c.mismatches;
+    const double d = std::abs(y[i] - ref[i]);
+    if (d > c.max_abs_diff) c.max_abs_diff = d;
+  }
+  return c;
+}
+
+GemmCheck check_gemm_trace(const Trace& trace, uint32_t seed) {
+  const std::vector<size_t> gemms = gemm_kernels(trace);
+  if (gemms.empty()) throw InputError("trace has no GEMM kernel (gemm record) to run");
+  if (gemms.size() > 1) {
+    throw InputError("trace has " + std::to_string(gemms.size()) +
+                     " GEMM kernels: check them one by one (check_trace_gemms)");
+  }
+  bool precompute = false;
+  for (const auto& k : trace.kernels) precompute = precompute || has_precompute(k);
+  const Kernel& gk = trace.kernels[gemms[0]];
+  bool quantized = false;
+  int k_group = 0;
+  for (const auto& in : gk.program) {
+    if (in.op == Opcode::kLmma) quantized = in.lmma.quantized_table;
+    if (in.op == Opcode::kMma && k_group == 0) k_group = in.mma.shape.k;
+  }
+  if (gk.gemm.path == GemmPath::kLut) {
+    if (gk.tiles.core < 0 || size_t(gk.tiles.core) >= trace.cores.size()) {
+      throw InputError("LUT GEMM kernel " + gk.name + " names no tensor core");
+    }
+    k_group = trace.cores[size_t(gk.tiles.core)].config.shape.k;
+  } else if (k_group == 0) {
+    k_group = golden::is_int(gk.gemm.act) ? 32 : 16;
+  }
+  const GemmOperands ops = random_gemm_operands(gk.gemm, seed);
+  ExecStats stats;
+  const std::vector<double> y = execute_gemm(trace, gemms[0], ops, &stats, !precompute);
+  GemmCheck c = compare_gemm(y, reference_gemm(gk.gemm, ops, k_group, quantized));
+  c.stats = stats;
+  return c;
+}
+
+std::vector<KernelCheck> check_trace_gemms(const Trace& trace, uint32_t seed, double max_macs) {
+  std::vector<KernelCheck> out;
+  std::vector<GemmRecord> seen;
+  for (const auto& k : trace.kernels) {
+    if (k.gemm.m <= 0) continue;
+    if (std::find(seen.begin(), seen.end(), k.gemm) != seen.end()) continue;
+    seen.push_back(k.gemm);
+    KernelCheck kc;
+    kc.kernel = k.name;
+    const double batch =
+        k.gemm.path == GemmPath::kMma ? double(std::max<int64_t>(k.gemm.batch, 1)) : 1.0;
+    if (batch * double(k.gemm.m) * double(k.gemm.n) * double(k.gemm.k) > max_macs) {
+      kc.skipped = true;
+      out.push_back(kc);
+      continue;
+    }
+    Trace one;
+    one.gpu = trace.gpu;
+    one.cores = trace.cores;
+    one.kernels = {k};
+    kc.check = check_gemm_trace(one, seed);
+    out.push_back(kc);
+  }
+  return out;
+}
+
+}  // namespace ltc::traces

@@ -1,0 +1,166 @@
+// Functional semantics of trace instructions: what a GEMM kernel computes on real data when its
+// warps execute their instruction streams. It lives in traces/ (beside the format it interprets)
+// so that both the compiler's interpreter (program order, warp by warp) and the cycle-level
+// simulator (`ltc sim --functional`: each warp instruction when it issues, warps interleaved)
+// drive the same code and get the same bits.
+//
+// A GemmExecutor holds the memory state of one GEMM (a kernel with a GemmRecord, plus the table
+// precompute kernels right before it): half tables, packed weights, accumulators, outputs. Every
+// executed instruction goes through step(); instructions that move data (loads, stores, barriers,
+// alu, ...) are timing only and change no state here. What each computing instruction means:
+//
+//  LUT path (GemmRecord::path == kLut; golden::lut_gemm is the reference, bit for bit):
+//   precompute  half tables of rows m, columns [k, k + cols) (one per LUT group), built by
+//               golden::precompute_half_table from the activations (multi-basis: column-scaled,
+//               salient columns zero). A table may be built once, before any lmma reads it.
+//   lmma        shape a*core.m x b*core.n x core.k at origin (m, n, k): the a*b core-tile LMMAs
+//               on its sub-blocks. Each output element's accumulator gets the golden::lmma chain
+//               of its row's table and its column's packed planes (traces/packing.h), planes
+//               LSB first; successive lmmas of one output run its K groups ascending. q8 ops
+//               quantize the table (int8 LMMA from zero, then acc += fp32(i) * scale).
+//               k >= K: predicated off (the K padding of the last tile).
+//   dequant     after all columns of quantization group g: y += s_g * ((0.5 S + bias A_g) - z_g
+//               A_g) (multi-basis: y += rowscale * S), accumulator reset; salient=1 adds the
+//               FluxBin dense branch after every group of every basis.
+//  MMA path (kMma; golden::mac_gemm is the reference, bit for bit):
+//   mma         shape m16n8k16 (int8: m16n8k32) at origin (m, n, k): acc[m,n] = golden::mac_dot
+//               of the K chunk [k, k + shape.k) with C = acc (operands converted exactly to the
+//               instruction's A/B dtypes; the K tail zero-padded; k >= K predicated off).
+//               A = acts; B = dense values, or (wbits > 0) codes dequantized to the act dtype on
+//               the CUDA cores (golden::dequantize_weights: encode(act, scale * (q - zero))).
+//               Batched GEMMs stack the batches along M, each padded to a multiple of the
+//               kernel's block M (tiles.block[0]): trace row r is row r % Mp of batch r / Mp,
+//               Mp = ceil(M / block_m) * block_m; rows >= M of a slice are padding.
+//   output      convert(acc -> out): fp16 for float activations (the 2-byte stg of the
+//               compiler's MMA kernels), int32 for int8 (acc int32, stored as is).
+//
+// Rules checked while stepping (std::runtime_error "interpreter: kernel K block (bx,by) warp
+// (wx,wy): <instr>: <why>"): each table precomputed once and before it is read, each output
+// element written by one warp, each K element consumed exactly once per output (and per basis),
+// each quantization group dequantized once, after all its columns, groups ascending. result()
+// checks that every output consumed all of K and had all its epilogues.
+//
+// Driving it (any order that keeps each warp's own program order and runs kernels in order):
+//   GemmExecutor ex(trace, gemm_kernel, ops);
+//   for (size_t k = ex.first_kernel(); k <= ex.gemm_kernel(); ++k) {
+//     ex.begin_kernel(k);
+//     for every warp instruction `in` as it executes, with `p` the point of its warp and loop
+//     counters (expand_warp / WarpStream): ex.step(in, p, warp_id)   // warp_id unique per kernel
+//   }
+//   std::vector<double> y = ex.result();
+#pragma once
+
+#include "model/golden/dtype.h"
+#include "model/golden/weights.h"
+#include "traces/packing.h"
+#include "traces/trace.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ltc::traces {
+
+// The operands of one GEMM record.
+struct GemmOperands {
+  golden::DType act = golden::DType::kInt8;
+  int64_t m = 0;               // rows of one GEMM (the record's m)
+  int64_t batch = 1;           // kMma: independent GEMMs (the record's batch); kLut: 1
+  std::vector<uint32_t> acts;  // batch*m x K raw activations in `act`, row-major (A)
+  // kLut, INT formats (bases == 0): the weights. kMma, wbits > 0: batch*N x K unsigned codes of
+  // wbits bits with per-(row, group) scales (fp16 values) and zero points.
+  golden::QuantizedWeights weights;
+  golden::MultiBasisBinaryWeights multi_basis;  // kLut, FluxBin (bases > 0)
+  std::vector<uint32_t> b;                      // kMma, wbits == 0: batch*N x K raw values in act
+};
+
+struct ExecStats {
+  uint64_t kernels = 0, warps = 0, instructions = 0;
+  uint64_t lmmas = 0, mmas = 0, tables = 0, dequants = 0;
+};
+
+// The dtype an MMA GEMM's accumulators use (int32 for int8 activations, else fp32) and the dtype
+// its outputs are stored in (int32 for int8, else fp16).
+golden::DType mma_acc_dtype(golden::DType act);
+golden::DType mma_out_dtype(golden::DType act);
+
+class GemmExecutor {
+ public:
+  // `gemm_kernel` indexes a kernel of `trace` with a GemmRecord (m > 0). Throws InputError when
+  // the operands do not match the record or the kernel is not a GEMM.
+  // `upstream_tables`: tables the GEMM reads without a precompute come from a producer outside
+  // the executed kernels (a fused norm in a model trace) and are built from the activations.
+  GemmExecutor(const Trace& trace, size_t gemm_kernel, GemmOperands ops,
+               bool upstream_tables = false);
+  ~GemmExecutor();
+  GemmExecutor(GemmExecutor&&) noexcept;
+  GemmExecutor& operator=(GemmExecutor&&) noexcept;
+
+  // The kernels whose instructions belong to this GEMM: the kernels without a GemmRecord right
+  // before gemm_kernel() that precompute tables (compile_gemm's <name>.precompute), then the GEMM.
+  size_t first_kernel() const;
+  size_t gemm_kernel() const;
+  bool covers(size_t kernel) const { return kernel >= first_kernel() && kernel <= gemm_kernel(); }
+
+  // Kernel `kernel` (covered) starts: the following steps are its warps' instructions.
+  void begin_kernel(size_t kernel);
+  // One executed instruction of warp `warp_id` (any id unique within the kernel) at point `p`
+  // (block and warp coordinates, loop counters). Throws std::runtime_error on a broken rule.
+  void step(const Instr& in, const Affine::Point& p, int64_t warp_id);
+  // Y (batch*m x n, row-major) after every covered kernel ran; throws std::runtime_error naming
+  // the first output that missed part of K or an epilogue.
+  std::vector<double> result() const;
+
+  const ExecStats& stats() const;
+  ExecStats& stats();  // drivers add what only they see (warps)
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+// The trace's kernels with a GemmRecord (m > 0), in order.
+std::vector<size_t> gemm_kernels(const Trace& trace);
+
+// Runs the covered kernels of `gemm_kernel` in program order, warp by warp (the interpreter).
+std::vector<double> execute_gemm(const Trace& trace, size_t gemm_kernel, const GemmOperands& ops,
+                                 ExecStats* stats = nullptr, bool upstream_tables = false);
+
+// Random operands for a GEMM record: activations uniform over int8 or N(0,1) rounded to the float
+// dtype; LUT weights N(0,1) quantized (binary for 1 bit, signed INTn otherwise, or multi-basis)
+// with the record's group; MMA B dense N(0,1) in the act dtype, or (wbits > 0) unsigned codes
+// with min-max scales rounded to fp16 and integer zero points.
+GemmOperands random_gemm_operands(const GemmRecord& g, uint32_t seed);
+
+// The golden reference of a GEMM record on these operands: golden::lut_gemm (LUT; `k_group` the
+// core's K, `quantized_tables` for q8) or golden::mac_gemm of A and the (dequantized) B, one batch
+// at a time, converted to mma_out_dtype (MMA; `k_group` is the mma's K).
+std::vector<double> reference_gemm(const GemmRecord& g, const GemmOperands& ops, int k_group,
+                                   bool quantized_tables);
+
+struct GemmCheck {
+  uint64_t outputs = 0;
+  uint64_t mismatches = 0;  // outputs whose bits differ from the golden reference
+  double max_abs_diff = 0;
+  ExecStats stats;
+};
+// Compares y with the reference bit for bit.
+GemmCheck compare_gemm(const std::vector<double>& y, const std::vector<double>& ref);
+
+// Runs the trace's one GEMM kernel (with its precompute kernels) on random_gemm_operands(seed) and
+// compares with reference_gemm. Tables come from the trace's precompute, or upstream if it has
+// none. Throws InputError when the trace has no GEMM kernel or several.
+GemmCheck check_gemm_trace(const Trace& trace, uint32_t seed);
+
+// Every distinct GEMM kernel of a (model) trace checked on its own, with upstream tables; kernels
+// of more than `max_macs` batch*M*N*K are skipped.
+struct KernelCheck {
+  std::string kernel;
+  bool skipped = false;
+  GemmCheck check;
+};
+std::vector<KernelCheck> check_trace_gemms(const Trace& trace, uint32_t seed,
+                                           double max_macs = 5e7);
+
+}  // namespace ltc::traces
