@@ -47,6 +47,43 @@ std::string shape_note(const GemmRecord& g) {
          " bases=" + std::to_string(g.bases) + " act=" + std::string(golden::dtype_name(g.act));
 }
 
+// The kernels without a GemmRecord right before GEMM kernel `gk` that precompute its tables.
+size_t first_kernel_of(const Trace& t, size_t gk) {
+  size_t first = gk;
+  while (first > 0 && t.kernels[first - 1].gemm.m <= 0 && has_precompute(t.kernels[first - 1])) {
+    --first;
+  }
+  return first;
+}
+
+// What the golden reference needs beyond the record: the core's (LUT) or the mma's K, and
+// whether the lmmas quantize their tables.
+struct ReferenceParams {
+  int k_group = 0;
+  bool quantized_tables = false;
+};
+ReferenceParams reference_params(const Trace& t, const Kernel& gk) {
+  ReferenceParams r;
+  for (const auto& in : gk.program) {
+    if (in.op == Opcode::kLmma) r.quantized_tables = in.lmma.quantized_table;
+    if (in.op == Opcode::kMma && r.k_group == 0) r.k_group = in.mma.shape.k;
+  }
+  if (gk.gemm.path == GemmPath::kLut) {
+    if (gk.tiles.core < 0 || size_t(gk.tiles.core) >= t.cores.size()) {
+      throw InputError("LUT GEMM kernel " + gk.name + " names no tensor core");
+    }
+    r.k_group = t.cores[size_t(gk.tiles.core)].config.shape.k;
+  } else if (r.k_group == 0) {
+    r.k_group = golden::is_int(gk.gemm.act) ? 32 : 16;
+  }
+  return r;
+}
+
+double gemm_macs(const GemmRecord& g) {
+  const double batch = g.path == GemmPath::kMma ? double(std::max<int64_t>(g.batch, 1)) : 1.0;
+  return batch * double(g.m) * double(g.n) * double(g.k);
+}
+
 }  // namespace
 
 struct GemmExecutor::State {
@@ -58,10 +95,7 @@ struct GemmExecutor::State {
     }
     const Kernel& kernel = t.kernels[gk];
     g = kernel.gemm;
-    first = gk;
-    while (first > 0 && t.kernels[first - 1].gemm.m <= 0 && has_precompute(t.kernels[first - 1])) {
-      --first;
-    }
+    first = first_kernel_of(t, gk);
     mma = g.path == GemmPath::kMma;
     if (mma) {
       init_mma(kernel);
@@ -723,24 +757,11 @@ GemmCheck check_gemm_trace(const Trace& trace, uint32_t seed) {
   bool precompute = false;
   for (const auto& k : trace.kernels) precompute = precompute || has_precompute(k);
   const Kernel& gk = trace.kernels[gemms[0]];
-  bool quantized = false;
-  int k_group = 0;
-  for (const auto& in : gk.program) {
-    if (in.op == Opcode::kLmma) quantized = in.lmma.quantized_table;
-    if (in.op == Opcode::kMma && k_group == 0) k_group = in.mma.shape.k;
-  }
-  if (gk.gemm.path == GemmPath::kLut) {
-    if (gk.tiles.core < 0 || size_t(gk.tiles.core) >= trace.cores.size()) {
-      throw InputError("LUT GEMM kernel " + gk.name + " names no tensor core");
-    }
-    k_group = trace.cores[size_t(gk.tiles.core)].config.shape.k;
-  } else if (k_group == 0) {
-    k_group = golden::is_int(gk.gemm.act) ? 32 : 16;
-  }
+  const ReferenceParams rp = reference_params(trace, gk);
   const GemmOperands ops = random_gemm_operands(gk.gemm, seed);
   ExecStats stats;
   const std::vector<double> y = execute_gemm(trace, gemms[0], ops, &stats, !precompute);
-  GemmCheck c = compare_gemm(y, reference_gemm(gk.gemm, ops, k_group, quantized));
+  GemmCheck c = compare_gemm(y, reference_gemm(gk.gemm, ops, rp.k_group, rp.quantized_tables));
   c.stats = stats;
   return c;
 }
@@ -754,9 +775,7 @@ std::vector<KernelCheck> check_trace_gemms(const Trace& trace, uint32_t seed, do
     seen.push_back(k.gemm);
     KernelCheck kc;
     kc.kernel = k.name;
-    const double batch =
-        k.gemm.path == GemmPath::kMma ? double(std::max<int64_t>(k.gemm.batch, 1)) : 1.0;
-    if (batch * double(k.gemm.m) * double(k.gemm.n) * double(k.gemm.k) > max_macs) {
+    if (gemm_macs(k.gemm) > max_macs) {
       kc.skipped = true;
       out.push_back(kc);
       continue;
@@ -769,6 +788,47 @@ std::vector<KernelCheck> check_trace_gemms(const Trace& trace, uint32_t seed, do
     out.push_back(kc);
   }
   return out;
+}
+
+TraceExecutor::TraceExecutor(const Trace& trace, uint32_t seed, double max_macs)
+    : trace_(trace), seed_(seed), max_macs_(max_macs) {}
+TraceExecutor::~TraceExecutor() = default;
+
+void TraceExecutor::begin_kernel(size_t kernel) {
+  if (active_ && !active_->covers(kernel)) close();
+  if (!active_) {
+    size_t gk = kernel;
+    while (gk < trace_.kernels.size() && trace_.kernels[gk].gemm.m <= 0) ++gk;
+    if (gk == trace_.kernels.size() || first_kernel_of(trace_, gk) > kernel) return;
+    const Kernel& k = trace_.kernels[gk];
+    if (gemm_macs(k.gemm) > max_macs_) {
+      if (kernel == gk) checks_.push_back({k.name, true, {}});
+      return;
+    }
+    active_ops_ = random_gemm_operands(k.gemm, seed_);
+    // Tables the GEMM reads with no precompute kernel before it come from a fused producer.
+    const bool upstream = first_kernel_of(trace_, gk) == gk;
+    active_ = std::make_unique<GemmExecutor>(trace_, gk, active_ops_, upstream);
+  }
+  active_->begin_kernel(kernel);
+}
+
+void TraceExecutor::close() {
+  if (!active_) return;
+  const Kernel& k = trace_.kernels[active_->gemm_kernel()];
+  const std::vector<double> y = active_->result();
+  const ReferenceParams rp = reference_params(trace_, k);
+  KernelCheck kc;
+  kc.kernel = k.name;
+  kc.check = compare_gemm(y, reference_gemm(k.gemm, active_ops_, rp.k_group, rp.quantized_tables));
+  kc.check.stats = active_->stats();
+  checks_.push_back(kc);
+  active_.reset();
+}
+
+std::vector<KernelCheck> TraceExecutor::finish() {
+  close();
+  return std::move(checks_);
 }
 
 }  // namespace ltc::traces

@@ -87,8 +87,9 @@ golden::DType mma_out_dtype(golden::DType act);
 
 class GemmExecutor {
  public:
-  // `gemm_kernel` indexes a kernel of `trace` with a GemmRecord (m > 0). Throws InputError when
-  // the operands do not match the record or the kernel is not a GEMM.
+  // `gemm_kernel` indexes a kernel of `trace` with a GemmRecord (m > 0); `trace` must outlive
+  // the executor (it is read, not copied). Throws InputError when the operands do not match the
+  // record or the kernel is not a GEMM.
   // `upstream_tables`: tables the GEMM reads without a precompute come from a producer outside
   // the executed kernels (a fused norm in a model trace) and are built from the activations.
   GemmExecutor(const Trace& trace, size_t gemm_kernel, GemmOperands ops,
@@ -153,13 +154,41 @@ GemmCheck compare_gemm(const std::vector<double>& y, const std::vector<double>& 
 // none. Throws InputError when the trace has no GEMM kernel or several.
 GemmCheck check_gemm_trace(const Trace& trace, uint32_t seed);
 
-// Every distinct GEMM kernel of a (model) trace checked on its own, with upstream tables; kernels
-// of more than `max_macs` batch*M*N*K are skipped.
 struct KernelCheck {
   std::string kernel;
   bool skipped = false;
   GemmCheck check;
 };
+
+// What `ltc sim --functional` needs for a whole trace: every GEMM kernel executed on
+// random_gemm_operands(seed) while the simulator runs it, and checked against the golden model
+// when it ends. Kernels run in order, so one GemmExecutor lives at a time. Per kernel:
+//   begin_kernel(k); step(in, p, warp_id) for each of its executed warp instructions, any order
+//   that keeps each warp's program order; then finish() after the last kernel.
+// GEMMs of more than `max_macs` batch*M*N*K (and kernels outside any GEMM) only cost a branch.
+class TraceExecutor {
+ public:
+  TraceExecutor(const Trace& trace, uint32_t seed, double max_macs = 5e7);
+  ~TraceExecutor();
+  void begin_kernel(size_t kernel);
+  void step(const Instr& in, const Affine::Point& p, int64_t warp_id) {
+    if (active_) active_->step(in, p, warp_id);
+  }
+  // One entry per GEMM kernel, in trace order (skipped ones marked); throws like result().
+  std::vector<KernelCheck> finish();
+
+ private:
+  void close();
+  const Trace& trace_;
+  uint32_t seed_;
+  double max_macs_;
+  std::unique_ptr<GemmExecutor> active_;
+  GemmOperands active_ops_;
+  std::vector<KernelCheck> checks_;
+};
+
+// Every distinct GEMM kernel of a (model) trace checked on its own, with upstream tables; kernels
+// of more than `max_macs` batch*M*N*K are skipped.
 std::vector<KernelCheck> check_trace_gemms(const Trace& trace, uint32_t seed,
                                            double max_macs = 5e7);
 

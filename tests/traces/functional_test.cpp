@@ -603,5 +603,54 @@ TEST(FunctionalCheck, CheckGemmTraceComparesBothPathsWithGolden) {
   for (const auto& c : checks) EXPECT_EQ(c.check.mismatches, 0u) << c.kernel;
 }
 
+TEST(FunctionalCheck, TraceExecutorChecksEveryGemmOfAWholeTraceAsASimulatorRunsIt) {
+  const uint64_t seed = test_seed(1300);
+  SCOPED_TRACE(seed_note(seed));
+  Trace t = lut_trace({3, 20, 40, DType::kFp16, 2, 8});
+  Kernel norm;
+  norm.name = "norm";
+  norm.program = {plain(Opcode::kLdGlobal), plain(Opcode::kSfu), plain(Opcode::kStGlobal)};
+  t.kernels.insert(t.kernels.begin(), norm);
+  t.kernels.push_back(norm);
+  t.kernels.push_back(mma_trace({2, 10, 12, 40, DType::kInt8, 4}).kernels[0]);
+  t.kernels.push_back(mma_trace({1, 64, 64, 64, DType::kFp16}).kernels[0]);
+  TraceExecutor ex(t, uint32_t(seed), 100000);  // the last GEMM (262144 MACs) is skipped
+  std::mt19937_64 rng(seed);
+  for (size_t ki = 0; ki < t.kernels.size(); ++ki) {
+    const Kernel& k = t.kernels[ki];
+    ex.begin_kernel(ki);
+    // Warps issue in a random interleaving, each in its own program order.
+    std::vector<std::vector<std::pair<const Instr*, Affine::Point>>> warps;
+    for (int64_t by = 0; by < k.grid_y; ++by) {
+      for (int64_t bx = 0; bx < k.grid_x; ++bx) {
+        for (int64_t wy = 0; wy < k.warps_y; ++wy) {
+          for (int64_t wx = 0; wx < k.warps_x; ++wx) {
+            warps.emplace_back();
+            expand_warp(k, bx, by, wx, wy, [&](const Instr& in, const Affine::Point& p) {
+              warps.back().emplace_back(&in, p);
+            });
+          }
+        }
+      }
+    }
+    std::vector<size_t> pc(warps.size(), 0);
+    for (size_t left = warps.size(); left > 0;) {
+      const size_t w = std::uniform_int_distribution<size_t>(0, warps.size() - 1)(rng);
+      if (pc[w] == warps[w].size()) continue;
+      ex.step(*warps[w][pc[w]].first, warps[w][pc[w]].second, int64_t(w));
+      if (++pc[w] == warps[w].size()) --left;
+    }
+  }
+  const std::vector<KernelCheck> checks = ex.finish();
+  ASSERT_EQ(checks.size(), 3u);
+  EXPECT_EQ(checks[0].kernel, "gemm.lmma");
+  EXPECT_EQ(checks[0].check.outputs, 60u);
+  EXPECT_EQ(checks[0].check.stats.kernels, 2u);  // with its precompute kernel
+  EXPECT_EQ(checks[1].kernel, "attn.mma");
+  EXPECT_EQ(checks[1].check.outputs, 240u);
+  EXPECT_TRUE(checks[2].skipped);
+  for (const auto& c : checks) EXPECT_EQ(c.check.mismatches, 0u) << c.kernel;
+}
+
 }  // namespace
 }  // namespace ltc::traces
