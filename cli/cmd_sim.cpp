@@ -1,0 +1,201 @@
+// `ltc sim`: cycle-level SystemC simulation of a trace file, or of a model step compiled in
+// memory (--model). Thin over sim::simulate(); sim/README.md explains every statistic.
+#include "cli/command.h"
+#include "compiler/model_lowering.h"
+#include "model/golden/error.h"
+#include "model/hw/gpu.h"
+#include "model/llm/graph.h"
+#include "model/llm/model_config.h"
+#include "sim/simulator.h"
+#include "traces/trace.h"
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <csignal>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ltc::cli {
+namespace {
+
+struct SimCliOptions {
+  std::string file, gpu, tc = "fast", kernel;
+  std::string model, phase = "decode", weights = "int2", acts = "int8";
+  int64_t batch = 1, context = 128, seq = 0;
+  bool functional = false, json = false, per_kernel = false;
+  uint32_t seed = 1;
+};
+
+extern "C" void on_sigint(int) {
+  sim::request_stop();
+}
+
+// "L12.q_proj.lmma" -> "q_proj.lmma": the per-layer kernels of a model step summed by operator.
+std::string op_of(const std::string& kernel) {
+  if (kernel.size() > 1 && kernel[0] == 'L' &&
+      std::isdigit(static_cast<unsigned char>(kernel[1]))) {
+    const auto dot = kernel.find('.');
+    if (dot != std::string::npos) return kernel.substr(dot + 1);
+  }
+  return kernel;
+}
+
+std::string top_stall(const sim::KernelStats& k) {
+  size_t best = 0;
+  for (size_t i = 1; i < k.stall_cycles.size(); ++i) {
+    if (k.stall_cycles[i] > k.stall_cycles[best]) best = i;
+  }
+  const double all = double(k.issue_cycles) + [&] {
+    double s = 0;
+    for (auto c : k.stall_cycles) s += double(c);
+    return s;
+  }();
+  return fmt::format("{} {:.0f}%", sim::stall_name(sim::Stall(best)),
+                     all > 0 ? 100.0 * double(k.stall_cycles[best]) / all : 0.0);
+}
+
+void print_table(const sim::RunStats& r, bool per_kernel) {
+  struct Row {
+    std::string name;
+    int count = 0;
+    sim::KernelStats k;
+  };
+  std::vector<Row> rows;
+  std::map<std::string, size_t> index;
+  for (const auto& k : r.kernels) {
+    const std::string key = per_kernel ? k.name : op_of(k.name);
+    auto it = index.find(key);
+    if (it == index.end()) {
+      it = index.emplace(key, rows.size()).first;
+      rows.push_back({key, 0, k});
+      rows.back().k.cycles = 0;
+      rows.back().k = sim::KernelStats{};
+      rows.back().k.tensor_cores = k.tensor_cores;
+      rows.back().k.sms = k.sms;
+      rows.back().k.max_warps_per_sm = k.max_warps_per_sm;
+    }
+    Row& row = rows[it->second];
+    ++row.count;
+    row.k += k;
+    row.k.cycles += k.cycles;
+  }
+  fmt::print("{:<28} {:>5} {:>12} {:>10} {:>7} {:>7} {:>9} {:>7}  {}\n", "kernel", "count",
+             "cycles", "time_us", "tensor", "occup", "dram_GB/s", "l2_hit", "top stall");
+  for (const Row& row : rows) {
+    const sim::KernelStats& k = row.k;
+    const double us = double(k.cycles) / (r.clock_ghz * 1e3);
+    const double dram =
+        double(k.mem.dram_read_bytes + k.mem.dram_write_bytes) / (us > 0 ? us * 1e3 : 1);
+    const double l2 =
+        k.mem.l2_sectors ? double(k.mem.l2_hit_sectors) / double(k.mem.l2_sectors) : 0.0;
+    fmt::print("{:<28} {:>5} {:>12} {:>10.2f} {:>6.1f}% {:>6.1f}% {:>9.1f} {:>6.1f}%  {}\n",
+               row.name.size() > 28 ? row.name.substr(0, 28) : row.name, row.count, k.cycles, us,
+               100 * k.tensor_utilization(), 100 * k.achieved_occupancy(), dram, 100 * l2,
+               top_stall(k));
+  }
+  fmt::print("total: {} cycles, {:.4f} ms at {} GHz, {} kernels; simulated in {:.2f} s{}\n",
+             r.cycles, r.time_ms(), r.clock_ghz, r.kernels.size(), r.wall_s,
+             r.interrupted ? " (INTERRUPTED: partial)" : "");
+}
+
+void run(const SimCliOptions& o) {
+  if (o.file.empty() == o.model.empty()) {
+    throw InputError("ltc sim: give a trace FILE or --model (one of them)");
+  }
+  traces::Trace trace;
+  std::string gpu_name = o.gpu;
+  if (!o.file.empty()) {
+    trace = traces::read_trace_file(o.file);
+    if (gpu_name.empty()) gpu_name = trace.gpu;
+  } else {
+    if (gpu_name.empty()) throw InputError("--gpu: required with --model");
+    const llm::ModelConfig model = llm::load_model(o.model);
+    for (const auto& w : model.warnings) fmt::print(stderr, "ltc: warning: {}\n", w);
+    const llm::Phase phase = llm::parse_phase(o.phase);
+    llm::StepConfig step = phase == llm::Phase::kDecode
+                               ? llm::StepConfig::decode(o.batch, o.context)
+                               : llm::StepConfig::prefill(o.batch, o.seq > 0 ? o.seq : o.context);
+    step.weights = llm::parse_weight_format(o.weights, "--weights");
+    step.acts = golden::parse_dtype(o.acts, "--acts");
+    trace = compiler::compile_model(model, step, hw::load_gpu(gpu_name));
+  }
+  const hw::GpuConfig gpu = hw::load_gpu(gpu_name);
+  sim::SimOptions so;
+  so.tc = o.tc;
+  so.functional = o.functional;
+  so.seed = o.seed;
+  so.kernel = o.kernel;
+  if (progress_enabled()) {
+    so.progress = [](const sim::Progress& p) {
+      fmt::print(stderr, "\rsim: kernel {}/{} {} blocks {}/{}, {} cycles, {:.0f} s   ",
+                 p.kernel + 1, p.kernels, p.name, p.blocks_done, p.blocks, p.cycles, p.wall_s);
+    };
+  }
+  auto previous = std::signal(SIGINT, on_sigint);
+  sim::RunStats r;
+  try {
+    r = sim::simulate(trace, gpu, so);
+  } catch (...) {
+    std::signal(SIGINT, previous);
+    throw;
+  }
+  std::signal(SIGINT, previous);
+  if (progress_enabled() && so.progress) fmt::print(stderr, "\r\033[K");
+  if (o.json) {
+    nlohmann::json j = r;
+    j["gpu"] = gpu.name;
+    j["tc"] = o.tc;
+    fmt::print("{}\n", j.dump());
+  } else {
+    print_table(r, o.per_kernel || o.model.empty());
+    if (r.functional) {
+      fmt::print("functional (seed {}): {} outputs, {} mismatches vs the golden model\n", o.seed,
+                 r.functional_outputs, r.functional_mismatches);
+    }
+  }
+  if (r.functional && r.functional_mismatches) set_exit_code(kExitFailed);
+  if (r.interrupted) set_exit_code(kExitFailed);
+}
+
+CommandRegistrar reg{
+    55, [](CLI::App& app) {
+      auto o = std::make_shared<SimCliOptions>();
+      CLI::App* s = app.add_subcommand(
+          "sim",
+          "Cycle-level SystemC simulation of a trace (or of a model step with --model)\n"
+          "  e.g. ltc compile gemm --m 256 --n 4096 --k 4096 --gpu a100-lut4x --out g.lmt\n"
+          "       ltc sim g.lmt --json\n"
+          "       ltc sim --model llama2-7b --phase decode --context 1024 --gpu h200 "
+          "--weights fp16 --acts fp16");
+      s->add_option("file", o->file, "trace file (text .lmt or binary .ltcb)");
+      s->add_option("--gpu", o->gpu,
+                    "built-in GPU name or GPU JSON path (default: the GPU the trace names)");
+      s->add_option("--tc", o->tc, "tensor-core back end: fast")->capture_default_str();
+      s->add_flag("--functional", o->functional,
+                  "also compute every GEMM on random operands and compare bit for bit with the "
+                  "golden model");
+      s->add_option("--seed", o->seed, "operands of --functional")->capture_default_str();
+      s->add_option("--kernel", o->kernel, "simulate only the kernel(s) with this name");
+      s->add_flag("--per-kernel", o->per_kernel,
+                  "text output: one row per kernel (default for trace files; --model sums layers)");
+      s->add_option("--model", o->model, "built-in model or Hugging Face config.json");
+      s->add_option("--phase", o->phase, "with --model: decode or prefill")->capture_default_str();
+      s->add_option("--batch", o->batch, "with --model: sequences")->capture_default_str();
+      s->add_option("--context", o->context,
+                    "with --model: decode KV-cache length; prefill length if no --seq")
+          ->capture_default_str();
+      s->add_option("--seq", o->seq, "with --model: prefill tokens per sequence");
+      s->add_option("--weights", o->weights, "with --model: fp16, int1..int8, ternary, binary")
+          ->capture_default_str();
+      s->add_option("--acts", o->acts, "with --model: int8, fp16, bf16, fp8e4m3, fp8e5m2")
+          ->capture_default_str();
+      s->add_flag("--json", o->json, "print one JSON object: cycles, time_ms, clock_ghz, kernels");
+      s->callback([o] { run(*o); });
+    }};
+
+}  // namespace
+}  // namespace ltc::cli

@@ -1,0 +1,301 @@
+#include "sim/gpu.h"
+
+#include "model/golden/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace ltc::sim {
+namespace {
+
+using traces::Instr;
+using traces::Opcode;
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// Bytes one SIMT load/store instruction moves per warp at most (32 threads x 16 bytes).
+constexpr int64_t kSimtBytes = 512;
+
+}  // namespace
+
+KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuConfig& gpu,
+                       const TensorCoreModel& tc, uint64_t& next_address) {
+  const traces::Kernel& k = trace.kernels[index];
+  const std::string where = "kernel " + k.name;
+  KernelPlan plan;
+  plan.kernel = &k;
+  const hw::SmConfig& sm = gpu.sm;
+  const int sps = gpu.sub_partitions_per_sm;
+  const int lanes = std::max(1, gpu.fp32_lanes_per_sm() / sps);
+  const int sfu_per_sp = std::max(1, sm.sfu_ops_per_cycle / sps);
+  const int64_t bank_bytes = int64_t(sm.smem_banks) * 4;
+
+  // Occupancy: warps, blocks, registers (256-register allocation unit per warp), shared memory
+  // (plus the 1 KiB per block the CUDA runtime reserves).
+  const int64_t wpb = k.warps_per_block();
+  const int64_t regs_per_warp =
+      ceil_div(int64_t(std::max<uint32_t>(k.regs_per_thread, 1)) * 32, 256) * 256;
+  const int64_t regs_per_sm = int64_t(gpu.register_file_kb_per_sm) * 1024 / 4;
+  const int64_t smem_per_block = k.smem_bytes > 0 ? int64_t(k.smem_bytes) + 1024 : 0;
+  if (wpb > sm.max_warps) {
+    throw InputError(where + ": " + std::to_string(wpb) + " warps per block exceed the SM's " +
+                     std::to_string(sm.max_warps));
+  }
+  if (int64_t(k.regs_per_thread) > gpu.max_registers_per_thread) {
+    throw InputError(where + ": " + std::to_string(k.regs_per_thread) +
+                     " registers per thread exceed the GPU's " +
+                     std::to_string(gpu.max_registers_per_thread));
+  }
+  if (int64_t(k.smem_bytes) > int64_t(gpu.shared_memory_kb_per_block) * 1024) {
+    throw InputError(where + ": " + std::to_string(k.smem_bytes) +
+                     " bytes of shared memory exceed the GPU's " +
+                     std::to_string(gpu.shared_memory_kb_per_block) + " KiB per block");
+  }
+  struct Limit {
+    int64_t blocks;
+    const char* name;
+  };
+  const Limit limits[] = {
+      {sm.max_warps / wpb, "warps"},
+      {sm.max_blocks, "blocks"},
+      {regs_per_sm / (regs_per_warp * wpb), "registers"},
+      {smem_per_block > 0 ? int64_t(gpu.shared_memory_kb_per_sm) * 1024 / smem_per_block
+                          : int64_t(1) << 30,
+       "shared memory"},
+  };
+  const Limit* lim =
+      std::min_element(std::begin(limits), std::end(limits),
+                       [](const Limit& a, const Limit& b) { return a.blocks < b.blocks; });
+  if (lim->blocks < 1) {
+    throw InputError(where + ": one block needs more " + lim->name + " than an SM of '" + gpu.name +
+                     "' has");
+  }
+  plan.blocks_per_sm = int(lim->blocks);
+  plan.occupancy_limit = lim->name;
+  plan.l1_bytes = int64_t(gpu.l1_kb_per_sm) * 1024 - plan.blocks_per_sm * smem_per_block;
+
+  // Tensors at fresh, 4 KiB-aligned global addresses.
+  uint32_t max_id = 0;
+  for (const auto& t : k.tensors) max_id = std::max(max_id, t.id);
+  plan.tensor_base.assign(size_t(max_id) + 1, 0);
+  plan.tensor_bytes.assign(size_t(max_id) + 1, 0);
+  for (const auto& t : k.tensors) {
+    plan.tensor_base[t.id] = next_address;
+    plan.tensor_bytes[t.id] = t.bytes;
+    next_address += (t.bytes + 4095) / 4096 * 4096;
+  }
+
+  plan.decoded.resize(k.program.size());
+  for (size_t i = 0; i < k.program.size(); ++i) {
+    const Instr& in = k.program[i];
+    DecodedInstr& d = plan.decoded[i];
+    auto cuda = [&](uint64_t ops, uint8_t reads) {
+      d.unit = Unit::kAlu;
+      d.reads = reads;
+      d.writes = kValues;
+      d.thread_ops = ops;
+      d.simt = uint32_t(std::max<uint64_t>(1, (ops + 31) / 32));
+      d.occupancy = int32_t(std::max<uint64_t>(1, (ops + uint64_t(lanes) - 1) / uint64_t(lanes)));
+      d.latency = d.occupancy + sm.alu_latency_cycles;
+    };
+    auto smem = [&](uint8_t reads, uint8_t writes) {
+      d.unit = Unit::kSmem;
+      d.reads = reads;
+      d.writes = writes;
+      d.simt = uint32_t(std::max<int64_t>(1, ceil_div(int64_t(in.bytes), kSimtBytes)));
+      // Contiguous bytes per warp: conflict-free, one wavefront per bank row.
+      d.wavefronts = int32_t(std::max<int64_t>(1, ceil_div(int64_t(in.bytes), bank_bytes)));
+      d.conflict_wavefronts = 0;
+      d.occupancy = d.wavefronts;
+      d.latency = sm.smem_latency_cycles + d.wavefronts - 1;
+    };
+    try {
+      switch (in.op) {
+        case Opcode::kLdGlobal:
+        case Opcode::kLdGlobalAsync:
+        case Opcode::kStGlobal:
+          d.unit = Unit::kGlobal;
+          d.reads = in.op == Opcode::kStGlobal ? uint8_t(kValues | kFragments) : uint8_t(0);
+          d.writes = in.op == Opcode::kLdGlobal ? kFragments : 0;
+          d.simt = uint32_t(std::max<int64_t>(1, ceil_div(int64_t(in.bytes), kSimtBytes)));
+          break;
+        case Opcode::kLdShared:
+          smem(0, kFragments);
+          break;
+        case Opcode::kStShared:
+          smem(kValues | kFragments, 0);
+          break;
+        case Opcode::kBarrier:
+        case Opcode::kCommit:
+        case Opcode::kWait:
+          d.unit = Unit::kNone;
+          break;
+        case Opcode::kPrecompute:
+        case Opcode::kQuantTable:
+        case Opcode::kAlu:
+          cuda(in.cuda_ops(), kFragments | kValues);
+          break;
+        case Opcode::kDequant:
+          cuda(in.cuda_ops(), kFragments | kValues | kAllAccumulators);
+          break;
+        case Opcode::kSfu:
+          d.unit = Unit::kSfu;
+          d.reads = kFragments | kValues;
+          d.writes = kValues;
+          d.thread_ops = in.count;
+          d.simt = uint32_t(std::max<uint64_t>(1, (in.count + 31) / 32));
+          d.occupancy = int32_t(
+              std::max<uint64_t>(1, (in.count + uint64_t(sfu_per_sp) - 1) / uint64_t(sfu_per_sp)));
+          d.latency = d.occupancy + sm.sfu_latency_cycles;
+          break;
+        case Opcode::kLmma: {
+          if (!gpu.has_lut_tensor()) {
+            throw InputError(
+                "lmma needs a GPU with LUT tensor cores; '" + gpu.name +
+                "' has none (valid: a GPU with a lut_tensor section, e.g. a100-lut4x)");
+          }
+          const hw::TensorOpTiming t = tc.lmma(in.lmma);
+          d.unit = Unit::kTensor;
+          d.reads = kFragments | kAccumulatorTile;
+          d.writes = kAccumulatorTile;
+          d.occupancy = int32_t(t.issue_cycles);
+          d.latency = int32_t(t.latency_cycles);
+          d.tensor_ops = 2ull * uint64_t(in.lmma.shape.m) * uint64_t(in.lmma.shape.n) *
+                         uint64_t(in.lmma.shape.k);
+          break;
+        }
+        case Opcode::kMma: {
+          const hw::TensorOpTiming t = tc.mma(in.mma);
+          d.unit = Unit::kTensor;
+          d.reads = kFragments | kAccumulatorTile;
+          d.writes = kAccumulatorTile;
+          d.occupancy = int32_t(t.issue_cycles);
+          d.latency = int32_t(t.latency_cycles);
+          d.tensor_ops =
+              2ull * uint64_t(in.mma.shape.m) * uint64_t(in.mma.shape.n) * uint64_t(in.mma.shape.k);
+          break;
+        }
+        case Opcode::kLoop:
+        case Opcode::kEndLoop:
+          break;
+      }
+    } catch (const InputError& e) {
+      throw InputError(where + ": instruction " + std::to_string(i) + " (" + in.str() +
+                       "): " + e.what());
+    }
+  }
+  return plan;
+}
+
+Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::GpuConfig& gpu,
+         const SimOptions& options, const TensorCoreModel& tc, const std::atomic<bool>& stop,
+         IssueObserver* observer, std::vector<size_t> kernels)
+    : sc_core::sc_module(name),
+      trace_(trace),
+      gpu_(gpu),
+      options_(options),
+      tc_(tc),
+      stop_(stop),
+      observer_(observer),
+      kernels_(std::move(kernels)),
+      dram_("dram", gpu, mem_),
+      l2_("l2", gpu, mem_) {
+  l2_.dram.bind(dram_.target);
+  for (int i = 0; i < gpu.sms; ++i) {
+    sms_.push_back(std::make_unique<Sm>(("sm" + std::to_string(i)).c_str(), i, gpu, dispatcher_,
+                                        options.quantum_cycles, stop));
+    sms_.back()->l2.bind(l2_.target);
+    sms_.back()->set_observer(observer);
+  }
+  result_.clock_ghz = gpu.clock_ghz;
+  SC_HAS_PROCESS(Gpu);
+  SC_THREAD(run);
+  SC_METHOD(progress_tick);
+  sensitive << progress_event_;
+  dont_initialize();
+}
+
+KernelStats Gpu::collect(Cycle end) {
+  KernelStats ks;
+  const traces::Kernel& k = *plan_.kernel;
+  ks.name = k.name;
+  ks.start_cycle = launch_;
+  ks.cycles = end - launch_;
+  for (auto& sm : sms_) {
+    sm->finish_kernel(end);
+    ks += sm->stats();
+  }
+  ks.blocks_per_sm = plan_.blocks_per_sm;
+  ks.occupancy_limit = plan_.occupancy_limit;
+  ks.tensor_cores = uint64_t(gpu_.tensor_cores());
+  ks.sms = gpu_.sms;
+  ks.max_warps_per_sm = gpu_.sm.max_warps;
+  // L2 and DRAM counters are global: this kernel's share is what they gained during it.
+  MemoryStats& m = ks.mem;
+  m.l2_sectors = mem_.l2_sectors;
+  m.l2_hit_sectors = mem_.l2_hit_sectors;
+  m.l2_read_bytes = mem_.l2_read_bytes;
+  m.l2_write_bytes = mem_.l2_write_bytes;
+  m.dram_read_bytes = mem_.dram_read_bytes;
+  m.dram_write_bytes = mem_.dram_write_bytes;
+  mem_ = MemoryStats{};
+  return ks;
+}
+
+void Gpu::collect_partial() {
+  if (!in_kernel_) return;
+  const Cycle end = std::max(now_cycles(), dispatcher_.last_retire());
+  result_.kernels.push_back(collect(end));
+  result_.cycles = end;
+  in_kernel_ = false;
+}
+
+void Gpu::run() {
+  wall_start_ = last_progress_ = std::chrono::steady_clock::now();
+  Cycle t = 0;
+  for (running_ = 0; running_ < kernels_.size(); ++running_) {
+    if (stop_.load()) break;
+    plan_ = plan_kernel(trace_, kernels_[running_], gpu_, tc_, next_address_);
+    for (auto& sm : sms_) sm->begin_kernel();
+    launch_ = now_cycles();
+    in_kernel_ = true;
+    if (observer_) observer_->begin_kernel(kernels_[running_]);
+    dispatcher_.start(&plan_, launch_);
+    dispatcher_.work().notify(sc_core::SC_ZERO_TIME);
+    progress_event_.notify(sc_core::SC_ZERO_TIME);
+    wait(dispatcher_.done());
+    const Cycle end = std::max(dispatcher_.last_retire(), now_cycles());
+    if (end > now_cycles()) wait(cycles(double(end - now_cycles())));
+    result_.kernels.push_back(collect(end));
+    in_kernel_ = false;
+    if (observer_) observer_->end_kernel(kernels_[running_]);
+    t = end;
+    result_.cycles = t;
+    if (running_ + 1 < kernels_.size()) wait(cycles(gpu_.sm.kernel_gap_cycles));
+  }
+  // No sc_stop(): with every SM idle the event queue drains and sc_start() returns.
+}
+
+void Gpu::progress_tick() {
+  if (!options_.progress || stop_.load()) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (std::chrono::duration<double>(now - last_progress_).count() >= options_.progress_every_s &&
+      in_kernel_) {
+    last_progress_ = now;
+    Progress p;
+    p.kernel = running_;
+    p.kernels = kernels_.size();
+    p.name = plan_.kernel->name;
+    p.blocks = plan_.kernel->blocks();
+    p.blocks_done = dispatcher_.retired_count();
+    p.cycles = now_cycles();
+    p.wall_s = std::chrono::duration<double>(now - wall_start_).count();
+    options_.progress(p);
+  }
+  if (in_kernel_) next_trigger(cycles(20000));
+}
+
+}  // namespace ltc::sim

@@ -1,0 +1,61 @@
+// The whole GPU: SMs, the sliced L2 and DRAM, joined by TLM-2.0 sockets, and a launcher process
+// that runs the trace's kernels in order (each kernel's blocks handed out by the dispatcher;
+// the next kernel starts `sm.kernel_gap_cycles` after the last block of the previous retires).
+#pragma once
+
+#include "sim/memory.h"
+#include "sim/simulator.h"
+#include "sim/sm.h"
+#include "sim/tensor_core.h"
+
+#include <systemc>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <vector>
+
+namespace ltc::sim {
+
+// Decodes a kernel for the SMs: per static instruction its unit, dependencies and timing;
+// tensor addresses; occupancy. Throws InputError naming the kernel and instruction.
+KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuConfig& gpu,
+                       const TensorCoreModel& tc, uint64_t& next_address);
+
+class Gpu : public sc_core::sc_module {
+ public:
+  Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::GpuConfig& gpu,
+      const SimOptions& options, const TensorCoreModel& tc, const std::atomic<bool>& stop,
+      IssueObserver* observer, std::vector<size_t> kernels);
+  RunStats& result() { return result_; }
+  // Statistics of the kernel running when the simulation stopped early.
+  void collect_partial();
+
+ private:
+  void run();
+  void progress_tick();
+  KernelStats collect(Cycle end);
+
+  const traces::Trace& trace_;
+  const hw::GpuConfig& gpu_;
+  const SimOptions& options_;
+  const TensorCoreModel& tc_;
+  const std::atomic<bool>& stop_;
+  IssueObserver* observer_;
+  std::vector<size_t> kernels_;
+  MemoryStats mem_;
+  BlockDispatcher dispatcher_;
+  Dram dram_;
+  L2 l2_;
+  std::vector<std::unique_ptr<Sm>> sms_;
+  KernelPlan plan_;
+  sc_core::sc_event progress_event_;
+  size_t running_ = 0;  // position in kernels_
+  bool in_kernel_ = false;
+  Cycle launch_ = 0;
+  uint64_t next_address_ = 0;
+  RunStats result_;
+  std::chrono::steady_clock::time_point wall_start_, last_progress_;
+};
+
+}  // namespace ltc::sim

@@ -1,0 +1,129 @@
+// The memory system below the SMs: a sliced L2 and DRAM channels, as SystemC modules joined by
+// TLM-2.0 sockets (SM -> L2 -> DRAM). Loosely timed: an SM runs ahead of SystemC time by up to a
+// quantum and calls b_transport with its local offset as the annotated delay; each target adds
+// the time the request spends there (queueing behind earlier requests on a slice or a channel,
+// then the latency) and returns. No event per request, no heap allocation per request.
+//
+// Time unit: SystemC time counts SM clock cycles, 1 ns = 1 cycle (sim/README.md).
+#pragma once
+
+#include "model/hw/gpu.h"
+#include "sim/stats.h"
+
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <systemc>
+#include <tlm>
+
+#include <cstdint>
+#include <vector>
+
+namespace ltc::sim {
+
+using Cycle = int64_t;
+
+inline Cycle now_cycles() {
+  return Cycle(sc_core::sc_time_stamp().to_seconds() * 1e9 + 0.5);
+}
+inline sc_core::sc_time cycles(double c) {
+  return sc_core::sc_time(c, sc_core::SC_NS);
+}
+inline double to_cycles(const sc_core::sc_time& t) {
+  return t.to_seconds() * 1e9;
+}
+
+// A port that moves `rate` bytes per cycle: requests queue behind each other (first come, first
+// served in call order).
+class BandwidthPort {
+ public:
+  explicit BandwidthPort(double bytes_per_cycle = 1) : rate_(bytes_per_cycle) {}
+  // Cycle at which a transfer of `bytes` arriving at `t` starts; the port is busy until it ends.
+  double reserve(double t, double bytes) {
+    const double start = t > free_ ? t : free_;
+    free_ = start + bytes / rate_;
+    return start;
+  }
+  double free_at() const { return free_; }
+  void reset() { free_ = 0; }
+
+ private:
+  double rate_;
+  double free_ = 0;
+};
+
+// Set-associative tags with 32-byte sectors and LRU replacement (L1, L2 slices).
+class SectorCache {
+ public:
+  SectorCache() = default;
+  SectorCache(uint64_t capacity_bytes, int ways, int line_bytes);
+  struct Result {
+    uint32_t missed = 0;         // sectors of the request that were not present
+    uint32_t evicted_dirty = 0;  // dirty sectors written back by the replacement
+    uint64_t evicted_line_addr = 0;
+  };
+  // Looks up `sectors` (bit i: sector i of the line) of the line holding `line_addr` and installs
+  // them; `write` marks them dirty (write-back).
+  Result access(uint64_t line_addr, uint32_t sectors, bool write);
+  bool enabled() const { return sets_ > 0; }
+  void clear();
+
+ private:
+  struct Way {
+    uint64_t tag = ~uint64_t(0);
+    uint64_t stamp = 0;
+    uint8_t valid = 0, dirty = 0;
+  };
+  uint64_t sets_ = 0;
+  int ways_ = 0;
+  int line_shift_ = 7;
+  uint64_t clock_ = 0;
+  std::vector<Way> lines_;
+};
+
+// What an SM asks of L2 per line: the payload's address is the line address, the data length
+// the bytes of the requested sectors; this extension carries the sector mask.
+struct SectorMask : tlm::tlm_extension<SectorMask> {
+  uint32_t sectors = 0xf;
+  tlm::tlm_extension_base* clone() const override { return new SectorMask(*this); }
+  void copy_from(const tlm::tlm_extension_base& e) override {
+    sectors = static_cast<const SectorMask&>(e).sectors;
+  }
+};
+
+class Dram : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<Dram> target;
+  Dram(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stats);
+  void reset();
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  std::vector<BandwidthPort> channels_;
+  double latency_cycles_;  // load-to-use beyond the L2 hit latency
+  MemoryStats& stats_;
+};
+
+class L2 : public sc_core::sc_module {
+ public:
+  tlm_utils::multi_passthrough_target_socket<L2> target;  // one binding per SM
+  tlm_utils::simple_initiator_socket<L2> dram;
+  L2(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stats);
+  ~L2() override;
+  void reset();  // empties the tags (a cold start)
+
+ private:
+  void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  struct Slice {
+    SectorCache tags;
+    BandwidthPort port;
+  };
+  std::vector<Slice> slices_;
+  int line_shift_;
+  double hit_latency_cycles_;
+  MemoryStats& stats_;
+  tlm::tlm_generic_payload dram_payload_;
+  SectorMask dram_mask_;
+};
+
+}  // namespace ltc::sim

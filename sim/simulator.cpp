@@ -1,0 +1,88 @@
+#include "sim/simulator.h"
+
+#include "model/golden/error.h"
+#include "sim/functional.h"
+#include "sim/gpu.h"
+
+#include <systemc>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+
+namespace ltc::sim {
+namespace {
+
+std::atomic<bool> g_stop{false};
+bool g_context_used = false;
+
+// SystemC allows one elaboration per context; every run gets a fresh one.
+void fresh_systemc_context() {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);  // stdout stays the caller's (--json)
+  if (g_context_used) {
+    sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
+    sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+  }
+  g_context_used = true;
+}
+
+}  // namespace
+
+void request_stop() {
+  g_stop.store(true);
+}
+
+RunStats simulate(const traces::Trace& trace, const hw::GpuConfig& gpu, const SimOptions& options) {
+  std::vector<size_t> kernels;
+  for (size_t i = 0; i < trace.kernels.size(); ++i) {
+    if (options.kernel.empty() || trace.kernels[i].name == options.kernel) kernels.push_back(i);
+  }
+  if (kernels.empty()) {
+    std::string names;
+    for (size_t i = 0; i < trace.kernels.size() && i < 8; ++i) {
+      names += (i ? ", " : "") + trace.kernels[i].name;
+    }
+    if (trace.kernels.size() > 8) names += ", ...";
+    throw InputError(options.kernel.empty() ? std::string("trace: no kernels to simulate")
+                                            : "--kernel: no kernel named '" + options.kernel +
+                                                  "' in the trace (kernels: " + names + ")");
+  }
+  if (options.quantum_cycles < 1) throw InputError("quantum_cycles must be >= 1");
+  const std::unique_ptr<TensorCoreModel> tc = make_tensor_core(options.tc, gpu);
+  {
+    // Every error a kernel can raise, before anything runs.
+    uint64_t scratch = 0;
+    for (size_t i : kernels) plan_kernel(trace, i, gpu, *tc, scratch);
+  }
+  std::unique_ptr<FunctionalChecker> checker;
+  if (options.functional) checker = std::make_unique<FunctionalChecker>(trace, options.seed);
+
+  fresh_systemc_context();
+  g_stop.store(false);
+  const auto t0 = std::chrono::steady_clock::now();
+  RunStats result;
+  {
+    Gpu gpu_module("gpu", trace, gpu, options, *tc, g_stop, checker.get(), kernels);
+    sc_core::sc_start();
+    if (g_stop.load()) {
+      gpu_module.collect_partial();
+      gpu_module.result().interrupted = true;
+    }
+    result = std::move(gpu_module.result());
+  }
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (checker) {
+    result.functional = true;
+    if (!result.interrupted) checker->finish(result);
+  }
+  return result;
+}
+
+}  // namespace ltc::sim
+
+// libsystemc's own main() refers to sc_main; ltc and the tests have their own main() and never
+// call it.
+extern "C" int sc_main(int, char*[]) {
+  return 1;
+}

@@ -1,0 +1,43 @@
+// The cycle-level simulator's public entry: run a trace (every kernel, or one) on a GPU and get
+// per-kernel statistics. `ltc sim` is a thin layer over simulate(); tests call it directly.
+#pragma once
+
+#include "model/hw/gpu.h"
+#include "sim/stats.h"
+#include "traces/trace.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace ltc::sim {
+
+struct Progress {
+  size_t kernel = 0, kernels = 0;  // index of the running kernel, how many will run
+  std::string name;
+  int64_t blocks_done = 0, blocks = 0;
+  int64_t cycles = 0;  // simulated so far
+  double wall_s = 0;
+};
+
+struct SimOptions {
+  std::string tc = "fast";      // tensor-core back end (sim/tensor_core.h)
+  bool functional = false;      // also compute every GEMM's outputs and check them bit for bit
+  uint32_t seed = 1;            // operands of the functional run
+  std::string kernel;           // run only the kernels with this name (empty: all)
+  int64_t quantum_cycles = 32;  // how far an SM runs ahead of SystemC time (TLM-2.0 quantum)
+  // Called about every `progress_every_s` seconds of wall time while simulating.
+  std::function<void(const Progress&)> progress;
+  double progress_every_s = 1.0;
+};
+
+// Throws InputError when the trace does not fit the GPU (lmma on a GPU without LUT cores, a
+// block that needs more registers or shared memory than an SM has, an unknown --kernel). Safe
+// to call several times in one process (each run gets a fresh SystemC context).
+RunStats simulate(const traces::Trace& trace, const hw::GpuConfig& gpu, const SimOptions& options);
+
+// Asks a running simulate() to stop at its next quantum and return what it has simulated
+// (RunStats::interrupted). Async-signal-safe: `ltc sim` calls it from its SIGINT handler.
+void request_stop();
+
+}  // namespace ltc::sim

@@ -1,0 +1,526 @@
+#include "sim/sm.h"
+
+#include "model/golden/error.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace ltc::sim {
+namespace {
+
+using traces::Instr;
+using traces::Opcode;
+
+int log2_exact(int v) {
+  int s = 0;
+  while ((1 << s) < v) ++s;
+  return s;
+}
+
+int popcount4(uint32_t m) {
+  return int((m & 1) + ((m >> 1) & 1) + ((m >> 2) & 1) + ((m >> 3) & 1));
+}
+
+// Memory instructions wait to issue while the SM's load/store path has more than this many
+// cycles of work queued (the MIO / LSU instruction queue of real SMs).
+constexpr double kLsuQueueCycles = 16;
+
+uint64_t acc_key(const Instr& in, const traces::Affine::Point& p) {
+  return (uint64_t(in.m.eval(p)) << 32) ^ uint64_t(in.n.eval(p));
+}
+
+}  // namespace
+
+// ---- BlockDispatcher ----------------------------------------------------------------------------
+void BlockDispatcher::start(const KernelPlan* plan, Cycle launch) {
+  plan_ = plan;
+  next_ = 0;
+  total_ = plan->kernel->blocks();
+  retired_ = 0;
+  launch_ = launch;
+  last_retire_ = launch;
+}
+
+int64_t BlockDispatcher::take() {
+  if (!plan_ || next_ >= total_) return -1;
+  return next_++;
+}
+
+void BlockDispatcher::retired(Cycle at) {
+  ++retired_;
+  last_retire_ = std::max(last_retire_, at);
+  if (retired_ == total_) done_.notify(sc_core::SC_ZERO_TIME);
+}
+
+// ---- Sm -----------------------------------------------------------------------------------------
+Sm::Sm(sc_core::sc_module_name name, int id, const hw::GpuConfig& gpu, BlockDispatcher& dispatcher,
+       Cycle quantum, const std::atomic<bool>& stop)
+    : sc_core::sc_module(name),
+      l2("l2"),
+      id_(id),
+      gpu_(gpu),
+      dispatcher_(dispatcher),
+      quantum_(quantum),
+      stop_(stop),
+      gto_(gpu.sm.scheduler == "gto"),
+      lanes_per_sp_(std::max(1, gpu.fp32_lanes_per_sm() / gpu.sub_partitions_per_sm)),
+      line_shift_(log2_exact(gpu.sm.line_bytes)),
+      lsu_(1.0),
+      noc_(double(gpu.sm.noc_bytes_per_cycle)) {
+  warps_.resize(size_t(gpu.sm.max_warps));
+  blocks_.resize(size_t(gpu.sm.max_blocks));
+  sps_.resize(size_t(gpu.sub_partitions_per_sm));
+  payload_.set_extension(&mask_);
+  SC_HAS_PROCESS(Sm);
+  SC_METHOD(activate);
+  sensitive << dispatcher_.work();
+  dont_initialize();
+}
+
+Sm::~Sm() {
+  payload_.clear_extension(&mask_);  // a member, not the payload's to free
+}
+
+void Sm::begin_kernel() {
+  plan_ = nullptr;
+  stats_ = KernelStats{};
+  for (auto& sp : sps_) {
+    sp = SubPartition{};
+  }
+  for (auto& b : blocks_) b = Block{};
+  for (auto& w : warps_) w.active = false;
+  resident_blocks_ = 0;
+  fill_at_ = kNever;
+  lsu_.reset();
+  noc_.reset();
+}
+
+void Sm::finish_kernel(Cycle end) {
+  for (auto& sp : sps_) {
+    if (end > sp.accounted) {
+      stats_.stall_cycles[size_t(sp.warps.empty() ? Stall::kNoWarp : sp.reason)] +=
+          uint64_t(end - sp.accounted);
+      sp.accounted = end;
+    }
+  }
+}
+
+void Sm::activate() {
+  if (stop_.load(std::memory_order_relaxed)) return;  // no new trigger: the SM stops
+  now_ = now_cycles();
+  if (plan_ != dispatcher_.plan()) {
+    plan_ = dispatcher_.plan();
+    cycle_ = std::max(cycle_, dispatcher_.launch());
+    const int64_t l1 = std::max<int64_t>(plan_->l1_bytes, 0);
+    l1_ = SectorCache(uint64_t(l1), gpu_.sm.l1_ways, gpu_.sm.line_bytes);
+    for (auto& sp : sps_) sp.accounted = sp.wake = dispatcher_.launch();
+  }
+  cycle_ = std::max(cycle_, now_);
+  if (resident_blocks_ == 0 && !fill_blocks(cycle_)) {
+    next_trigger();  // idle until the next launch
+    return;
+  }
+  run_until(now_ + quantum_);
+  if (resident_blocks_ == 0 && fill_at_ == kNever) {
+    next_trigger();
+    return;
+  }
+  next_trigger(cycles(double(cycle_ - now_)));
+}
+
+void Sm::run_until(Cycle limit) {
+  while (cycle_ < limit) {
+    if (fill_at_ <= cycle_) {
+      fill_at_ = kNever;
+      fill_blocks(cycle_);
+    }
+    Cycle next = fill_at_;
+    for (auto& sp : sps_) {
+      if (sp.wake <= cycle_) {
+        account(sp, cycle_);
+        if (try_issue(sp, cycle_)) {
+          ++stats_.issue_cycles;
+          sp.accounted = cycle_ + 1;
+          sp.wake = cycle_ + 1;
+        }
+      }
+      next = std::min(next, sp.wake);
+    }
+    if (resident_blocks_ == 0 && fill_at_ == kNever) return;
+    if (next >= kNever) {
+      throw std::runtime_error("sim: SM " + std::to_string(id_) +
+                               " deadlocked (every resident warp waits at a barrier that no warp "
+                               "can reach) in kernel " +
+                               plan_->kernel->name);
+    }
+    cycle_ = next > cycle_ ? next : cycle_ + 1;
+  }
+}
+
+void Sm::account(SubPartition& sp, Cycle c) {
+  if (c > sp.accounted) {
+    stats_.stall_cycles[size_t(sp.reason)] += uint64_t(c - sp.accounted);
+    sp.accounted = c;
+  }
+}
+
+bool Sm::fill_blocks(Cycle at) {
+  if (!plan_) return false;
+  while (resident_blocks_ < plan_->blocks_per_sm) {
+    const int64_t id = dispatcher_.take();
+    if (id < 0) break;
+    launch_block(id, at);
+  }
+  return resident_blocks_ > 0;
+}
+
+void Sm::launch_block(int64_t block_id, Cycle at) {
+  const traces::Kernel& k = *plan_->kernel;
+  int slot = 0;
+  while (blocks_[size_t(slot)].active) ++slot;
+  Block& b = blocks_[size_t(slot)];
+  b.active = true;
+  b.live = int(k.warps_per_block());
+  b.arrived = 0;
+  b.retire = at;
+  b.warps.clear();
+  ++resident_blocks_;
+  const int64_t bx = block_id % k.grid_x, by = block_id / k.grid_x;
+  int ws = 0;
+  for (int64_t wy = 0; wy < k.warps_y; ++wy) {
+    for (int64_t wx = 0; wx < k.warps_x; ++wx) {
+      while (warps_[size_t(ws)].active) ++ws;
+      Warp& w = warps_[size_t(ws)];
+      w = Warp{};
+      w.active = true;
+      w.stream = traces::WarpStream(&k.program, bx, by, wx, wy);
+      w.block = slot;
+      w.sp = ws % int(sps_.size());
+      w.age = next_age_++;
+      w.global_id = (block_id * k.warps_y + wy) * k.warps_x + wx;
+      w.start = at;
+      b.warps.push_back(ws);
+      SubPartition& sp = sps_[size_t(w.sp)];
+      sp.warps.push_back(ws);
+      if (sp.wake > at) {
+        sp.wake = at;
+      }
+      fetch(w, at - 1);
+    }
+  }
+  stats_.blocks += 1;
+  stats_.warps += uint64_t(k.warps_per_block());
+}
+
+Cycle Sm::unit_free(const SubPartition& sp, Unit u) const {
+  switch (u) {
+    case Unit::kTensor:
+      return sp.tensor_free;
+    case Unit::kAlu:
+      return sp.alu_free;
+    case Unit::kSfu:
+      return sp.sfu_free;
+    case Unit::kSmem:
+    case Unit::kGlobal: {
+      const double f = lsu_.free_at() - kLsuQueueCycles;
+      return f > 0 ? Cycle(f) : 0;
+    }
+    case Unit::kNone:
+      break;
+  }
+  return 0;
+}
+
+Stall Sm::unit_stall(Unit u) const {
+  switch (u) {
+    case Unit::kTensor:
+      return Stall::kTensorBusy;
+    case Unit::kAlu:
+      return Stall::kAluBusy;
+    case Unit::kSfu:
+      return Stall::kSfuBusy;
+    default:
+      return Stall::kLsuBusy;
+  }
+}
+
+bool Sm::try_issue(SubPartition& sp, Cycle c) {
+  if (sp.warps.empty()) {
+    sp.reason = Stall::kNoWarp;
+    sp.wake = kNever;
+    return false;
+  }
+  Cycle best_t = kNever;
+  Stall best_why = Stall::kBarrier;
+  auto consider = [&](int slot) -> bool {
+    Warp& w = warps_[size_t(slot)];
+    const Cycle uf = unit_free(sp, w.dec->unit);
+    const Cycle t = std::max(w.ready, uf);
+    if (t <= c) {
+      issue(w, sp, c);
+      sp.last = slot;
+      return true;
+    }
+    if (t < best_t) {
+      best_t = t;
+      best_why = w.ready >= uf ? w.why : unit_stall(w.dec->unit);
+    }
+    return false;
+  };
+  if (gto_) {
+    if (sp.last >= 0 && warps_[size_t(sp.last)].active &&
+        warps_[size_t(sp.last)].sp == int(&sp - sps_.data()) && consider(sp.last)) {
+      return true;
+    }
+    for (int slot : sp.warps) {
+      if (slot != sp.last && consider(slot)) return true;
+    }
+  } else {
+    const size_t n = sp.warps.size();
+    size_t start = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (sp.warps[i] == sp.last) start = i + 1;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (consider(sp.warps[(start + i) % n])) return true;
+    }
+  }
+  sp.wake = best_t;
+  sp.reason = best_why;
+  return false;
+}
+
+void Sm::fetch(Warp& w, Cycle c) {
+  w.next = w.stream.next();
+  if (!w.next) {
+    retire_warp(w, c);
+    return;
+  }
+  const traces::Kernel& k = *plan_->kernel;
+  w.dec = &plan_->decoded[size_t(w.next - k.program.data())];
+  const DecodedInstr& d = *w.dec;
+  Cycle r = c + 1;
+  Stall why = Stall::kFragments;
+  auto need = [&](Cycle t, Stall s) {
+    if (t > r) {
+      r = t;
+      why = s;
+    }
+  };
+  if (d.reads & kFragments) need(w.frag, Stall::kFragments);
+  if (d.reads & kValues) need(w.values, Stall::kValues);
+  if (d.reads & kAllAccumulators) need(w.acc_all, Stall::kAccumulator);
+  if (d.reads & kAccumulatorTile) {
+    w.key = acc_key(*w.next, w.stream.point());
+    for (const AccSlot& s : w.acc) {
+      if (s.key == w.key) need(s.ready, Stall::kAccumulator);
+    }
+  }
+  if (w.next->op == Opcode::kWait) {
+    if (w.open_group >= 0) {
+      // wait commits the open group first (traces/isa.h)
+      if (w.ngroups == kMaxGroups) {
+        w.groups[1] = std::max(w.groups[0], w.groups[1]);
+        std::copy(w.groups.begin() + 1, w.groups.end(), w.groups.begin());
+        --w.ngroups;
+      }
+      w.groups[size_t(w.ngroups++)] = w.open_group;
+      w.open_group = -1;
+    }
+    const int keep = int(std::min<uint64_t>(w.next->count, uint64_t(w.ngroups)));
+    for (int g = 0; g < w.ngroups - keep; ++g) need(w.groups[size_t(g)], Stall::kAsyncWait);
+  }
+  w.ready = r;
+  w.why = why;
+}
+
+void Sm::issue(Warp& w, SubPartition& sp, Cycle c) {
+  const Instr& in = *w.next;
+  const DecodedInstr& d = *w.dec;
+  stats_.issued[size_t(in.op)] += 1;
+  stats_.simt_instructions += d.simt;
+  stats_.thread_ops += d.thread_ops;
+  stats_.tensor_ops += d.tensor_ops;
+  if (observer_) observer_->on_issue(in, w.stream.point(), w.global_id);
+  Cycle done = c + 1;
+  switch (d.unit) {
+    case Unit::kTensor: {
+      sp.tensor_free = c + d.occupancy;
+      stats_.tensor_busy_cycles += uint64_t(d.occupancy);
+      done = c + d.latency;
+      // The slot of this tile, else a free (retired) slot, else the earliest-ready one.
+      AccSlot* slot = nullptr;
+      for (AccSlot& s : w.acc) {
+        if (s.key == w.key) slot = &s;
+      }
+      if (!slot) {
+        slot = &w.acc[0];
+        for (AccSlot& s : w.acc) {
+          if (s.ready < slot->ready) slot = &s;
+        }
+        if (slot->ready > c) w.acc_all = std::max(w.acc_all, slot->ready);
+      }
+      slot->key = w.key;
+      slot->ready = done;
+      w.acc_all = std::max(w.acc_all, done);
+      break;
+    }
+    case Unit::kAlu:
+      sp.alu_free = c + d.occupancy;
+      done = c + d.latency;
+      w.values = std::max(w.values, done);
+      break;
+    case Unit::kSfu:
+      sp.sfu_free = c + d.occupancy;
+      done = c + d.latency;
+      w.values = std::max(w.values, done);
+      break;
+    case Unit::kSmem: {
+      const Cycle start = Cycle(lsu_.reserve(double(c), double(d.wavefronts)));
+      done = start + d.latency;
+      stats_.mem.smem_bytes += in.bytes;
+      stats_.mem.smem_wavefronts += uint64_t(d.wavefronts);
+      stats_.mem.bank_conflict_cycles += uint64_t(d.conflict_wavefronts);
+      if (d.writes & kFragments) w.frag = std::max(w.frag, done);
+      break;
+    }
+    case Unit::kGlobal:
+      done = global_access(w, in, c);
+      if (in.op == Opcode::kLdGlobal) {
+        w.frag = std::max(w.frag, done);
+      } else if (in.op == Opcode::kLdGlobalAsync) {
+        w.open_group = std::max(w.open_group, done);
+        stats_.mem.smem_bytes += in.bytes;
+      }
+      break;
+    case Unit::kNone:
+      if (in.op == Opcode::kCommit) {
+        if (w.open_group >= 0) {
+          if (w.ngroups == kMaxGroups) {
+            w.groups[1] = std::max(w.groups[0], w.groups[1]);
+            std::copy(w.groups.begin() + 1, w.groups.end(), w.groups.begin());
+            --w.ngroups;
+          }
+          w.groups[size_t(w.ngroups++)] = w.open_group;
+          w.open_group = -1;
+        }
+      } else if (in.op == Opcode::kWait) {
+        const int keep = int(std::min<uint64_t>(in.count, uint64_t(w.ngroups)));
+        std::copy(w.groups.begin() + (w.ngroups - keep), w.groups.begin() + w.ngroups,
+                  w.groups.begin());
+        w.ngroups = keep;
+      }
+      break;
+  }
+  w.last_done = std::max(w.last_done, done);
+  if (in.op == Opcode::kBarrier) {
+    fetch(w, c);
+    if (w.active) arrive_barrier(w, c);
+    return;
+  }
+  fetch(w, c);
+}
+
+void Sm::arrive_barrier(Warp& w, Cycle c) {
+  Block& b = blocks_[size_t(w.block)];
+  w.held = w.ready;
+  w.ready = kNever;
+  w.why = Stall::kBarrier;
+  w.at_barrier = true;
+  ++b.arrived;
+  if (b.arrived >= b.live) {
+    b.arrived = 0;
+    for (int slot : b.warps) {
+      Warp& o = warps_[size_t(slot)];
+      if (!o.active || !o.at_barrier) continue;
+      o.at_barrier = false;
+      o.ready = std::max(o.held, c + 1);
+      SubPartition& sp = sps_[size_t(o.sp)];
+      sp.wake = std::min(sp.wake, o.ready);
+    }
+  }
+}
+
+void Sm::retire_warp(Warp& w, Cycle c) {
+  w.active = false;
+  w.next = nullptr;
+  const int slot = int(&w - warps_.data());
+  SubPartition& sp = sps_[size_t(w.sp)];
+  sp.warps.erase(std::find(sp.warps.begin(), sp.warps.end(), slot));
+  if (sp.last == slot) sp.last = -1;
+  const Cycle end = std::max({w.last_done, c + 1, w.open_group});
+  stats_.warp_cycles += uint64_t(end - w.start);
+  Block& b = blocks_[size_t(w.block)];
+  b.retire = std::max(b.retire, end);
+  --b.live;
+  if (b.live == 0) {
+    b.active = false;
+    --resident_blocks_;
+    dispatcher_.retired(b.retire);
+    fill_at_ = std::min(fill_at_, b.retire);
+  } else if (b.arrived > 0 && b.arrived >= b.live) {
+    // The warps still running all wait at a barrier this warp will never reach.
+    b.arrived = 0;
+    for (int s : b.warps) {
+      Warp& o = warps_[size_t(s)];
+      if (!o.active || !o.at_barrier) continue;
+      o.at_barrier = false;
+      o.ready = std::max(o.held, c + 1);
+      sps_[size_t(o.sp)].wake = std::min(sps_[size_t(o.sp)].wake, o.ready);
+    }
+  }
+}
+
+Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
+  const uint64_t off = uint64_t(in.addr.eval(w.stream.point()));
+  const uint64_t tbytes = plan_->tensor_bytes[in.tensor];
+  if (off >= tbytes) return c + 1;  // nothing of the tensor (the validator rejects such traces)
+  const uint64_t bytes = std::min<uint64_t>(in.bytes, tbytes - off);
+  if (bytes == 0) return c + 1;
+  const uint64_t addr = plan_->tensor_base[in.tensor] + off;
+  const uint64_t first = addr >> line_shift_, last = (addr + bytes - 1) >> line_shift_;
+  const uint64_t line_bytes = uint64_t(1) << line_shift_;
+  const double start = lsu_.reserve(double(c), double(last - first + 1));
+  Cycle done = Cycle(start) + 1;
+  for (uint64_t line = first; line <= last; ++line) {
+    const uint64_t base = line << line_shift_;
+    const uint64_t lo = std::max(addr, base) - base,
+                   hi = std::min(addr + bytes, base + line_bytes) - base;
+    uint32_t sectors = 0;
+    for (uint64_t s = lo / 32; s * 32 < hi; ++s) sectors |= 1u << s;
+    const Cycle t = Cycle(start) + Cycle(line - first);
+    Cycle ready = t + 1;
+    if (in.op == Opcode::kLdGlobal) {
+      const SectorCache::Result r = l1_.access(base, sectors, false);
+      const int n = popcount4(sectors);
+      stats_.mem.l1_sectors += uint64_t(n);
+      stats_.mem.l1_hit_sectors += uint64_t(n - popcount4(r.missed));
+      ready = t + gpu_.sm.l1_latency_cycles;
+      if (r.missed) ready = std::max(ready, l2_request(base, r.missed, false, t));
+    } else if (in.op == Opcode::kLdGlobalAsync) {
+      ready = l2_request(base, sectors, false, t);  // cp.async.cg: L2 only
+    } else {
+      l2_request(base, sectors, true, t);  // posted write
+    }
+    done = std::max(done, ready);
+  }
+  return done;
+}
+
+Cycle Sm::l2_request(uint64_t line_addr, uint32_t sectors, bool write, Cycle t) {
+  const double bytes = 32.0 * popcount4(sectors);
+  const double enter = noc_.reserve(double(t), bytes);
+  payload_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+  payload_.set_address(line_addr);
+  payload_.set_data_length(unsigned(bytes));
+  payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  mask_.sectors = sectors;
+  sc_core::sc_time delay = cycles(enter - double(now_));
+  l2->b_transport(payload_, delay);
+  if (write) return t + 1;
+  const double ready = double(now_) + to_cycles(delay);
+  return Cycle(ready + 0.999999);
+}
+
+}  // namespace ltc::sim

@@ -1,0 +1,195 @@
+// One streaming multiprocessor: a SystemC module with one clocked process that advances the SM
+// cycle by cycle (skipping cycles in which no sub-partition can issue), and plain C++ inside:
+// sub-partitions with a warp scheduler each, per-warp scoreboards, function units that say when
+// they can take the next instruction, shared memory with a bank model, an L1, and a TLM-2.0
+// initiator socket into the L2. Warps pull instructions from a WarpStream (the loop-compressed
+// program), so no kernel is ever expanded in memory.
+#pragma once
+
+#include "model/hw/gpu.h"
+#include "sim/memory.h"
+#include "sim/stats.h"
+#include "sim/tensor_core.h"
+#include "traces/warp_stream.h"
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <systemc>
+#include <tlm>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace ltc::sim {
+
+inline constexpr Cycle kNever = std::numeric_limits<Cycle>::max() / 4;
+
+// Which unit an instruction occupies.
+enum class Unit : uint8_t { kNone, kTensor, kAlu, kSfu, kSmem, kGlobal };
+
+// Register classes of traces/isa.h's implicit dependency rules.
+enum : uint8_t {
+  kFragments = 1,
+  kAccumulatorTile = 2,  // the (m, n) tile of an lmma / mma
+  kAllAccumulators = 4,  // dequant
+  kValues = 8,
+};
+
+// One static instruction, decoded once per kernel: its unit, what it reads and writes, and its
+// timing where that does not depend on addresses.
+struct DecodedInstr {
+  Unit unit = Unit::kNone;
+  uint8_t reads = 0, writes = 0;
+  int32_t occupancy = 0;  // cycles its unit stays busy (the next instruction's earliest issue)
+  int32_t latency = 0;    // issue to result (compute units, shared memory)
+  uint32_t simt = 1;      // SIMT warp instructions it stands for
+  uint64_t thread_ops = 0;
+  uint64_t tensor_ops = 0;
+  int32_t wavefronts = 0;  // shared memory: data-path cycles (conflicts included)
+  int32_t conflict_wavefronts = 0;
+};
+
+// Everything the SMs share about the running kernel.
+struct KernelPlan {
+  const traces::Kernel* kernel = nullptr;
+  std::vector<DecodedInstr> decoded;  // parallel to kernel->program
+  std::vector<uint64_t> tensor_base;  // by tensor id: global byte address
+  std::vector<uint64_t> tensor_bytes;
+  int blocks_per_sm = 0;
+  std::string occupancy_limit;
+  int64_t l1_bytes = 0;  // L1 data capacity left beside the blocks' shared memory
+};
+
+// Called at every issue when functional simulation is on (sim/functional_observer.h).
+class IssueObserver {
+ public:
+  virtual ~IssueObserver() = default;
+  virtual void begin_kernel(size_t index) = 0;  // trace kernel `index` launches
+  virtual void end_kernel(size_t index) = 0;    // its last block retired
+  virtual void on_issue(const traces::Instr& in, const traces::Affine::Point& p,
+                        int64_t warp_id) = 0;
+};
+
+// Hands thread blocks to SMs in launch order (block id = by * grid_x + bx), as the GPU's block
+// scheduler does: each SM holds up to the plan's blocks_per_sm.
+class BlockDispatcher {
+ public:
+  void start(const KernelPlan* plan, Cycle launch);
+  // Next block id, or -1 when all are handed out.
+  int64_t take();
+  void retired(Cycle at);
+  bool finished() const { return retired_ == total_; }
+  int64_t retired_count() const { return retired_; }
+  Cycle last_retire() const { return last_retire_; }
+  const KernelPlan* plan() const { return plan_; }
+  Cycle launch() const { return launch_; }
+  sc_core::sc_event& work() { return work_; }
+  sc_core::sc_event& done() { return done_; }
+
+ private:
+  const KernelPlan* plan_ = nullptr;
+  int64_t next_ = 0, total_ = 0, retired_ = 0;
+  Cycle launch_ = 0, last_retire_ = 0;
+  sc_core::sc_event work_, done_;
+};
+
+class Sm : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<Sm> l2;
+
+  Sm(sc_core::sc_module_name name, int id, const hw::GpuConfig& gpu, BlockDispatcher& dispatcher,
+     Cycle quantum, const std::atomic<bool>& stop);
+  ~Sm() override;
+  void set_observer(IssueObserver* o) { observer_ = o; }
+  // Counters of the running kernel; the GPU collects and clears them at each kernel boundary.
+  KernelStats& stats() { return stats_; }
+  void begin_kernel();  // clears per-kernel state (not the L1: it is flushed too, as at a launch)
+  void finish_kernel(Cycle end);  // accounts the sub-partitions' cycles up to `end`
+
+ private:
+  struct AccSlot {
+    uint64_t key = 0;
+    Cycle ready = 0;
+  };
+  static constexpr int kAccSlots = 16;
+  static constexpr int kMaxGroups = 32;
+  struct Warp {
+    traces::WarpStream stream;
+    const traces::Instr* next = nullptr;
+    const DecodedInstr* dec = nullptr;
+    Cycle ready = 0;  // dependencies of `next` resolved (kNever at a barrier)
+    Stall why = Stall::kFragments;
+    Cycle frag = 0, values = 0, acc_all = 0, last_done = 0;
+    Cycle open_group = -1;  // completion of the uncommitted ldgsts, -1: none
+    Cycle held = 0;         // `ready` saved while at a barrier
+    Cycle start = 0;
+    uint64_t key = 0;  // accumulator tile of `next` (lmma / mma)
+    std::array<AccSlot, kAccSlots> acc{};
+    std::array<Cycle, kMaxGroups> groups{};
+    int ngroups = 0;
+    int block = -1;
+    int sp = 0;
+    uint64_t age = 0;
+    int64_t global_id = 0;
+    bool active = false;
+    bool at_barrier = false;
+  };
+  struct Block {
+    bool active = false;
+    int live = 0, arrived = 0;
+    Cycle retire = 0;
+    std::vector<int> warps;
+  };
+  struct SubPartition {
+    std::vector<int> warps;  // resident warp slots, oldest first
+    int last = -1;           // last issued slot (GTO) / round-robin position (LRR)
+    Cycle wake = 0;          // earliest cycle it may issue
+    Cycle accounted = 0;     // cycles before this are in stats
+    Stall reason = Stall::kNoWarp;
+    Cycle tensor_free = 0, alu_free = 0, sfu_free = 0;
+  };
+
+  void activate();  // the clocked process: one quantum
+  void run_until(Cycle limit);
+  bool fill_blocks(Cycle at);
+  void launch_block(int64_t block_id, Cycle at);
+  bool try_issue(SubPartition& sp, Cycle c);
+  Cycle unit_free(const SubPartition& sp, Unit u) const;
+  Stall unit_stall(Unit u) const;
+  void issue(Warp& w, SubPartition& sp, Cycle c);
+  void fetch(Warp& w, Cycle c);
+  Cycle global_access(Warp& w, const traces::Instr& in, Cycle c);
+  Cycle l2_request(uint64_t line_addr, uint32_t sectors, bool write, Cycle t);
+  void arrive_barrier(Warp& w, Cycle c);
+  void retire_warp(Warp& w, Cycle c);
+  void account(SubPartition& sp, Cycle c);
+
+  const int id_;
+  const hw::GpuConfig& gpu_;
+  BlockDispatcher& dispatcher_;
+  const Cycle quantum_;
+  const std::atomic<bool>& stop_;
+  IssueObserver* observer_ = nullptr;
+  const KernelPlan* plan_ = nullptr;
+  const bool gto_;
+  const int lanes_per_sp_;
+  const int line_shift_;
+
+  std::vector<Warp> warps_;
+  std::vector<Block> blocks_;
+  std::vector<SubPartition> sps_;
+  int resident_blocks_ = 0;
+  uint64_t next_age_ = 0;
+  Cycle cycle_ = 0;         // the SM's local time (runs ahead of SystemC time within a quantum)
+  Cycle now_ = 0;           // SystemC time of the current activation
+  Cycle fill_at_ = kNever;  // a block slot frees at this cycle
+  BandwidthPort lsu_, noc_;
+  SectorCache l1_;
+  KernelStats stats_;
+  tlm::tlm_generic_payload payload_;
+  SectorMask mask_;
+};
+
+}  // namespace ltc::sim

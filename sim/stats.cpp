@@ -1,0 +1,164 @@
+#include "sim/stats.h"
+
+#include <nlohmann/json.hpp>
+
+namespace ltc::sim {
+
+std::string_view stall_name(Stall s) {
+  switch (s) {
+    case Stall::kNoWarp:
+      return "no_warp";
+    case Stall::kBarrier:
+      return "barrier";
+    case Stall::kAsyncWait:
+      return "async_wait";
+    case Stall::kFragments:
+      return "scoreboard_fragments";
+    case Stall::kAccumulator:
+      return "scoreboard_accumulator";
+    case Stall::kValues:
+      return "scoreboard_values";
+    case Stall::kTensorBusy:
+      return "tensor_busy";
+    case Stall::kAluBusy:
+      return "alu_busy";
+    case Stall::kSfuBusy:
+      return "sfu_busy";
+    case Stall::kLsuBusy:
+      return "lsu_busy";
+  }
+  return "?";
+}
+
+MemoryStats& MemoryStats::operator+=(const MemoryStats& o) {
+  smem_bytes += o.smem_bytes;
+  smem_wavefronts += o.smem_wavefronts;
+  bank_conflict_cycles += o.bank_conflict_cycles;
+  l1_sectors += o.l1_sectors;
+  l1_hit_sectors += o.l1_hit_sectors;
+  l2_sectors += o.l2_sectors;
+  l2_hit_sectors += o.l2_hit_sectors;
+  l2_read_bytes += o.l2_read_bytes;
+  l2_write_bytes += o.l2_write_bytes;
+  dram_read_bytes += o.dram_read_bytes;
+  dram_write_bytes += o.dram_write_bytes;
+  return *this;
+}
+
+KernelStats& KernelStats::operator+=(const KernelStats& o) {
+  blocks += o.blocks;
+  warps += o.warps;
+  for (size_t i = 0; i < issued.size(); ++i) issued[i] += o.issued[i];
+  simt_instructions += o.simt_instructions;
+  thread_ops += o.thread_ops;
+  tensor_ops += o.tensor_ops;
+  tensor_busy_cycles += o.tensor_busy_cycles;
+  issue_cycles += o.issue_cycles;
+  for (size_t i = 0; i < stall_cycles.size(); ++i) stall_cycles[i] += o.stall_cycles[i];
+  warp_cycles += o.warp_cycles;
+  mem += o.mem;
+  return *this;
+}
+
+double KernelStats::tensor_utilization() const {
+  const double denom = double(cycles) * double(tensor_cores);
+  return denom > 0 ? double(tensor_busy_cycles) / denom : 0;
+}
+
+double KernelStats::achieved_occupancy() const {
+  const double denom = double(cycles) * double(sms) * double(max_warps_per_sm);
+  return denom > 0 ? double(warp_cycles) / denom : 0;
+}
+
+KernelStats RunStats::total() const {
+  KernelStats t;
+  t.name = "total";
+  t.cycles = cycles;
+  for (const auto& k : kernels) {
+    t += k;
+    t.tensor_cores = k.tensor_cores;
+    t.sms = k.sms;
+    t.max_warps_per_sm = k.max_warps_per_sm;
+  }
+  return t;
+}
+
+void to_json(nlohmann::json& j, const KernelStats& k, double clock_ghz) {
+  using nlohmann::json;
+  const double secs = double(k.cycles) / (clock_ghz * 1e9);
+  json issued = json::object();
+  for (int op = 1; op <= traces::kOpcodeCount; ++op) {
+    const auto o = traces::Opcode(op);
+    if (o == traces::Opcode::kLoop || o == traces::Opcode::kEndLoop) continue;
+    issued[std::string(traces::opcode_name(o))] = k.issued[size_t(op)];
+  }
+  json stalls = json::object();
+  for (int s = 0; s < kStallKinds; ++s) {
+    stalls[std::string(stall_name(Stall(s)))] = k.stall_cycles[size_t(s)];
+  }
+  const MemoryStats& m = k.mem;
+  auto rate = [&](uint64_t hits, uint64_t all) { return all ? double(hits) / double(all) : 0.0; };
+  auto gbps = [&](uint64_t bytes) { return secs > 0 ? double(bytes) / secs / 1e9 : 0.0; };
+  j = json{{"name", k.name},
+           {"start_cycle", k.start_cycle},
+           {"cycles", k.cycles},
+           {"time_ms", secs * 1e3},
+           {"blocks", k.blocks},
+           {"warps", k.warps},
+           {"blocks_per_sm", k.blocks_per_sm},
+           {"occupancy_limit", k.occupancy_limit},
+           {"achieved_occupancy", k.achieved_occupancy()},
+           {"instructions", issued},
+           {"simt_instructions", k.simt_instructions},
+           {"thread_ops", k.thread_ops},
+           {"tensor_ops", k.tensor_ops},
+           {"tensor_tops", secs > 0 ? double(k.tensor_ops) / secs / 1e12 : 0.0},
+           {"tensor_utilization", k.tensor_utilization()},
+           {"issue_cycles", k.issue_cycles},
+           {"stall_cycles", stalls},
+           {"memory",
+            {{"smem_bytes", m.smem_bytes},
+             {"smem_wavefronts", m.smem_wavefronts},
+             {"bank_conflict_cycles", m.bank_conflict_cycles},
+             {"l1_hit_rate", rate(m.l1_hit_sectors, m.l1_sectors)},
+             {"l1_sectors", m.l1_sectors},
+             {"l2_hit_rate", rate(m.l2_hit_sectors, m.l2_sectors)},
+             {"l2_read_bytes", m.l2_read_bytes},
+             {"l2_write_bytes", m.l2_write_bytes},
+             {"l2_gbps", gbps(m.l2_read_bytes + m.l2_write_bytes)},
+             {"dram_read_bytes", m.dram_read_bytes},
+             {"dram_write_bytes", m.dram_write_bytes},
+             {"dram_gbps", gbps(m.dram_read_bytes + m.dram_write_bytes)}}}};
+}
+
+void to_json(nlohmann::json& j, const RunStats& r) {
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const auto& k : r.kernels) {
+    nlohmann::json kj;
+    to_json(kj, k, r.clock_ghz);
+    kernels.push_back(kj);
+  }
+  nlohmann::json total;
+  to_json(total, r.total(), r.clock_ghz);
+  j = nlohmann::json{{"cycles", r.cycles},
+                     {"time_ms", r.time_ms()},
+                     {"clock_ghz", r.clock_ghz},
+                     {"interrupted", r.interrupted},
+                     {"wall_s", r.wall_s},
+                     {"kernels", kernels},
+                     {"total", total}};
+  if (r.functional) {
+    nlohmann::json checks = nlohmann::json::array();
+    for (const auto& c : r.functional_checks) {
+      checks.push_back({{"kernel", c.kernel},
+                        {"skipped", c.skipped},
+                        {"outputs", c.outputs},
+                        {"mismatches", c.mismatches}});
+    }
+    j["functional"] = {{"outputs", r.functional_outputs},
+                       {"mismatches", r.functional_mismatches},
+                       {"gemms", checks}};
+  }
+}
+
+}  // namespace ltc::sim

@@ -1,0 +1,96 @@
+// What the simulator measures, per kernel and in total. Counters add with operator+= (per SM ->
+// per kernel -> per run); to_json() writes them the way the roofline writes its estimates, so the
+// report and tests can put them side by side. sim/README.md says what each one means.
+#pragma once
+
+#include "traces/isa.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ltc::sim {
+
+// Why a sub-partition issued nothing in a cycle (the binding reason of its least-blocked warp).
+enum class Stall : uint8_t {
+  kNoWarp,       // no resident warp on the sub-partition (tail, dispatch, occupancy)
+  kBarrier,      // waiting at bar for the block's other warps
+  kAsyncWait,    // wait n=N on cp.async groups still in flight
+  kFragments,    // scoreboard: data of an ldg / lds not back yet
+  kAccumulator,  // scoreboard: an lmma / mma on the same accumulator tile in flight
+  kValues,       // scoreboard: an alu / sfu / precompute / dequant result not ready
+  kTensorBusy,   // structural: the tensor core has not accepted the previous instruction
+  kAluBusy,      // structural: CUDA-core lanes busy
+  kSfuBusy,      // structural: special-function unit busy
+  kLsuBusy,      // structural: the SM's load/store (shared memory, L1) path busy
+};
+inline constexpr int kStallKinds = 10;
+std::string_view stall_name(Stall s);  // "barrier", "async_wait", ...
+
+struct MemoryStats {
+  uint64_t smem_bytes = 0;            // lds + sts + ldgsts fills
+  uint64_t smem_wavefronts = 0;       // shared-memory data-path cycles
+  uint64_t bank_conflict_cycles = 0;  // wavefronts beyond one per 128 bytes (bank conflicts)
+  uint64_t l1_sectors = 0, l1_hit_sectors = 0;  // ldg lookups (32-byte sectors)
+  uint64_t l2_sectors = 0, l2_hit_sectors = 0;  // reads + writes reaching L2
+  uint64_t l2_read_bytes = 0, l2_write_bytes = 0;
+  uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
+  MemoryStats& operator+=(const MemoryStats& o);
+};
+
+struct KernelStats {
+  std::string name;
+  int64_t start_cycle = 0;
+  int64_t cycles = 0;  // launch to the last block's retirement
+  int64_t blocks = 0, warps = 0;
+  int blocks_per_sm = 0;  // occupancy limit (registers, shared memory, warps, blocks)
+  std::string occupancy_limit;
+  // Warp instructions issued by opcode (alu/sfu/precompute/dequant/qtable: warp-wide macro
+  // instructions, each covering ceil(thread ops / 32) SIMT instructions, see simt_instructions).
+  std::array<uint64_t, size_t(traces::kOpcodeCount) + 1> issued{};
+  uint64_t simt_instructions = 0;   // every warp instruction the GPU would issue
+  uint64_t thread_ops = 0;          // CUDA-core operations (alu, sfu, precompute, dequant...)
+  uint64_t tensor_ops = 0;          // 2*M*N*K of every lmma / mma (per weight plane for lmma)
+  uint64_t tensor_busy_cycles = 0;  // summed over tensor cores
+  uint64_t tensor_cores = 0;        // in the GPU (for utilization)
+  uint64_t issue_cycles = 0;        // sub-partition cycles that issued
+  std::array<uint64_t, kStallKinds> stall_cycles{};  // sub-partition cycles by reason
+  uint64_t warp_cycles = 0;                          // resident warps x cycles, summed over SMs
+  int sms = 0;
+  int max_warps_per_sm = 0;
+  MemoryStats mem;
+
+  KernelStats& operator+=(const KernelStats& o);  // counters add; name/cycles kept
+  double tensor_utilization() const;              // busy / (cycles x tensor cores)
+  double achieved_occupancy() const;              // resident warps / (cycles x SMs x max warps)
+};
+
+struct FunctionalCheck {
+  std::string kernel;
+  bool skipped = false;  // too large to compute (timed only)
+  uint64_t outputs = 0, mismatches = 0;
+};
+
+// Whole-run totals and the per-kernel list (launch order).
+struct RunStats {
+  double clock_ghz = 0;
+  int64_t cycles = 0;  // first launch to last retirement, kernel gaps included
+  bool interrupted = false;
+  bool functional = false;
+  uint64_t functional_mismatches = 0;  // outputs differing from the golden model
+  uint64_t functional_outputs = 0;
+  std::vector<FunctionalCheck> functional_checks;  // one per GEMM kernel
+  double wall_s = 0;
+  std::vector<KernelStats> kernels;
+  KernelStats total() const;
+  double time_ms() const { return double(cycles) / (clock_ghz * 1e6); }
+};
+
+void to_json(nlohmann::json& j, const KernelStats& k, double clock_ghz);
+void to_json(nlohmann::json& j, const RunStats& r);
+
+}  // namespace ltc::sim
