@@ -43,7 +43,7 @@ nlohmann::json tiles_json(const traces::Kernel& k) {
 
 void print_check(const compiler::GemmCheck& c, uint32_t seed) {
   fmt::print(
-      "functional check (seed {}): {} outputs, {} mismatches vs golden lut_gemm ({} lmma, "
+      "functional check (seed {}): {} outputs, {} mismatches vs the golden GEMM ({} lmma, "
       "{} tables)\n",
       seed, c.outputs, c.mismatches, c.stats.lmmas, c.stats.tables);
 }
@@ -51,7 +51,9 @@ void print_check(const compiler::GemmCheck& c, uint32_t seed) {
 struct GemmOptions {
   int64_t m = 0, n = 0, k = 0;
   std::string weights = "int2", acts = "int8", gpu = "a100-lut4x", out;
+  std::string path;  // "", "lut", "mac"
   int64_t group = 0;
+  int stages = 0;
   bool quantize_tables = false, verify = false, json = false;
   uint32_t seed = 1;
 };
@@ -66,8 +68,18 @@ void run_gemm(const GemmOptions& o) {
   s.act = golden::parse_dtype(o.acts, "--acts");
   s.group_size = o.group;
   s.quantize_tables = o.quantize_tables;
+  s.stages = o.stages;
+  if (o.path == "lut") {
+    s.path = traces::GemmPath::kLut;
+  } else if (o.path == "mac") {
+    s.path = traces::GemmPath::kMma;
+  } else if (!o.path.empty()) {
+    throw InputError("--path: '" + o.path + "' (valid: lut, mac)");
+  }
   const hw::GpuConfig gpu = hw::load_gpu(o.gpu);
   const traces::Trace t = compiler::compile_gemm(s, gpu);
+  const bool lut = t.kernels.back().gemm.path == traces::GemmPath::kLut;
+
   traces::write_trace_file(t, o.out);
   nlohmann::json j = summary_json(t, o.out);
   j["tiles"] = tiles_json(t.kernels.back());
@@ -86,13 +98,15 @@ void run_gemm(const GemmOptions& o) {
     fmt::print("{}\n", j.dump());
   } else {
     const auto& k = t.kernels.back();
-    fmt::print("wrote {}: {} kernels, {} static / {} warp instructions, {} lmma\n", o.out,
-               j["kernels"].get<uint64_t>(), j["static_instructions"].get<uint64_t>(),
-               j["warp_instructions"].get<uint64_t>(), j["lmmas"].get<uint64_t>());
-    fmt::print("tiles: block [{},{},{}] warp [{},{},{}] instr {} grid {}x{} smem {} B regs {}\n",
-               k.tiles.block[0], k.tiles.block[1], k.tiles.block[2], k.tiles.warp[0],
-               k.tiles.warp[1], k.tiles.warp[2], t.cores[0].config.shape.name(), k.grid_x, k.grid_y,
-               k.smem_bytes, k.regs_per_thread);
+    fmt::print("wrote {}: {} path, {} kernels, {} static / {} warp instructions, {} lmma, {} mma\n",
+               o.out, lut ? "lut" : "mac", j["kernels"].get<uint64_t>(),
+               j["static_instructions"].get<uint64_t>(), j["warp_instructions"].get<uint64_t>(),
+               j["lmmas"].get<uint64_t>(), j["mmas"].get<uint64_t>());
+    fmt::print(
+        "tiles: block [{},{},{}] warp [{},{},{}] instr [{},{},{}] grid {}x{} smem {} B regs {}\n",
+        k.tiles.block[0], k.tiles.block[1], k.tiles.block[2], k.tiles.warp[0], k.tiles.warp[1],
+        k.tiles.warp[2], k.tiles.instr[0], k.tiles.instr[1], k.tiles.instr[2], k.grid_x, k.grid_y,
+        k.smem_bytes, k.regs_per_thread);
   }
   if (failed) set_exit_code(kExitFailed);
 }
@@ -192,16 +206,23 @@ CommandRegistrar reg{
 
       auto g = std::make_shared<GemmOptions>();
       CLI::App* gemm =
-          compile->add_subcommand("gemm", "One mpGEMM Y[M,N] = A[M,K] W[N,K]^T -> trace");
+          compile->add_subcommand("gemm", "One (mp)GEMM Y[M,N] = A[M,K] W[N,K]^T -> trace");
       gemm->add_option("--m", g->m, "rows of A (tokens)")->required();
       gemm->add_option("--n", g->n, "output channels")->required();
       gemm->add_option("--k", g->k, "input channels")->required();
-      gemm->add_option("--weights", g->weights, "int1..int8, ternary, binary")
+      gemm->add_option("--weights", g->weights,
+                       "int1..int8, ternary, binary, binary:kb=..,g=..,s=..; --path mac also "
+                       "fp16, bf16, fp8e4m3, fp8e5m2")
           ->capture_default_str();
       gemm->add_option("--acts", g->acts, "int8, fp16, bf16, fp8e4m3, fp8e5m2")
           ->capture_default_str();
-      gemm->add_option("--gpu", g->gpu, "built-in GPU with LUT tensor cores or a GPU JSON path")
+      gemm->add_option("--gpu", g->gpu, "built-in GPU name or a GPU JSON path")
           ->capture_default_str();
+      gemm->add_option("--path", g->path,
+                       "lut (LMMA kernels) or mac (mma: dense, or dequantize-then-MAC); default: "
+                       "lut on GPUs with LUT tensor cores and low-bit weights, else mac");
+      gemm->add_option("--stages", g->stages,
+                       "cp.async pipeline depth, >= 2 (default: the tiling's choice)");
       gemm->add_option("--group", g->group, "weight quantization group (0: per channel)")
           ->capture_default_str();
       gemm->add_flag("--quantize-tables", g->quantize_tables, "INT8 tables (q8 LMMAs)");

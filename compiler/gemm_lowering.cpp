@@ -4,6 +4,7 @@
 #include "model/golden/error.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 namespace ltc::compiler {
@@ -32,9 +33,104 @@ Instr barrier() {
   return in;
 }
 
-// Columns of activations one precompute warp turns into tables.
-constexpr int64_t kPrecomputeCols = 128;
+Instr simple(Opcode op, uint64_t count = 0) {
+  Instr in;
+  in.op = op;
+  in.count = count;
+  return in;
+}
+
+// LUT groups (tables) one precompute warp builds per row, and warps per precompute block.
+constexpr int64_t kPrecomputeGroups = 32;
 constexpr int64_t kPrecomputeWarps = 4;
+
+// Pipeline depth actually used: at least 2, at most one more than the K tiles of a quantization
+// group (the loads then never run past the group's last tile before the peeled iterations).
+int pipeline_stages(int stages, int64_t tiles_per_group) {
+  return int(std::max<int64_t>(2, std::min<int64_t>(std::max(stages, 2), tiles_per_group + 1)));
+}
+
+// The K loop of a GEMM kernel as a CUTLASS multistage cp.async pipeline (gemm_lowering.h): K
+// tiles t = 0 .. groups * tiles_per_group - 1, a quantization-group epilogue after each
+// tiles_per_group tiles. `load(t)` emits the ldgsts of K tile t, `compute(t)` its fragments and
+// tensor-core instructions; t is an affine of the loop counters.
+struct KPipeline {
+  int64_t groups = 1, tiles_per_group = 1;
+  int stages = 2;  // pipeline_stages()
+  std::function<void(const traces::Affine& tile)> load;
+  std::function<void(const traces::Affine& tile)> compute;
+  std::function<void(const traces::Affine& group)> group_end;
+};
+
+void emit_pipeline(ProgramBuilder& p, const KPipeline& k) {
+  const int64_t S = k.stages, tpg = k.tiles_per_group;
+  const auto prologue = p.loop(uint64_t(S - 1));
+  k.load(affine(0, {iv(prologue, 1)}));
+  p.emit(simple(Opcode::kCommit));
+  p.end(prologue);
+  auto iteration = [&](const traces::Affine& t, bool load) {
+    p.emit(simple(Opcode::kWait, uint64_t(S - 2)));
+    p.emit(barrier());
+    k.compute(t);
+    if (load) k.load(plus(t, constant(S - 1)));
+    p.emit(simple(Opcode::kCommit));  // empty in the peeled iterations
+  };
+  if (k.groups > 1) {
+    const auto ig = p.loop(uint64_t(k.groups - 1));
+    const auto it = p.loop(uint64_t(tpg));
+    iteration(affine(0, {iv(ig, tpg), iv(it, 1)}), true);
+    p.end(it);
+    k.group_end(affine(0, {iv(ig, 1)}));
+    p.end(ig);
+  }
+  // The last group: tiles with a load S-1 ahead, then S-1 peeled tiles without.
+  const int64_t first = (k.groups - 1) * tpg, with_load = tpg - (S - 1);
+  if (with_load > 0) {
+    const auto it = p.loop(uint64_t(with_load));
+    iteration(affine(first, {iv(it, 1)}), true);
+    p.end(it);
+  }
+  const auto drain = p.loop(uint64_t(S - 1));
+  iteration(affine(first + with_load, {iv(drain, 1)}), false);
+  p.end(drain);
+  k.group_end(constant(k.groups - 1));
+}
+
+// A block's slice of a row-major global tensor staged by ldgsts: `rows` rows of `row_bytes`
+// bytes, `row_stride` apart, starting at `origin`. The block's warps share it: whole rows when
+// the warps divide them, else an equal part of every row, else each warp loads its own warp
+// tile's `own_rows` rows (from row `own_first`), which duplicates rows shared by warps.
+struct BlockSlice {
+  uint32_t tensor = 0;
+  traces::Affine origin;
+  int64_t rows = 0, row_stride = 0, row_bytes = 0;
+  int64_t own_rows = 0;
+  traces::Affine own_first;  // in rows
+};
+
+void load_block_slice(ProgramBuilder& p, const BlockSlice& s, int64_t warps_x, int64_t warps_y) {
+  const int64_t W = warps_x * warps_y;
+  if (s.rows % W == 0) {
+    const int64_t per = s.rows / W;
+    const auto ir = p.loop(uint64_t(per));
+    p.emit(mem(Opcode::kLdGlobalAsync, s.tensor, uint64_t(s.row_bytes),
+               plus(s.origin, affine(0, {wy(warps_x * per * s.row_stride), wx(per * s.row_stride),
+                                         iv(ir, s.row_stride)}))));
+    p.end(ir);
+  } else if (s.row_bytes % W == 0) {
+    const int64_t part = s.row_bytes / W;
+    const auto ir = p.loop(uint64_t(s.rows));
+    p.emit(mem(Opcode::kLdGlobalAsync, s.tensor, uint64_t(part),
+               plus(s.origin, affine(0, {wy(warps_x * part), wx(part), iv(ir, s.row_stride)}))));
+    p.end(ir);
+  } else {
+    const auto ir = p.loop(uint64_t(s.own_rows));
+    p.emit(mem(
+        Opcode::kLdGlobalAsync, s.tensor, uint64_t(s.row_bytes),
+        plus(plus(s.origin, times(s.own_first, s.row_stride)), affine(0, {iv(ir, s.row_stride)}))));
+    p.end(ir);
+  }
+}
 
 }  // namespace
 
@@ -66,12 +162,18 @@ traces::CoreSpec lut_core_spec(const hw::GpuConfig& gpu) {
   return c;
 }
 
+int64_t precompute_table_groups(int64_t k_cols, int64_t k_group) {
+  const int64_t groups = ceil_div(k_cols, k_group);
+  const int64_t warps = std::min(kPrecomputeWarps, ceil_div(groups, kPrecomputeGroups));
+  return ceil_div(groups, warps * kPrecomputeGroups) * warps * kPrecomputeGroups;
+}
+
 std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu, int core,
                                            tiling::TileChoice* tiles_out) {
   spec.validate();
   const traces::CoreSpec cs = lut_core_spec(gpu);
-  const golden::LmmaShape ishape = cs.config.shape;
-  const int64_t im = ishape.m, in_ = ishape.n, kg = ishape.k;
+  const golden::LmmaShape cshape = cs.config.shape;
+  const int64_t cn = cshape.n, kg = cshape.k;
   // Multi-basis binary: `bases` 1-bit sign planes, each with its own (column-scaled) table.
   const bool multi = spec.weights.kind == llm::WeightFormatKind::kMultiBasisBinary;
   const int64_t B = multi ? spec.weights.bases : 1;
@@ -84,15 +186,6 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
                      " is not a multiple of the tensor core's K = " + std::to_string(kg));
   }
 
-  traces::LmmaOp op;
-  op.shape = ishape;
-  op.act = spec.act;
-  op.quantized_table = spec.quantize_tables;
-  op.wbits = wbits;
-  op.acc = (golden::is_int(spec.act) || spec.quantize_tables) ? DType::kInt32 : DType::kFp32;
-  op.out = op.acc;
-  traces::validate(op, cs, "gemm " + spec.name);
-
   tiling::GemmProblem prob = tiling::lut_gemm_problem(gpu, spec.m, spec.n, spec.k, spec.act, wbits,
                                                       spec.weights.bits_per_weight() - wbits);
   tiling::TileChoice tc = tiling::choose_tiles(prob, gpu);
@@ -102,33 +195,68 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
     while (G % tc.block.k != 0) tc.block.k /= 2;
     tc.warp.k = tc.block.k;
   }
-  if (tiles_out) *tiles_out = tc;
   const int64_t bm = tc.block.m, bn = tc.block.n, bk = tc.block.k;
   const int64_t wm = tc.warp.m, wn = tc.warp.n;
 
+  traces::LmmaOp op;
+  op.shape = tc.instr;  // a x b core tiles (tiling::choose_lmma_shape)
+  op.act = spec.act;
+  op.quantized_table = spec.quantize_tables;
+  op.wbits = wbits;
+  op.acc = (golden::is_int(spec.act) || spec.quantize_tables) ? DType::kInt32 : DType::kFp32;
+  op.out = op.acc;
+  traces::validate(op, cs, "gemm " + spec.name);
+  const int64_t im = op.shape.m, in_ = op.shape.n;
+
   const DType table = op.table();
   const int64_t entries = int64_t(1) << (kg - 1);
-  const int64_t tb = golden::dtype_bits(table) / 8;
-  const int64_t table_bytes = entries * tb + (spec.quantize_tables ? 4 : 0);  // + fp32 scale
-  const int64_t lut_groups = ceil_div(spec.k, kg);
-  const int64_t row_table_bytes = lut_groups * table_bytes;
-  const int64_t seg_bytes = (in_ * kg + 7) / 8;  // packing.h segment
-  const int64_t n_tiles = ceil_div(spec.n, in_);
+  const int64_t table_bytes =
+      entries * (golden::dtype_bits(table) / 8) + (spec.quantize_tables ? 4 : 0);  // + fp32 scale
+  const int64_t seg_bytes = (cn * kg + 7) / 8;  // packing.h segment: one plane of a core tile
+  const int64_t tiles_per_group = grouped ? G / bk : ceil_div(spec.k, bk);
+  const int64_t n_groups = ceil_div(spec.k, G);
+  const int64_t k_tiles = n_groups * tiles_per_group;
+  const int64_t lg_per_tile = bk / kg;
+  tc.stages = pipeline_stages(spec.stages > 0 ? spec.stages : tc.stages, tiles_per_group);
+  const int S = tc.stages;
+
+  // Padded extents (traces/trace.h "Padding").
+  const int64_t grid_x = ceil_div(spec.n, bn), grid_y = ceil_div(spec.m, bm);
+  const int64_t Mp = grid_y * bm, Np = grid_x * bn;
+  const int64_t LGt = std::max(k_tiles * lg_per_tile, precompute_table_groups(spec.k, kg));
+  const int64_t row_table_bytes = LGt * table_bytes;
+  const int64_t w_row_bytes = LGt * wbits * seg_bytes;  // one core tile of N: all LUT groups
+  const int64_t n_core_tiles = Np / cn;
 
   std::vector<traces::Kernel> kernels;
   if (spec.emit_precompute) {
     kernels.push_back(lower_precompute(spec.name + ".precompute", spec.m, spec.k, spec.act,
-                                       spec.quantize_tables, gpu, multi ? int(B) : 0));
+                                       spec.quantize_tables, gpu, multi ? int(B) : 0, Mp, LGt));
   }
+
+  // Shared memory of one stage: [basis][LUT group of the tile][block row][table] tables, then
+  // [basis][LUT group][core tile of N][plane][segment] weights.
+  const int64_t smem_basis_tables = lg_per_tile * bm * table_bytes;
+  const int64_t smem_basis_weights = lg_per_tile * (bn / cn) * wbits * seg_bytes;
+  const int64_t smem_tables = B * smem_basis_tables;
+  const int64_t stage_bytes = smem_tables + B * smem_basis_weights;
+  if (double(S * stage_bytes) > gpu.shared_memory_kb_per_block * 1024.0) {
+    throw InputError("gemm " + spec.name + ": " + std::to_string(S) + " stages of " +
+                     std::to_string(stage_bytes) + " B exceed the " +
+                     std::to_string(gpu.shared_memory_kb_per_block) +
+                     " KB of shared memory per block of '" + gpu.name + "' (use fewer stages)");
+  }
+  tc.smem_bytes_per_block = double(S * stage_bytes);
+  if (tiles_out) *tiles_out = tc;
 
   // ---- LUT GEMM kernel -----------------------------------------------------------------------
   traces::Kernel k;
   k.name = spec.name + ".lmma";
-  k.grid_x = ceil_div(spec.n, bn);
-  k.grid_y = ceil_div(spec.m, bm);
+  k.grid_x = grid_x;
+  k.grid_y = grid_y;
   k.warps_x = bn / wn;
   k.warps_y = bm / wm;
-  k.smem_bytes = uint64_t(tc.smem_bytes_per_block);
+  k.smem_bytes = uint64_t(S * stage_bytes);
   k.regs_per_thread = uint32_t(tc.registers_per_thread);
   k.tiles.core = core;
   k.tiles.block = {bm, bn, bk};
@@ -139,110 +267,105 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
             multi ? int(B) : 0,     salient};
   // INT: fp16 scale + fp16 zero point per (group, column); multi-basis: fp16 row scale per basis.
   const int64_t scale_bytes = multi ? 2 * B : 4;
-  const int64_t n_groups = ceil_div(spec.k, G);
-  const int64_t basis_tables = spec.m * row_table_bytes;                   // [basis][row][group]
-  const int64_t basis_weights = n_tiles * lut_groups * wbits * seg_bytes;  // [basis][tile]...
+  const int64_t basis_tables = Mp * row_table_bytes;         // [basis][row][LUT group]
+  const int64_t basis_weights = n_core_tiles * w_row_bytes;  // [basis][core tile][LUT group][plane]
   k.tensors = {{0, "tables", uint64_t(B * basis_tables)},
                {1, "weights", uint64_t(B * basis_weights)},
-               {2, "scales", uint64_t(n_groups * spec.n * scale_bytes)},
-               {3, "out", uint64_t(spec.m * spec.n * 2)}};
-  // Salient columns: fp16 weights per (row, group, column) + fp16 column indices.
+               {2, "scales", uint64_t(n_groups * Np * scale_bytes)},
+               {3, "out", uint64_t(Mp * Np * 2)}};
+  // Salient columns: fp16 column indices, then fp16 weights per (column, group, salient column);
+  // the gathered activations come from acts [row][max(K, gathered)].
   const int64_t salient_row_bytes = n_groups * salient * 2;
+  const int64_t act_row_bytes = std::max(spec.k * 2, salient_row_bytes);
   if (salient > 0) {
-    k.tensors.push_back({4, "salient", uint64_t(spec.n * salient_row_bytes + salient_row_bytes)});
-    k.tensors.push_back({5, "acts", uint64_t(spec.m * spec.k * golden::dtype_bits(spec.act) / 8)});
+    k.tensors.push_back({4, "salient", uint64_t((Np + 1) * salient_row_bytes)});
+    k.tensors.push_back({5, "acts", uint64_t(Mp * act_row_bytes)});
   }
 
   ProgramBuilder p;
-  const int64_t tiles_per_group = grouped ? G / bk : ceil_div(spec.k, bk);
-  const auto ig = p.loop(uint64_t(n_groups));
-  {
-    const auto it = p.loop(uint64_t(tiles_per_group));
-    // k column of this K tile: g * G + t * bk (LUT group index = that / kg).
-    const int64_t lg_per_tile = bk / kg;
-    {
-      const auto ij = p.loop(uint64_t(B));  // bases (multi-basis binary)
-      // Table rows of the warp tile: [row][LUT group][entry].
-      const auto ir = p.loop(uint64_t(wm));
-      p.emit(mem(Opcode::kLdGlobalAsync, 0, uint64_t(lg_per_tile * table_bytes),
-                 affine(0, {by(bm * row_table_bytes), wy(wm * row_table_bytes),
-                            iv(ir, row_table_bytes), iv(ig, (G / kg) * table_bytes),
-                            iv(it, lg_per_tile * table_bytes), iv(ij, basis_tables)})));
-      p.end(ir);
-      // Packed weight segments of the warp's N tiles: [n tile][LUT group][plane].
-      const auto in_tile = p.loop(uint64_t(wn / in_));
-      p.emit(mem(Opcode::kLdGlobalAsync, 1, uint64_t(lg_per_tile * wbits * seg_bytes),
-                 affine(0, {bx((bn / in_) * lut_groups * wbits * seg_bytes),
-                            wx((wn / in_) * lut_groups * wbits * seg_bytes),
-                            iv(in_tile, lut_groups * wbits * seg_bytes),
-                            iv(ig, (G / kg) * wbits * seg_bytes),
-                            iv(it, lg_per_tile * wbits * seg_bytes), iv(ij, basis_weights)})));
-      p.end(in_tile);
-      p.end(ij);
-    }
-    p.emit(barrier());
+  KPipeline kp;
+  kp.groups = n_groups;
+  kp.tiles_per_group = tiles_per_group;
+  kp.stages = S;
+  kp.load = [&](const traces::Affine& t) {
+    const auto ij = p.loop(uint64_t(B));  // bases (multi-basis binary)
+    BlockSlice tables;
+    tables.tensor = 0;
+    tables.origin = plus(times(t, lg_per_tile * table_bytes),
+                         affine(0, {by(bm * row_table_bytes), iv(ij, basis_tables)}));
+    tables.rows = bm;
+    tables.row_stride = row_table_bytes;
+    tables.row_bytes = lg_per_tile * table_bytes;
+    tables.own_rows = wm;
+    tables.own_first = affine(0, {wy(wm)});
+    load_block_slice(p, tables, k.warps_x, k.warps_y);
+    BlockSlice weights;
+    weights.tensor = 1;
+    weights.origin = plus(times(t, lg_per_tile * wbits * seg_bytes),
+                          affine(0, {bx((bn / cn) * w_row_bytes), iv(ij, basis_weights)}));
+    weights.rows = bn / cn;
+    weights.row_stride = w_row_bytes;
+    weights.row_bytes = lg_per_tile * wbits * seg_bytes;
+    weights.own_rows = wn / cn;
+    weights.own_first = affine(0, {wx(wn / cn)});
+    load_block_slice(p, weights, k.warps_x, k.warps_y);
+    p.end(ij);
+  };
+  kp.compute = [&](const traces::Affine& t) {
     const auto iq = p.loop(uint64_t(lg_per_tile));
-    {
-      // Fragments of one LUT group: the warp's table rows and weight planes, per basis.
-      const int64_t smem_tables = B * bm * lg_per_tile * table_bytes;
-      const int64_t smem_basis_tables = bm * lg_per_tile * table_bytes;
-      const int64_t smem_basis_weights = bn * lg_per_tile * wbits * seg_bytes / in_;
-      for (int64_t j = 0; j < B; ++j) {
-        p.emit(mem(Opcode::kLdShared, 0, uint64_t(wm * table_bytes),
-                   affine(j * smem_basis_tables,
-                          {wy(wm * lg_per_tile * table_bytes), iv(iq, table_bytes)})));
-        p.emit(mem(
-            Opcode::kLdShared, 0, uint64_t((wn / in_) * wbits * seg_bytes),
-            affine(smem_tables + j * smem_basis_weights,
-                   {wx((wn / in_) * lg_per_tile * wbits * seg_bytes), iv(iq, wbits * seg_bytes)})));
-        const auto ia = p.loop(uint64_t(wm / im));
-        const auto ib = p.loop(uint64_t(wn / in_));
-        Instr l;
-        l.op = Opcode::kLmma;
-        l.lmma = op;
-        l.m = affine(0, {by(bm), wy(wm), iv(ia, im)});
-        l.n = affine(0, {bx(bn), wx(wn), iv(ib, in_)});
-        l.k = affine(0, {iv(ig, G), iv(it, bk), iv(iq, kg)});
-        l.basis = uint32_t(j);
-        p.emit(l);
-        p.end(ib);
-        p.end(ia);
-      }
+    for (int64_t j = 0; j < B; ++j) {
+      // Fragments of one LUT group: the warp's table rows and weight planes (stage 0's buffer).
+      p.emit(mem(Opcode::kLdShared, 0, uint64_t(wm * table_bytes),
+                 affine(j * smem_basis_tables, {iv(iq, bm * table_bytes), wy(wm * table_bytes)})));
+      p.emit(
+          mem(Opcode::kLdShared, 0, uint64_t((wn / cn) * wbits * seg_bytes),
+              affine(smem_tables + j * smem_basis_weights,
+                     {iv(iq, (bn / cn) * wbits * seg_bytes), wx((wn / cn) * wbits * seg_bytes)})));
+      const auto ia = p.loop(uint64_t(wm / im));
+      const auto ib = p.loop(uint64_t(wn / in_));
+      Instr l;
+      l.op = Opcode::kLmma;
+      l.lmma = op;
+      l.m = affine(0, {by(bm), wy(wm), iv(ia, im)});
+      l.n = affine(0, {bx(bn), wx(wn), iv(ib, in_)});
+      l.k = plus(times(t, bk), affine(0, {iv(iq, kg)}));
+      l.basis = uint32_t(j);
+      p.emit(l);
+      p.end(ib);
+      p.end(ia);
     }
     p.end(iq);
-    p.emit(barrier());
-    p.end(it);
-  }
-  // Epilogue of this quantization group: scales and zero points of the warp's columns.
-  p.emit(
-      mem(Opcode::kLdGlobal, 2, uint64_t(wn * scale_bytes),
-          affine(0, {bx(bn * scale_bytes), wx(wn * scale_bytes), iv(ig, spec.n * scale_bytes)})));
-  for (int64_t j = 0; j < B; ++j) {
-    Instr dq;
-    dq.op = Opcode::kDequant;
-    dq.m = affine(0, {by(bm), wy(wm)});
-    dq.n = affine(0, {bx(bn), wx(wn)});
-    dq.g = affine(0, {iv(ig, 1)});
-    dq.rows = uint32_t(wm);
-    dq.cols = uint32_t(wn);
-    dq.basis = uint32_t(j);
-    dq.row_scale = multi;
-    p.emit(dq);
-  }
-  p.end(ig);
+  };
+  kp.group_end = [&](const traces::Affine& g) {
+    // Epilogue of this quantization group: scales and zero points of the warp's columns.
+    p.emit(mem(
+        Opcode::kLdGlobal, 2, uint64_t(wn * scale_bytes),
+        plus(times(g, Np * scale_bytes), affine(0, {bx(bn * scale_bytes), wx(wn * scale_bytes)}))));
+    for (int64_t j = 0; j < B; ++j) {
+      Instr dq;
+      dq.op = Opcode::kDequant;
+      dq.m = affine(0, {by(bm), wy(wm)});
+      dq.n = affine(0, {bx(bn), wx(wn)});
+      dq.g = g;
+      dq.rows = uint32_t(wm);
+      dq.cols = uint32_t(wn);
+      dq.basis = uint32_t(j);
+      dq.row_scale = multi;
+      p.emit(dq);
+    }
+  };
+  emit_pipeline(p, kp);
   if (salient > 0) {
     // The dense salient branch: each warp row's salient activations times its columns' weights.
     const auto irow = p.loop(uint64_t(wm));
-    p.emit(mem(Opcode::kLdGlobal, 5, uint64_t(n_groups * salient * 2),
-               affine(0, {by(bm * spec.k * 2), wy(wm * spec.k * 2), iv(irow, spec.k * 2)})));
+    p.emit(
+        mem(Opcode::kLdGlobal, 5, uint64_t(salient_row_bytes),
+            affine(0, {by(bm * act_row_bytes), wy(wm * act_row_bytes), iv(irow, act_row_bytes)})));
     p.end(irow);
     p.emit(
         mem(Opcode::kLdGlobal, 4, uint64_t(wn * salient_row_bytes),
             affine(salient_row_bytes, {bx(bn * salient_row_bytes), wx(wn * salient_row_bytes)})));
-    Instr alu;
-    alu.op = Opcode::kAlu;
-    alu.count = uint64_t(2 * wm * wn * n_groups * salient);
-    p.emit(alu);
+    p.emit(simple(Opcode::kAlu, uint64_t(2 * wm * wn * n_groups * salient)));
     Instr dq;
     dq.op = Opcode::kDequant;
     dq.m = affine(0, {by(bm), wy(wm)});
@@ -252,11 +375,11 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
     dq.salient = true;
     p.emit(dq);
   }
-  // fp16 outputs, one row segment per warp-tile row.
+  // fp16 outputs, one row segment per warp-tile row of out [Mp][Np].
   const auto orow = p.loop(uint64_t(wm));
-  p.emit(mem(Opcode::kStGlobal, 3, uint64_t(wn * 2),
-             affine(0, {by(bm * spec.n * 2), wy(wm * spec.n * 2), iv(orow, spec.n * 2), bx(bn * 2),
-                        wx(wn * 2)})));
+  p.emit(
+      mem(Opcode::kStGlobal, 3, uint64_t(wn * 2),
+          affine(0, {by(bm * Np * 2), wy(wm * Np * 2), iv(orow, Np * 2), bx(bn * 2), wx(wn * 2)})));
   p.end(orow);
   k.program = p.take();
   kernels.push_back(std::move(k));
@@ -265,38 +388,44 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
 
 traces::Kernel lower_precompute(const std::string& name, int64_t m, int64_t k_cols,
                                 golden::DType act, bool quantize_tables, const hw::GpuConfig& gpu,
-                                int bases) {
+                                int bases, int64_t table_rows, int64_t table_groups) {
   const traces::CoreSpec cs = lut_core_spec(gpu);
   const int64_t kg = cs.config.shape.k;
   const DType table = quantize_tables ? DType::kInt8 : (golden::is_int(act) ? DType::kInt16 : act);
   const int64_t table_bytes =
       (int64_t(1) << (kg - 1)) * golden::dtype_bits(table) / 8 + (quantize_tables ? 4 : 0);
-  const int64_t row_table_bytes = ceil_div(k_cols, kg) * table_bytes;
+  // Each warp builds kPrecomputeGroups tables of one row; small K takes fewer warps per block.
+  const int64_t groups = ceil_div(k_cols, kg);
+  const int64_t warps = std::min(kPrecomputeWarps, ceil_div(groups, kPrecomputeGroups));
+  const int64_t warp_cols = kPrecomputeGroups * kg, bcols = warps * warp_cols;
+  const int64_t padded_groups = precompute_table_groups(k_cols, kg);
+  const int64_t kp = padded_groups * kg;  // padded activation columns
+  const int64_t rows_t = std::max(table_rows, m);
+  const int64_t groups_t = std::max(table_groups, padded_groups);
+  const int64_t row_table_bytes = groups_t * table_bytes;
   const int64_t ab = golden::dtype_bits(act) / 8;
   traces::Kernel k;
   k.name = name;
-  k.warps_x = kPrecomputeWarps;
-  k.grid_x = ceil_div(k_cols, kPrecomputeWarps * kPrecomputeCols);
+  k.warps_x = warps;
+  k.grid_x = padded_groups / (warps * kPrecomputeGroups);
   k.grid_y = m;
   k.regs_per_thread = 32;
   k.tiles.core = -1;
-  k.tiles.block = {1, 0, kPrecomputeWarps * kPrecomputeCols};
-  k.tiles.warp = {1, 0, kPrecomputeCols};
+  k.tiles.block = {1, 0, bcols};
+  k.tiles.warp = {1, 0, warp_cols};
   k.tiles.instr = {1, 0, kg};
   const int64_t B = std::max(bases, 1);
-  k.tensors = {{0, "acts", uint64_t(m * k_cols * ab)},
-               {1, "tables", uint64_t(B * m * row_table_bytes)}};
-  if (bases > 0) k.tensors.push_back({2, "col_scales", uint64_t(B * k_cols * 2)});
+  k.tensors = {{0, "acts", uint64_t(m * kp * ab)},
+               {1, "tables", uint64_t(B * rows_t * row_table_bytes)}};
+  if (bases > 0) k.tensors.push_back({2, "col_scales", uint64_t(B * kp * 2)});
   ProgramBuilder p;
-  const int64_t bcols = kPrecomputeWarps * kPrecomputeCols;
-  p.emit(mem(Opcode::kLdGlobal, 0, uint64_t(kPrecomputeCols * ab),
-             affine(0, {by(k_cols * ab), bx(bcols * ab), wx(kPrecomputeCols * ab)})));
-  const int64_t groups_per_warp = kPrecomputeCols / kg;
+  p.emit(mem(Opcode::kLdGlobal, 0, uint64_t(warp_cols * ab),
+             affine(0, {by(kp * ab), bx(bcols * ab), wx(warp_cols * ab)})));
   for (int64_t j = 0; j < B; ++j) {
     if (bases > 0) {
       // Scale fusion: basis j's column scales multiply the activations before the table.
-      p.emit(mem(Opcode::kLdGlobal, 2, uint64_t(kPrecomputeCols * 2),
-                 affine(j * k_cols * 2, {bx(bcols * 2), wx(kPrecomputeCols * 2)})));
+      p.emit(mem(Opcode::kLdGlobal, 2, uint64_t(warp_cols * 2),
+                 affine(j * kp * 2, {bx(bcols * 2), wx(warp_cols * 2)})));
     }
     Instr pre;
     pre.op = Opcode::kPrecompute;
@@ -304,21 +433,16 @@ traces::Kernel lower_precompute(const std::string& name, int64_t m, int64_t k_co
     pre.act = act;
     pre.table = golden::is_int(act) ? DType::kInt16 : act;
     pre.m = affine(0, {by(1)});
-    pre.k = affine(0, {bx(bcols), wx(kPrecomputeCols)});
+    pre.k = affine(0, {bx(bcols), wx(warp_cols)});
     pre.rows = 1;
-    pre.cols = uint32_t(kPrecomputeCols);
+    pre.cols = uint32_t(warp_cols);
     pre.basis = uint32_t(j);
     p.emit(pre);
-    if (quantize_tables) {
-      Instr q;
-      q.op = Opcode::kQuantTable;
-      q.count = uint64_t(groups_per_warp);
-      p.emit(q);
-    }
-    p.emit(mem(Opcode::kStGlobal, 1, uint64_t(groups_per_warp * table_bytes),
-               affine(j * m * row_table_bytes,
-                      {by(row_table_bytes), bx(kPrecomputeWarps * groups_per_warp * table_bytes),
-                       wx(groups_per_warp * table_bytes)})));
+    if (quantize_tables) p.emit(simple(Opcode::kQuantTable, uint64_t(kPrecomputeGroups)));
+    p.emit(mem(Opcode::kStGlobal, 1, uint64_t(kPrecomputeGroups * table_bytes),
+               affine(j * rows_t * row_table_bytes,
+                      {by(row_table_bytes), bx(warps * kPrecomputeGroups * table_bytes),
+                       wx(kPrecomputeGroups * table_bytes)})));
   }
   k.program = p.take();
   return k;
@@ -326,97 +450,245 @@ traces::Kernel lower_precompute(const std::string& name, int64_t m, int64_t k_co
 
 traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m, int64_t n,
                               int64_t k, golden::DType a, golden::DType b, const hw::GpuConfig& gpu,
-                              tiling::TileChoice* tiles_out, int weight_bits) {
-  tiling::GemmProblem prob = tiling::mac_gemm_problem(gpu, m, n, k, a, b);
-  if (weight_bits > 0) prob.w_bits = weight_bits;
-  tiling::TileChoice tc = tiling::choose_tiles(prob, gpu);
-  if (tiles_out) *tiles_out = tc;
+                              tiling::TileChoice* tiles_out, int weight_bits, int stages) {
   const bool int8 = a == DType::kInt8;
+  const bool fp8 = a == DType::kFp8E4M3 || a == DType::kFp8E5M2;
   traces::MmaOp op;
-  op.shape = prob.instr;
-  op.a = int8 ? DType::kInt8 : (a == DType::kBf16 ? DType::kBf16 : DType::kFp16);
-  op.b = op.a;
+  op.a = int8 || fp8 || a == DType::kBf16 ? a : DType::kFp16;
+  op.b = weight_bits > 0 ? op.a : b;
   op.acc = int8 ? DType::kInt32 : DType::kFp32;
   op.out = op.acc;
+  tiling::GemmProblem prob = tiling::mac_gemm_problem(gpu, m, n, k, op.a, op.b);
+  if (weight_bits > 0) prob.w_bits = weight_bits;
+  tiling::TileChoice tc = tiling::choose_tiles(prob, gpu);
+  op.shape = prob.instr;
+  traces::validate(op, "gemm " + name);
   const int64_t bm = tc.block.m, bn = tc.block.n, bk = tc.block.k;
   const int64_t wm = tc.warp.m, wn = tc.warp.n;
+  const int64_t ik = op.shape.k;
   const int64_t eb = golden::dtype_bits(op.a) / 8;
+  const int64_t k_tiles = ceil_div(k, bk);
+  tc.stages = pipeline_stages(stages > 0 ? stages : tc.stages, k_tiles);
+  const int S = tc.stages;
+  // Codes used as the MMA operand directly (int8 x int8 codes), else dequantized per K tile.
+  const bool dequant = weight_bits > 0 && !(int8 && weight_bits == 8);
+
+  const int64_t grid_x = ceil_div(n, bn), m_blocks = ceil_div(m, bm);
+  const int64_t Mp = m_blocks * bm, Np = grid_x * bn, Kp = k_tiles * bk;
+  if (batch > 1 && m_blocks > 1) {
+    throw InputError("gemm " + name + ": a batch of " + std::to_string(batch) +
+                     " GEMMs needs M <= the block tile (" + std::to_string(bm) + "), got " +
+                     std::to_string(m));
+  }
+  // Low-bit B (dequantize-then-MAC): packed codes, unpacked and scaled on the CUDA cores.
+  const int64_t b_row_bytes = weight_bits > 0 ? Kp * weight_bits / 8 : Kp * eb;
+  const int64_t b_tile_bytes = weight_bits > 0 ? bk * weight_bits / 8 : bk * eb;
+  // Shared memory of one stage: A [K step][block row][ik], B [K step][block column][ik] (or the
+  // block's codes), so each warp's fragment of one K step is contiguous; + one dequantized B.
+  const int64_t smem_a = bm * bk * eb, smem_b = bn * b_tile_bytes;
+  const int64_t smem_dq = dequant ? bn * bk * eb : 0;
+  const int64_t stage_bytes = smem_a + smem_b;
+  if (double(S * stage_bytes + smem_dq) > gpu.shared_memory_kb_per_block * 1024.0) {
+    throw InputError("gemm " + name + ": " + std::to_string(S) +
+                     " pipeline stages exceed the shared memory per block of '" + gpu.name + "'");
+  }
+  tc.smem_bytes_per_block = double(S * stage_bytes + smem_dq);
+  if (tiles_out) *tiles_out = tc;
+
   traces::Kernel kr;
   kr.name = name;
-  kr.grid_x = ceil_div(n, bn);
-  kr.grid_y = ceil_div(m, bm) * batch;
+  kr.grid_x = grid_x;
+  kr.grid_y = m_blocks * batch;
   kr.warps_x = bn / wn;
   kr.warps_y = bm / wm;
-  kr.smem_bytes = uint64_t(tc.smem_bytes_per_block);
+  kr.smem_bytes = uint64_t(S * stage_bytes + smem_dq);
   kr.regs_per_thread = uint32_t(tc.registers_per_thread);
   kr.tiles.core = -1;
   kr.tiles.block = {bm, bn, bk};
   kr.tiles.warp = {wm, wn, bk};
   kr.tiles.instr = {op.shape.m, op.shape.n, op.shape.k};
-  // Batched operands are stacked along M: block row by covers rows by*bm of the stacked A.
-  const int64_t mp = ceil_div(m, bm) * bm;
-  // Low-bit B (dequantize-then-MAC): packed codes are loaded, unpacked and scaled on the CUDA
-  // cores into the MMA operand dtype.
-  const int64_t b_row_bytes = weight_bits > 0 ? ceil_div(k * weight_bits, 8) : k * eb;
-  const int64_t b_tile_bytes = weight_bits > 0 ? ceil_div(bk * weight_bits, 8) : bk * eb;
-  kr.tensors = {{0, "a", uint64_t(batch * mp * k * eb)},
-                {1, "b", uint64_t(batch * n * b_row_bytes)},
-                {2, "out", uint64_t(batch * mp * n * 2)}};
-  if (weight_bits > 0) kr.tensors.push_back({3, "scales", uint64_t(n * 4)});
-  ProgramBuilder p;
-  const auto it = p.loop(uint64_t(ceil_div(k, bk)));
-  const auto ir = p.loop(uint64_t(wm));
-  p.emit(mem(Opcode::kLdGlobalAsync, 0, uint64_t(bk * eb),
-             affine(0, {by(bm * k * eb), wy(wm * k * eb), iv(ir, k * eb), iv(it, bk * eb)})));
-  p.end(ir);
-  const auto icol = p.loop(uint64_t(wn));
-  p.emit(mem(weight_bits > 0 ? Opcode::kLdGlobal : Opcode::kLdGlobalAsync, 1,
-             uint64_t(b_tile_bytes),
-             affine(0, {bx(bn * b_row_bytes), wx(wn * b_row_bytes), iv(icol, b_row_bytes),
-                        iv(it, b_tile_bytes)})));
-  p.end(icol);
-  if (weight_bits > 0) {
-    // Unpack (shift, mask), convert to the operand dtype, subtract the zero point, scale; store
-    // the dequantized tile to shared memory for the MMAs.
-    Instr alu;
-    alu.op = Opcode::kAlu;
-    alu.count = uint64_t(4 * wn * bk);
-    p.emit(alu);
-    p.emit(mem(Opcode::kStShared, 0, uint64_t(wn * bk * eb), affine(0, {wx(wn * bk * eb)})));
+  // Batched operands are stacked: block row by covers rows by*bm of the stacked A and out; B
+  // and scales of GEMM `by` (one block row per GEMM when batched).
+  const int64_t b_batch = batch > 1 ? Np * b_row_bytes : 0;
+  kr.tensors = {{0, "a", uint64_t(batch * Mp * Kp * eb)},
+                {1, "b", uint64_t(batch * Np * b_row_bytes)},
+                {2, "out", uint64_t(batch * Mp * Np * 2)}};
+  if (weight_bits > 0) kr.tensors.push_back({3, "scales", uint64_t(batch * Np * 4)});
+  const int64_t W = kr.warps_x * kr.warps_y;
+  const int64_t chunk = bn * bk / W;  // codes each warp dequantizes per K tile
+  if (dequant && (bn * bk) % W != 0) {
+    throw InputError("gemm " + name + ": block tile does not split over its warps");
   }
-  Instr bar = barrier();
-  p.emit(bar);
-  const auto iq = p.loop(uint64_t(bk / op.shape.k));
-  Instr lds = mem(Opcode::kLdShared, 0, uint64_t((wm + wn) * op.shape.k * eb),
-                  affine(0, {wy(wm * bk * eb), wx(wn * bk * eb), iv(iq, op.shape.k * eb)}));
-  p.emit(lds);
-  const auto ia = p.loop(uint64_t(wm / op.shape.m));
-  const auto ib = p.loop(uint64_t(wn / op.shape.n));
-  Instr mm;
-  mm.op = Opcode::kMma;
-  mm.mma = op;
-  mm.m = affine(0, {by(bm), wy(wm), iv(ia, op.shape.m)});
-  mm.n = affine(0, {bx(bn), wx(wn), iv(ib, op.shape.n)});
-  mm.k = affine(0, {iv(it, bk), iv(iq, op.shape.k)});
-  p.emit(mm);
-  p.end(ib);
-  p.end(ia);
-  p.end(iq);
-  p.emit(bar);
-  p.end(it);
+
+  ProgramBuilder p;
+  if (weight_bits > 0) {
+    // Per-channel fp16 scale and zero point of the block's columns.
+    p.emit(mem(Opcode::kLdGlobal, 3, uint64_t(bn * 4),
+               affine(0, {bx(bn * 4), by(batch > 1 ? Np * 4 : 0)})));
+  }
+  KPipeline kp;
+  kp.groups = 1;
+  kp.tiles_per_group = k_tiles;
+  kp.stages = S;
+  kp.load = [&](const traces::Affine& t) {
+    BlockSlice as;
+    as.tensor = 0;
+    as.origin = plus(times(t, bk * eb), affine(0, {by(bm * Kp * eb)}));
+    as.rows = bm;
+    as.row_stride = Kp * eb;
+    as.row_bytes = bk * eb;
+    as.own_rows = wm;
+    as.own_first = affine(0, {wy(wm)});
+    load_block_slice(p, as, kr.warps_x, kr.warps_y);
+    BlockSlice bs;
+    bs.tensor = 1;
+    bs.origin = plus(times(t, b_tile_bytes), affine(0, {bx(bn * b_row_bytes), by(b_batch)}));
+    bs.rows = bn;
+    bs.row_stride = b_row_bytes;
+    bs.row_bytes = b_tile_bytes;
+    bs.own_rows = wn;
+    bs.own_first = affine(0, {wx(wn)});
+    load_block_slice(p, bs, kr.warps_x, kr.warps_y);
+  };
+  const int64_t b_src = dequant ? S * stage_bytes : smem_a;  // B fragments: dequantized or staged
+  kp.compute = [&](const traces::Affine& t) {
+    if (dequant) {
+      // This warp's share of the block's codes: unpack (shift, mask), convert, subtract the zero
+      // point, scale; store to the dequantized buffer, then wait for every warp's share.
+      p.emit(mem(
+          Opcode::kLdShared, 0, uint64_t(chunk * weight_bits / 8),
+          affine(smem_a, {wy(kr.warps_x * chunk * weight_bits / 8), wx(chunk * weight_bits / 8)})));
+      p.emit(simple(Opcode::kAlu, uint64_t(4 * chunk)));
+      p.emit(mem(Opcode::kStShared, 0, uint64_t(chunk * eb),
+                 affine(S * stage_bytes, {wy(kr.warps_x * chunk * eb), wx(chunk * eb)})));
+      p.emit(barrier());
+    }
+    const auto iq = p.loop(uint64_t(bk / ik));
+    p.emit(mem(Opcode::kLdShared, 0, uint64_t(wm * ik * eb),
+               affine(0, {iv(iq, bm * ik * eb), wy(wm * ik * eb)})));
+    p.emit(mem(Opcode::kLdShared, 0, uint64_t(wn * ik * eb),
+               affine(b_src, {iv(iq, bn * ik * eb), wx(wn * ik * eb)})));
+    const auto ia = p.loop(uint64_t(wm / op.shape.m));
+    const auto ib = p.loop(uint64_t(wn / op.shape.n));
+    Instr mm;
+    mm.op = Opcode::kMma;
+    mm.mma = op;
+    mm.m = affine(0, {by(bm), wy(wm), iv(ia, op.shape.m)});
+    mm.n = affine(0, {bx(bn), wx(wn), iv(ib, op.shape.n)});
+    mm.k = plus(times(t, bk), affine(0, {iv(iq, ik)}));
+    p.emit(mm);
+    p.end(ib);
+    p.end(ia);
+    p.end(iq);
+  };
+  kp.group_end = [&](const traces::Affine&) {
+    // Integer codes run unscaled: the per-channel scale and zero-point term come here.
+    if (weight_bits > 0 && !dequant) p.emit(simple(Opcode::kAlu, uint64_t(2 * wm * wn)));
+  };
+  emit_pipeline(p, kp);
   const auto orow = p.loop(uint64_t(wm));
-  p.emit(mem(Opcode::kStGlobal, 2, uint64_t(wn * 2),
-             affine(0, {by(bm * n * 2), wy(wm * n * 2), iv(orow, n * 2), bx(bn * 2), wx(wn * 2)})));
+  p.emit(
+      mem(Opcode::kStGlobal, 2, uint64_t(wn * 2),
+          affine(0, {by(bm * Np * 2), wy(wm * Np * 2), iv(orow, Np * 2), bx(bn * 2), wx(wn * 2)})));
   p.end(orow);
   kr.program = p.take();
   return kr;
 }
 
+traces::GemmPath gemm_path(const GemmSpec& spec, const hw::GpuConfig& gpu) {
+  if (spec.path) return *spec.path;
+  return gpu.has_lut_tensor() && spec.weights.is_low_bit() ? traces::GemmPath::kLut
+                                                           : traces::GemmPath::kMma;
+}
+
+namespace {
+
+// The (act, weight) pairs of the GPU's MAC tensor cores that an mma instruction runs.
+std::string mac_pairs(const hw::GpuConfig& gpu) {
+  std::string s;
+  for (const auto& r : gpu.mac_tensor) {
+    if (r.weight == "int4") continue;  // no int4 mma in the ISA
+    s += (s.empty() ? "" : ", ") + r.act + " x " + r.weight;
+  }
+  return s;
+}
+
+traces::Kernel lower_mac_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu) {
+  if (spec.m < 1 || spec.n < 1 || spec.k < 1) {
+    throw InputError("gemm: --m, --n, --k must be >= 1 (got " + std::to_string(spec.m) + ", " +
+                     std::to_string(spec.n) + ", " + std::to_string(spec.k) + ")");
+  }
+  const llm::WeightFormat& w = spec.weights;
+  if (w.kind == llm::WeightFormatKind::kMultiBasisBinary) {
+    throw InputError("--weights: " + w.name() +
+                     " runs on LUT tensor cores only (--path mac takes fp16, bf16, fp8e4m3, "
+                     "fp8e5m2, int1..int8, ternary, binary)");
+  }
+  const DType a = spec.act;
+  const std::string an(golden::dtype_name(a));
+  traces::GemmRecord rec;
+  rec.path = traces::GemmPath::kMma;
+  rec.m = spec.m;
+  rec.n = spec.n;
+  rec.k = spec.k;
+  rec.group = spec.k;
+  rec.act = a;
+  DType b = a;
+  if (w.is_low_bit()) {
+    if (spec.group_size > 0 && spec.group_size < spec.k) {
+      throw InputError("--group: the mac path dequantizes per output channel (valid: 0)");
+    }
+    rec.wbits = w.planes();
+    // Codes are dequantized into the activation dtype, which the MAC cores must take.
+    if (gpu.mac_tops(an, an) <= 0) {
+      throw InputError("--acts: the MAC tensor cores of '" + gpu.name + "' do not take " + an +
+                       " x " + an + " (valid: " + mac_pairs(gpu) + ")");
+    }
+  } else {
+    b = w.dtype;
+    const std::string bn(golden::dtype_name(b));
+    // The gemm record carries one operand dtype for A and B.
+    if (b != a) {
+      throw InputError("--weights: a dense mac GEMM takes weights of the activation dtype " + an +
+                       " (valid: --weights " + an + "), got " + bn);
+    }
+    bool mma_ok = true;
+    try {
+      traces::MmaOp op;
+      op.a = a;
+      op.b = b;
+      op.acc = a == DType::kInt8 ? DType::kInt32 : DType::kFp32;
+      op.shape = {16, 8, golden::dtype_bits(a) == 8 ? 32 : 16};
+      traces::validate(op, "mma");
+    } catch (const InputError&) {
+      mma_ok = false;
+    }
+    if (!mma_ok || gpu.mac_tops(an, bn) <= 0) {
+      throw InputError("--weights/--acts: the MAC tensor cores of '" + gpu.name + "' do not take " +
+                       an + " x " + bn + " (valid: " + mac_pairs(gpu) + ")");
+    }
+  }
+  traces::Kernel kr = lower_mma_gemm(spec.name, 1, spec.m, spec.n, spec.k, a, b, gpu, nullptr,
+                                     rec.wbits, spec.stages);
+  kr.gemm = rec;
+  return kr;
+}
+
+}  // namespace
+
 traces::Trace compile_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu) {
+  if (spec.stages == 1 || spec.stages < 0) {
+    throw InputError("--stages: " + std::to_string(spec.stages) +
+                     " (valid: 0 = the tiling's, >= 2)");
+  }
   traces::Trace t;
   t.gpu = gpu.name;
-  t.cores.push_back(lut_core_spec(gpu));
-  t.kernels = lower_lut_gemm(spec, gpu, 0);
+  if (gemm_path(spec, gpu) == traces::GemmPath::kLut) {
+    t.cores.push_back(lut_core_spec(gpu));
+    t.kernels = lower_lut_gemm(spec, gpu, 0);
+  } else {
+    t.kernels = {lower_mac_gemm(spec, gpu)};
+  }
   traces::validate(t, "compile_gemm");
   return t;
 }

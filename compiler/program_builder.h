@@ -16,13 +16,13 @@ class ProgramBuilder {
     int depth = -1;
   };
 
+  // `trip` >= 1; callers skip a body that runs zero times.
   Var loop(uint64_t trip) {
     if (trip <= 1) return Var{};
     traces::Instr in;
     in.op = traces::Opcode::kLoop;
     in.count = trip;
     program_.push_back(in);
-    open_.push_back(true);
     return Var{depth_++};
   }
   void end(Var v) {
@@ -37,7 +37,6 @@ class ProgramBuilder {
 
  private:
   std::vector<traces::Instr> program_;
-  std::vector<bool> open_;
   int depth_ = 0;
 };
 
@@ -59,6 +58,23 @@ inline traces::Affine affine(int64_t base, std::initializer_list<AffineTerm> ter
   }
   return a;
 }
+// Affines are linear in their variables: sums and multiples stay affines.
+inline traces::Affine plus(traces::Affine a, const traces::Affine& b) {
+  a.base += b.base;
+  for (size_t v = 0; v < a.coef.size(); ++v) a.coef[v] += b.coef[v];
+  return a;
+}
+inline traces::Affine times(traces::Affine a, int64_t s) {
+  a.base *= s;
+  for (auto& c : a.coef) c *= s;
+  return a;
+}
+inline traces::Affine constant(int64_t c) {
+  traces::Affine a;
+  a.base = c;
+  return a;
+}
+
 inline AffineTerm bx(int64_t s) {
   return {AffineTerm::kBx, s};
 }

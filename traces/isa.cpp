@@ -281,9 +281,14 @@ void validate(const LmmaOp& op, const CoreSpec& core, const std::string& where) 
     fail(where, op.name() + " needs a LUT tensor core, but the core is " +
                     std::string(hw::design_name(c.design)));
   }
-  if (!(op.shape == c.shape)) {
-    fail(where,
-         "lmma shape " + op.shape.name() + " is not supported by tensor core " + c.shape.name());
+  // One instruction may span a x b tiles of the core (the tensor core runs its parallel tiles,
+  // then further weight-plane cycles); K is the table width and cannot grow.
+  if (op.shape.m < 1 || op.shape.n < 1 || op.shape.m % c.shape.m != 0 ||
+      op.shape.n % c.shape.n != 0 || op.shape.k != c.shape.k) {
+    fail(where, "lmma shape " + op.shape.name() + " is not supported by tensor core " +
+                    c.shape.name() + " (valid: m a multiple of " + std::to_string(c.shape.m) +
+                    ", n a multiple of " + std::to_string(c.shape.n) + ", k " +
+                    std::to_string(c.shape.k) + ")");
   }
   if (!core.supports_act(op.act)) {
     std::string valid;

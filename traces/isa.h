@@ -118,7 +118,11 @@ struct CoreSpec {
   bool supports_act(golden::DType a) const;
 };
 
-// Throws InputError "<where>: lmma shape m3n64k4 is not supported by tensor core m2n64k4" etc.
+// An lmma shape is a x b tiles of the core: m = a * core.m, n = b * core.n (a, b >= 1),
+// k = core.k. It issues to one tensor core and occupies it for
+// wbits * ceil(a * b / tiles_per_tensor_core) cycles (hw::lmma_issue_cycles).
+// Throws InputError "<where>: lmma shape m3n64k4 is not supported by tensor core m2n64k4 (valid:
+// ...)" etc.
 void validate(const LmmaOp& op, const CoreSpec& core, const std::string& where);
 void validate(const MmaOp& op, const std::string& where);
 

@@ -4,9 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 namespace ltc::traces {
 namespace {
@@ -225,6 +227,126 @@ void validate(const Trace& t, const std::string& origin) {
       fail(kw, "loop counts overflow: the warp program expands to more than 2^40 instructions");
     }
   }
+}
+
+// ---- address checks ----------------------------------------------------------------------------
+AddressCheck check_addresses(const Trace& t, const std::string& origin,
+                             uint64_t max_expanded_warp_instrs) {
+  AddressCheck r;
+  for (const Kernel& k : t.kernels) {
+    const std::string kw = origin + ": kernel " + k.name;
+    // Largest value of each variable at each instruction (loop counters of the open loops).
+    std::array<int64_t, kAffineVars> max_value{};
+    max_value[0] = k.grid_x - 1;
+    max_value[1] = k.grid_y - 1;
+    max_value[2] = k.warps_x - 1;
+    max_value[3] = k.warps_y - 1;
+    int depth = 0;
+    for (size_t i = 0; i < k.program.size(); ++i) {
+      const Instr& in = k.program[i];
+      if (in.op == Opcode::kLoop) {
+        max_value[size_t(4 + depth++)] = int64_t(in.count) - 1;
+        continue;
+      }
+      if (in.op == Opcode::kEndLoop) {
+        max_value[size_t(4 + --depth)] = 0;
+        continue;
+      }
+      const bool global = in.op == Opcode::kLdGlobal || in.op == Opcode::kLdGlobalAsync ||
+                          in.op == Opcode::kStGlobal;
+      const bool shared = in.op == Opcode::kLdShared || in.op == Opcode::kStShared;
+      if ((!global && !shared) || in.bytes == 0) continue;
+      // validate() bounds every affine below 2^62, so these sums cannot overflow.
+      int64_t lo = in.addr.base, hi = in.addr.base;
+      for (int v = 0; v < kAffineVars; ++v) {
+        const int64_t term = in.addr.coef[size_t(v)] * max_value[size_t(v)];
+        (term < 0 ? lo : hi) += term;
+      }
+      const uint64_t end = uint64_t(std::max<int64_t>(hi, 0)) + in.bytes;
+      std::string space;
+      uint64_t size = 0;
+      if (global) {
+        const TensorDecl* td = nullptr;
+        for (const auto& d : k.tensors) td = d.id == in.tensor ? &d : td;
+        if (!td) fail(kw + ": instruction " + std::to_string(i), "tensor not declared");
+        space = "tensor " + std::to_string(td->id) + " '" + td->name + "'";
+        size = td->bytes;
+      } else {
+        space = "shared memory";
+        size = k.smem_bytes;
+      }
+      if (lo < 0 || end > size) {
+        fail(kw + ": instruction " + std::to_string(i),
+             in.str() + " reaches bytes [" + std::to_string(lo) + ", " + std::to_string(end) +
+                 ") outside " + space + " of " + std::to_string(size) + " bytes");
+      }
+      ++r.accesses;
+    }
+    // Stores of different warps must not overlap: expand every warp when the kernel is small.
+    const double total =
+        double(expanded_length(k.program)) * double(k.blocks()) * double(k.warps_per_block());
+    bool stores = false;
+    for (const Instr& in : k.program) stores = stores || in.op == Opcode::kStGlobal;
+    if (!stores) continue;
+    if (total > double(max_expanded_warp_instrs)) {
+      ++r.overlap_skipped;
+      continue;
+    }
+    ++r.overlap_kernels;
+    struct Store {
+      uint32_t tensor;
+      int64_t begin, end, warp;
+      size_t instr;
+    };
+    std::vector<Store> st;
+    for (int64_t by = 0; by < k.grid_y; ++by) {
+      for (int64_t bx = 0; bx < k.grid_x; ++bx) {
+        for (int64_t wy = 0; wy < k.warps_y; ++wy) {
+          for (int64_t wx = 0; wx < k.warps_x; ++wx) {
+            const int64_t warp = ((by * k.grid_x + bx) * k.warps_y + wy) * k.warps_x + wx;
+            expand_warp(k, bx, by, wx, wy, [&](const Instr& in, const Affine::Point& p) {
+              if (in.op != Opcode::kStGlobal || in.bytes == 0) return;
+              const int64_t a = in.addr.eval(p);
+              st.push_back(
+                  {in.tensor, a, a + int64_t(in.bytes), warp, size_t(&in - k.program.data())});
+            });
+          }
+        }
+      }
+    }
+    std::sort(st.begin(), st.end(), [](const Store& a, const Store& b) {
+      return std::tie(a.tensor, a.begin) < std::tie(b.tensor, b.begin);
+    });
+    auto warp_name = [&](int64_t w) {
+      const int64_t wx = w % k.warps_x, wy = w / k.warps_x % k.warps_y;
+      const int64_t b = w / k.warps_per_block();
+      return "block (" + std::to_string(b % k.grid_x) + "," + std::to_string(b / k.grid_x) +
+             ") warp (" + std::to_string(wx) + "," + std::to_string(wy) + ")";
+    };
+    // Sweep: the store reaching furthest, and the furthest one of any other warp.
+    const Store* far1 = nullptr;
+    const Store* far2 = nullptr;
+    for (size_t i = 0; i < st.size(); ++i) {
+      const Store& s = st[i];
+      if (far1 && far1->tensor != s.tensor) far1 = far2 = nullptr;
+      const Store* clash = nullptr;
+      if (far1 && far1->warp != s.warp && s.begin < far1->end) clash = far1;
+      if (far2 && far1 && far1->warp == s.warp && s.begin < far2->end) clash = far2;
+      if (clash) {
+        fail(kw + ": instruction " + std::to_string(s.instr),
+             "stores of " + warp_name(clash->warp) + " and " + warp_name(s.warp) +
+                 " overlap at byte " + std::to_string(s.begin) + " of tensor " +
+                 std::to_string(s.tensor));
+      }
+      if (!far1 || s.end > far1->end) {
+        if (far1 && far1->warp != s.warp) far2 = far1;
+        far1 = &s;
+      } else if (s.warp != far1->warp && (!far2 || s.end > far2->end)) {
+        far2 = &s;
+      }
+    }
+  }
+  return r;
 }
 
 // ---- text ------------------------------------------------------------------------------------

@@ -123,6 +123,30 @@ struct Trace {
 // <= kMaxExpandedInstrs. Throws InputError "<origin>: kernel <name>: instruction <i>: ...".
 void validate(const Trace& t, const std::string& origin);
 
+// Padding. A tensor's `bytes` is its allocation. Kernels whose tiles do not divide their
+// operands (GEMMs) declare each tensor padded to whole tiles (compiler/gemm_lowering.h: rows to
+// grid_y * block m, columns to grid_x * block n, K to whole K tiles) and address the padded
+// layout, so every access of every warp lies inside its tensor; padding elements hold zeros
+// (inputs) or are discarded (outputs), and an lmma / mma whose k origin is >= the GEMM's K (the
+// padded tail of the last K tile) is predicated off: it issues and takes its cycles but adds
+// nothing. Global and shared accesses cover the bytes [addr, addr + bytes).
+//
+// Address checks (not part of validate(), which the readers run on every load): every global
+// access of every warp inside its declared tensor and every lds / sts inside the kernel's
+// shared memory, by interval arithmetic on the affines over the whole grid, block and loop
+// ranges (exact, since each variable ranges over a box); and no two warps of a kernel storing
+// (stg) the same global byte, by expanding every warp of kernels with at most
+// `max_expanded_warp_instrs` instructions over the whole grid (larger kernels are counted as
+// skipped). Throws InputError "<origin>: kernel <name>: instruction <i>: ..." for the first
+// violation.
+struct AddressCheck {
+  uint64_t accesses = 0;    // memory instructions whose ranges were checked
+  int overlap_kernels = 0;  // kernels whose stores were checked for overlap
+  int overlap_skipped = 0;  // kernels too large to expand
+};
+AddressCheck check_addresses(const Trace& t, const std::string& origin,
+                             uint64_t max_expanded_warp_instrs = uint64_t(1) << 24);
+
 // Text and binary I/O. Readers throw InputError naming origin and line (text) or byte offset
 // (binary) and the reason; they validate() what they read.
 std::string write_text(const Trace& t);

@@ -31,6 +31,41 @@ constexpr double kSmBandwidthShare = 4;
 
 }  // namespace
 
+int64_t lmma_issue_cycles(const golden::LmmaShape& instr, const golden::LmmaShape& core,
+                          int tiles_per_core, int wbits) {
+  const int64_t tiles = int64_t(instr.m / core.m) * (instr.n / core.n);
+  return int64_t(wbits) * ceil_div(tiles, std::max(tiles_per_core, 1));
+}
+
+golden::LmmaShape choose_lmma_shape(const golden::LmmaShape& core, int tiles_per_core, int wbits,
+                                    const Tile& warp) {
+  golden::LmmaShape s = core;
+  const int64_t max_b = std::min<int64_t>(std::max(tiles_per_core, 1), warp.n / core.n);
+  const int64_t max_a = warp.m / core.m;
+  int64_t a = 1, b = 1;
+  // The next multiple that still divides the warp tile's tile count along that side.
+  auto next = [](int64_t cur, int64_t max, int64_t count) {
+    for (int64_t v = cur + 1; v <= max; ++v) {
+      if (count % v == 0) return v;
+    }
+    return cur;
+  };
+  while (lmma_issue_cycles({int(a * core.m), int(b * core.n), core.k}, core, tiles_per_core,
+                           wbits) < kMinLmmaIssueCycles) {
+    const int64_t nb = next(b, max_b, warp.n / core.n);
+    if (nb != b) {
+      b = nb;
+      continue;
+    }
+    const int64_t na = next(a, max_a, warp.m / core.m);
+    if (na == a) break;
+    a = na;
+  }
+  s.m = int(a * core.m);
+  s.n = int(b * core.n);
+  return s;
+}
+
 std::string Tile::name() const {
   return "[" + std::to_string(m) + "," + std::to_string(n) + "," + std::to_string(k) + "]";
 }
@@ -64,6 +99,7 @@ GemmProblem lut_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int
   p.acc_bits = golden::dtype_bits(golden::is_int(act) ? golden::DType::kInt32 : core.acc);
   p.out_bits = 16;
   p.passes = wbits;
+  p.lut_tiles_per_core = gpu.lut_tensor->tiles_per_tensor_core;
   p.tensor_tops = gpu.lut_tops(golden::dtype_name(act), wbits);
   if (!(p.tensor_tops > 0)) {
     throw InputError("--acts: the LUT tensor core of '" + gpu.name + "' cannot build tables from " +
@@ -78,8 +114,8 @@ GemmProblem mac_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int
   p.m = m;
   p.n = n;
   p.k = k;
-  const bool int8 = act == golden::DType::kInt8;
-  p.instr = golden::LmmaShape{16, 8, int8 ? 32 : 16};
+  // 8-bit operands (int8, fp8) take K = 32 per mma, 16-bit ones K = 16.
+  p.instr = golden::LmmaShape{16, 8, golden::dtype_bits(act) == 8 ? 32 : 16};
   p.a_bits = golden::dtype_bits(act);
   p.w_bits = golden::dtype_bits(weight);
   p.acc_bits = 32;
@@ -102,6 +138,9 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
     return c;
   }
   c.warp.k = block.k;
+  if (p.lut_tiles_per_core > 0) {
+    c.instr = choose_lmma_shape(p.instr, p.lut_tiles_per_core, p.passes, c.warp);
+  }
   c.warps_per_block = int((block.m / warp.m) * (block.n / warp.n));
   if (c.warps_per_block > kMaxWarpsPerBlock) return c;
 

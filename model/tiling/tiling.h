@@ -11,7 +11,8 @@
 //                                     warp tile   [wm, wn, bk]  (one warp's accumulators)
 //                                     instruction [im, in, ik]  (one LMMA / MMA)
 // Shared memory holds `stages` copies of the block's A (or table) and W slices; each warp's
-// registers hold its accumulators plus one instruction's worth of A/table and W fragments.
+// registers hold its accumulators plus the A/table and W fragments of one K step of the whole
+// warp tile (every instruction tile of the warp, so any instruction shape within it fits).
 #pragma once
 
 #include "model/golden/lmma.h"
@@ -33,13 +34,15 @@ struct Tile {
 struct GemmProblem {
   int64_t m = 0, n = 0, k = 0;
   golden::LmmaShape instr{2, 64, 4};  // instruction shape (LMMA, or 16x8x16 for an FP16 MMA)
-  double a_bits = 16;      // bits per A element as stored: activation, or half-table bits per
-                           // activation for LUT (2^(ik-1) entries x entry bits / ik)
-  double w_bits = 16;      // bits per weight as stored (planes for LUT; + scale overhead)
-  double acc_bits = 32;    // accumulator element
-  double out_bits = 16;    // output element written to global memory
-  double tensor_tops = 0;  // whole-GPU tensor rate for this operand pair (TOP/s)
-  int passes = 1;          // instruction passes per instruction tile (W planes on a LUT core)
+  double a_bits = 16;          // bits per A element as stored: activation, or half-table bits per
+                               // activation for LUT (2^(ik-1) entries x entry bits / ik)
+  double w_bits = 16;          // bits per weight as stored (planes for LUT; + scale overhead)
+  double acc_bits = 32;        // accumulator element
+  double out_bits = 16;        // output element written to global memory
+  double tensor_tops = 0;      // whole-GPU tensor rate for this operand pair (TOP/s)
+  int passes = 1;              // instruction passes per instruction tile (W planes on a LUT core)
+  int lut_tiles_per_core = 0;  // LUT: parallel tiles per tensor core; 0: a MAC problem, whose
+                               // instruction is `instr`
 
   void validate() const;  // InputError naming the field
 };
@@ -54,10 +57,22 @@ GemmProblem mac_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int
                              golden::DType act = golden::DType::kFp16,
                              golden::DType weight = golden::DType::kFp16);
 
+// LMMA instruction shapes (traces/isa.h): a x b tiles of the core shape. One instruction holds a
+// tensor core for wbits * ceil(a*b / tiles_per_core) cycles (one weight plane per tile per cycle;
+// the formula of hw::GpuConfig::lmma_timing, which the simulator and roofline use).
+int64_t lmma_issue_cycles(const golden::LmmaShape& instr, const golden::LmmaShape& core,
+                          int tiles_per_core, int wbits);
+// The compiler's instruction: starting from the core shape, grow N (up to core.n *
+// tiles_per_core) and then M, within the warp tile (whose m, n the result divides), until the
+// instruction needs >= kMinLmmaIssueCycles cycles, so one issue keeps the tensor core busy.
+inline constexpr int64_t kMinLmmaIssueCycles = 4;
+golden::LmmaShape choose_lmma_shape(const golden::LmmaShape& core, int tiles_per_core, int wbits,
+                                    const Tile& warp);
+
 struct TileChoice {
   Tile block;
   Tile warp;
-  golden::LmmaShape instr;
+  golden::LmmaShape instr;  // LUT: choose_lmma_shape for the warp tile; MAC: the MMA shape
   int warps_per_block = 0;
   int stages = 2;  // shared-memory pipeline depth
   int64_t grid_m = 0, grid_n = 0, k_steps = 0;

@@ -7,6 +7,7 @@
 #include "model/golden/error.h"
 #include "model/golden/lmma.h"
 #include "model/hw/gpu.h"
+#include "model/tiling/tiling.h"
 
 #include <gtest/gtest.h>
 
@@ -180,11 +181,16 @@ TEST(GemmLowering, TilesAreRecordedAndCapacitiesRespected) {
   const traces::Trace t = compile_gemm(spec, gpu);
   ASSERT_EQ(t.kernels.size(), 2u);
   const traces::Kernel& k = t.kernels[1];
-  EXPECT_EQ(k.tiles.instr, (std::array<int64_t, 3>{2, 64, 4}));
+  // The instruction: a x b core tiles of M2N64K4 chosen for >= 4 tensor-core cycles.
+  const golden::LmmaShape instr =
+      tiling::choose_lmma_shape({2, 64, 4}, gpu.lut_tensor->tiles_per_tensor_core, 2,
+                                {k.tiles.warp[0], k.tiles.warp[1], k.tiles.warp[2]});
+  EXPECT_EQ(k.tiles.instr, (std::array<int64_t, 3>{instr.m, instr.n, 4}));
+  EXPECT_GT(instr.n, 64);
   EXPECT_LE(k.smem_bytes, uint64_t(gpu.shared_memory_kb_per_block) * 1024);
   EXPECT_LE(int(k.regs_per_thread), gpu.max_registers_per_thread);
   EXPECT_EQ(k.grid_x * k.tiles.block[1] >= 8192, true);
-  // LMMAs executed by all warps together = (M padded to 2) / 2 * N / 64 * K / 4 = 262144.
+  // Core tiles of all LMMAs together = (M padded to 2) / 2 * N / 64 * K / 4 = 262144.
   uint64_t lmmas = 0;
   for (int64_t wy = 0; wy < k.warps_y; ++wy) {
     for (int64_t wx = 0; wx < k.warps_x; ++wx) {
@@ -193,7 +199,8 @@ TEST(GemmLowering, TilesAreRecordedAndCapacitiesRespected) {
       });
     }
   }
-  EXPECT_EQ(lmmas * uint64_t(k.blocks()), uint64_t(8192 / 64) * (8192 / 4));
+  EXPECT_EQ(lmmas * uint64_t(k.blocks()) * uint64_t(instr.m / 2 * instr.n / 64),
+            uint64_t(8192 / 64) * (8192 / 4));
 }
 
 TEST(GemmLowering, GpuWithoutLutCoreIsAnInputError) {
@@ -202,9 +209,17 @@ TEST(GemmLowering, GpuWithoutLutCoreIsAnInputError) {
   spec.n = 64;
   spec.k = 64;
   spec.weights = llm::parse_weight_format("int2");
+  spec.path = traces::GemmPath::kLut;
   EXPECT_THROW(compile_gemm(spec, hw::load_gpu("a100")), InputError);
   spec.weights = llm::parse_weight_format("fp16");
   EXPECT_THROW(compile_gemm(spec, hw::load_gpu("a100-lut4x")), InputError);
+  // Without --path the GPU and weights choose: mac on a GPU without LUT cores.
+  spec.path.reset();
+  spec.weights = llm::parse_weight_format("int2");
+  EXPECT_EQ(gemm_path(spec, hw::load_gpu("a100")), traces::GemmPath::kMma);
+  EXPECT_EQ(gemm_path(spec, hw::load_gpu("a100-lut4x")), traces::GemmPath::kLut);
+  spec.weights = llm::parse_weight_format("fp16");
+  EXPECT_EQ(gemm_path(spec, hw::load_gpu("a100-lut4x")), traces::GemmPath::kMma);
 }
 
 TEST(Packing, PatternsAreTheGoldenTransformedPlanes) {
@@ -235,6 +250,285 @@ TEST(Packing, GroupNotMultipleOfKIsAnInputError) {
   std::mt19937 rng(1);
   const auto w = random_weights(rng, llm::parse_weight_format("int2"), 8, 12, 6);
   EXPECT_THROW(pack_weights(w, 4, 64), InputError);
+}
+
+}  // namespace
+}  // namespace ltc::compiler
+
+namespace ltc::compiler {
+namespace {
+
+GemmSpec spec_of(int64_t m, int64_t n, int64_t k, const char* weights, DType act, int64_t group = 0,
+                 int stages = 0) {
+  GemmSpec s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.weights = llm::parse_weight_format(weights);
+  s.act = act;
+  s.group_size = group;
+  s.stages = stages;
+  return s;
+}
+
+// Replays one warp's stream against the cp.async group rules of traces/isa.h: every non-empty
+// committed group is one K tile, in order; a tensor-core instruction of K tile t may only run
+// after a `wait` that left tile t's group complete; no group loads past the last K tile.
+void expect_pipeline(const traces::Kernel& k, int stages, int64_t k_tiles) {
+  SCOPED_TRACE(k.name + " stages " + std::to_string(stages));
+  const int64_t bk = k.tiles.block[2];
+  for (int64_t wy = 0; wy < k.warps_y; ++wy) {
+    for (int64_t wx = 0; wx < k.warps_x; ++wx) {
+      int64_t committed = 0, nonempty = 0, open_loads = 0, landed = -1, tiles_seen = 0;
+      std::vector<int64_t> group_tile;  // committed group -> K tile (-1: empty)
+      int64_t last_tile = -1;
+      bool ok = true;
+      traces::expand_warp(
+          k, k.grid_x - 1, k.grid_y - 1, wx, wy, [&](const traces::Instr& in, const auto& p) {
+            switch (in.op) {
+              case traces::Opcode::kLdGlobalAsync:
+                ++open_loads;
+                break;
+              case traces::Opcode::kCommit:
+                group_tile.push_back(open_loads > 0 ? nonempty++ : -1);
+                open_loads = 0;
+                ++committed;
+                break;
+              case traces::Opcode::kWait: {
+                EXPECT_EQ(in.count, uint64_t(stages - 2));
+                // Groups 0 .. committed - n - 1 are complete: the highest tile among them landed.
+                for (int64_t g = 0; g < committed - int64_t(in.count); ++g) {
+                  landed = std::max(landed, group_tile[size_t(g)]);
+                }
+                break;
+              }
+              case traces::Opcode::kLmma:
+              case traces::Opcode::kMma: {
+                const int64_t t = in.k.eval(p) / bk;
+                if (t > landed && ok) {
+                  ADD_FAILURE() << "K tile " << t << " used before it landed (" << landed << ")";
+                  ok = false;
+                }
+                if (t != last_tile) ++tiles_seen;
+                last_tile = t;
+                break;
+              }
+              default:
+                break;
+            }
+          });
+      EXPECT_EQ(open_loads, 0);
+      EXPECT_EQ(nonempty, k_tiles);  // each K tile loaded once, none past the end
+      EXPECT_EQ(tiles_seen, k_tiles);
+    }
+  }
+}
+
+TEST(GemmPipeline, LutKernelsPipelineEveryStageDepthAndStayExact) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
+  struct P {
+    int64_t m, n, k, group;
+    const char* w;
+  };
+  const P shapes[] = {{3, 100, 700, 0, "int2"},
+                      {2, 64, 1024, 128, "int4"},
+                      {5, 130, 300, 0, "int3"},
+                      {1, 256, 96, 32, "int1"}};
+  uint32_t seed = 300;
+  for (const P& sh : shapes) {
+    for (int stages : {2, 3, 4, 6}) {
+      const GemmSpec spec = spec_of(sh.m, sh.n, sh.k, sh.w, DType::kInt8, sh.group, stages);
+      tiling::TileChoice tc;
+      const auto kernels = lower_lut_gemm(spec, gpu, 0, &tc);
+      const traces::Kernel& k = kernels.back();
+      const int64_t G = sh.group > 0 && sh.group < sh.k ? sh.group : sh.k;
+      const int64_t tpg =
+          sh.group > 0 && sh.group < sh.k ? G / tc.block.k : (sh.k + tc.block.k - 1) / tc.block.k;
+      EXPECT_EQ(tc.stages, std::min<int64_t>(stages, tpg + 1));
+      const int64_t k_tiles = (sh.k + G - 1) / G * tpg;
+      expect_pipeline(k, tc.stages, k_tiles);
+      EXPECT_GE(k.smem_bytes, uint64_t(tc.stages) * 1);
+      traces::Trace t;
+      t.gpu = gpu.name;
+      t.cores.push_back(lut_core_spec(gpu));
+      t.kernels = kernels;
+      traces::validate(t, "pipeline");
+      traces::check_addresses(t, "pipeline");
+      const GemmCheck c = check_gemm_trace(t, seed++);
+      EXPECT_EQ(c.mismatches, 0u) << sh.m << "x" << sh.n << "x" << sh.k << " stages " << stages;
+    }
+  }
+}
+
+TEST(GemmPipeline, MmaKernelsPipelineEveryStageDepth) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100");
+  for (const char* w : {"fp16", "int4", "int8"}) {
+    for (int stages : {2, 3, 5}) {
+      const DType act = std::string(w) == "int8" ? DType::kInt8 : DType::kFp16;
+      const traces::Trace t = compile_gemm(spec_of(37, 200, 300, w, act, 0, stages), gpu);
+      const traces::Kernel& k = t.kernels.back();
+      const int64_t k_tiles = (300 + k.tiles.block[2] - 1) / k.tiles.block[2];
+      expect_pipeline(k, std::min<int>(stages, int(k_tiles) + 1), k_tiles);
+      traces::check_addresses(t, "mma");
+    }
+  }
+}
+
+TEST(GemmLowering, MultiTileLmmaInstructionsAreExact) {
+  // int1 on a large warp tile: N grows to 4 core tiles, then M.
+  const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
+  const GemmSpec spec = spec_of(64, 512, 256, "int1", DType::kInt8);
+  const traces::Trace t = compile_gemm(spec, gpu);
+  const traces::Kernel& k = t.kernels.back();
+  bool multi = false;
+  for (const auto& in : k.program) {
+    if (in.op == traces::Opcode::kLmma) {
+      multi = in.lmma.shape.n > 64 || in.lmma.shape.m > 2;
+      EXPECT_EQ(tiling::lmma_issue_cycles(in.lmma.shape, {2, 64, 4}, 4, 1) >= 4 ||
+                    in.lmma.shape.m == k.tiles.warp[0],
+                true)
+          << in.lmma.name();
+    }
+  }
+  EXPECT_TRUE(multi) << k.tiles.instr[0] << "x" << k.tiles.instr[1];
+  const GemmCheck c = check_gemm_trace(t, 4242);
+  EXPECT_EQ(c.mismatches, 0u);
+  EXPECT_EQ(c.outputs, uint64_t(64 * 512));
+}
+
+TEST(GemmLowering, MacPathCompilesDenseAndDequantizeThenMacGemms) {
+  struct M {
+    const char* gpu;
+    const char* weights;
+    DType act;
+    int wbits;
+    DType mma_a, mma_b;
+  };
+  const M cases[] = {
+      {"a100", "fp16", DType::kFp16, 0, DType::kFp16, DType::kFp16},
+      {"a100-lut4x", "bf16", DType::kBf16, 0, DType::kBf16, DType::kBf16},
+      {"h100", "fp8e5m2", DType::kFp8E5M2, 0, DType::kFp8E5M2, DType::kFp8E5M2},
+      {"a100", "int4", DType::kFp16, 4, DType::kFp16, DType::kFp16},
+      {"rtx3090", "ternary", DType::kBf16, 2, DType::kBf16, DType::kBf16},
+      {"a100", "int8", DType::kInt8, 8, DType::kInt8, DType::kInt8},
+  };
+  for (const M& c : cases) {
+    SCOPED_TRACE(std::string(c.gpu) + " " + c.weights);
+    GemmSpec spec = spec_of(5, 100, 70, c.weights, c.act);
+    spec.path = traces::GemmPath::kMma;
+    const hw::GpuConfig gpu = hw::load_gpu(c.gpu);
+    const traces::Trace t = compile_gemm(spec, gpu);
+    ASSERT_EQ(t.kernels.size(), 1u);
+    EXPECT_TRUE(t.cores.empty());
+    const traces::Kernel& k = t.kernels[0];
+    EXPECT_EQ(k.gemm.path, traces::GemmPath::kMma);
+    EXPECT_EQ(k.gemm.batch, 1);
+    EXPECT_EQ(k.gemm.wbits, c.wbits);
+    EXPECT_EQ(k.gemm.act, c.act);
+    EXPECT_EQ(k.gemm.group, 70);
+    bool dequant_alu = false;
+    int64_t mmas = 0;
+    for (const auto& in : k.program) {
+      if (in.op == traces::Opcode::kMma) {
+        EXPECT_EQ(in.mma.a, c.mma_a);
+        EXPECT_EQ(in.mma.b, c.mma_b);
+      }
+      dequant_alu = dequant_alu || in.op == traces::Opcode::kStShared;
+    }
+    EXPECT_EQ(dequant_alu, c.wbits > 0 && c.wbits < 8);
+    // Every (m16, n8, k) step of the padded GEMM once.
+    for (int64_t by = 0; by < k.grid_y; ++by) {
+      for (int64_t bx = 0; bx < k.grid_x; ++bx) {
+        for (int64_t wy = 0; wy < k.warps_y; ++wy) {
+          for (int64_t wx = 0; wx < k.warps_x; ++wx) {
+            traces::expand_warp(k, bx, by, wx, wy, [&](const traces::Instr& in, const auto&) {
+              mmas += in.op == traces::Opcode::kMma;
+            });
+          }
+        }
+      }
+    }
+    const int64_t ik = k.tiles.instr[2];
+    EXPECT_EQ(mmas, k.grid_y * k.tiles.block[0] / 16 * (k.grid_x * k.tiles.block[1] / 8) *
+                        ((70 + k.tiles.block[2] - 1) / k.tiles.block[2] * k.tiles.block[2] / ik));
+    const auto r = traces::check_addresses(t, "mac");
+    EXPECT_EQ(r.overlap_kernels, 1);
+    // The functional executor reproduces golden::mac_gemm from the trace.
+    const GemmCheck check = check_gemm_trace(t, 31);
+    EXPECT_EQ(check.outputs, 500u);
+    EXPECT_EQ(check.mismatches, 0u);
+  }
+}
+
+TEST(GemmLowering, MacPathRejectsWhatTheMacCoresCannotRun) {
+  GemmSpec spec = spec_of(4, 64, 64, "fp8e4m3", DType::kFp8E4M3);
+  const std::string msg = [&] {
+    try {
+      compile_gemm(spec, hw::load_gpu("a100"));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  }();
+  EXPECT_NE(
+      msg.find("do not take fp8e4m3 x fp8e4m3 (valid: fp16 x fp16, bf16 x bf16, int8 x int8)"),
+      std::string::npos)
+      << msg;
+  spec = spec_of(4, 64, 64, "binary:kb=2,g=32,s=0", DType::kFp16);
+  spec.path = traces::GemmPath::kMma;
+  EXPECT_THROW(compile_gemm(spec, hw::load_gpu("a100-lut4x")), InputError);
+  spec = spec_of(4, 64, 64, "fp8e4m3", DType::kFp8E5M2);  // one operand dtype per record
+  EXPECT_THROW(compile_gemm(spec, hw::load_gpu("h100")), InputError);
+  spec = spec_of(4, 64, 64, "fp16", DType::kInt8);  // int8 x fp16: no such mma
+  EXPECT_THROW(compile_gemm(spec, hw::load_gpu("a100")), InputError);
+  spec = spec_of(4, 64, 64, "int4", DType::kFp16, 32);  // groups: per channel only
+  spec.path = traces::GemmPath::kMma;
+  EXPECT_THROW(compile_gemm(spec, hw::load_gpu("a100")), InputError);
+  spec = spec_of(4, 64, 64, "int4", DType::kFp16, 0, 1);
+  EXPECT_THROW(compile_gemm(spec, hw::load_gpu("a100")), InputError);
+}
+
+// Exact addresses: every access inside its (padded) tensor and shared memory, no two warps
+// storing the same byte, for odd shapes on both paths.
+TEST(GemmAddresses, EveryShapeStaysInsideItsTensorsAndStoresNeverOverlap) {
+  const hw::GpuConfig lut = hw::load_gpu("a100-lut4x");
+  const hw::GpuConfig mac = hw::load_gpu("a100");
+  std::mt19937 rng(777);
+  int checked = 0;
+  for (int64_t m = 1; m <= 5; ++m) {
+    for (int64_t n : {1, 63, 100, 130, 200}) {
+      for (int64_t k : {4, 70, 100, 257}) {
+        const char* w = (m + n + k) % 3 == 0 ? "int4" : (m + n + k) % 3 == 1 ? "int2" : "ternary";
+        SCOPED_TRACE("M=" + std::to_string(m) + " N=" + std::to_string(n) +
+                     " K=" + std::to_string(k) + " " + w);
+        const traces::Trace a = compile_gemm(spec_of(m, n, k, w, DType::kInt8), lut);
+        const auto ra = traces::check_addresses(a, "lut");
+        EXPECT_EQ(ra.overlap_kernels, 2);
+        GemmSpec ms = spec_of(m, n, k, w, DType::kFp16);
+        const traces::Trace b = compile_gemm(ms, mac);
+        EXPECT_EQ(traces::check_addresses(b, "mac").overlap_kernels, 1);
+        ++checked;
+      }
+    }
+  }
+  // Random shapes with groups, FluxBin, fp16 tables, more stages.
+  const char* formats[] = {"int1", "int3", "binary:kb=2,g=64,s=4", "int2"};
+  for (int i = 0; i < 20; ++i) {
+    const int64_t m = 1 + int64_t(rng() % 40), n = 1 + int64_t(rng() % 400);
+    const int64_t k = 64 * (1 + int64_t(rng() % 6)) - int64_t(rng() % 3) * 4;
+    GemmSpec s = spec_of(m, n, k, formats[i % 4], i % 2 ? DType::kFp16 : DType::kInt8,
+                         i % 4 == 3 ? 32 : 0, 2 + i % 3);
+    s.quantize_tables = i % 5 == 0 && s.act == DType::kFp16;
+    SCOPED_TRACE("seed 777 case " + std::to_string(i) + " M=" + std::to_string(m) +
+                 " N=" + std::to_string(n) + " K=" + std::to_string(k));
+    const traces::Trace t = compile_gemm(s, lut);
+    const auto r = traces::check_addresses(t, "random");
+    EXPECT_EQ(r.overlap_skipped, 0);
+    const GemmCheck c = check_gemm_trace(t, 900 + uint32_t(i));
+    EXPECT_EQ(c.mismatches, 0u);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 5 * 5 * 4 + 20);
 }
 
 }  // namespace

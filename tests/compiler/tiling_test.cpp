@@ -90,3 +90,64 @@ TEST(Tiling, MacProblemUsesMmaShape) {
 
 }  // namespace
 }  // namespace ltc::tiling
+
+namespace ltc::tiling {
+namespace {
+
+TEST(LmmaShape, GrowsNThenMUntilFourTensorCoreCycles) {
+  const golden::LmmaShape core{2, 64, 4};
+  const Tile big{64, 256, 32};
+  // 1 plane, 4 tiles per core: N to 4 tiles (1 cycle), then M until 4 cycles: 4 x 4 tiles.
+  EXPECT_EQ(choose_lmma_shape(core, 4, 1, big), (golden::LmmaShape{8, 256, 4}));
+  EXPECT_EQ(lmma_issue_cycles({8, 256, 4}, core, 4, 1), 4);
+  // 2 planes: 2 x 4 tiles = 2 rounds x 2 planes.
+  EXPECT_EQ(choose_lmma_shape(core, 4, 2, big), (golden::LmmaShape{4, 256, 4}));
+  // 4 planes already take 4 cycles on one tile.
+  EXPECT_EQ(choose_lmma_shape(core, 4, 4, big), core);
+  // 8 tiles per core: N grows to the warp tile's 4 tiles only, then M.
+  EXPECT_EQ(choose_lmma_shape(core, 8, 1, big), (golden::LmmaShape{16, 256, 4}));
+  // A small warp tile caps both sides.
+  EXPECT_EQ(choose_lmma_shape(core, 4, 1, {2, 128, 32}), (golden::LmmaShape{2, 128, 4}));
+  EXPECT_EQ(choose_lmma_shape(core, 4, 2, {6, 192, 32}), (golden::LmmaShape{6, 192, 4}));
+}
+
+TEST(LmmaShape, EveryChosenShapeDividesTheWarpTileAndReachesFourCyclesWhenItCan) {
+  const golden::LmmaShape core{2, 64, 4};
+  for (int tiles : {1, 2, 3, 4, 8}) {
+    for (int wbits = 1; wbits <= 8; ++wbits) {
+      for (int64_t wm : {2, 4, 6, 8, 16, 64}) {
+        for (int64_t wn : {64, 128, 192, 256, 512}) {
+          const golden::LmmaShape s = choose_lmma_shape(core, tiles, wbits, {wm, wn, 32});
+          SCOPED_TRACE(s.name() + " tiles " + std::to_string(tiles) + " w" + std::to_string(wbits) +
+                       " warp " + std::to_string(wm) + "x" + std::to_string(wn));
+          EXPECT_EQ(wm % s.m, 0);
+          EXPECT_EQ(wn % s.n, 0);
+          EXPECT_LE(s.n / 64, std::max(tiles, 1));
+          if (lmma_issue_cycles(s, core, tiles, wbits) < kMinLmmaIssueCycles) {
+            // Short of 4 cycles only when neither side can grow: M is the whole warp tile and N
+            // the most tiles (dividing the warp tile) one tensor core runs at once.
+            EXPECT_EQ(s.m, wm);
+            int64_t most_b = 1;
+            for (int64_t b = 1; b <= tiles; ++b) most_b = (wn / 64) % b == 0 ? b : most_b;
+            EXPECT_EQ(s.n, 64 * most_b);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Tiling, LutChoiceRecordsTheMultiTileInstruction) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
+  const GemmProblem p = lut_gemm_problem(gpu, 256, 8192, 8192, golden::DType::kInt8, 1);
+  const TileChoice c = choose_tiles(p, gpu);
+  EXPECT_EQ(c.instr, choose_lmma_shape(p.instr, gpu.lut_tensor->tiles_per_tensor_core, 1, c.warp));
+  EXPECT_EQ(c.warp.m % c.instr.m, 0);
+  EXPECT_EQ(c.warp.n % c.instr.n, 0);
+  // MAC problems keep the MMA shape.
+  const GemmProblem mp = mac_gemm_problem(gpu, 256, 256, 256);
+  EXPECT_EQ(choose_tiles(mp, gpu).instr, (golden::LmmaShape{16, 8, 16}));
+}
+
+}  // namespace
+}  // namespace ltc::tiling

@@ -55,7 +55,16 @@ TEST(Isa, LmmaValidatedAgainstTheTensorCore) {
   EXPECT_EQ(message_of([&] {
               validate(LmmaOp::parse("lmma.m3n64k4.i8.i2.i32.i32", "t"), core, "trace.lmt:120");
             }),
-            "trace.lmt:120: lmma shape m3n64k4 is not supported by tensor core m2n64k4");
+            "trace.lmt:120: lmma shape m3n64k4 is not supported by tensor core m2n64k4 (valid: m "
+            "a multiple of 2, n a multiple of 64, k 4)");
+  // Multi-tile instructions: a x b tiles of the core, K fixed.
+  EXPECT_NO_THROW(validate(LmmaOp::parse("lmma.m4n256k4.i8.i2.i32.i32", "t"), core, "t"));
+  EXPECT_NO_THROW(validate(LmmaOp::parse("lmma.m8n128k4.f16.i1.f32.f32", "t"), core, "t"));
+  for (const char* bad :
+       {"lmma.m2n96k4.i8.i2.i32.i32", "lmma.m2n64k8.i8.i2.i32.i32", "lmma.m6n64k2.i8.i2.i32.i32"}) {
+    const std::string msg = message_of([&] { validate(LmmaOp::parse(bad, "t"), core, "x.lmt:3"); });
+    EXPECT_NE(msg.find("is not supported by tensor core m2n64k4"), std::string::npos) << msg;
+  }
   EXPECT_NE(message_of([&] {
               validate(LmmaOp::parse("lmma.m2n64k4.bf16.i2.f32.f32", "t"), core, "x");
             }).find("builds no tables from bf16"),
@@ -316,9 +325,19 @@ TEST(ModelTrace, Llama2_70bDecodeIsCompactAndRunsEveryWeightOnce) {
   step.acts = golden::DType::kInt8;
   const Trace t = compiler::compile_model(m, step, hw::load_gpu("a100-lut4x"));
   const compiler::TraceSummary s = compiler::summarize(t);
-  // One LMMA covers 64 output channels x 4 input channels (M = 1 padded to the instruction's 2):
-  // every decoder weight exactly once.
-  EXPECT_EQ(s.lmmas * 64 * 4, uint64_t(m.linear_weight_parameters()));
+  // One core tile covers 64 output channels x 4 input channels (M = 1 padded to the core's 2);
+  // an instruction is (m / 2) x (n / 64) core tiles: every decoder weight exactly once.
+  uint64_t core_tiles = 0, lmmas = 0;
+  for (const Kernel& k : t.kernels) {
+    uint64_t per_warp = 0;
+    expand_warp(k, 0, 0, 0, 0, [&](const Instr& in, const Affine::Point&) {
+      if (in.op == Opcode::kLmma) per_warp += uint64_t(in.lmma.shape.m / 2 * in.lmma.shape.n / 64);
+      lmmas += in.op == Opcode::kLmma ? uint64_t(k.blocks() * k.warps_per_block()) : 0;
+    });
+    core_tiles += per_warp * uint64_t(k.blocks() * k.warps_per_block());
+  }
+  EXPECT_EQ(lmmas, s.lmmas);
+  EXPECT_EQ(core_tiles * 64 * 4, uint64_t(m.linear_weight_parameters()));
   EXPECT_EQ(s.kernels, 1 + 80 * 15 + 2);  // embedding, 15 kernels per layer, final norm + head
   EXPECT_LT(write_text(t).size(), 50u << 20);
   EXPECT_LT(write_binary(t).size(), 5u << 20);
@@ -511,6 +530,81 @@ TEST(GemmRecord, ValidationRulesPerPath) {
               read_binary(bin, "p.ltcb");
             }).find("p.ltcb: byte " + std::to_string(at + 1) + ": bad gemm path code 7"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace ltc::traces
+
+namespace ltc::traces {
+namespace {
+
+Trace address_trace(const std::vector<std::string>& program, uint64_t smem = 256) {
+  std::string text = "ltc-trace 2\ngpu x\nkernel k\n  grid 2 1\n  block 2 1\n  resources smem=" +
+                     std::to_string(smem) +
+                     " regs=32\n  tiles core=-1 block=0,0,0 warp=0,0,0 instr=0,0,0\n"
+                     "  tensor 0 a bytes=1024\n  tensor 1 out bytes=512\n  program\n";
+  for (const auto& line : program) text += "    " + line + "\n";
+  text += "  end\nend\n";
+  return read_text(text, "addr.lmt");
+}
+
+TEST(AddressCheck, AccessesInsideTheirTensorsPass) {
+  // 2 blocks x 2 warps x 4 iterations x 64 bytes = the whole 1024-byte tensor; stores disjoint.
+  const Trace t =
+      address_trace({"loop 4", "ldg t=0 bytes=64 addr=bx*512+wx*256+i0*64", "endloop",
+                     "lds bytes=128 addr=wx*128", "stg t=1 bytes=128 addr=bx*256+wx*128"});
+  const AddressCheck r = check_addresses(t, "addr.lmt");
+  EXPECT_EQ(r.accesses, 3u);
+  EXPECT_EQ(r.overlap_kernels, 1);
+}
+
+TEST(AddressCheck, GlobalAccessPastItsTensorIsAnInputError) {
+  const Trace t = address_trace({"loop 4", "ldg t=0 bytes=64 addr=bx*512+wx*256+i0*65", "endloop"});
+  const std::string msg = message_of([&] { check_addresses(t, "addr.lmt"); });
+  EXPECT_NE(msg.find("addr.lmt: kernel k: instruction 1: ldg t=0 bytes=64 "
+                     "addr=bx*512+wx*256+i0*65 reaches bytes [0, 1027) outside tensor 0 'a' of "
+                     "1024 bytes"),
+            std::string::npos)
+      << msg;
+  const Trace neg = address_trace({"ldg t=0 bytes=4 addr=wx*8-4"});
+  EXPECT_NE(message_of([&] { check_addresses(neg, "n.lmt"); }).find("[-4, "), std::string::npos);
+}
+
+TEST(AddressCheck, SharedAccessPastTheBlocksSharedMemoryIsAnInputError) {
+  const Trace t = address_trace({"sts bytes=128 addr=wx*128+8"}, 256);
+  EXPECT_NE(
+      message_of([&] { check_addresses(t, "s.lmt"); }).find("outside shared memory of 256 bytes"),
+      std::string::npos);
+}
+
+TEST(AddressCheck, OverlappingStoresOfTwoWarpsAreAnInputError) {
+  // Warp (1,0) of block 0 writes bytes 120..247, overlapping warp (0,0)'s 0..127.
+  const Trace t = address_trace({"stg t=1 bytes=128 addr=bx*256+wx*120"});
+  const std::string msg = message_of([&] { check_addresses(t, "o.lmt"); });
+  EXPECT_NE(msg.find("stores of block (0,0) warp (0,0) and block (0,0) warp (1,0) overlap at "
+                     "byte 120 of tensor 1"),
+            std::string::npos)
+      << msg;
+  // The same warp storing the same bytes twice is not an overlap; other warps far apart are.
+  const Trace same = address_trace({"loop 2", "stg t=1 bytes=64 addr=bx*256+wx*128", "endloop",
+                                    "stg t=1 bytes=8 addr=bx*256+wx*128+56"});
+  EXPECT_EQ(check_addresses(same, "s.lmt").overlap_kernels, 1);
+  // A store hidden behind a long store of another warp is found too.
+  const Trace hidden =
+      address_trace({"stg t=1 bytes=8 addr=wx*200+bx*8", "stg t=1 bytes=4 addr=210"});
+  EXPECT_NE(message_of([&] { check_addresses(hidden, "h.lmt"); }).find("overlap"),
+            std::string::npos);
+  // Kernels above the expansion limit are counted as skipped.
+  EXPECT_EQ(check_addresses(t, "o.lmt", 2).overlap_skipped, 1);
+}
+
+TEST(AddressCheck, CompiledGemmOfTheReviewIsExact) {
+  // `ltc compile gemm --m 3 --n 100 --k 70`: once wrote the 864-byte tables tensor up to byte
+  // 2624 with overlapping stores.
+  const Trace t = small_gemm_trace();
+  const AddressCheck r = check_addresses(t, "review");
+  EXPECT_EQ(r.overlap_kernels, 2);
+  EXPECT_GT(r.accesses, 5u);
 }
 
 }  // namespace
