@@ -108,7 +108,7 @@ L2::L2(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stat
     : sc_core::sc_module(name), target("target"), dram("dram"), stats_(stats) {
   const int n = gpu.sm.l2_slices;
   const uint64_t slice_bytes = uint64_t(gpu.l2_bytes() / n);
-  const double slice_rate = gpu.l2.bw_gbps / double(n) / gpu.clock_ghz;
+  const double slice_rate = gpu.l2_sim_bytes_per_cycle() / double(n);
   slices_.resize(size_t(n));
   for (auto& s : slices_) {
     s.tags = SectorCache(slice_bytes, gpu.sm.l2_ways, gpu.sm.line_bytes);

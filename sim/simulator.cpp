@@ -3,6 +3,7 @@
 #include "model/golden/error.h"
 #include "sim/functional.h"
 #include "sim/gpu.h"
+#include "sim/sm.h"
 
 #include <systemc>
 
@@ -49,6 +50,11 @@ RunStats simulate(const traces::Trace& trace, const hw::GpuConfig& gpu, const Si
                                                   "' in the trace (kernels: " + names + ")");
   }
   if (options.quantum_cycles < 1) throw InputError("quantum_cycles must be >= 1");
+  if (gpu.tensor_cores_per_sm / gpu.sub_partitions_per_sm > kMaxTensorCoresPerSp) {
+    throw InputError("gpu '" + gpu.name + "': the simulator models at most " +
+                     std::to_string(kMaxTensorCoresPerSp) +
+                     " tensor cores per sub-partition (field 'tensor_cores_per_sm')");
+  }
   const std::unique_ptr<TensorCoreModel> tc = make_tensor_core(options.tc, gpu);
   {
     // Every error a kernel can raise, before anything runs.

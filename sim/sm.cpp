@@ -65,6 +65,7 @@ Sm::Sm(sc_core::sc_module_name name, int id, const hw::GpuConfig& gpu, BlockDisp
       stop_(stop),
       gto_(gpu.sm.scheduler == "gto"),
       lanes_per_sp_(std::max(1, gpu.fp32_lanes_per_sm() / gpu.sub_partitions_per_sm)),
+      tensor_cores_per_sp_(gpu.tensor_cores_per_sm / gpu.sub_partitions_per_sm),
       line_shift_(log2_exact(gpu.sm.line_bytes)),
       lsu_(1.0),
       noc_(double(gpu.sm.noc_bytes_per_cycle)) {
@@ -216,7 +217,8 @@ void Sm::launch_block(int64_t block_id, Cycle at) {
 Cycle Sm::unit_free(const SubPartition& sp, Unit u) const {
   switch (u) {
     case Unit::kTensor:
-      return sp.tensor_free;
+      return *std::min_element(sp.tensor_free.begin(),
+                               sp.tensor_free.begin() + tensor_cores_per_sp_);
     case Unit::kAlu:
       return sp.alu_free;
     case Unit::kSfu:
@@ -346,7 +348,9 @@ void Sm::issue(Warp& w, SubPartition& sp, Cycle c) {
   Cycle done = c + 1;
   switch (d.unit) {
     case Unit::kTensor: {
-      sp.tensor_free = c + d.occupancy;
+      // The tensor core that frees first takes it (one is free: try_issue checked).
+      *std::min_element(sp.tensor_free.begin(), sp.tensor_free.begin() + tensor_cores_per_sp_) =
+          c + d.occupancy;
       stats_.tensor_busy_cycles += uint64_t(d.occupancy);
       done = c + d.latency;
       // The slot of this tile, else a free (retired) slot, else the earliest-ready one.

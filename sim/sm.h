@@ -25,6 +25,7 @@
 namespace ltc::sim {
 
 inline constexpr Cycle kNever = std::numeric_limits<Cycle>::max() / 4;
+inline constexpr int kMaxTensorCoresPerSp = 8;
 
 // Which unit an instruction occupies.
 enum class Unit : uint8_t { kNone, kTensor, kAlu, kSfu, kSmem, kGlobal };
@@ -148,7 +149,8 @@ class Sm : public sc_core::sc_module {
     Cycle wake = 0;          // earliest cycle it may issue
     Cycle accounted = 0;     // cycles before this are in stats
     Stall reason = Stall::kNoWarp;
-    Cycle tensor_free = 0, alu_free = 0, sfu_free = 0;
+    std::array<Cycle, kMaxTensorCoresPerSp> tensor_free{};  // each tensor core of the SP
+    Cycle alu_free = 0, sfu_free = 0;
   };
 
   void activate();  // the clocked process: one quantum
@@ -175,6 +177,7 @@ class Sm : public sc_core::sc_module {
   const KernelPlan* plan_ = nullptr;
   const bool gto_;
   const int lanes_per_sp_;
+  const int tensor_cores_per_sp_;
   const int line_shift_;
 
   std::vector<Warp> warps_;

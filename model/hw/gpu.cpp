@@ -142,6 +142,10 @@ TensorOpTiming GpuConfig::mma_timing(const golden::LmmaShape& instr, std::string
   return t;
 }
 
+double GpuConfig::l2_sim_bytes_per_cycle() const {
+  return sm.l2_bytes_per_cycle > 0 ? sm.l2_bytes_per_cycle : l2.bw_gbps / clock_ghz;
+}
+
 int GpuConfig::fp32_lanes_per_sm() const {
   return std::max(1, int(std::lround(cuda_fp32_tflops * 1e12 / (2.0 * sms * clock_ghz * 1e9))));
 }
@@ -218,6 +222,12 @@ void GpuConfig::finalize() {
     if (m.line_bytes < 32 || (m.line_bytes & (m.line_bytes - 1)) != 0) {
       throw InputError(ws + "line_bytes' must be a power of two >= 32");
     }
+    if (m.l2_bytes_per_cycle < 0) throw InputError(ws + "l2_bytes_per_cycle' must be >= 0");
+    if (tensor_cores_per_sm % sub_partitions_per_sm != 0) {
+      throw InputError(w +
+                       ": field 'tensor_cores_per_sm' must be a multiple of "
+                       "'sub_partitions_per_sm' (each sub-partition owns its tensor cores)");
+    }
     if (m.scheduler != "gto" && m.scheduler != "lrr") {
       throw InputError(ws + "scheduler' is '" + m.scheduler + "' (valid: gto, lrr)");
     }
@@ -285,6 +295,7 @@ void to_json(json& j, const GpuConfig& g) {
              {"l1_ways", g.sm.l1_ways},
              {"l2_slices", g.sm.l2_slices},
              {"l2_ways", g.sm.l2_ways},
+             {"l2_bytes_per_cycle", g.sm.l2_bytes_per_cycle},
              {"line_bytes", g.sm.line_bytes},
              {"dram_channels", g.sm.dram_channels},
              {"noc_bytes_per_cycle", g.sm.noc_bytes_per_cycle},
@@ -382,6 +393,7 @@ void from_json(const json& j, GpuConfig& g) {
     a.opt("l1_ways", x.l1_ways);
     a.opt("l2_slices", x.l2_slices);
     a.opt("l2_ways", x.l2_ways);
+    a.opt("l2_bytes_per_cycle", x.l2_bytes_per_cycle);
     a.opt("line_bytes", x.line_bytes);
     a.opt("dram_channels", x.dram_channels);
     a.opt("noc_bytes_per_cycle", x.noc_bytes_per_cycle);

@@ -79,6 +79,9 @@ struct SmConfig {
   int l1_ways = 4;
   int l2_slices = 80;
   int l2_ways = 16;
+  // Physical L2 bandwidth of the whole GPU in bytes per cycle, as a microbenchmark measures it;
+  // 0: l2.bw_gbps (which for a fitted GPU may be the roofline's effective operand bandwidth).
+  double l2_bytes_per_cycle = 0;
   int line_bytes = 128;  // L1 and L2 line; 32-byte sectors
   int dram_channels = 40;
   int noc_bytes_per_cycle = 64;  // one SM's port into the L2 crossbar
@@ -149,6 +152,8 @@ struct GpuConfig {
                             std::string_view b) const;
   // FP32 lanes of one SM (cuda_fp32_tflops / (2 * sms * clock)).
   int fp32_lanes_per_sm() const;
+  // The simulator's L2 bandwidth in bytes per cycle (sm.l2_bytes_per_cycle, else l2.bw_gbps).
+  double l2_sim_bytes_per_cycle() const;
   double cycles_per_ns() const { return clock_ghz; }
 
   // Fills derived fields (w1_tops) and checks ranges; throws InputError naming the field.

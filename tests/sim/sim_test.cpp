@@ -1,0 +1,206 @@
+// The SM model's first principles on hand-written traces: exact cycles of instruction chains as
+// model/hw defines them, the scoreboard's register classes, cp.async groups, barriers, shared-
+// memory wavefronts, determinism, and bad input.
+#include "model/golden/error.h"
+#include "model/hw/gpu.h"
+#include "sim/simulator.h"
+#include "traces/trace.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace ltc {
+namespace {
+
+hw::GpuConfig lut_gpu() {
+  return hw::load_gpu("a100-lut4x");
+}
+
+// A one-kernel trace for a100-lut4x: `blocks` x 1 blocks of `warps` x 1 warps running `program`.
+traces::Trace trace_of(const std::string& program, int blocks = 1, int warps = 1,
+                       const std::string& tensors = "    tensor 0 a bytes=1048576\n",
+                       int smem = 0) {
+  const std::string text =
+      "ltc-trace 2\ngpu a100-lut4x\n"
+      "core 0 {\"design\":\"lut\",\"m\":2,\"n\":64,\"k\":4,\"act\":\"int8\",\"wbits\":2} "
+      "acts=int8,fp16\n"
+      "kernel k\n  grid " +
+      std::to_string(blocks) + " 1\n  block " + std::to_string(warps) +
+      " 1\n  resources smem=" + std::to_string(smem) +
+      " regs=32\n  tiles core=0 block=2,64,4 warp=2,64,4 instr=2,64,4\n" + tensors + "  program\n" +
+      program + "  end\nend\n";
+  return traces::read_text(text, "test.lmt");
+}
+
+int64_t cycles_of(const traces::Trace& t, const hw::GpuConfig& gpu) {
+  const sim::RunStats r = sim::simulate(t, gpu, {});
+  EXPECT_FALSE(r.interrupted);
+  return r.kernels.at(0).cycles;
+}
+
+TEST(LmmaChain, IndependentLmmasIssueAtTheTensorCoresInitiationInterval) {
+  const hw::GpuConfig gpu = lut_gpu();
+  // m4n256k4 spans 8 tiles: 2 rounds of the tensor core's 4 tiles x 2 planes = 4 cycles.
+  const hw::TensorOpTiming t = gpu.lmma_timing({4, 256, 4}, 2);
+  ASSERT_EQ(t.issue_cycles, 4);
+  for (int n : {1, 2, 7, 32}) {
+    const auto tr = trace_of("    loop " + std::to_string(n) +
+                             "\n      lmma.m4n256k4.i8.i2.i32.i32 m=0 n=i0*256 k=0\n    endloop\n");
+    EXPECT_EQ(cycles_of(tr, gpu), (n - 1) * t.issue_cycles + t.latency_cycles) << n << " lmmas";
+  }
+}
+
+TEST(LmmaChain, LmmasOnOneAccumulatorWaitForEachOther) {
+  const hw::GpuConfig gpu = lut_gpu();
+  const hw::TensorOpTiming t = gpu.lmma_timing({2, 64, 4}, 2);
+  EXPECT_EQ(t.issue_cycles, 2);
+  EXPECT_EQ(t.latency_cycles,
+            2 + gpu.lut_tensor->core.pipeline_stages + gpu.sm.lmma_latency_cycles);
+  for (int n : {1, 3, 16}) {
+    const auto tr = trace_of("    loop " + std::to_string(n) +
+                             "\n      lmma.m2n64k4.i8.i2.i32.i32 m=0 n=0 k=i0*4\n    endloop\n");
+    EXPECT_EQ(cycles_of(tr, gpu), n * t.latency_cycles) << n << " lmmas";
+  }
+}
+
+TEST(LmmaChain, WiderWeightsTakeOneBeatPerPlane) {
+  const hw::GpuConfig gpu = lut_gpu();
+  for (int w : {1, 2, 4, 8}) {
+    const hw::TensorOpTiming t = gpu.lmma_timing({2, 256, 4}, w);
+    EXPECT_EQ(t.issue_cycles, w);
+    const auto tr = trace_of("    loop 10\n      lmma.m2n256k4.i8.i" + std::to_string(w) +
+                             ".i32.i32 m=0 n=i0*256 k=0\n    endloop\n");
+    EXPECT_EQ(cycles_of(tr, gpu), 9 * t.issue_cycles + t.latency_cycles) << "W" << w;
+  }
+}
+
+TEST(LmmaChain, TwoTensorCoresPerSubPartitionHalveTheInterval) {
+  hw::GpuConfig gpu = lut_gpu();
+  gpu.tensor_cores_per_sm = 8;
+  gpu.finalize();
+  const hw::TensorOpTiming t = gpu.lmma_timing({4, 256, 4}, 2);
+  // 16 independent lmmas alternate between the two cores: 8 per core.
+  const auto tr = trace_of(
+      "    loop 16\n      lmma.m4n256k4.i8.i2.i32.i32 m=0 n=i0*256 k=0\n"
+      "    endloop\n");
+  EXPECT_EQ(cycles_of(tr, gpu), 7 * t.issue_cycles + 1 + t.latency_cycles);
+}
+
+TEST(MmaChain, DependentMmasTakeTheMeasuredLatencyEach) {
+  const hw::GpuConfig gpu = hw::load_gpu("h200");
+  const hw::TensorOpTiming t = gpu.mma_timing({16, 8, 16}, "fp16", "fp16");
+  // 989 TFLOP/s over 528 tensor cores at 1.98 GHz: 946 FLOP per cycle; 4096 FLOP -> 5 cycles.
+  EXPECT_EQ(t.issue_cycles, 5);
+  EXPECT_EQ(t.latency_cycles, gpu.sm.mma_latency_cycles);
+  std::string text =
+      "ltc-trace 2\ngpu h200\nkernel k\n  grid 1 1\n  block 1 1\n  resources smem=0 regs=32\n"
+      "  tiles core=-1 block=16,8,16 warp=16,8,16 instr=16,8,16\n  program\n"
+      "    loop 12\n      mma.m16n8k16.f16.f16.f32.f32 m=0 n=0 k=i0*16\n    endloop\n"
+      "    loop 12\n      mma.m16n8k16.f16.f16.f32.f32 m=16 n=i0*8 k=0\n    endloop\n"
+      "  end\nend\n";
+  const auto tr = traces::read_text(text, "mma.lmt");
+  // 12 dependent (latency each; the 12th issues at 11 latencies), then 12 independent ones, each
+  // an issue interval after the previous: the last ends 12 intervals + 1 latency after that.
+  EXPECT_EQ(cycles_of(tr, gpu), 12 * t.latency_cycles + 12 * t.issue_cycles);
+}
+
+TEST(Scoreboard, ComputeWaitsForTheLoadedFragmentsAndStoresForTheValues) {
+  const hw::GpuConfig gpu = lut_gpu();
+  // lds (1 wavefront) -> alu: the alu issues when the data is back; stg waits for the alu.
+  const auto tr = trace_of("    lds bytes=128 addr=0\n    alu count=32\n");
+  const int lanes = gpu.fp32_lanes_per_sm() / gpu.sub_partitions_per_sm;
+  const int64_t alu = (32 + lanes - 1) / lanes;
+  EXPECT_EQ(cycles_of(tr, gpu), gpu.sm.smem_latency_cycles + alu + gpu.sm.alu_latency_cycles);
+  // Loads back to back do not wait for each other.
+  const auto two = trace_of("    lds bytes=128 addr=0\n    lds bytes=128 addr=128\n");
+  EXPECT_EQ(cycles_of(two, gpu), 1 + gpu.sm.smem_latency_cycles);
+}
+
+TEST(SharedMemory, ContiguousAccessesTakeOneWavefrontPer128Bytes) {
+  const hw::GpuConfig gpu = lut_gpu();
+  for (int bytes : {4, 128, 256, 512, 1000}) {
+    const auto tr = trace_of("    lds bytes=" + std::to_string(bytes) + " addr=0\n");
+    const sim::RunStats r = sim::simulate(tr, gpu, {});
+    const int64_t w = (bytes + 127) / 128;
+    EXPECT_EQ(int64_t(r.kernels[0].mem.smem_wavefronts), w) << bytes;
+    EXPECT_EQ(r.kernels[0].mem.bank_conflict_cycles, 0u);
+    EXPECT_EQ(r.kernels[0].cycles, gpu.sm.smem_latency_cycles + w - 1) << bytes;
+  }
+}
+
+TEST(AsyncCopy, WaitBlocksUntilTheOlderGroupsLand) {
+  const hw::GpuConfig gpu = lut_gpu();
+  // Without a wait the alu does not depend on the copy; with wait n=0 it follows it.
+  const auto free_run = trace_of("    ldgsts t=0 bytes=512 addr=0\n    commit\n    alu count=32\n");
+  const auto waited =
+      trace_of("    ldgsts t=0 bytes=512 addr=0\n    commit\n    wait n=0\n    alu count=32\n");
+  const auto kept = trace_of(
+      "    ldgsts t=0 bytes=512 addr=0\n    commit\n    ldgsts t=0 bytes=512 addr=4096\n"
+      "    commit\n    wait n=2\n    alu count=32\n");
+  const int64_t dram = int64_t(gpu.dram.latency_ns * gpu.clock_ghz);
+  const int64_t c_free = cycles_of(free_run, gpu), c_wait = cycles_of(waited, gpu);
+  EXPECT_GE(c_wait, dram);  // a cold miss: DRAM latency before the alu may start
+  EXPECT_GT(c_wait, c_free);
+  // Both runs end when the copy lands; the alu's own time adds only after a wait.
+  EXPECT_LT(c_free, c_wait);
+  // n=2 keeps both groups in flight: the second copy only queues behind the first on the SM's
+  // port into L2 (512 bytes at noc_bytes_per_cycle).
+  EXPECT_LE(cycles_of(kept, gpu), c_free + 512 / gpu.sm.noc_bytes_per_cycle + 2);
+}
+
+TEST(Barrier, EveryWarpOfTheBlockLeavesWhenTheLastArrives) {
+  const hw::GpuConfig gpu = lut_gpu();
+  // Warp 0 (wx = 0) computes 64 ALU ops per lane more than the others before the barrier; after
+  // it, each warp runs one short alu. The block ends one short alu after the slow warp's result.
+  const auto tr = trace_of("    alu count=32\n    bar\n    alu count=32\n", 1, 4);
+  const auto slow =
+      trace_of("    loop 8\n      alu count=2048\n    endloop\n    bar\n    alu count=32\n", 1, 4);
+  EXPECT_GT(cycles_of(slow, gpu), cycles_of(tr, gpu));
+  const sim::RunStats r = sim::simulate(slow, gpu, {});
+  EXPECT_EQ(r.kernels[0].issued[size_t(traces::Opcode::kBarrier)], 4u);
+  EXPECT_GT(r.kernels[0].stall_cycles[size_t(sim::Stall::kValues)], 0u);
+}
+
+TEST(Determinism, TheSameTraceGivesTheSameStatisticsTwice) {
+  const hw::GpuConfig gpu = lut_gpu();
+  const auto tr = trace_of(
+      "    loop 20\n      ldgsts t=0 bytes=512 addr=bx*10240+i0*512\n      commit\n"
+      "      wait n=1\n      lds bytes=256 addr=0\n      lmma.m4n256k4.i8.i2.i32.i32 m=bx*4 n=0 "
+      "k=i0*4\n    endloop\n    stg t=0 bytes=256 addr=bx*256\n",
+      100, 4, "    tensor 0 a bytes=1048576\n", 8192);
+  const sim::RunStats a = sim::simulate(tr, gpu, {}), b = sim::simulate(tr, gpu, {});
+  EXPECT_EQ(a.cycles, b.cycles);
+  EXPECT_EQ(a.kernels[0].stall_cycles, b.kernels[0].stall_cycles);
+  EXPECT_EQ(a.kernels[0].mem.dram_read_bytes, b.kernels[0].mem.dram_read_bytes);
+  EXPECT_EQ(a.kernels[0].issued, b.kernels[0].issued);
+}
+
+TEST(BadInput, LmmaOnAGpuWithoutLutCoresNamesKernelAndInstruction) {
+  const auto tr = trace_of("    lmma.m2n64k4.i8.i2.i32.i32 m=0 n=0 k=0\n");
+  try {
+    sim::simulate(tr, hw::load_gpu("a100"), {});
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("kernel k"), std::string::npos) << m;
+    EXPECT_NE(m.find("instruction 0"), std::string::npos) << m;
+    EXPECT_NE(m.find("no"), std::string::npos) << m;
+  }
+}
+
+TEST(BadInput, UnknownKernelAndOversizedBlockAreRefused) {
+  const hw::GpuConfig gpu = lut_gpu();
+  sim::SimOptions o;
+  o.kernel = "nope";
+  EXPECT_THROW(sim::simulate(trace_of("    bar\n"), gpu, o), InputError);
+  EXPECT_THROW(
+      sim::simulate(trace_of("    bar\n", 1, 1, "    tensor 0 a bytes=64\n", 400000), gpu, {}),
+      InputError);
+  o = {};
+  o.tc = "verilog";
+  EXPECT_THROW(sim::simulate(trace_of("    bar\n"), gpu, o), InputError);
+}
+
+}  // namespace
+}  // namespace ltc

@@ -1,0 +1,120 @@
+// The simulator on the compiler's traces: every GEMM bit for bit against the golden model while
+// the SMs run it (--functional), and the first-principles figures a cycle model must reach:
+// a compute-bound LUT mpGEMM near the tensor-core peak, a batch-1 GEMV near DRAM bandwidth,
+// doubling tensor cores halving compute-bound time and leaving memory-bound time alone.
+#include "compiler/gemm_lowering.h"
+#include "model/golden/error.h"
+#include "model/hw/gpu.h"
+#include "model/llm/precision.h"
+#include "sim/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace ltc {
+namespace {
+
+uint32_t test_seed() {
+  if (const char* s = std::getenv("LTC_SEED")) return uint32_t(std::strtoul(s, nullptr, 10));
+  return 7;
+}
+
+traces::Trace gemm(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
+                   const std::string& weights, golden::DType act, int64_t group = 0,
+                   std::optional<traces::GemmPath> path = std::nullopt) {
+  compiler::GemmSpec s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.weights = llm::parse_weight_format(weights);
+  s.act = act;
+  s.group_size = group;
+  s.path = path;
+  return compiler::compile_gemm(s, gpu);
+}
+
+void expect_bit_exact(const traces::Trace& t, const hw::GpuConfig& gpu, const std::string& what) {
+  sim::SimOptions o;
+  o.functional = true;
+  o.seed = test_seed();
+  const sim::RunStats r = sim::simulate(t, gpu, o);
+  ASSERT_TRUE(r.functional) << what;
+  EXPECT_GT(r.functional_outputs, 0u) << what;
+  EXPECT_EQ(r.functional_mismatches, 0u)
+      << what << ", seed " << o.seed << " (replay with LTC_SEED=" << o.seed << ")";
+}
+
+TEST(Functional, LutGemmsMatchTheGoldenModelBitForBit) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
+  for (golden::DType act : {golden::DType::kInt8, golden::DType::kFp16}) {
+    for (const char* w : {"int1", "int2", "int4"}) {
+      expect_bit_exact(gemm(gpu, 5, 192, 136, w, act), gpu,
+                       std::string(w) + " x " + std::string(golden::dtype_name(act)));
+    }
+  }
+  expect_bit_exact(gemm(gpu, 3, 128, 256, "int4", golden::DType::kInt8, 64), gpu, "group 64");
+  expect_bit_exact(gemm(gpu, 2, 128, 256, "binary:kb=2,g=128,s=8", golden::DType::kFp16), gpu,
+                   "FluxBin multi-basis");
+}
+
+TEST(Functional, MmaGemmsMatchTheGoldenMacBitForBit) {
+  const hw::GpuConfig a100 = hw::load_gpu("a100");
+  expect_bit_exact(gemm(a100, 20, 72, 96, "fp16", golden::DType::kFp16), a100, "dense fp16");
+  expect_bit_exact(gemm(a100, 33, 64, 128, "int8", golden::DType::kInt8), a100, "dense int8");
+  expect_bit_exact(gemm(a100, 4, 64, 128, "int4", golden::DType::kFp16), a100,
+                   "dequantize-then-MAC int4 x fp16");
+  const hw::GpuConfig lut = hw::load_gpu("a100-lut4x");
+  expect_bit_exact(gemm(lut, 8, 64, 64, "int2", golden::DType::kFp16, 0, traces::GemmPath::kMma),
+                   lut, "--path mac on a LUT GPU");
+}
+
+double tensor_fraction_of_peak(const sim::RunStats& r, const hw::GpuConfig& gpu, double peak_tops) {
+  const sim::KernelStats& k = r.kernels.back();
+  const double secs = double(k.cycles) / (gpu.clock_ghz * 1e9);
+  return double(k.tensor_ops) / secs / 1e12 / peak_tops;
+}
+
+TEST(FirstPrinciples, ComputeBoundLutGemmReachesNinetyPercentOfPeak) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
+  const traces::Trace t = gemm(gpu, 2048, 8192, 4096, "int2", golden::DType::kInt8);
+  sim::SimOptions o;
+  o.kernel = "gemm.lmma";
+  const sim::RunStats r = sim::simulate(t, gpu, o);
+  const double f = tensor_fraction_of_peak(r, gpu, gpu.lut_tops("int8", 2));
+  EXPECT_GE(f, 0.90) << "tensor-core peak fraction " << f;
+}
+
+TEST(FirstPrinciples, BatchOneGemvReachesEightyFivePercentOfDramBandwidth) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
+  const traces::Trace t = gemm(gpu, 1, 16384, 8192, "int4", golden::DType::kInt8);
+  sim::SimOptions o;
+  o.kernel = "gemm.lmma";
+  const sim::RunStats r = sim::simulate(t, gpu, o);
+  const sim::KernelStats& k = r.kernels.back();
+  const double secs = double(k.cycles) / (gpu.clock_ghz * 1e9);
+  const double gbps = double(k.mem.dram_read_bytes + k.mem.dram_write_bytes) / secs / 1e9;
+  EXPECT_GE(gbps / gpu.dram.bw_gbps, 0.85) << gbps << " GB/s of " << gpu.dram.bw_gbps;
+}
+
+TEST(FirstPrinciples, DoublingTensorCoresHalvesComputeBoundAndKeepsMemoryBound) {
+  const hw::GpuConfig base = hw::load_gpu("a100-lut4x");
+  hw::GpuConfig twice = base;
+  twice.tensor_cores_per_sm = 8;
+  twice.finalize();
+  sim::SimOptions o;
+  o.kernel = "gemm.lmma";
+  // The same trace on both machines (compiled for the base GPU).
+  const traces::Trace compute = gemm(base, 2048, 8192, 4096, "int2", golden::DType::kInt8);
+  const double c1 = double(sim::simulate(compute, base, o).cycles);
+  const double c2 = double(sim::simulate(compute, twice, o).cycles);
+  EXPECT_NEAR(c2 / c1, 0.5, 0.025) << c1 << " -> " << c2;
+  const traces::Trace memory = gemm(base, 1, 16384, 8192, "int4", golden::DType::kInt8);
+  const double m1 = double(sim::simulate(memory, base, o).cycles);
+  const double m2 = double(sim::simulate(memory, twice, o).cycles);
+  EXPECT_NEAR(m2 / m1, 1.0, 0.03) << m1 << " -> " << m2;
+}
+
+}  // namespace
+}  // namespace ltc
