@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <numeric>
 #include <string>
 #include <tuple>
 
@@ -16,6 +18,7 @@ namespace {
 using golden::DType;
 using llm::Op;
 using llm::OpKind;
+using traces::Affine;
 using traces::Instr;
 using traces::Opcode;
 
@@ -23,7 +26,7 @@ int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
-Instr mem(Opcode op, uint32_t tensor, uint64_t bytes, const traces::Affine& addr) {
+Instr mem(Opcode op, uint32_t tensor, uint64_t bytes, const Affine& addr) {
   Instr in;
   in.op = op;
   in.tensor = tensor;
@@ -31,15 +34,83 @@ Instr mem(Opcode op, uint32_t tensor, uint64_t bytes, const traces::Affine& addr
   in.addr = addr;
   return in;
 }
-Instr count_op(Opcode op, uint64_t n) {
+Instr count_op(Opcode op, uint64_t n = 0) {
   Instr in;
   in.op = op;
   in.count = n;
   return in;
 }
+Instr barrier() {
+  return count_op(Opcode::kBarrier);
+}
+Instr commit() {
+  return count_op(Opcode::kCommit);
+}
+Instr wait_groups(uint64_t n) {
+  return count_op(Opcode::kWait, n);
+}
+void emit_alu(ProgramBuilder& p, double ops) {
+  if (ops >= 0.5) p.emit(count_op(Opcode::kAlu, uint64_t(ops + 0.5)));
+}
+void emit_sfu(ProgramBuilder& p, double ops) {
+  if (ops >= 0.5) p.emit(count_op(Opcode::kSfu, uint64_t(ops + 0.5)));
+}
+Instr mma_at(const Affine& m, const Affine& n, const Affine& k) {
+  Instr in;
+  in.op = Opcode::kMma;
+  in.m = m;
+  in.n = n;
+  in.k = k;
+  return in;
+}
 
-constexpr int64_t kWarps = 4;
-constexpr int64_t kWarpChunk = 256;  // elements per warp per iteration (32 threads x 8)
+// Largest w <= limit (a power of two) that divides n.
+int64_t divisor_warps(int64_t n, int64_t limit) {
+  int64_t w = 1;
+  while (w * 2 <= limit && n % (w * 2) == 0) w *= 2;
+  return w;
+}
+
+constexpr int64_t kWarpThreads = 32;
+constexpr int64_t kVectorBytes = 16;  // one 128-bit access per thread: 512 B per warp instruction
+
+// ---- CUDA-core row kernels -------------------------------------------------------------------
+//
+// One block per row (a token), `warps` warps sweeping the row with 16-byte vectors per thread:
+// iteration i of warp w moves the 512 bytes at (i * warps + w) * 512, and the bytes after the
+// last whole iteration are split evenly over the warps (a peeled tail). Every byte of the row is
+// moved by exactly one warp.
+struct RowSweep {
+  int64_t vec = kVectorBytes;
+  int64_t warps = 1;
+  int64_t iters = 0;       // whole iterations of 32 * vec bytes per warp
+  int64_t tail_bytes = 0;  // per warp, after the loop
+  int64_t chunk() const { return kWarpThreads * vec; }
+};
+
+RowSweep plan_sweep(int64_t row_bytes, int64_t elem_bytes, int64_t max_warps) {
+  RowSweep s;
+  s.vec = row_bytes % kVectorBytes == 0 ? kVectorBytes : elem_bytes;
+  const int64_t units = row_bytes / s.vec;
+  // As many warps as divide the vectors evenly and still get a whole warp access each.
+  s.warps = divisor_warps(units, std::max<int64_t>(1, std::min(max_warps, units / kWarpThreads)));
+  const int64_t per_warp = units / s.warps;
+  s.iters = per_warp / kWarpThreads;
+  s.tail_bytes = (per_warp % kWarpThreads) * s.vec;
+  return s;
+}
+
+// Calls body(bytes, offset within the row) for the loop and the tail.
+void sweep(ProgramBuilder& p, const RowSweep& s,
+           const std::function<void(int64_t, const Affine&)>& body) {
+  if (s.iters > 0) {
+    const auto it = p.loop(uint64_t(s.iters));
+    body(s.chunk(), affine(0, {wx(s.chunk()), iv(it, s.warps * s.chunk())}));
+    p.end(it);
+  }
+  if (s.tail_bytes > 0)
+    body(s.tail_bytes, affine(s.iters * s.warps * s.chunk(), {wx(s.tail_bytes)}));
+}
 
 // Tables a fused producer emits: the consumer's precompute parameters.
 struct FusedTables {
@@ -51,176 +122,626 @@ struct FusedTables {
   int bases = 0;            // multi-basis binary: one table set per basis
 };
 
-// A CUDA-core kernel over `rows` x `cols` elements, one block per row: load the inputs, do the
-// per-element work, (reduce across the block for norms), then store the result or, fused,
-// build and store the tables of the next mpGEMM.
-traces::Kernel elementwise_kernel(const std::string& name, int64_t rows, int64_t cols, int inputs,
-                                  double alu_per_elem, double sfu_per_elem, bool reduce,
-                                  int64_t elem_bytes, const FusedTables& fused) {
-  // Up to kWarps warps per row, each kWarpChunk elements per iteration.
-  const int64_t warps = std::min<int64_t>(kWarps, ceil_div(cols, kWarpChunk));
+struct RowKernelSpec {
+  std::string name;
+  int64_t rows = 0, cols = 0, elem_bytes = 2;
+  std::vector<std::string> inputs;  // tensors read row by row ([rows][cols] each)
+  int64_t input_rows = 0;           // rows of each input tensor (0: rows; the embedding table)
+  int norm_params = 0;  // > 0: a norm; weight vectors of `cols` (RMSNorm 1, LayerNorm 2)
+  double alu_per_elem = 0, sfu_per_elem = 0;
+  FusedTables fused;
+};
+
+// A norm (statistics pass over registers, block reduction, normalise pass) or an elementwise
+// op; stores the row, or with fusion builds the next mpGEMM's tables from it and stores those.
+traces::Kernel row_kernel(const RowKernelSpec& r) {
+  const int64_t row_bytes = r.cols * r.elem_bytes;
+  const RowSweep s = plan_sweep(row_bytes, r.elem_bytes, 4);
   traces::Kernel k;
-  k.name = name;
-  k.grid_y = rows;
-  k.warps_x = warps;
-  k.regs_per_thread = 40;
+  k.name = r.name;
+  k.grid_y = r.rows;
+  k.warps_x = s.warps;
+  k.regs_per_thread = 32 + uint32_t(std::min<int64_t>(row_bytes / (s.warps * 128), 96));
   k.tiles.core = -1;
-  k.tiles.block = {1, warps * kWarpChunk, 0};
-  k.tiles.warp = {1, kWarpChunk, 0};
-  const int64_t lg_per_chunk = kWarpChunk / fused.k_group;
-  k.tensors.push_back({0, "in", uint64_t(rows * cols * elem_bytes * inputs)});
-  k.tensors.push_back({1, fused.on ? "tables" : "out",
-                       uint64_t(fused.on ? std::max(fused.bases, 1) * rows *
-                                               ceil_div(cols, fused.k_group) * fused.table_bytes
-                                         : rows * cols * elem_bytes)});
+  k.tiles.block = {1, r.cols, 0};
+  k.tiles.warp = {1, r.cols / s.warps, 0};
+  const int64_t in_rows = r.input_rows > 0 ? r.input_rows : r.rows;
+  uint32_t id = 0;
+  for (const auto& name : r.inputs)
+    k.tensors.push_back({id++, name, uint64_t(in_rows * row_bytes)});
+  const uint32_t weight_id = id;
+  if (r.norm_params > 0) {
+    k.tensors.push_back({id++, "weight", uint64_t(r.norm_params * row_bytes)});
+  }
+  const uint32_t out_id = id;
+  const int bases = std::max(r.fused.bases, 1);
+  const int64_t row_tables = ceil_div(r.cols, r.fused.k_group) * r.fused.table_bytes;
+  k.tensors.push_back({out_id, r.fused.on ? "tables" : "out",
+                       uint64_t(r.fused.on ? bases * r.rows * row_tables : r.rows * row_bytes)});
+
   ProgramBuilder p;
-  const int64_t chunks = ceil_div(cols, warps * kWarpChunk);
-  const int64_t row_bytes = cols * elem_bytes;
-  const uint64_t alu = uint64_t(alu_per_elem * kWarpChunk + 0.5);
-  const uint64_t sfu = uint64_t(sfu_per_elem * kWarpChunk + 0.5);
-  auto load_chunk = [&](ProgramBuilder::Var ic) {
-    for (int in = 0; in < inputs; ++in) {
-      p.emit(mem(Opcode::kLdGlobal, 0, uint64_t(kWarpChunk * elem_bytes),
-                 affine(in * rows * row_bytes, {by(row_bytes), wx(kWarpChunk * elem_bytes),
-                                                iv(ic, warps * kWarpChunk * elem_bytes)})));
+  auto load_inputs = [&](int64_t bytes, const Affine& off) {
+    for (uint32_t t = 0; t < r.inputs.size(); ++t) {
+      p.emit(mem(Opcode::kLdGlobal, t, uint64_t(bytes), plus(off, affine(0, {by(row_bytes)}))));
     }
   };
-  if (reduce) {
-    // Pass 1: statistics (sum of squares / mean and variance), block reduction.
-    const auto ic = p.loop(uint64_t(chunks));
-    load_chunk(ic);
-    p.emit(count_op(Opcode::kAlu, uint64_t(2 * kWarpChunk)));
-    p.end(ic);
-    p.emit(mem(Opcode::kStShared, 0, 8, affine(0, {wx(8)})));
-    Instr bar;
-    bar.op = Opcode::kBarrier;
-    p.emit(bar);
-    p.emit(mem(Opcode::kLdShared, 0, uint64_t(8 * warps), affine(0, {})));
-    p.emit(count_op(Opcode::kSfu, 1));  // rsqrt
-  }
-  const auto ic = p.loop(uint64_t(chunks));
-  if (!reduce) load_chunk(ic);
-  if (alu) p.emit(count_op(Opcode::kAlu, alu));
-  if (sfu) p.emit(count_op(Opcode::kSfu, sfu));
-  if (fused.on) {
-    const int64_t row_tables = ceil_div(cols, fused.k_group) * fused.table_bytes;
-    for (int j = 0; j < std::max(fused.bases, 1); ++j) {
+  auto store = [&](int64_t bytes, const Affine& off) {
+    const int64_t elems = bytes / r.elem_bytes;
+    if (!r.fused.on) {
+      p.emit(
+          mem(Opcode::kStGlobal, out_id, uint64_t(bytes), plus(off, affine(0, {by(row_bytes)}))));
+      return;
+    }
+    // Tables of these elements: one per k_group activations, [basis][row][table][entry].
+    const int64_t per_table = r.elem_bytes * r.fused.k_group;
+    for (int j = 0; j < bases; ++j) {
       Instr pre;
       pre.op = Opcode::kPrecompute;
-      pre.k_group = fused.k_group;
-      pre.act = fused.act;
-      pre.table = fused.table;
+      pre.k_group = r.fused.k_group;
+      pre.act = r.fused.act;
+      pre.table = r.fused.table;
       pre.m = affine(0, {by(1)});
-      pre.k = affine(0, {wx(kWarpChunk), iv(ic, warps * kWarpChunk)});
+      pre.k = times(off, 1);
+      for (auto& c : pre.k.coef) c /= r.elem_bytes;
+      pre.k.base /= r.elem_bytes;
       pre.rows = 1;
-      pre.cols = uint32_t(kWarpChunk);
+      pre.cols = uint32_t(elems);
       pre.basis = uint32_t(j);
       p.emit(pre);
-      p.emit(
-          mem(Opcode::kStGlobal, 1, uint64_t(lg_per_chunk * fused.table_bytes),
-              affine(j * rows * row_tables, {by(row_tables), wx(lg_per_chunk * fused.table_bytes),
-                                             iv(ic, warps * lg_per_chunk * fused.table_bytes)})));
+      Affine t = off;  // bytes of activations -> bytes of tables
+      for (auto& c : t.coef) c = c / per_table * r.fused.table_bytes;
+      t.base = t.base / per_table * r.fused.table_bytes;
+      p.emit(mem(Opcode::kStGlobal, out_id,
+                 uint64_t(ceil_div(elems, r.fused.k_group) * r.fused.table_bytes),
+                 plus(t, affine(j * r.rows * row_tables, {by(row_tables)}))));
     }
+  };
+  if (r.norm_params > 0) {
+    // Pass 1: the row into registers, sum of squares (and sum for LayerNorm).
+    const double stat_ops = r.norm_params > 1 ? 3 : 2;
+    sweep(p, s, [&](int64_t bytes, const Affine& off) {
+      load_inputs(bytes, off);
+      emit_alu(p, stat_ops * double(bytes / r.elem_bytes));
+    });
+    // Block reduction: warp shuffles, one partial per warp through shared memory.
+    emit_alu(p, 5 * kWarpThreads);
+    p.emit(mem(Opcode::kStShared, 0, 8, affine(0, {wx(8)})));
+    p.emit(barrier());
+    p.emit(mem(Opcode::kLdShared, 0, uint64_t(8 * s.warps), affine(0, {})));
+    emit_sfu(p, kWarpThreads);  // rsqrt
+    // Pass 2: scale by the statistics and the weight vector(s) from registers.
+    sweep(p, s, [&](int64_t bytes, const Affine& off) {
+      for (int w = 0; w < r.norm_params; ++w) {
+        p.emit(
+            mem(Opcode::kLdGlobal, weight_id, uint64_t(bytes), plus(off, constant(w * row_bytes))));
+      }
+      emit_alu(p, std::max(0.0, r.alu_per_elem - stat_ops) * double(bytes / r.elem_bytes));
+      store(bytes, off);
+    });
   } else {
-    p.emit(mem(Opcode::kStGlobal, 1, uint64_t(kWarpChunk * elem_bytes),
-               affine(0, {by(row_bytes), wx(kWarpChunk * elem_bytes),
-                          iv(ic, warps * kWarpChunk * elem_bytes)})));
+    sweep(p, s, [&](int64_t bytes, const Affine& off) {
+      load_inputs(bytes, off);
+      emit_alu(p, r.alu_per_elem * double(bytes / r.elem_bytes));
+      emit_sfu(p, r.sfu_per_elem * double(bytes / r.elem_bytes));
+      store(bytes, off);
+    });
   }
-  p.end(ic);
   k.program = p.take();
   return k;
 }
 
-// Flash-style attention: one block per (sequence, KV head, tile of query rows); the query rows
-// of all heads sharing a KV head are stacked (GQA), 16 per warp. Loops over 64-key tiles of the
-// cache: QK^T and PV on the MMA tensor cores, online softmax on the CUDA cores. Causal prefill
-// runs every key tile with masking (the trace does not skip the upper triangle).
-traces::Kernel attention_kernel(const std::string& name, const llm::AttentionShape& a,
-                                int64_t elem_bytes) {
-  constexpr int64_t kKeyTile = 64, kRowsPerWarp = 16;
-  const int64_t group = a.heads / a.kv_heads;
-  const int64_t qrows = a.q_len * group;
-  const int64_t warps = std::min<int64_t>(kWarps, ceil_div(qrows, kRowsPerWarp));
-  const int64_t block_rows = warps * kRowsPerWarp;
-  const int64_t hd = a.head_dim;
+// ---- Attention layouts ------------------------------------------------------------------------
+//
+// Tensors are head-major so that a block's slice of Q, O, K and V is one contiguous range:
+//   q, out    [seq][head][q slots][head_dim]     head = kv head * group + g (GQA)
+//   k, v cache [seq][kv head][cache slots][head_dim]
+// Decode: one q slot, cache slots = L + 1 (the new token at slot L). Prefill: the S tokens padded
+// to whole tiles (S_pad = T * tile); q slots in pair order (slots 2p, 2p+1 hold query tiles p and
+// T-1-p, "zigzag"), so that one block's two query tiles are adjacent; cache slots in token order.
+struct AttentionLayout {
+  int64_t batch = 1, heads = 1, kv_heads = 1, group = 1, head_dim = 0, elem_bytes = 2;
+  int64_t q_slots = 1, cache_slots = 1;
+  bool prefill = false;
+  int64_t tile = 64, tiles = 1;  // prefill: query tile = key tile rows, T
+  int64_t row_bytes() const { return head_dim * elem_bytes; }
+  bool paired() const { return tiles > 1; }
+  int64_t pairs() const { return paired() ? tiles / 2 : 1; }
+};
+
+// Prefill tile: the largest of 128, 64, 32, 16 rows padding S least with an even tile count (or
+// one tile), 64 preferred; pairs need T even. Padding keys beyond S are masked.
+AttentionLayout attention_layout(const llm::AttentionShape& a, int64_t elem_bytes) {
+  AttentionLayout l;
+  l.batch = a.batch;
+  l.heads = a.heads;
+  l.kv_heads = a.kv_heads;
+  l.group = a.heads / a.kv_heads;
+  l.head_dim = a.head_dim;
+  l.elem_bytes = elem_bytes;
+  l.prefill = a.causal;
+  if (!a.causal) {
+    l.q_slots = a.q_len;
+    l.cache_slots = a.kv_len;
+    return l;
+  }
+  int64_t best_pad = -1;
+  for (int64_t tile : {64, 128, 32, 16}) {
+    int64_t t = ceil_div(a.q_len, tile);
+    if (t > 1 && t % 2 == 1) ++t;  // odd: one masked tile of padding
+    const int64_t pad = t * tile - a.q_len;
+    if (best_pad < 0 || pad < best_pad) {
+      best_pad = pad;
+      l.tile = tile;
+      l.tiles = t;
+    }
+  }
+  l.q_slots = l.cache_slots = l.tiles * l.tile;
+  return l;
+}
+
+// ---- RoPE (+ K-cache write) -------------------------------------------------------------------
+//
+// Rotates q and k of each new token, one head segment (head_dim elements) per warp access, and
+// writes q in the attention layout and k straight into the K cache (the fused rope + cache-append
+// kernels of TensorRT-LLM / FlashInfer): the graph's rope bytes (read q, k; write q, k) exactly,
+// and the K half of the attention op's cache append is this kernel's k store. Decode: one block
+// per sequence; prefill: one block per (row i of a tile, query-tile pair p), looping over the
+// sequences and over the pair's two tokens p * tile + i and (T-1-p) * tile + i.
+traces::Kernel rope_kernel(const std::string& name, const AttentionLayout& l, int64_t q_dim,
+                           int64_t kv_dim, int64_t context, double alu_per_elem) {
+  const int64_t row = l.row_bytes();
+  const int64_t warps = divisor_warps(std::gcd(l.heads, l.kv_heads), 4);
+  const int64_t in_tokens = l.prefill ? l.q_slots : 1;  // rows per sequence of q_in / k_in
   traces::Kernel k;
   k.name = name;
-  k.grid_x = ceil_div(qrows, block_rows);
-  k.grid_y = a.batch * a.kv_heads;
-  k.warps_y = warps;
-  k.regs_per_thread = 128;
-  k.smem_bytes = uint64_t(2 * kKeyTile * hd * elem_bytes * 2);
+  k.warps_x = warps;
+  k.regs_per_thread = 32;
   k.tiles.core = -1;
-  k.tiles.block = {block_rows, kKeyTile, hd};
-  k.tiles.warp = {kRowsPerWarp, kKeyTile, hd};
-  k.tiles.instr = {16, 8, 16};
-  const int64_t kv_head_bytes = a.kv_len * hd * elem_bytes;  // [seq][kv head][L][hd]
-  const int64_t q_bytes = a.batch * a.kv_heads * qrows * hd * elem_bytes;
-  k.tensors = {{0, "q", uint64_t(q_bytes)},
-               {1, "k_cache", uint64_t(a.batch * a.kv_heads * kv_head_bytes)},
-               {2, "v_cache", uint64_t(a.batch * a.kv_heads * kv_head_bytes)},
-               {3, "out", uint64_t(q_bytes)}};
-  traces::MmaOp mma;  // fp16 x fp16 -> fp32, m16n8k16
+  k.tensors = {{0, "q_in", uint64_t(l.batch * in_tokens * q_dim * l.elem_bytes)},
+               {1, "k_in", uint64_t(l.batch * in_tokens * kv_dim * l.elem_bytes)},
+               {2, "q", uint64_t(l.batch * l.heads * l.q_slots * row)},
+               {3, "k_cache", uint64_t(l.batch * l.kv_heads * l.cache_slots * row)}};
   ProgramBuilder p;
-  const int64_t q_row_bytes = hd * elem_bytes;
-  const auto qr = p.loop(uint64_t(kRowsPerWarp));
-  p.emit(mem(Opcode::kLdGlobal, 0, uint64_t(q_row_bytes),
-             affine(0, {by(qrows * q_row_bytes), bx(block_rows * q_row_bytes),
-                        wy(kRowsPerWarp * q_row_bytes), iv(qr, q_row_bytes)})));
-  p.end(qr);
-  const auto it = p.loop(uint64_t(ceil_div(a.kv_len, kKeyTile)));
-  const int64_t tile_bytes = kKeyTile * hd * elem_bytes;
-  const int64_t share = tile_bytes / warps;
-  for (uint32_t t : {1u, 2u}) {
-    p.emit(mem(Opcode::kLdGlobalAsync, t, uint64_t(share),
-               affine(0, {by(kv_head_bytes), iv(it, tile_bytes), wy(share)})));
+  // token: row of q_in / k_in within the sequence; slot: q slot; pos: cache slot.
+  struct Token {
+    Affine token, slot, pos;
+  };
+  std::vector<Token> tokens;
+  ProgramBuilder::Var b{};
+  Affine seq;  // the sequence index
+  if (!l.prefill) {
+    k.grid_x = l.batch;
+    seq = affine(0, {bx(1)});
+    tokens.push_back({constant(0), constant(0), constant(context)});
+  } else {
+    k.grid_x = l.tile;
+    k.grid_y = l.pairs();
+    b = p.loop(uint64_t(l.batch));
+    seq = affine(0, {iv(b, 1)});
+    if (!l.paired()) {
+      tokens.push_back({affine(0, {bx(1)}), affine(0, {bx(1)}), affine(0, {bx(1)})});
+    } else {
+      const Affine t0 = affine(0, {bx(1), by(l.tile)});
+      const Affine t1 = affine((l.tiles - 1) * l.tile, {bx(1), by(-l.tile)});
+      tokens.push_back({t0, affine(0, {bx(1), by(2 * l.tile)}), t0});
+      tokens.push_back({t1, affine(l.tile, {bx(1), by(2 * l.tile)}), t1});
+    }
   }
-  Instr bar;
-  bar.op = Opcode::kBarrier;
-  p.emit(bar);
+  for (const Token& t : tokens) {
+    for (int part = 0; part < 2; ++part) {
+      const int64_t heads = part == 0 ? l.heads : l.kv_heads;
+      const int64_t dim = part == 0 ? q_dim : kv_dim;
+      const int64_t slots = part == 0 ? l.q_slots : l.cache_slots;
+      const auto h = p.loop(uint64_t(heads / warps));
+      const Affine head = affine(0, {wx(1), iv(h, warps)});
+      // in: [seq][token][dim]; out: [seq][head][slot][head_dim]
+      const Affine src =
+          plus(plus(times(seq, in_tokens * dim * l.elem_bytes), times(t.token, dim * l.elem_bytes)),
+               times(head, row));
+      const Affine dst = plus(plus(times(seq, heads * slots * row), times(head, slots * row)),
+                              times(part == 0 ? t.slot : t.pos, row));
+      p.emit(mem(Opcode::kLdGlobal, uint32_t(part), uint64_t(row), src));
+      emit_alu(p, alu_per_elem * double(l.head_dim));
+      p.emit(mem(Opcode::kStGlobal, uint32_t(2 + part), uint64_t(row), dst));
+      p.end(h);
+    }
+  }
+  p.end(b);
+  k.program = p.take();
+  return k;
+}
+
+// ---- KV-cache append ----------------------------------------------------------------------------
+//
+// Copies the step's new V rows (and K rows for models without RoPE, whose rope kernel would
+// otherwise write them) into the cache: one block per (new token, sequence), one head segment per
+// warp access. With RoPE its bytes (read v, write v) equal the graph's append bytes of K and V.
+traces::Kernel kv_append_kernel(const std::string& name, const AttentionLayout& l, int64_t kv_dim,
+                                int64_t new_tokens, int64_t first_slot, bool with_k) {
+  const int64_t row = l.row_bytes();
+  const int64_t warps = divisor_warps(l.kv_heads, 4);
+  traces::Kernel k;
+  k.name = name;
+  k.grid_x = new_tokens;
+  k.grid_y = l.batch;
+  k.warps_x = warps;
+  k.regs_per_thread = 24;
+  k.tiles.core = -1;
+  const uint64_t in_bytes = uint64_t(l.batch * new_tokens * kv_dim * l.elem_bytes);
+  const uint64_t cache_bytes = uint64_t(l.batch * l.kv_heads * l.cache_slots * row);
+  ProgramBuilder p;
+  const auto h = p.loop(uint64_t(l.kv_heads / warps));
+  const Affine head = affine(0, {wx(1), iv(h, warps)});
+  uint32_t id = 0;
+  for (const char* part : {"v", "k"}) {
+    if (std::string(part) == "k" && !with_k) break;
+    k.tensors.push_back({id, std::string(part) + "_in", in_bytes});
+    k.tensors.push_back({id + 1, std::string(part) + "_cache", cache_bytes});
+    p.emit(mem(Opcode::kLdGlobal, id, uint64_t(row),
+               plus(affine(0, {by(new_tokens * kv_dim * l.elem_bytes), bx(kv_dim * l.elem_bytes)}),
+                    times(head, row))));
+    p.emit(mem(Opcode::kStGlobal, id + 1, uint64_t(row),
+               plus(affine(first_slot * row, {by(l.kv_heads * l.cache_slots * row), bx(row)}),
+                    times(head, l.cache_slots * row))));
+    id += 2;
+  }
+  p.end(h);
+  k.program = p.take();
+  return k;
+}
+
+// ---- Attention --------------------------------------------------------------------------------
+
+// A sequence of K/V tiles through a two-stage cp.async pipeline (FlashAttention-2): segment s
+// runs `trips` tiles; `load(s, j)` emits the ldgsts of its tile j (j an affine of the loop
+// counter, or a constant), `compute(s, j)` the math on it, `done(s)` the segment's epilogue.
+// Tile j+1 (the next segment's first tile after a segment's last) is issued before tile j is
+// waited for; the last iteration of each segment is peeled so the loads never run past it.
+struct KvSegment {
+  int64_t trips = 1;
+  std::function<void(const Affine&j)> load, compute;
+  std::function<void()> done;
+};
+
+void emit_kv_pipeline(ProgramBuilder& p, const std::vector<KvSegment>& segs,
+                      const std::function<void()>& load_q, const std::function<void()>& use_q) {
+  // Q in its own group ahead of the first K/V tile; waiting for all but the newest group lands Q.
+  if (load_q) {
+    load_q();
+    p.emit(commit());
+  }
+  segs[0].load(constant(0));
+  p.emit(commit());
+  if (load_q) {
+    p.emit(wait_groups(1));
+    p.emit(barrier());
+    if (use_q) use_q();
+  }
+  for (size_t s = 0; s < segs.size(); ++s) {
+    const KvSegment& g = segs[s];
+    auto step = [&](const Affine& j, const std::function<void()>& prefetch) {
+      if (prefetch) {
+        prefetch();
+        p.emit(commit());
+        p.emit(wait_groups(1));
+      } else {
+        p.emit(wait_groups(0));
+      }
+      p.emit(barrier());
+      g.compute(j);
+      p.emit(barrier());  // the stage is refilled next iteration
+    };
+    if (g.trips > 1) {
+      const auto j = p.loop(uint64_t(g.trips - 1));
+      step(affine(0, {iv(j, 1)}), [&] { g.load(affine(1, {iv(j, 1)})); });
+      p.end(j);
+    }
+    std::function<void()> next;
+    if (s + 1 < segs.size()) next = [&] { segs[s + 1].load(constant(0)); };
+    step(constant(g.trips - 1), next);
+    if (g.done) g.done();
+  }
+}
+
+// Math of one warp on one K/V tile: S = Q K^T over `keys` keys for `mtiles` 16-row tiles, online
+// softmax, O += P V. `k_smem` / `v_smem` are the shared-memory offsets of the warp's keys; `key0`
+// the tile's first key (mma coordinates).
+void emit_tile_math(ProgramBuilder& p, int64_t mtiles, int64_t keys, int64_t head_dim,
+                    int64_t elem_bytes, const Affine& row0, const Affine& key0, int64_t k_smem,
+                    int64_t v_smem) {
+  const auto mi = p.loop(uint64_t(mtiles));
+  const Affine m = plus(row0, affine(0, {iv(mi, 16)}));
   {
-    // S = Q K^T: 16 rows x 64 keys, reduced over head_dim.
-    const auto ik = p.loop(uint64_t(hd / 16));
-    p.emit(mem(Opcode::kLdShared, 0, uint64_t((kRowsPerWarp + kKeyTile) * 16 * elem_bytes),
-               affine(0, {iv(ik, 16 * elem_bytes)})));
-    const auto in = p.loop(uint64_t(kKeyTile / 8));
-    Instr s;
-    s.op = Opcode::kMma;
-    s.mma = mma;
-    s.m = affine(0, {bx(block_rows), wy(kRowsPerWarp)});
-    s.n = affine(0, {iv(it, kKeyTile), iv(in, 8)});
-    s.k = affine(0, {iv(ik, 16)});
-    p.emit(s);
+    const auto ik = p.loop(uint64_t(head_dim / 16));
+    p.emit(mem(Opcode::kLdShared, 0, uint64_t(keys * 16 * elem_bytes),
+               affine(k_smem, {iv(ik, keys * 16 * elem_bytes)})));
+    const auto in = p.loop(uint64_t(keys / 8));
+    p.emit(mma_at(m, plus(key0, affine(0, {iv(in, 8)})), affine(0, {iv(ik, 16)})));
     p.end(in);
     p.end(ik);
   }
-  // Online softmax: running max, exp, row sums, rescale of the output accumulators.
-  p.emit(count_op(Opcode::kAlu, uint64_t(kRowsPerWarp * kKeyTile * 4 + kRowsPerWarp * hd)));
-  p.emit(count_op(Opcode::kSfu, uint64_t(kRowsPerWarp * kKeyTile)));
+  // Online softmax: row max, exp, row sum, rescale of the running output.
+  emit_alu(p, 16.0 * keys * 4 + 16.0 * head_dim);
+  emit_sfu(p, 16.0 * keys);
   {
-    // O += P V: 16 rows x head_dim, reduced over the 64 keys.
-    const auto ik = p.loop(uint64_t(kKeyTile / 16));
-    p.emit(mem(Opcode::kLdShared, 0, uint64_t(16 * hd * elem_bytes),
-               affine(tile_bytes, {iv(ik, 16 * hd * elem_bytes)})));
-    const auto in = p.loop(uint64_t(hd / 8));
-    Instr o;
-    o.op = Opcode::kMma;
-    o.mma = mma;
-    o.m = affine(0, {bx(block_rows), wy(kRowsPerWarp)});
-    o.n = affine(0, {iv(in, 8)});
-    o.k = affine(0, {iv(it, kKeyTile), iv(ik, 16)});
-    p.emit(o);
+    const auto ik = p.loop(uint64_t(keys / 16));
+    p.emit(mem(Opcode::kLdShared, 0, uint64_t(16 * head_dim * elem_bytes),
+               affine(v_smem, {iv(ik, 16 * head_dim * elem_bytes)})));
+    const auto in = p.loop(uint64_t(head_dim / 8));
+    p.emit(mma_at(m, affine(0, {iv(in, 8)}), plus(key0, affine(0, {iv(ik, 16)}))));
     p.end(in);
     p.end(ik);
   }
-  p.emit(bar);
-  p.end(it);
-  p.emit(count_op(Opcode::kAlu, uint64_t(kRowsPerWarp * hd)));  // divide by the row sums
-  const auto orow = p.loop(uint64_t(kRowsPerWarp));
-  p.emit(mem(Opcode::kStGlobal, 3, uint64_t(q_row_bytes),
-             affine(0, {by(qrows * q_row_bytes), bx(block_rows * q_row_bytes),
-                        wy(kRowsPerWarp * q_row_bytes), iv(orow, q_row_bytes)})));
-  p.end(orow);
+  p.end(mi);
+}
+
+constexpr int64_t kDecodeWarps = 4;  // split-KV block: each warp a quarter of every key tile
+constexpr int64_t kKeyTile = 64;
+constexpr int64_t kFp32 = 4;
+
+// Split-KV decode (flash-decoding). Query rows of a KV group are folded into one M tile (GQA), so
+// a unit is (sequence, KV head) with `rows` = group query rows padded to 16 for the MMAs. The
+// cache of each unit is cut into `splits` ranges of `tiles_per_split` whole 64-key tiles; keys
+// left over (fewer than a split's worth, plus a partial tile) go to the combine kernel, which
+// also merges the splits' partial (max, sum, O) rows. With one split the kernel takes the
+// remainder itself and writes O directly.
+struct DecodePlan {
+  int64_t units = 0, rows = 0, mtiles = 1, splits = 1, tiles_per_split = 0;
+  int64_t rest_tiles = 0, rest_keys = 0;  // whole tiles and keys of a partial tile left over
+};
+
+DecodePlan plan_decode(const llm::AttentionShape& a, int sms) {
+  DecodePlan d;
+  const int64_t group = a.heads / a.kv_heads;
+  d.units = a.batch * a.kv_heads;
+  d.rows = group * a.q_len;
+  d.mtiles = ceil_div(d.rows, 16);
+  const int64_t full = a.kv_len / kKeyTile;
+  // The roofline's split count (model/roofline/cost.cpp), then the nearest count up to twice it
+  // that divides the whole tiles best (fewest left for the combine kernel).
+  const int64_t want =
+      d.units >= sms
+          ? 1
+          : std::max<int64_t>(1, std::min(ceil_div(sms, d.units), ceil_div(a.kv_len, 256)));
+  d.splits = 1;
+  if (full > 0) {
+    int64_t best = -1;
+    for (int64_t s = std::min(want, full); s <= std::min(2 * want, full); ++s) {
+      if (best < 0 || full % s < best) {
+        best = full % s;
+        d.splits = s;
+      }
+    }
+    d.tiles_per_split = full / d.splits;
+  }
+  const int64_t rest = a.kv_len - d.splits * d.tiles_per_split * kKeyTile;
+  d.rest_tiles = rest / kKeyTile;
+  d.rest_keys = rest % kKeyTile;
+  if (d.splits == 1) {  // the only block takes every whole tile
+    d.tiles_per_split += d.rest_tiles;
+    d.rest_tiles = 0;
+  }
+  return d;
+}
+
+struct DecodeTensors {
+  uint32_t q = 0, k = 1, v = 2, out = 3, partials = 4;
+};
+
+// The K/V tiles of a unit from `first_key` on: `tiles` whole tiles then `tail` keys, pipelined.
+// Each warp stages a quarter of every tile and computes on its 16-key quarter.
+void emit_decode_keys(ProgramBuilder& p, const AttentionLayout& l, const DecodePlan& d,
+                      const Affine& first_key, int64_t tiles, int64_t tail,
+                      const std::function<void()>& load_q, const std::function<void()>& use_q) {
+  const int64_t row = l.row_bytes(), w = kDecodeWarps;
+  const Affine unit_kv = affine(0, {by(l.cache_slots * row)});
+  auto load = [&p, &l, row, w, unit_kv](const Affine& key, int64_t keys) {
+    const int64_t share = keys * row / w;
+    for (uint32_t t : {1u, 2u}) {
+      p.emit(mem(Opcode::kLdGlobalAsync, t, uint64_t(share),
+                 plus(plus(unit_kv, times(key, row)), affine(0, {wx(share)}))));
+    }
+    (void)l;
+  };
+  auto math = [&p, &l, &d, row, w](const Affine& key) {
+    emit_tile_math(p, d.mtiles, kKeyTile / w, l.head_dim, l.elem_bytes, constant(0),
+                   plus(key, affine(0, {wx(kKeyTile / w)})), 0, kKeyTile * row);
+  };
+  std::vector<KvSegment> segs;
+  if (tiles > 0) {
+    KvSegment g;
+    g.trips = tiles;
+    g.load = [=](const Affine& j) { load(plus(first_key, times(j, kKeyTile)), kKeyTile); };
+    g.compute = [=](const Affine& j) { math(plus(first_key, times(j, kKeyTile))); };
+    segs.push_back(g);
+  }
+  if (tail > 0) {
+    const Affine key = plus(first_key, constant(tiles * kKeyTile));
+    KvSegment g;
+    g.trips = 1;
+    g.load = [=](const Affine&) { load(key, tail); };
+    g.compute = [=](const Affine&) { math(key); };  // keys past the tail are masked
+    segs.push_back(g);
+  }
+  if (!segs.empty()) emit_kv_pipeline(p, segs, load_q, use_q);
+}
+
+// Each warp's running (max, sum, O) through shared memory; the block's rows merged.
+void emit_block_merge(ProgramBuilder& p, const AttentionLayout& l, const DecodePlan& d) {
+  const int64_t part = d.mtiles * 16 * (l.head_dim + 2) * kFp32;
+  p.emit(mem(Opcode::kStShared, 0, uint64_t(part), affine(0, {wx(part)})));
+  p.emit(barrier());
+  p.emit(mem(Opcode::kLdShared, 0, uint64_t(part), affine(0, {wx(part / kDecodeWarps)})));
+  emit_alu(p, 3.0 * kDecodeWarps * d.rows * (l.head_dim + 2) / kDecodeWarps);
+  emit_sfu(p, double(kDecodeWarps * d.rows));
+}
+
+std::vector<traces::Kernel> decode_attention(const std::string& name, const llm::AttentionShape& a,
+                                             const AttentionLayout& l, const DecodePlan& d) {
+  const int64_t row = l.row_bytes(), w = kDecodeWarps;
+  const int64_t q_bytes = l.batch * l.heads * l.q_slots * row;
+  const int64_t cache_bytes = l.batch * l.kv_heads * l.cache_slots * row;
+  const int64_t unit_q = d.rows * row;                         // a unit's q / O rows
+  const int64_t part_row = d.rows * (l.head_dim + 2) * kFp32;  // partial O + (max, sum)
+  const DecodeTensors t;
+  auto base = [&](const std::string& kname, int64_t grid_x) {
+    traces::Kernel k;
+    k.name = kname;
+    k.grid_x = grid_x;
+    k.grid_y = d.units;
+    k.warps_x = w;
+    k.regs_per_thread = 128;
+    // K/V stages and Q; the warps' partials are merged in the stage buffers after the last tile.
+    k.smem_bytes = uint64_t(2 * 2 * kKeyTile * row + unit_q);
+    k.tiles.core = -1;
+    k.tiles.block = {d.mtiles * 16, kKeyTile, l.head_dim};
+    k.tiles.warp = {d.mtiles * 16, kKeyTile / w, l.head_dim};
+    k.tiles.instr = {16, 8, 16};
+    k.tensors = {{t.q, "q", uint64_t(q_bytes)},
+                 {t.k, "k_cache", uint64_t(cache_bytes)},
+                 {t.v, "v_cache", uint64_t(cache_bytes)},
+                 {t.out, "out", uint64_t(q_bytes)}};
+    if (d.splits > 1) {
+      k.tensors.push_back({t.partials, "partials", uint64_t(d.units * d.splits * part_row)});
+    }
+    return k;
+  };
+  // Q of the unit staged once per block (each warp needs all rows), in the first cp.async group.
+  auto load_q = [&](ProgramBuilder& p) {
+    p.emit(mem(Opcode::kLdGlobalAsync, t.q, uint64_t(unit_q / w),
+               affine(0, {by(unit_q), wx(unit_q / w)})));
+  };
+  auto use_q = [&](ProgramBuilder& p) {
+    p.emit(mem(Opcode::kLdShared, 0, uint64_t(unit_q), constant(2 * 2 * kKeyTile * row)));
+  };
+  auto store_out = [&](ProgramBuilder& p) {
+    emit_alu(p, double(d.rows * l.head_dim) / w);  // O / sum
+    p.emit(mem(Opcode::kStGlobal, t.out, uint64_t(unit_q / w),
+               affine(0, {by(unit_q), wx(unit_q / w)})));
+  };
+  std::vector<traces::Kernel> out;
+  {
+    traces::Kernel k = base(name, d.splits);
+    ProgramBuilder p;
+    const bool tail_here = d.splits == 1;
+    emit_decode_keys(
+        p, l, d, affine(0, {bx(d.tiles_per_split * kKeyTile)}), d.tiles_per_split,
+        tail_here ? d.rest_keys : 0, [&] { load_q(p); }, [&] { use_q(p); });
+    emit_block_merge(p, l, d);
+    if (d.splits == 1) {
+      store_out(p);
+    } else {
+      p.emit(mem(Opcode::kStGlobal, t.partials, uint64_t(part_row / w),
+                 affine(0, {by(d.splits * part_row), bx(part_row), wx(part_row / w)})));
+    }
+    k.program = p.take();
+    out.push_back(std::move(k));
+  }
+  if (d.splits > 1) {
+    // Combine: the keys no split took, then the splits' partial rows merged (rescaled by
+    // exp(max_s - max)) and O written.
+    traces::Kernel k = base(name + ".combine", 1);
+    ProgramBuilder p;
+    emit_decode_keys(
+        p, l, d, constant(d.splits * d.tiles_per_split * kKeyTile), d.rest_tiles, d.rest_keys,
+        [&] { load_q(p); }, [&] { use_q(p); });
+    if (d.rest_tiles > 0 || d.rest_keys > 0) emit_block_merge(p, l, d);
+    const int64_t parts = d.splits * part_row;
+    p.emit(mem(Opcode::kLdGlobalAsync, t.partials, uint64_t(parts / w),
+               affine(0, {by(parts), wx(parts / w)})));
+    p.emit(commit());
+    p.emit(wait_groups(0));
+    p.emit(barrier());
+    p.emit(mem(Opcode::kLdShared, 0, uint64_t(parts / w), affine(0, {wx(parts / w)})));
+    emit_alu(p, 3.0 * d.splits * d.rows * (l.head_dim + 2) / w);
+    emit_sfu(p, double(d.splits * d.rows) / w);
+    store_out(p);
+    k.program = p.take();
+    out.push_back(std::move(k));
+  }
+  (void)a;
+  return out;
+}
+
+// Causal prefill (FlashAttention-2 forward): blocks of tile/16 warps, 16 query rows each; K/V
+// tiles of `tile` keys double-buffered with cp.async. Causality skips the key tiles above the
+// diagonal: query tile r needs key tiles 0..r (the diagonal one masked inside). Trip counts are
+// constants in a trace, so the triangle is load-balanced by pairing: a block takes query tiles p
+// and T-1-p (zigzag q slots 2p, 2p+1), which together need exactly T+1 key tiles. It runs them as
+// two segments with constant trips: the long row T-1-p over key tiles 0 .. T/2-1, then the short
+// row p over key tiles T/2-1 .. T-1. So every block runs T+1 tiles (the exact triangle count, and
+// every MMA the real kernel issues), every key tile of the head is read, and q / O move exactly
+// once; only which of the head's key tiles stand in for which row's is not the real kernel's
+// (row p's real tiles are 0..p, row T-1-p's 0..T-1-p). Grid: (group x T/2 pairs, seq x KV head),
+// so GQA heads of a KV group share its K/V through L2. One tile (T = 1): no pairing.
+traces::Kernel prefill_attention(const std::string& name, const AttentionLayout& l) {
+  const int64_t row = l.row_bytes(), tile = l.tile, warps = tile / 16;
+  const int64_t slots = l.paired() ? 2 : 1;
+  const int64_t tile_bytes = tile * row;
+  traces::Kernel k;
+  k.name = name;
+  k.grid_x = l.group * l.pairs();
+  k.grid_y = l.batch * l.kv_heads;
+  k.warps_y = warps;
+  k.regs_per_thread = 255;
+  k.smem_bytes = uint64_t(slots * tile_bytes + 2 * 2 * tile_bytes);
+  k.tiles.core = -1;
+  k.tiles.block = {tile, tile, l.head_dim};
+  k.tiles.warp = {16, tile, l.head_dim};
+  k.tiles.instr = {16, 8, 16};
+  const int64_t q_bytes = l.batch * l.heads * l.q_slots * row;
+  const int64_t cache_bytes = l.batch * l.kv_heads * l.cache_slots * row;
+  k.tensors = {{0, "q", uint64_t(q_bytes)},
+               {1, "k_cache", uint64_t(cache_bytes)},
+               {2, "v_cache", uint64_t(cache_bytes)},
+               {3, "out", uint64_t(q_bytes)}};
+  ProgramBuilder p;
+  // Slot s of this block: q / out bytes and its first query row (mma m, per head).
+  const Affine block_q = affine(0, {by(l.group * l.q_slots * row), bx(slots * tile_bytes)});
+  auto slot_row = [&](int64_t s) { return affine(s * tile, {bx(slots * tile), wy(16)}); };
+  const int64_t stage_k = slots * tile_bytes, stage_v = stage_k + tile_bytes;
+  auto load_kv = [&](const Affine& key_tile) {
+    const int64_t share = tile_bytes / warps;
+    for (uint32_t t : {1u, 2u}) {
+      p.emit(
+          mem(Opcode::kLdGlobalAsync, t, uint64_t(share),
+              plus(affine(0, {by(l.cache_slots * row), wy(share)}), times(key_tile, tile_bytes))));
+    }
+  };
+  auto segment = [&](int64_t s, int64_t trips, const Affine& first_key_tile) {
+    KvSegment g;
+    g.trips = trips;
+    g.load = [&, first_key_tile](const Affine& j) { load_kv(plus(first_key_tile, j)); };
+    g.compute = [&, s, first_key_tile](const Affine& j) {
+      emit_tile_math(p, 1, tile, l.head_dim, l.elem_bytes, slot_row(s),
+                     times(plus(first_key_tile, j), tile), stage_k, stage_v);
+    };
+    g.done = [&, s] {
+      emit_alu(p, 16.0 * l.head_dim);  // O / row sum
+      p.emit(mem(Opcode::kStGlobal, 3, uint64_t(16 * row),
+                 plus(block_q, affine(s * tile_bytes, {wy(16 * row)}))));
+    };
+    return g;
+  };
+  std::vector<KvSegment> segs;
+  if (l.paired()) {
+    segs.push_back(segment(1, l.tiles / 2, constant(0)));
+    segs.push_back(segment(0, l.tiles / 2 + 1, constant(l.tiles / 2 - 1)));
+  } else {
+    segs.push_back(segment(0, 1, constant(0)));
+  }
+  emit_kv_pipeline(
+      p, segs,
+      [&] {
+        p.emit(mem(Opcode::kLdGlobalAsync, 0, uint64_t(slots * tile_bytes / warps),
+                   plus(block_q, affine(0, {wy(slots * tile_bytes / warps)}))));
+      },
+      [&] {  // each warp keeps its 16 rows of every slot in registers
+        for (int64_t s = 0; s < slots; ++s) {
+          p.emit(mem(Opcode::kLdShared, 0, uint64_t(16 * row),
+                     affine(s * tile_bytes, {wy(16 * row)})));
+        }
+      });
   k.program = p.take();
   return k;
 }
@@ -231,6 +752,13 @@ class ModelLowerer {
       : g_(g), gpu_(gpu), o_(o) {
     lut_ = g.step.precompute != llm::PrecomputeMode::kNone;
     elem_bytes_ = golden::dtype_bits(g.step.hidden) / 8;
+    for (const Op& op : g.layer) {
+      if (op.kind == OpKind::kAttention) {
+        attention_ = op.attention;
+        layout_ = attention_layout(op.attention, elem_bytes_);
+      }
+      if (op.kind == OpKind::kRope) rope_ = true;
+    }
   }
 
   traces::Trace run() {
@@ -278,33 +806,47 @@ class ModelLowerer {
     const std::string name = prefix + "." + op.name;
     const int64_t rows = g_.step.rows();
     const llm::ModelConfig& m = g_.model;
+    RowKernelSpec r;
+    r.name = name;
+    r.elem_bytes = elem_bytes_;
+    r.fused = tables_for(fused_precompute(op.name, ops));
     switch (op.kind) {
       case OpKind::kEmbedding:
-        t.kernels.push_back(elementwise_kernel(name, rows, m.hidden, 1, op.flops / op.elements, 0,
-                                               false, elem_bytes_, {}));
+        // Token rows gathered from the table (+ the learned position rows), one block per token.
+        r.rows = rows;
+        r.cols = m.hidden;
+        r.inputs = {"table"};
+        if (m.position == llm::PositionKind::kLearned) r.inputs.push_back("positions");
+        r.input_rows = std::max(m.vocab, rows);
+        r.alu_per_elem = op.flops / double(op.elements);
+        t.kernels.push_back(row_kernel(r));
         break;
-      case OpKind::kNorm: {
-        const int64_t nrows = op.elements / m.hidden;
+      case OpKind::kNorm:
+        r.rows = op.elements / m.hidden;
+        r.cols = m.hidden;
+        r.inputs = {"in"};
+        r.norm_params = m.norm == llm::NormKind::kLayerNorm ? 2 : 1;
+        r.alu_per_elem = op.flops / double(op.elements);
+        t.kernels.push_back(row_kernel(r));
+        break;
+      case OpKind::kResidual:
+      case OpKind::kActivation: {
+        r.rows = rows;
+        r.cols = op.elements / rows;
+        const bool gated = op.kind == OpKind::kActivation && m.ffn == llm::FfnKind::kGated;
+        r.inputs = op.kind == OpKind::kResidual ? std::vector<std::string>{"in", "residual"}
+                   : gated                      ? std::vector<std::string>{"gate", "up"}
+                                                : std::vector<std::string>{"in"};
         const double per = op.flops / double(op.elements);
-        t.kernels.push_back(elementwise_kernel(name, nrows, m.hidden, 1, per, 0, true, elem_bytes_,
-                                               tables_for(fused_precompute(op.name, ops))));
+        r.sfu_per_elem = op.kind == OpKind::kActivation ? 1.0 : 0.0;  // exp / tanh / erf
+        r.alu_per_elem = per - r.sfu_per_elem;
+        t.kernels.push_back(row_kernel(r));
         break;
       }
       case OpKind::kRope:
-      case OpKind::kResidual:
-      case OpKind::kActivation: {
-        const int64_t cols = op.elements / rows;
-        const int inputs = op.kind == OpKind::kResidual                                      ? 2
-                           : op.kind == OpKind::kActivation && m.ffn == llm::FfnKind::kGated ? 2
-                                                                                             : 1;
-        const double per = op.flops / double(op.elements);
-        const double sfu =
-            op.kind == OpKind::kActivation ? 1.0 : (op.kind == OpKind::kRope ? 1.0 : 0.0);
-        t.kernels.push_back(elementwise_kernel(name, rows, cols, inputs, per, sfu, false,
-                                               elem_bytes_,
-                                               tables_for(fused_precompute(op.name, ops))));
+        t.kernels.push_back(rope_kernel(name, layout_, m.q_dim(), m.kv_dim(), g_.step.context,
+                                        op.flops / double(op.elements)));
         break;
-      }
       case OpKind::kTablePrecompute:
         if (!op.fused_into.empty()) break;  // done by its producer
         {
@@ -333,9 +875,18 @@ class ModelLowerer {
           t.kernels.push_back(cached_mma(name, 1, op.gemm.m, op.gemm.n, op.gemm.k, a, wbits));
         }
         break;
-      case OpKind::kAttention:
-        t.kernels.push_back(attention_kernel(name, op.attention, elem_bytes_));
+      case OpKind::kAttention: {
+        const auto& a = op.attention;
+        // The step's new K / V rows into the cache (K already there when RoPE wrote it).
+        t.kernels.push_back(kv_append_kernel(name + ".kv_append", layout_, m.kv_dim(), a.q_len,
+                                             a.kv_len - a.q_len, !rope_));
+        if (a.causal) {
+          t.kernels.push_back(prefill_attention(name, layout_));
+        } else {
+          append(t, decode_attention(name, a, layout_, plan_decode(a, gpu_.sms)));
+        }
         break;
+      }
     }
   }
 
@@ -370,7 +921,10 @@ class ModelLowerer {
   const hw::GpuConfig& gpu_;
   const ModelLoweringOptions& o_;
   bool lut_ = false;
+  bool rope_ = false;
   int64_t elem_bytes_ = 2;
+  llm::AttentionShape attention_;
+  AttentionLayout layout_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<traces::Kernel>> lut_cache_;
   std::map<std::tuple<int64_t, int64_t, int64_t, int>, traces::Kernel> mma_cache_;
 };

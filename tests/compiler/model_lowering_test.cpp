@@ -1,0 +1,386 @@
+// A whole model step lowered to a trace describes the same step as the step graph the roofline
+// costs: every graph op has its kernels ("<prefix>.<op>" or "<prefix>.<op>.<part>"), and the
+// kernels of an op move the op's bytes (unique bytes touched per tensor, the DRAM traffic of a
+// kernel whose re-reads hit L2) and do its work. Attention: split-KV decode fills the GPU, causal
+// prefill runs exactly the key tiles on or below the diagonal. Every access stays inside its
+// tensor and no two warps store the same bytes.
+#include "compiler/model_lowering.h"
+#include "model/golden/error.h"
+#include "model/hw/gpu.h"
+#include "model/llm/graph.h"
+#include "model/llm/model_config.h"
+#include "model/roofline/cost.h"
+#include "traces/trace.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ltc::compiler {
+namespace {
+
+using traces::Kernel;
+using traces::Opcode;
+using traces::Trace;
+
+const std::string kTiny = std::string(LTC_SOURCE_DIR) + "/traces/examples/tiny-llama.config.json";
+
+struct Step {
+  llm::ModelConfig model;
+  llm::StepConfig step;
+  hw::GpuConfig gpu;
+};
+
+Step make(const std::string& model, bool decode, int64_t batch, int64_t len, const std::string& gpu,
+          const char* weights = "fp16", golden::DType acts = golden::DType::kFp16) {
+  Step s{llm::load_model(model),
+         decode ? llm::StepConfig::decode(batch, len) : llm::StepConfig::prefill(batch, len),
+         hw::load_gpu(gpu)};
+  s.step.weights = llm::parse_weight_format(weights);
+  s.step.acts = acts;
+  return s;
+}
+
+// The step graph compile_model lowers (same precompute choice).
+llm::StepGraph graph_of(const Step& s) {
+  llm::StepConfig step = s.step;
+  const bool lut = s.gpu.has_lut_tensor() && step.weights.is_low_bit();
+  step.precompute = lut ? llm::PrecomputeMode::kFused : llm::PrecomputeMode::kNone;
+  if (lut) step.lut_k = s.gpu.lut_tensor->core.shape.k;
+  return llm::build_step_graph(s.model, step);
+}
+
+// The op a kernel belongs to: "L3.attention.combine" -> ("L3", "attention").
+std::pair<std::string, std::string> op_of(const std::string& kernel, const llm::StepGraph& g) {
+  const size_t dot = kernel.find('.');
+  const std::string prefix = kernel.substr(0, dot);
+  std::string rest = kernel.substr(dot + 1);
+  while (!g.find(rest) && rest.find('.') != std::string::npos)
+    rest = rest.substr(0, rest.rfind('.'));
+  return {prefix, rest};
+}
+
+struct Interval {
+  uint64_t lo, hi;
+  int64_t warp;
+};
+
+// Split-KV partials are written and read back at once (a few hundred KB, L2-resident): not DRAM
+// traffic, counted apart.
+struct KernelTraffic {
+  uint64_t read = 0, written = 0;  // unique bytes, summed over tensors
+  uint64_t partials = 0;           // of which through the "partials" tensor
+  uint64_t mmas = 0, cuda_ops = 0;
+  std::vector<std::string> errors;
+};
+
+uint64_t union_bytes(std::vector<Interval>& v) {
+  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.lo < b.lo; });
+  uint64_t total = 0, lo = 0, hi = 0;
+  bool open = false;
+  for (const auto& i : v) {
+    if (open && i.lo <= hi) {
+      hi = std::max(hi, i.hi);
+      continue;
+    }
+    if (open) total += hi - lo;
+    lo = i.lo;
+    hi = i.hi;
+    open = true;
+  }
+  if (open) total += hi - lo;
+  return total;
+}
+
+// Expands every warp: unique bytes read and written, bounds and store-overlap errors.
+KernelTraffic traffic(const Kernel& k) {
+  KernelTraffic t;
+  std::map<uint32_t, std::vector<Interval>> reads, writes;
+  int64_t warp_id = 0;
+  for (int64_t by = 0; by < k.grid_y; ++by) {
+    for (int64_t bx = 0; bx < k.grid_x; ++bx) {
+      for (int64_t wy = 0; wy < k.warps_y; ++wy) {
+        for (int64_t wx = 0; wx < k.warps_x; ++wx, ++warp_id) {
+          traces::expand_warp(k, bx, by, wx, wy, [&](const traces::Instr& in, const auto& pt) {
+            if (in.op == Opcode::kMma) ++t.mmas;
+            t.cuda_ops += in.cuda_ops();
+            const bool load = in.op == Opcode::kLdGlobal || in.op == Opcode::kLdGlobalAsync;
+            const bool store = in.op == Opcode::kStGlobal;
+            if (!load && !store) return;
+            const int64_t a = in.addr.eval(pt);
+            const auto* decl = [&]() -> const traces::TensorDecl* {
+              for (const auto& d : k.tensors) {
+                if (d.id == in.tensor) return &d;
+              }
+              return nullptr;
+            }();
+            if (!decl || a < 0 || uint64_t(a) + in.bytes > decl->bytes) {
+              if (t.errors.size() < 5) {
+                t.errors.push_back(k.name + ": " + in.str() + " at " + std::to_string(a) +
+                                   " outside tensor of " + std::to_string(decl ? decl->bytes : 0) +
+                                   " bytes");
+              }
+              return;
+            }
+            (store ? writes : reads)[in.tensor].push_back(
+                {uint64_t(a), uint64_t(a) + in.bytes, warp_id});
+          });
+        }
+      }
+    }
+  }
+  auto is_partials = [&](uint32_t id) {
+    const traces::TensorDecl* d = nullptr;
+    for (const auto& x : k.tensors) {
+      if (x.id == id) d = &x;
+    }
+    return d && d->name == "partials";
+  };
+  for (auto& [id, v] : reads) {
+    const uint64_t b = union_bytes(v);
+    t.read += b;
+    if (is_partials(id)) t.partials += b;
+  }
+  for (auto& [id, v] : writes) {
+    // After sorting by start: a store beginning before the furthest end so far overlaps it.
+    std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.lo < b.lo; });
+    uint64_t far = 0;
+    int64_t far_warp = -1;
+    for (const auto& i : v) {
+      if (far_warp >= 0 && i.lo < far && i.warp != far_warp && t.errors.size() < 5) {
+        t.errors.push_back(k.name + ": stores of warps " + std::to_string(far_warp) + " and " +
+                           std::to_string(i.warp) + " overlap at byte " + std::to_string(i.lo) +
+                           " of tensor " + std::to_string(id));
+      }
+      if (i.hi > far) {
+        far = i.hi;
+        far_warp = i.warp;
+      }
+    }
+    const uint64_t b = union_bytes(v);
+    t.written += b;
+    if (is_partials(id)) t.partials += b;
+  }
+  return t;
+}
+
+struct OpTraffic {
+  uint64_t bytes = 0, partials = 0, mmas = 0, cuda_ops = 0;
+  int kernels = 0;
+};
+
+// Per op of layer 0 (and the embedding and head): the traffic of its kernels.
+std::map<std::string, OpTraffic> op_traffic(const Trace& t, const llm::StepGraph& g,
+                                            std::vector<std::string>* errors) {
+  std::map<std::string, OpTraffic> ops;
+  for (const auto& k : t.kernels) {
+    const auto [prefix, op] = op_of(k.name, g);
+    if (prefix != "L0" && prefix != "embedding" && prefix != "head") continue;
+    const KernelTraffic kt = traffic(k);
+    OpTraffic& o = ops[prefix == "L0" ? op : prefix + "." + op];
+    o.bytes += kt.read + kt.written - kt.partials;
+    o.partials += kt.partials;
+    o.mmas += kt.mmas;
+    o.cuda_ops += kt.cuda_ops;
+    ++o.kernels;
+    if (errors) errors->insert(errors->end(), kt.errors.begin(), kt.errors.end());
+  }
+  return ops;
+}
+
+const llm::Op& graph_op(const llm::StepGraph& g, const std::string& key) {
+  const size_t dot = key.find('.');
+  const std::string name = dot == std::string::npos ? key : key.substr(dot + 1);
+  const llm::Op* op = g.find(name);
+  EXPECT_NE(op, nullptr) << key;
+  return *op;
+}
+
+// The graph's bytes of an op's kernels: its own, plus the tables of a precompute fused into it
+// (the graph books them on the precompute op, the trace's producer kernel stores them).
+double graph_bytes(const llm::StepGraph& g, const llm::Op& op) {
+  double b = op.bytes();
+  for (const auto* list : {&g.embedding, &g.layer, &g.head}) {
+    for (const auto& x : *list) {
+      if (x.fused_into == op.name) b += x.bytes();
+    }
+  }
+  return b;
+}
+
+bool cuda_core_op(const llm::Op& op) {
+  return op.kind == llm::OpKind::kNorm || op.kind == llm::OpKind::kResidual ||
+         op.kind == llm::OpKind::kActivation || op.kind == llm::OpKind::kRope ||
+         op.kind == llm::OpKind::kEmbedding;
+}
+
+TEST(ModelLowering, KernelNamesAreGraphOpsWithOptionalParts) {
+  for (const Step& s : {make(kTiny, true, 2, 100, "a100-lut4x", "int2", golden::DType::kInt8),
+                        make(kTiny, false, 1, 64, "a100"), make(kTiny, true, 3, 40, "h200")}) {
+    const llm::StepGraph g = graph_of(s);
+    const Trace t = compile_model(s.model, s.step, s.gpu);
+    std::map<std::string, int> seen;
+    for (const auto& k : t.kernels) {
+      const auto [prefix, op] = op_of(k.name, g);
+      ASSERT_NE(g.find(op), nullptr) << k.name << " names no graph op";
+      if (prefix == "L0") ++seen[op];
+    }
+    for (const auto& op : g.layer) {
+      if (op.fused_into.empty()) {
+        EXPECT_GT(seen[op.name], 0) << op.name << " has no kernel";
+      }
+    }
+  }
+}
+
+// Decode and prefill, tiny and llama2-7b, LUT and MAC GPUs: the CUDA-core ops and attention move
+// the graph's bytes within 1% (prefill attention: its padding to whole tiles, none at S = 512)
+// and do its CUDA-core work (alu, sfu, table precompute) within 6% (the norms' block reductions
+// are extra).
+TEST(ModelLowering, EveryOpMovesTheGraphsBytes) {
+  const std::vector<Step> steps = {
+      make(kTiny, true, 2, 100, "a100-lut4x", "int2", golden::DType::kInt8),
+      make(kTiny, false, 2, 128, "a100"), make("llama2-7b", true, 1, 4096, "h200"),
+      make("llama2-7b", false, 1, 512, "h200"),
+      make("llama2-70b", true, 4, 1000, "a100-lut4x", "int2", golden::DType::kInt8)};
+  for (const Step& s : steps) {
+    const llm::StepGraph g = graph_of(s);
+    const Trace t = compile_model(s.model, s.step, s.gpu);
+    std::vector<std::string> errors;
+    for (const auto& [key, o] : op_traffic(t, g, &errors)) {
+      const llm::Op& op = graph_op(g, key);
+      if (!cuda_core_op(op) && op.kind != llm::OpKind::kAttention) continue;
+      const std::string what =
+          s.model.name + " " + std::string(llm::phase_name(s.step.phase)) + " " + key;
+      EXPECT_NEAR(double(o.bytes) / graph_bytes(g, op), 1.0, 0.01)
+          << what << ": " << o.bytes << " vs " << graph_bytes(g, op);
+      // (A 256-wide row, the tiny model's, is one warp: its reduction is 19% of the work.)
+      if (cuda_core_op(op) && op.flops > 0 && s.model.hidden >= 2048) {
+        double flops = op.flops;  // + a fused precompute's table entries (one add each)
+        for (const auto& x : g.layer) {
+          if (x.fused_into == op.name) flops += x.flops;
+        }
+        EXPECT_NEAR(double(o.cuda_ops) / flops, 1.0, 0.06) << what;
+      }
+    }
+    EXPECT_TRUE(errors.empty()) << errors.front();
+  }
+}
+
+// Decode attention: MMAs over every cached key for 16-row tiles of the folded query rows (the
+// roofline's padded decode work), keys padded to whole 64-key tiles (the last tile masked).
+TEST(ModelLowering, DecodeAttentionDoesThePaddedRooflineWork) {
+  for (const Step& s :
+       {make("llama2-7b", true, 1, 4096, "h200"),
+        make("llama2-70b", true, 2, 777, "a100-lut4x", "int2", golden::DType::kInt8)}) {
+    const llm::StepGraph g = graph_of(s);
+    const Trace t = compile_model(s.model, s.step, s.gpu);
+    const auto& a = g.find("attention")->attention;
+    const auto ops = op_traffic(t, g, nullptr);
+    const int64_t units = a.batch * a.kv_heads;
+    const int64_t rows16 = 16 * ((a.heads / a.kv_heads + 15) / 16);
+    const double keys = 64.0 * ((a.kv_len + 63) / 64);
+    EXPECT_DOUBLE_EQ(ops.at("attention").mmas * 4096.0, 4.0 * units * rows16 * keys * a.head_dim)
+        << s.model.name;
+  }
+}
+
+TEST(ModelLowering, SplitKvDecodeFillsTheGpu) {
+  for (const char* gpu : {"h200", "a100-lut4x"}) {
+    const Step s = make("llama2-7b", true, 1, 4096, gpu);
+    const Trace t = compile_model(s.model, s.step, s.gpu);
+    int64_t blocks = 0;
+    bool combine = false;
+    for (const auto& k : t.kernels) {
+      if (k.name == "L0.attention") blocks = k.blocks();
+      combine = combine || k.name == "L0.attention.combine";
+    }
+    EXPECT_GE(blocks, s.gpu.sms) << gpu;
+    EXPECT_LE(blocks, 2 * s.gpu.sms + 64) << gpu;  // one wave at two blocks per SM
+    EXPECT_TRUE(combine) << gpu;
+  }
+}
+
+// Causal prefill: exactly the key tiles on or below the diagonal, T (T + 1) / 2 per head, each
+// (16-row x tile) x (tile keys) of QK^T and PV in m16n8k16 MMAs.
+TEST(ModelLowering, CausalPrefillSkipsTheMaskedTiles) {
+  struct Case {
+    std::string model;
+    int64_t batch, seq, tile;
+  };
+  for (const Case& c : {Case{"llama2-7b", 1, 512, 64}, Case{"llama2-70b", 2, 256, 64},
+                        Case{kTiny, 3, 100, 64}, Case{kTiny, 1, 5, 16}}) {
+    const Step s = make(c.model, false, c.batch, c.seq, "h200");
+    const llm::StepGraph g = graph_of(s);
+    const Trace t = compile_model(s.model, s.step, s.gpu);
+    const auto& a = g.find("attention")->attention;
+    int64_t tiles = (c.seq + c.tile - 1) / c.tile;
+    if (tiles > 1 && tiles % 2) ++tiles;
+    const uint64_t pairs = uint64_t(a.batch * a.heads * tiles * (tiles + 1) / 2);
+    const uint64_t per_pair = uint64_t(
+        (c.tile / 16) * ((c.tile / 8) * (a.head_dim / 16) + (a.head_dim / 8) * (c.tile / 16)));
+    for (const auto& k : t.kernels) {
+      if (k.name != "L0.attention") continue;
+      EXPECT_EQ(traffic(k).mmas, pairs * per_pair) << c.model << " S=" << c.seq;
+      EXPECT_EQ(k.blocks(), a.batch * a.heads * std::max<int64_t>(tiles / 2, 1));
+    }
+  }
+}
+
+// The acceptance configurations of the address check (traces::validate's bounds and store
+// overlap rules, checked here by expansion until the validator has them): whole step, every
+// kernel of layer 0, the embedding and the head.
+TEST(ModelLowering, AccessesStayInsideTheirTensorsAndStoresNeverOverlap) {
+  const std::vector<Step> steps = {
+      make("llama2-7b", true, 1, 4096, "a100-lut4x", "int2", golden::DType::kInt8),
+      make("llama2-7b", false, 1, 512, "a100-lut4x", "int2", golden::DType::kInt8),
+      make("llama2-7b", true, 1, 4096, "h200"),
+      make("llama2-7b", false, 1, 512, "h200"),
+      make(kTiny, true, 2, 100, "a100-lut4x", "int2", golden::DType::kInt8),
+      make(kTiny, false, 1, 64, "a100-lut4x", "int4", golden::DType::kFp16)};
+  for (const Step& s : steps) {
+    const Trace t = compile_model(s.model, s.step, s.gpu);
+    std::vector<std::string> errors;
+    op_traffic(t, graph_of(s), &errors);
+    EXPECT_TRUE(errors.empty()) << s.model.name << " on " << s.gpu.name << ": " << errors.front();
+  }
+}
+
+// Prints the comparison the simulator will make (not an assertion beyond the bytes test above):
+// per op of llama2-7b on h200, bytes in the trace, in the step graph and as the roofline costs
+// them, and the kernels.
+TEST(ModelLowering, PrintsPerOpBytesAgainstTheRoofline) {
+  for (const Step& s :
+       {make("llama2-7b", true, 1, 4096, "h200"), make("llama2-7b", false, 1, 512, "h200")}) {
+    const llm::StepGraph g = graph_of(s);
+    const Trace t = compile_model(s.model, s.step, s.gpu);
+    const roofline::Machine m(s.gpu);
+    const roofline::StepEstimate e = roofline::estimate_step(m, g);
+    std::map<std::string, const roofline::OpCost*> costs;
+    for (const auto* list : {&e.embedding, &e.layer, &e.head}) {
+      for (const auto& c : *list) costs[c.name] = &c;
+    }
+    std::printf("%s %s B%lld %lld on %s\n%-18s %8s %12s %12s %12s %8s\n", s.model.name.c_str(),
+                std::string(llm::phase_name(s.step.phase)).c_str(), (long long)s.step.batch,
+                (long long)(s.step.phase == llm::Phase::kDecode ? s.step.context : s.step.seq),
+                s.gpu.name.c_str(), "op", "kernels", "trace MB", "graph MB", "roofline MB",
+                "mma/fl");
+    std::printf("(trace MB: unique bytes touched; split-KV partials, L2-resident, apart)\n");
+    for (const auto& [key, o] : op_traffic(t, g, nullptr)) {
+      const llm::Op& op = graph_op(g, key);
+      const auto* c = costs.count(op.name) ? costs[op.name] : nullptr;
+      std::printf("%-18s %8d %12.4f %12.4f %12.4f %8.3f", key.c_str(), o.kernels, o.bytes / 1e6,
+                  graph_bytes(g, op) / 1e6, c ? c->bytes / 1e6 : 0.0,
+                  op.flops > 0 ? o.mmas * 4096.0 / op.flops : 0.0);
+      if (o.partials) std::printf("  + partials %.4f MB", o.partials / 1e6);
+      std::printf("\n");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ltc::compiler
