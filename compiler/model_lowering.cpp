@@ -142,6 +142,7 @@ traces::Kernel row_kernel(const RowKernelSpec& r) {
   k.grid_y = r.rows;
   k.warps_x = s.warps;
   k.regs_per_thread = 32 + uint32_t(std::min<int64_t>(row_bytes / (s.warps * 128), 96));
+  if (r.norm_params > 0) k.smem_bytes = uint64_t(8 * s.warps);  // one partial sum per warp
   k.tiles.core = -1;
   k.tiles.block = {1, r.cols, 0};
   k.tiles.warp = {1, r.cols / s.warps, 0};
@@ -584,6 +585,11 @@ std::vector<traces::Kernel> decode_attention(const std::string& name, const llm:
   const int64_t unit_q = d.rows * row;                         // a unit's q / O rows
   const int64_t part_row = d.rows * (l.head_dim + 2) * kFp32;  // partial O + (max, sum)
   const DecodeTensors t;
+  // K/V stages, then Q; the warps' partials (and the combine's split partials) are merged in the
+  // stage buffers after the last tile.
+  const int64_t q_smem =
+      std::max(2 * 2 * kKeyTile * row, std::max(w * d.mtiles * 16 * (l.head_dim + 2) * kFp32,
+                                                d.splits > 1 ? d.splits * part_row : 0));
   auto base = [&](const std::string& kname, int64_t grid_x) {
     traces::Kernel k;
     k.name = kname;
@@ -591,8 +597,7 @@ std::vector<traces::Kernel> decode_attention(const std::string& name, const llm:
     k.grid_y = d.units;
     k.warps_x = w;
     k.regs_per_thread = 128;
-    // K/V stages and Q; the warps' partials are merged in the stage buffers after the last tile.
-    k.smem_bytes = uint64_t(2 * 2 * kKeyTile * row + unit_q);
+    k.smem_bytes = uint64_t(q_smem + unit_q);
     k.tiles.core = -1;
     k.tiles.block = {d.mtiles * 16, kKeyTile, l.head_dim};
     k.tiles.warp = {d.mtiles * 16, kKeyTile / w, l.head_dim};
@@ -612,7 +617,7 @@ std::vector<traces::Kernel> decode_attention(const std::string& name, const llm:
                affine(0, {by(unit_q), wx(unit_q / w)})));
   };
   auto use_q = [&](ProgramBuilder& p) {
-    p.emit(mem(Opcode::kLdShared, 0, uint64_t(unit_q), constant(2 * 2 * kKeyTile * row)));
+    p.emit(mem(Opcode::kLdShared, 0, uint64_t(unit_q), constant(q_smem)));
   };
   auto store_out = [&](ProgramBuilder& p) {
     emit_alu(p, double(d.rows * l.head_dim) / w);  // O / sum

@@ -331,9 +331,9 @@ TEST(ModelLowering, CausalPrefillSkipsTheMaskedTiles) {
   }
 }
 
-// The acceptance configurations of the address check (traces::validate's bounds and store
-// overlap rules, checked here by expansion until the validator has them): whole step, every
-// kernel of layer 0, the embedding and the head.
+// The acceptance configurations of the address check: traces::check_addresses on the whole
+// step (global and shared bounds, cross-warp store overlap), and the same rules by expansion
+// here for every kernel of layer 0, the embedding and the head.
 TEST(ModelLowering, AccessesStayInsideTheirTensorsAndStoresNeverOverlap) {
   const std::vector<Step> steps = {
       make("llama2-7b", true, 1, 4096, "a100-lut4x", "int2", golden::DType::kInt8),
@@ -347,6 +347,12 @@ TEST(ModelLowering, AccessesStayInsideTheirTensorsAndStoresNeverOverlap) {
     std::vector<std::string> errors;
     op_traffic(t, graph_of(s), &errors);
     EXPECT_TRUE(errors.empty()) << s.model.name << " on " << s.gpu.name << ": " << errors.front();
+    try {
+      const traces::AddressCheck c = traces::check_addresses(t, s.model.name);
+      EXPECT_GT(c.accesses, 0u);
+    } catch (const InputError& e) {
+      ADD_FAILURE() << s.gpu.name << ": " << e.what();
+    }
   }
 }
 
