@@ -1,10 +1,19 @@
 // Model lowering: one decode or prefill step of a model (the model/llm step graph) becomes an LMMA
-// trace: every operator of every decoder layer a kernel named "L<layer>.<op>", plus the
-// embedding and the head. Low-bit linear layers on a LUT GPU are LUT mpGEMMs whose tables come
-// from a precompute kernel or, with fusion, from the preceding norm / FFN activation kernel
-// (which then stores tables instead of activations); o_proj's tables always need their own
-// kernel. Attention is one flash-style MMA kernel per step over the KV cache; dense linears
-// (the LM head, or every linear on a GPU without LUT cores) are MMA kernels.
+// trace. Every graph op of every decoder layer has its kernels named "L<layer>.<op>" or
+// "L<layer>.<op>.<part>" (likewise "embedding.<op>", "head.<op>"): an op's time is the sum of
+// the kernels whose name is the op's or starts with it plus ".". Each op's kernels move the
+// graph op's bytes (unique bytes touched, tests/compiler/model_lowering_test.cpp):
+//   norms, residual, FFN activation, embedding: one block per token, 16-byte vectors per thread
+//     (512 B per warp access); a norm reduces in registers + shared memory; a fused precompute
+//     stores the next mpGEMM's tables instead of the activations.
+//   rope: q and k rotated in one kernel, q written in the attention layout and k straight into
+//     the K cache (the K half of the cache append).
+//   attention: .kv_append (the new V rows, and K rows for models without RoPE, into the cache);
+//     decode: split-KV (flash-decoding) kernel over (splits, seq x KV head) + .combine (the keys
+//     no split took, then the partial rows merged); causal prefill: FlashAttention-2 blocks of
+//     paired query tiles p and T-1-p (T+1 key tiles each, the exact causal triangle).
+//   linears: LUT mpGEMMs (".lmma"; tables from a fused producer or "<op>.precompute") on LUT
+//     GPUs with low-bit weights, else MMA GEMMs (compiler/gemm_lowering.h).
 #pragma once
 
 #include "model/hw/gpu.h"
