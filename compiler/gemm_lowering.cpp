@@ -68,12 +68,15 @@ void emit_pipeline(ProgramBuilder& p, const KPipeline& k) {
   k.load(affine(0, {iv(prologue, 1)}));
   p.emit(simple(Opcode::kCommit));
   p.end(prologue);
+  // As CUTLASS's multistage mainloop: once tile t has landed and every warp has passed the
+  // barrier (so the stage of tile t-1 is free), start loading tile t+S-1 into that stage, then
+  // compute tile t while the copies fly.
   auto iteration = [&](const traces::Affine& t, bool load) {
     p.emit(simple(Opcode::kWait, uint64_t(S - 2)));
     p.emit(barrier());
-    k.compute(t);
     if (load) k.load(plus(t, constant(S - 1)));
     p.emit(simple(Opcode::kCommit));  // empty in the peeled iterations
+    k.compute(t);
   };
   if (k.groups > 1) {
     const auto ig = p.loop(uint64_t(k.groups - 1));

@@ -320,21 +320,22 @@ void Sm::fetch(Warp& w, Cycle c) {
     }
   }
   if (w.next->op == Opcode::kWait) {
-    if (w.open_group >= 0) {
-      // wait commits the open group first (traces/isa.h)
-      if (w.ngroups == kMaxGroups) {
-        w.groups[1] = std::max(w.groups[0], w.groups[1]);
-        std::copy(w.groups.begin() + 1, w.groups.end(), w.groups.begin());
-        --w.ngroups;
-      }
-      w.groups[size_t(w.ngroups++)] = w.open_group;
-      w.open_group = -1;
-    }
+    if (w.open_group >= 0) commit_group(w, c);  // wait commits the open group first (isa.h)
     const int keep = int(std::min<uint64_t>(w.next->count, uint64_t(w.ngroups)));
     for (int g = 0; g < w.ngroups - keep; ++g) need(w.groups[size_t(g)], Stall::kAsyncWait);
   }
   w.ready = r;
   w.why = why;
+}
+
+void Sm::commit_group(Warp& w, Cycle c) {
+  if (w.ngroups == kMaxGroups) {  // fold the two oldest: waits on either wait for both
+    w.groups[1] = std::max(w.groups[0], w.groups[1]);
+    std::copy(w.groups.begin() + 1, w.groups.end(), w.groups.begin());
+    --w.ngroups;
+  }
+  w.groups[size_t(w.ngroups++)] = w.open_group >= 0 ? w.open_group : c;
+  w.open_group = -1;
 }
 
 void Sm::issue(Warp& w, SubPartition& sp, Cycle c) {
@@ -400,15 +401,7 @@ void Sm::issue(Warp& w, SubPartition& sp, Cycle c) {
       break;
     case Unit::kNone:
       if (in.op == Opcode::kCommit) {
-        if (w.open_group >= 0) {
-          if (w.ngroups == kMaxGroups) {
-            w.groups[1] = std::max(w.groups[0], w.groups[1]);
-            std::copy(w.groups.begin() + 1, w.groups.end(), w.groups.begin());
-            --w.ngroups;
-          }
-          w.groups[size_t(w.ngroups++)] = w.open_group;
-          w.open_group = -1;
-        }
+        commit_group(w, c);  // an empty group is complete at once
       } else if (in.op == Opcode::kWait) {
         const int keep = int(std::min<uint64_t>(in.count, uint64_t(w.ngroups)));
         std::copy(w.groups.begin() + (w.ngroups - keep), w.groups.begin() + w.ngroups,

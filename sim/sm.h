@@ -162,6 +162,7 @@ class Sm : public sc_core::sc_module {
   Stall unit_stall(Unit u) const;
   void issue(Warp& w, SubPartition& sp, Cycle c);
   void fetch(Warp& w, Cycle c);
+  void commit_group(Warp& w, Cycle c);
   Cycle global_access(Warp& w, const traces::Instr& in, Cycle c);
   Cycle l2_request(uint64_t line_addr, uint32_t sectors, bool write, Cycle t);
   void arrive_barrier(Warp& w, Cycle c);

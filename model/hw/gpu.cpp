@@ -108,6 +108,13 @@ double GpuConfig::lut_tops(std::string_view act, int wbits) const {
          1e12;
 }
 
+int64_t lmma_issue_cycles(const golden::LmmaShape& instr, const golden::LmmaShape& core,
+                          int tiles_per_core, int wbits) {
+  const int64_t tiles = int64_t(instr.m / core.m) * (instr.n / core.n);
+  const int64_t per_round = std::max(tiles_per_core, 1);
+  return int64_t(wbits) * ((tiles + per_round - 1) / per_round);
+}
+
 TensorOpTiming GpuConfig::lmma_timing(const golden::LmmaShape& instr, int wbits) const {
   if (!lut_tensor) throw InputError("gpu '" + name + "' has no LUT tensor core");
   const auto& core = lut_tensor->core;

@@ -96,6 +96,13 @@ struct TensorOpTiming {
   int64_t latency_cycles = 0;
 };
 
+// Cycles a tensor core of `tiles_per_core` tiles of shape `core` is busy with an LMMA of shape
+// `instr` (a x b core tiles in M and N, the core's K) and `wbits` weight planes: one beat per
+// plane for each round of ceil(a*b / tiles_per_core) tiles. The one definition the roofline,
+// the compiler's scheduler (model/tiling) and the simulator use (through lmma_timing below).
+int64_t lmma_issue_cycles(const golden::LmmaShape& instr, const golden::LmmaShape& core,
+                          int tiles_per_core, int wbits);
+
 struct GpuConfig {
   std::string name;         // "h200"
   std::string description;  // one line, with the datasheet it comes from

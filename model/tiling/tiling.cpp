@@ -31,12 +31,6 @@ constexpr double kSmBandwidthShare = 4;
 
 }  // namespace
 
-int64_t lmma_issue_cycles(const golden::LmmaShape& instr, const golden::LmmaShape& core,
-                          int tiles_per_core, int wbits) {
-  const int64_t tiles = int64_t(instr.m / core.m) * (instr.n / core.n);
-  return int64_t(wbits) * ceil_div(tiles, std::max(tiles_per_core, 1));
-}
-
 golden::LmmaShape choose_lmma_shape(const golden::LmmaShape& core, int tiles_per_core, int wbits,
                                     const Tile& warp) {
   golden::LmmaShape s = core;
@@ -50,7 +44,10 @@ golden::LmmaShape choose_lmma_shape(const golden::LmmaShape& core, int tiles_per
     }
     return cur;
   };
-  while (lmma_issue_cycles({int(a * core.m), int(b * core.n), core.k}, core, tiles_per_core,
+  // Every tile of the tensor core takes part (an instruction on fewer leaves tiles idle: the
+  // core accepts one instruction at a time), and one issue keeps it busy for several cycles.
+  while (a * b < tiles_per_core ||
+         lmma_issue_cycles({int(a * core.m), int(b * core.n), core.k}, core, tiles_per_core,
                            wbits) < kMinLmmaIssueCycles) {
     const int64_t nb = next(b, max_b, warp.n / core.n);
     if (nb != b) {
@@ -182,18 +179,34 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   // Closed form over the waves: every full wave runs bps blocks per SM back to back; the last
   // wave runs ceil(left / SMs) on its busiest SM.
   const int64_t last = c.blocks() - (c.waves - 1) * slots;
-  const double compute_us =
-      double((c.waves - 1) * bps + ceil_div(last, gpu.sms)) * block_ops / sm_ops_per_us;
+  const double blocks_in_turn = double((c.waves - 1) * bps + ceil_div(last, gpu.sms));
+  // Shared-memory bandwidth bounds the tensor cores too: each K step every warp reads its A (or
+  // table) and W fragments, and the stage fill writes the block's slices once, all through the
+  // SM's shared-memory data path (sm.lsu_bytes_per_cycle).
+  const double smem_bits = double(block.m) * block.n / warp.n * p.a_bits +
+                           double(block.m) * block.n / warp.m * p.w_bits +
+                           double(block.m) * p.a_bits + double(block.n) * p.w_bits;
+  const double smem_us_per_block =
+      smem_bits / 8 * k_pad / (double(gpu.sm.lsu_bytes_per_cycle) * gpu.clock_ghz * 1e3);
+  const double compute_us = blocks_in_turn * std::max(block_ops / sm_ops_per_us, smem_us_per_block);
   // Traffic: A is read once per block column, W once per block row. An operand whose unique
-  // bytes fit in half of L2 is fetched from DRAM once and re-read from L2.
+  // bytes fit in half of L2 is fetched from DRAM once and re-read from L2. So is every operand
+  // when one wave's working set fits there: blocks run in raster order (bx fastest), so the
+  // blocks that share a row of A or a column of W run in the same or the next wave.
   const double a_unique = double(c.grid_m * block.m) * k_pad * p.a_bits / 8;
   const double w_unique = double(c.grid_n * block.n) * k_pad * p.w_bits / 8;
   const double out_bytes = double(p.m) * p.n * p.out_bits / 8;
   c.global_bytes = a_unique * c.grid_n + w_unique * c.grid_m + out_bytes;
   const double l2_half = gpu.l2_bytes() / 2;
+  const double wave_blocks = double(std::min<int64_t>(slots, c.blocks()));
+  const double wave_bytes =
+      (std::ceil(wave_blocks / double(c.grid_n)) * double(block.m) * p.a_bits +
+       std::min(wave_blocks, double(c.grid_n)) * double(block.n) * p.w_bits) *
+      k_pad / 8;
+  const bool wave_fits = wave_bytes <= l2_half;
   double dram_bytes = out_bytes, l2_bytes = 0;
   for (auto [unique, reads] : {std::pair{a_unique, c.grid_n}, std::pair{w_unique, c.grid_m}}) {
-    if (unique <= l2_half) {
+    if (unique <= l2_half || wave_fits) {
       dram_bytes += unique;
       l2_bytes += unique * double(reads - 1);
     } else {

@@ -57,14 +57,13 @@ GemmProblem mac_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int
                              golden::DType act = golden::DType::kFp16,
                              golden::DType weight = golden::DType::kFp16);
 
-// LMMA instruction shapes (traces/isa.h): a x b tiles of the core shape. One instruction holds a
-// tensor core for wbits * ceil(a*b / tiles_per_core) cycles (one weight plane per tile per cycle;
-// the formula of hw::GpuConfig::lmma_timing, which the simulator and roofline use).
-int64_t lmma_issue_cycles(const golden::LmmaShape& instr, const golden::LmmaShape& core,
-                          int tiles_per_core, int wbits);
+// LMMA instruction shapes (traces/isa.h): a x b tiles of the core shape, timed by
+// hw::lmma_issue_cycles (model/hw/gpu.h), the one formula the simulator and roofline use too.
+using hw::lmma_issue_cycles;
 // The compiler's instruction: starting from the core shape, grow N (up to core.n *
 // tiles_per_core) and then M, within the warp tile (whose m, n the result divides), until the
-// instruction needs >= kMinLmmaIssueCycles cycles, so one issue keeps the tensor core busy.
+// instruction spans every tile of the tensor core and needs >= kMinLmmaIssueCycles cycles, so
+// one issue keeps the whole tensor core busy.
 inline constexpr int64_t kMinLmmaIssueCycles = 4;
 golden::LmmaShape choose_lmma_shape(const golden::LmmaShape& core, int tiles_per_core, int wbits,
                                     const Tile& warp);

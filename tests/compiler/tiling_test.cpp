@@ -102,8 +102,9 @@ TEST(LmmaShape, GrowsNThenMUntilFourTensorCoreCycles) {
   EXPECT_EQ(lmma_issue_cycles({8, 256, 4}, core, 4, 1), 4);
   // 2 planes: 2 x 4 tiles = 2 rounds x 2 planes.
   EXPECT_EQ(choose_lmma_shape(core, 4, 2, big), (golden::LmmaShape{4, 256, 4}));
-  // 4 planes already take 4 cycles on one tile.
-  EXPECT_EQ(choose_lmma_shape(core, 4, 4, big), core);
+  // 4 planes take 4 cycles on one tile, but the instruction still spans the core's 4 tiles.
+  EXPECT_EQ(choose_lmma_shape(core, 4, 4, big), (golden::LmmaShape{2, 256, 4}));
+  EXPECT_EQ(choose_lmma_shape(core, 1, 4, big), core);
   // 8 tiles per core: N grows to the warp tile's 4 tiles only, then M.
   EXPECT_EQ(choose_lmma_shape(core, 8, 1, big), (golden::LmmaShape{16, 256, 4}));
   // A small warp tile caps both sides.
@@ -111,7 +112,7 @@ TEST(LmmaShape, GrowsNThenMUntilFourTensorCoreCycles) {
   EXPECT_EQ(choose_lmma_shape(core, 4, 2, {6, 192, 32}), (golden::LmmaShape{6, 192, 4}));
 }
 
-TEST(LmmaShape, EveryChosenShapeDividesTheWarpTileAndReachesFourCyclesWhenItCan) {
+TEST(LmmaShape, EveryChosenShapeDividesTheWarpTileAndFillsTheCoreForFourCyclesWhenItCan) {
   const golden::LmmaShape core{2, 64, 4};
   for (int tiles : {1, 2, 3, 4, 8}) {
     for (int wbits = 1; wbits <= 8; ++wbits) {
@@ -123,7 +124,8 @@ TEST(LmmaShape, EveryChosenShapeDividesTheWarpTileAndReachesFourCyclesWhenItCan)
           EXPECT_EQ(wm % s.m, 0);
           EXPECT_EQ(wn % s.n, 0);
           EXPECT_LE(s.n / 64, std::max(tiles, 1));
-          if (lmma_issue_cycles(s, core, tiles, wbits) < kMinLmmaIssueCycles) {
+          if ((s.m / 2) * (s.n / 64) < tiles ||
+              lmma_issue_cycles(s, core, tiles, wbits) < kMinLmmaIssueCycles) {
             // Short of 4 cycles only when neither side can grow: M is the whole warp tile and N
             // the most tiles (dividing the warp tile) one tensor core runs at once.
             EXPECT_EQ(s.m, wm);
