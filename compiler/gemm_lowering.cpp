@@ -50,6 +50,33 @@ int pipeline_stages(int stages, int64_t tiles_per_group) {
   return int(std::max<int64_t>(2, std::min<int64_t>(std::max(stages, 2), tiles_per_group + 1)));
 }
 
+// The K steps of one shared-memory stage with register double buffering, as CUTLASS's warp-level
+// mainloop does: step q's fragments go to buffer 1 + q % 2 and are loaded one step ahead, so
+// the tensor core works on step q while step q + 1's lds are in flight. `frags(q, buf)` emits
+// the loads of step q, `ops(q, buf)` its tensor-core instructions (q an affine of the loops).
+void emit_k_steps(ProgramBuilder& p, int64_t steps,
+                  const std::function<void(const traces::Affine&, uint32_t)>& frags,
+                  const std::function<void(const traces::Affine&, uint32_t)>& ops) {
+  frags(constant(0), 1);
+  const int64_t pairs = (steps - 1) / 2;
+  const auto ip = p.loop(uint64_t(pairs));
+  if (pairs > 0) {
+    frags(affine(1, {iv(ip, 2)}), 2);
+    ops(affine(0, {iv(ip, 2)}), 1);
+    frags(affine(2, {iv(ip, 2)}), 1);
+    ops(affine(1, {iv(ip, 2)}), 2);
+  }
+  p.end(ip);
+  const int64_t done = 2 * pairs;
+  if (steps - done == 1) {
+    ops(constant(done), 1);
+  } else {
+    frags(constant(done + 1), 2);
+    ops(constant(done), 1);
+    ops(constant(done + 1), 2);
+  }
+}
+
 // The K loop of a GEMM kernel as a CUTLASS multistage cp.async pipeline (gemm_lowering.h): K
 // tiles t = 0 .. groups * tiles_per_group - 1, a quantization-group epilogue after each
 // tiles_per_group tiles. `load(t)` emits the ldgsts of K tile t, `compute(t)` its fragments and
@@ -220,8 +247,6 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
   const int64_t n_groups = ceil_div(spec.k, G);
   const int64_t k_tiles = n_groups * tiles_per_group;
   const int64_t lg_per_tile = bk / kg;
-  tc.stages = pipeline_stages(spec.stages > 0 ? spec.stages : tc.stages, tiles_per_group);
-  const int S = tc.stages;
 
   // Padded extents (traces/trace.h "Padding").
   const int64_t grid_x = ceil_div(spec.n, bn), grid_y = ceil_div(spec.m, bm);
@@ -243,6 +268,8 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
   const int64_t smem_basis_weights = lg_per_tile * (bn / cn) * wbits * seg_bytes;
   const int64_t smem_tables = B * smem_basis_tables;
   const int64_t stage_bytes = smem_tables + B * smem_basis_weights;
+  tc.stages = pipeline_stages(spec.stages > 0 ? spec.stages : tc.stages, tiles_per_group);
+  const int S = tc.stages;
   if (double(S * stage_bytes) > gpu.shared_memory_kb_per_block * 1024.0) {
     throw InputError("gemm " + spec.name + ": " + std::to_string(S) + " stages of " +
                      std::to_string(stage_bytes) + " B exceed the " +
@@ -315,29 +342,41 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
     p.end(ij);
   };
   kp.compute = [&](const traces::Affine& t) {
-    const auto iq = p.loop(uint64_t(lg_per_tile));
-    for (int64_t j = 0; j < B; ++j) {
-      // Fragments of one LUT group: the warp's table rows and weight planes (stage 0's buffer).
-      p.emit(mem(Opcode::kLdShared, 0, uint64_t(wm * table_bytes),
-                 affine(j * smem_basis_tables, {iv(iq, bm * table_bytes), wy(wm * table_bytes)})));
-      p.emit(
-          mem(Opcode::kLdShared, 0, uint64_t((wn / cn) * wbits * seg_bytes),
-              affine(smem_tables + j * smem_basis_weights,
-                     {iv(iq, (bn / cn) * wbits * seg_bytes), wx((wn / cn) * wbits * seg_bytes)})));
-      const auto ia = p.loop(uint64_t(wm / im));
-      const auto ib = p.loop(uint64_t(wn / in_));
-      Instr l;
-      l.op = Opcode::kLmma;
-      l.lmma = op;
-      l.m = affine(0, {by(bm), wy(wm), iv(ia, im)});
-      l.n = affine(0, {bx(bn), wx(wn), iv(ib, in_)});
-      l.k = plus(times(t, bk), affine(0, {iv(iq, kg)}));
-      l.basis = uint32_t(j);
-      p.emit(l);
-      p.end(ib);
-      p.end(ia);
-    }
-    p.end(iq);
+    // Fragments of one LUT group: the warp's table rows and weight planes of every basis
+    // (stage 0's buffer).
+    auto frags = [&](const traces::Affine& q, uint32_t buf) {
+      for (int64_t j = 0; j < B; ++j) {
+        Instr tables = mem(Opcode::kLdShared, 0, uint64_t(wm * table_bytes),
+                           plus(times(q, bm * table_bytes),
+                                affine(j * smem_basis_tables, {wy(wm * table_bytes)})));
+        tables.frag = buf;
+        p.emit(tables);
+        Instr planes = mem(Opcode::kLdShared, 0, uint64_t((wn / cn) * wbits * seg_bytes),
+                           plus(times(q, (bn / cn) * wbits * seg_bytes),
+                                affine(smem_tables + j * smem_basis_weights,
+                                       {wx((wn / cn) * wbits * seg_bytes)})));
+        planes.frag = buf;
+        p.emit(planes);
+      }
+    };
+    auto ops = [&](const traces::Affine& q, uint32_t buf) {
+      for (int64_t j = 0; j < B; ++j) {
+        const auto ia = p.loop(uint64_t(wm / im));
+        const auto ib = p.loop(uint64_t(wn / in_));
+        Instr l;
+        l.op = Opcode::kLmma;
+        l.lmma = op;
+        l.m = affine(0, {by(bm), wy(wm), iv(ia, im)});
+        l.n = affine(0, {bx(bn), wx(wn), iv(ib, in_)});
+        l.k = plus(times(t, bk), times(q, kg));
+        l.basis = uint32_t(j);
+        l.frag = buf;
+        p.emit(l);
+        p.end(ib);
+        p.end(ia);
+      }
+    };
+    emit_k_steps(p, lg_per_tile, frags, ops);
   };
   kp.group_end = [&](const traces::Affine& g) {
     // Epilogue of this quantization group: scales and zero points of the warp's columns.
@@ -471,8 +510,6 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   const int64_t ik = op.shape.k;
   const int64_t eb = golden::dtype_bits(op.a) / 8;
   const int64_t k_tiles = ceil_div(k, bk);
-  tc.stages = pipeline_stages(stages > 0 ? stages : tc.stages, k_tiles);
-  const int S = tc.stages;
   // Codes used as the MMA operand directly (int8 x int8 codes), else dequantized per K tile.
   const bool dequant = weight_bits > 0 && !(int8 && weight_bits == 8);
 
@@ -491,6 +528,8 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   const int64_t smem_a = bm * bk * eb, smem_b = bn * b_tile_bytes;
   const int64_t smem_dq = dequant ? bn * bk * eb : 0;
   const int64_t stage_bytes = smem_a + smem_b;
+  tc.stages = pipeline_stages(stages > 0 ? stages : tc.stages, k_tiles);
+  const int S = tc.stages;
   if (double(S * stage_bytes + smem_dq) > gpu.shared_memory_kb_per_block * 1024.0) {
     throw InputError("gemm " + name + ": " + std::to_string(S) +
                      " pipeline stages exceed the shared memory per block of '" + gpu.name + "'");
@@ -566,23 +605,31 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
                  affine(S * stage_bytes, {wy(kr.warps_x * chunk * eb), wx(chunk * eb)})));
       p.emit(barrier());
     }
-    const auto iq = p.loop(uint64_t(bk / ik));
-    p.emit(mem(Opcode::kLdShared, 0, uint64_t(wm * ik * eb),
-               affine(0, {iv(iq, bm * ik * eb), wy(wm * ik * eb)})));
-    p.emit(mem(Opcode::kLdShared, 0, uint64_t(wn * ik * eb),
-               affine(b_src, {iv(iq, bn * ik * eb), wx(wn * ik * eb)})));
-    const auto ia = p.loop(uint64_t(wm / op.shape.m));
-    const auto ib = p.loop(uint64_t(wn / op.shape.n));
-    Instr mm;
-    mm.op = Opcode::kMma;
-    mm.mma = op;
-    mm.m = affine(0, {by(bm), wy(wm), iv(ia, op.shape.m)});
-    mm.n = affine(0, {bx(bn), wx(wn), iv(ib, op.shape.n)});
-    mm.k = plus(times(t, bk), affine(0, {iv(iq, ik)}));
-    p.emit(mm);
-    p.end(ib);
-    p.end(ia);
-    p.end(iq);
+    auto frags = [&](const traces::Affine& q, uint32_t buf) {
+      Instr a = mem(Opcode::kLdShared, 0, uint64_t(wm * ik * eb),
+                    plus(times(q, bm * ik * eb), affine(0, {wy(wm * ik * eb)})));
+      a.frag = buf;
+      p.emit(a);
+      Instr b = mem(Opcode::kLdShared, 0, uint64_t(wn * ik * eb),
+                    plus(times(q, bn * ik * eb), affine(b_src, {wx(wn * ik * eb)})));
+      b.frag = buf;
+      p.emit(b);
+    };
+    auto ops = [&](const traces::Affine& q, uint32_t buf) {
+      const auto ia = p.loop(uint64_t(wm / op.shape.m));
+      const auto ib = p.loop(uint64_t(wn / op.shape.n));
+      Instr mm;
+      mm.op = Opcode::kMma;
+      mm.mma = op;
+      mm.m = affine(0, {by(bm), wy(wm), iv(ia, op.shape.m)});
+      mm.n = affine(0, {bx(bn), wx(wn), iv(ib, op.shape.n)});
+      mm.k = plus(times(t, bk), times(q, ik));
+      mm.frag = buf;
+      p.emit(mm);
+      p.end(ib);
+      p.end(ia);
+    };
+    emit_k_steps(p, bk / ik, frags, ops);
   };
   kp.group_end = [&](const traces::Affine&) {
     // Integer codes run unscaled: the per-channel scale and zero-point term come here.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 namespace ltc::sim {
 namespace {
@@ -20,6 +21,29 @@ int64_t ceil_div(int64_t a, int64_t b) {
 constexpr int64_t kSimtBytes = 512;
 
 }  // namespace
+
+int64_t smem_wavefronts(uint64_t bytes_per_thread, uint64_t stride, int banks) {
+  // A warp's request is served in phases of 128 bytes' worth of threads (32 threads of 4 bytes,
+  // 16 of 8, 8 of 16); in each phase, a bank that holds k distinct 4-byte words needs k cycles
+  // (threads reading the same word share it: broadcast).
+  const uint64_t e = std::max<uint64_t>(bytes_per_thread, 1);
+  const uint64_t per_phase = std::max<uint64_t>(1, std::min<uint64_t>(32, uint64_t(banks) * 4 / e));
+  int64_t total = 0;
+  for (uint64_t first = 0; first < 32; first += per_phase) {
+    std::vector<std::vector<uint64_t>> words(static_cast<size_t>(banks));
+    for (uint64_t t = first; t < std::min<uint64_t>(32, first + per_phase); ++t) {
+      for (uint64_t b = 0; b < e; b += 4) {
+        const uint64_t word = (t * stride + b) / 4;
+        auto& w = words[static_cast<size_t>(word % uint64_t(banks))];
+        if (std::find(w.begin(), w.end(), word) == w.end()) w.push_back(word);
+      }
+    }
+    size_t worst = 1;
+    for (const auto& w : words) worst = std::max(worst, w.size());
+    total += int64_t(worst);
+  }
+  return total;
+}
 
 KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuConfig& gpu,
                        const TensorCoreModel& tc, uint64_t& next_address) {
@@ -106,9 +130,10 @@ KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuCo
       d.reads = reads;
       d.writes = writes;
       d.simt = uint32_t(std::max<int64_t>(1, ceil_div(int64_t(in.bytes), kSimtBytes)));
-      // Contiguous bytes per warp: conflict-free, one wavefront per bank row.
-      d.wavefronts = int32_t(std::max<int64_t>(1, ceil_div(int64_t(in.bytes), bank_bytes)));
-      d.conflict_wavefronts = 0;
+      const int64_t ideal = std::max<int64_t>(1, ceil_div(int64_t(in.bytes), bank_bytes));
+      d.wavefronts = in.stride ? int32_t(smem_wavefronts(in.bytes / 32, in.stride, sm.smem_banks))
+                               : int32_t(ideal);
+      d.conflict_wavefronts = d.wavefronts - int32_t(ideal);
       d.occupancy = d.wavefronts;
       d.latency = sm.smem_latency_cycles + d.wavefronts - 1;
     };
@@ -259,11 +284,17 @@ void Gpu::run() {
   for (running_ = 0; running_ < kernels_.size(); ++running_) {
     if (stop_.load()) break;
     plan_ = plan_kernel(trace_, kernels_[running_], gpu_, tc_, next_address_);
-    for (auto& sm : sms_) sm->begin_kernel();
     launch_ = now_cycles();
+    dispatcher_.start(&plan_, launch_);
+    for (auto& sm : sms_) sm->begin_kernel(&plan_, launch_);
+    // The first wave: one block per SM per round, until every SM holds blocks_per_sm.
+    for (int round = 0; round < plan_.blocks_per_sm; ++round) {
+      bool any = false;
+      for (auto& sm : sms_) any = sm->take_block(launch_) || any;
+      if (!any) break;
+    }
     in_kernel_ = true;
     if (observer_) observer_->begin_kernel(kernels_[running_]);
-    dispatcher_.start(&plan_, launch_);
     dispatcher_.work().notify(sc_core::SC_ZERO_TIME);
     progress_event_.notify(sc_core::SC_ZERO_TIME);
     wait(dispatcher_.done());

@@ -17,6 +17,10 @@
 
 namespace ltc::sim {
 
+// Shared-memory wavefronts (data-path cycles) of one warp access where thread t moves
+// `bytes_per_thread` bytes at t * stride: the bank model of 4-byte banks, with broadcast.
+int64_t smem_wavefronts(uint64_t bytes_per_thread, uint64_t stride, int banks);
+
 // Decodes a kernel for the SMs: per static instruction its unit, dependencies and timing;
 // tensor addresses; occupancy. Throws InputError naming the kernel and instruction.
 KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuConfig& gpu,

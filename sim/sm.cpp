@@ -24,7 +24,7 @@ int popcount4(uint32_t m) {
 
 // Memory instructions wait to issue while the SM's load/store path has more than this many
 // cycles of work queued (the MIO / LSU instruction queue of real SMs).
-constexpr double kLsuQueueCycles = 16;
+constexpr double kLsuQueueCycles = 64;
 
 uint64_t acc_key(const Instr& in, const traces::Affine::Point& p) {
   return (uint64_t(in.m.eval(p)) << 32) ^ uint64_t(in.n.eval(p));
@@ -83,11 +83,12 @@ Sm::~Sm() {
   payload_.clear_extension(&mask_);  // a member, not the payload's to free
 }
 
-void Sm::begin_kernel() {
-  plan_ = nullptr;
+void Sm::begin_kernel(const KernelPlan* plan, Cycle launch) {
+  plan_ = plan;
   stats_ = KernelStats{};
   for (auto& sp : sps_) {
     sp = SubPartition{};
+    sp.accounted = sp.wake = launch;
   }
   for (auto& b : blocks_) b = Block{};
   for (auto& w : warps_) w.active = false;
@@ -95,6 +96,16 @@ void Sm::begin_kernel() {
   fill_at_ = kNever;
   lsu_.reset();
   noc_.reset();
+  cycle_ = std::max(cycle_, launch);
+  l1_ = SectorCache(uint64_t(std::max<int64_t>(plan->l1_bytes, 0)), gpu_.sm.l1_ways,
+                    gpu_.sm.line_bytes);
+}
+
+bool Sm::take_block(Cycle at) {
+  const int64_t id = dispatcher_.take();
+  if (id < 0) return false;
+  launch_block(id, at);
+  return true;
 }
 
 void Sm::finish_kernel(Cycle end) {
@@ -110,13 +121,6 @@ void Sm::finish_kernel(Cycle end) {
 void Sm::activate() {
   if (stop_.load(std::memory_order_relaxed)) return;  // no new trigger: the SM stops
   now_ = now_cycles();
-  if (plan_ != dispatcher_.plan()) {
-    plan_ = dispatcher_.plan();
-    cycle_ = std::max(cycle_, dispatcher_.launch());
-    const int64_t l1 = std::max<int64_t>(plan_->l1_bytes, 0);
-    l1_ = SectorCache(uint64_t(l1), gpu_.sm.l1_ways, gpu_.sm.line_bytes);
-    for (auto& sp : sps_) sp.accounted = sp.wake = dispatcher_.launch();
-  }
   cycle_ = std::max(cycle_, now_);
   if (resident_blocks_ == 0 && !fill_blocks(cycle_)) {
     next_trigger();  // idle until the next launch
@@ -310,7 +314,10 @@ void Sm::fetch(Warp& w, Cycle c) {
       why = s;
     }
   };
-  if (d.reads & kFragments) need(w.frag, Stall::kFragments);
+  if (d.reads & kFragments) {
+    const uint32_t f = w.next->frag;
+    need(f ? std::max(w.frag_buf[f], w.frag_buf[0]) : w.frag, Stall::kFragments);
+  }
   if (d.reads & kValues) need(w.values, Stall::kValues);
   if (d.reads & kAllAccumulators) need(w.acc_all, Stall::kAccumulator);
   if (d.reads & kAccumulatorTile) {
@@ -326,6 +333,11 @@ void Sm::fetch(Warp& w, Cycle c) {
   }
   w.ready = r;
   w.why = why;
+}
+
+void Sm::write_fragments(Warp& w, uint32_t buffer, Cycle done) {
+  w.frag = std::max(w.frag, done);
+  w.frag_buf[buffer] = std::max(w.frag_buf[buffer], done);
 }
 
 void Sm::commit_group(Warp& w, Cycle c) {
@@ -387,13 +399,13 @@ void Sm::issue(Warp& w, SubPartition& sp, Cycle c) {
       stats_.mem.smem_bytes += in.bytes;
       stats_.mem.smem_wavefronts += uint64_t(d.wavefronts);
       stats_.mem.bank_conflict_cycles += uint64_t(d.conflict_wavefronts);
-      if (d.writes & kFragments) w.frag = std::max(w.frag, done);
+      if (d.writes & kFragments) write_fragments(w, in.frag, done);
       break;
     }
     case Unit::kGlobal:
       done = global_access(w, in, c);
       if (in.op == Opcode::kLdGlobal) {
-        w.frag = std::max(w.frag, done);
+        write_fragments(w, in.frag, done);
       } else if (in.op == Opcode::kLdGlobalAsync) {
         w.open_group = std::max(w.open_group, done);
         stats_.mem.smem_bytes += in.bytes;

@@ -106,7 +106,11 @@ class Sm : public sc_core::sc_module {
   void set_observer(IssueObserver* o) { observer_ = o; }
   // Counters of the running kernel; the GPU collects and clears them at each kernel boundary.
   KernelStats& stats() { return stats_; }
-  void begin_kernel();  // clears per-kernel state (not the L1: it is flushed too, as at a launch)
+  // A kernel launches: per-kernel state cleared, the L1 flushed (as at a launch).
+  void begin_kernel(const KernelPlan* plan, Cycle launch);
+  // Takes the dispatcher's next block now (the GPU hands out the first wave round-robin over
+  // the SMs, as the hardware block scheduler does); false when none is left.
+  bool take_block(Cycle at);
   void finish_kernel(Cycle end);  // accounts the sub-partitions' cycles up to `end`
 
  private:
@@ -123,6 +127,9 @@ class Sm : public sc_core::sc_module {
     Cycle ready = 0;  // dependencies of `next` resolved (kNever at a barrier)
     Stall why = Stall::kFragments;
     Cycle frag = 0, values = 0, acc_all = 0, last_done = 0;
+    // Loads into named fragment buffers (index 0: loads naming none, which every reader waits
+    // for); `frag` is the latest of all.
+    std::array<Cycle, traces::kMaxFragBuffers + 1> frag_buf{};
     Cycle open_group = -1;  // completion of the uncommitted ldgsts, -1: none
     Cycle held = 0;         // `ready` saved while at a barrier
     Cycle start = 0;
@@ -163,6 +170,7 @@ class Sm : public sc_core::sc_module {
   void issue(Warp& w, SubPartition& sp, Cycle c);
   void fetch(Warp& w, Cycle c);
   void commit_group(Warp& w, Cycle c);
+  void write_fragments(Warp& w, uint32_t buffer, Cycle done);
   Cycle global_access(Warp& w, const traces::Instr& in, Cycle c);
   Cycle l2_request(uint64_t line_addr, uint32_t sectors, bool write, Cycle t);
   void arrive_barrier(Warp& w, Cycle c);

@@ -385,7 +385,8 @@ bool Instr::operator==(const Instr& o) const {
   return op == o.op && tensor == o.tensor && bytes == o.bytes && addr == o.addr && m == o.m &&
          n == o.n && k == o.k && g == o.g && rows == o.rows && cols == o.cols && basis == o.basis &&
          row_scale == o.row_scale && salient == o.salient && lmma == o.lmma && mma == o.mma &&
-         k_group == o.k_group && act == o.act && table == o.table && count == o.count;
+         k_group == o.k_group && act == o.act && table == o.table && count == o.count &&
+         frag == o.frag && stride == o.stride;
 }
 
 std::string Instr::str() const {
@@ -404,12 +405,15 @@ std::string Instr::str() const {
       field("t", std::to_string(tensor));
       field("bytes", std::to_string(bytes));
       field("addr", addr.str());
+      if (frag) field("frag", std::to_string(frag));
       break;
     case Opcode::kLdShared:
     case Opcode::kStShared:
       s = std::string(opcode_name(op));
       field("bytes", std::to_string(bytes));
       field("addr", addr.str());
+      if (frag) field("frag", std::to_string(frag));
+      if (stride) field("stride", std::to_string(stride));
       break;
     case Opcode::kBarrier:
     case Opcode::kEndLoop:
@@ -444,12 +448,14 @@ std::string Instr::str() const {
       field("n", n.str());
       field("k", k.str());
       if (basis) field("basis", std::to_string(basis));
+      if (frag) field("frag", std::to_string(frag));
       break;
     case Opcode::kMma:
       s = mma.name();
       field("m", m.str());
       field("n", n.str());
       field("k", k.str());
+      if (frag) field("frag", std::to_string(frag));
       break;
     case Opcode::kDequant:
       s = "dequant";
@@ -510,13 +516,15 @@ Instr parse_instr(std::string_view line, const std::string& where) {
   std::string allowed;
   switch (in.op) {
     case Opcode::kLdGlobal:
+      allowed = " t bytes addr frag ";
+      break;
     case Opcode::kLdGlobalAsync:
     case Opcode::kStGlobal:
       allowed = " t bytes addr ";
       break;
     case Opcode::kLdShared:
     case Opcode::kStShared:
-      allowed = " bytes addr ";
+      allowed = in.op == Opcode::kLdShared ? " bytes addr frag stride " : " bytes addr stride ";
       break;
     case Opcode::kQuantTable:
     case Opcode::kAlu:
@@ -527,10 +535,10 @@ Instr parse_instr(std::string_view line, const std::string& where) {
       allowed = " m k rows cols basis ";
       break;
     case Opcode::kLmma:
-      allowed = " m n k basis ";
+      allowed = " m n k basis frag ";
       break;
     case Opcode::kMma:
-      allowed = " m n k ";
+      allowed = " m n k frag ";
       break;
     case Opcode::kWait:
       allowed = " n ";
@@ -591,6 +599,10 @@ Instr parse_instr(std::string_view line, const std::string& where) {
       in.row_scale = u32("rowscale") != 0;
     else if (key == "salient")
       in.salient = u32("salient") != 0;
+    else if (key == "frag")
+      in.frag = u32("frag");
+    else if (key == "stride")
+      in.stride = u32("stride");
   }
   return in;
 }

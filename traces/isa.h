@@ -12,6 +12,7 @@
 //   ldg t=1 bytes=2048 addr=bx*4096+i0*256     (global -> registers)
 //   ldgsts t=1 bytes=2048 addr=...             (global -> shared, asynchronous)
 //   lds bytes=512 addr=wx*512                  (shared -> registers)
+//   lds bytes=512 addr=0 frag=2 stride=64      (into fragment buffer 2; threads 64 bytes apart)
 //   sts bytes=512 addr=...                     (registers -> shared)
 //   stg t=2 bytes=256 addr=...                 (registers -> global)
 //   bar                                        (block barrier)
@@ -29,7 +30,9 @@
 // scoreboard tracks):
 //   fragments    written by ldg and lds; read by every instruction that is not a load, commit,
 //                wait or bar (a load's data is consumed by the next instruction that computes or
-//                stores).
+//                stores). Loads may name a buffer (frag=F); an lmma / mma with frag=F waits only
+//                for the loads into F (and unnamed ones), so fragments of the next K step can be
+//                in flight while the tensor core works on the current ones.
 //   accumulators one tile per (m, n) origin, read and written by lmma / mma: an lmma or mma waits
 //                for an in-flight one of the same warp with the same (m, n); dequant reads all of
 //                the warp's accumulators.
@@ -51,6 +54,7 @@
 namespace ltc::traces {
 
 inline constexpr int kMaxLoopDepth = 6;
+inline constexpr uint32_t kMaxFragBuffers = 4;
 
 // Variables an Affine may use, in this order in the binary encoding.
 enum class AffineVar : uint8_t { kBx, kBy, kWx, kWy, kI0, kI1, kI2, kI3, kI4, kI5 };
@@ -167,6 +171,13 @@ struct Instr {
   golden::DType act = golden::DType::kInt8;     // precompute: activation dtype
   golden::DType table = golden::DType::kInt16;  // precompute: table dtype
   uint64_t count = 0;  // alu/sfu ops, qtable tables, loop trip count, wait: groups left in flight
+  // Fragment buffer (1..kMaxFragBuffers) an ldg / lds writes or an lmma / mma reads; 0: none
+  // named (a reader then waits for every outstanding load). Lets a kernel load the next K
+  // step's fragments while computing on the current ones (register double buffering).
+  uint32_t frag = 0;
+  // lds / sts: bytes between consecutive threads' accesses (each thread moves bytes / 32);
+  // 0: the warp's bytes are contiguous. Sets the bank conflicts of the access.
+  uint32_t stride = 0;
 
   // CUDA-core operations this instruction costs per warp (precompute: one add per entry).
   uint64_t cuda_ops() const;

@@ -216,6 +216,15 @@ void validate(const Trace& t, const std::string& origin) {
         default:
           break;
       }
+      if (in.frag > kMaxFragBuffers) {
+        fail(w, "frag " + std::to_string(in.frag) + " (valid: 0 .. " +
+                    std::to_string(kMaxFragBuffers) + ")");
+      }
+      if (in.stride > 0 && (in.bytes % 32 != 0 || in.bytes / 32 > 16 || in.bytes == 0 ||
+                            ((in.bytes / 32) & (in.bytes / 32 - 1)) != 0)) {
+        fail(w, "stride needs bytes = 32 threads x 1, 2, 4, 8 or 16 bytes (got " +
+                    std::to_string(in.bytes) + ")");
+      }
       check_affine(in.addr, depth, max_value, w, "addr");
       check_affine(in.m, depth, max_value, w, "m");
       check_affine(in.n, depth, max_value, w, "n");
@@ -642,11 +651,14 @@ class BinaryWriter {
         varint(in.tensor);
         varint(in.bytes);
         affine(in.addr);
+        varint(in.frag);
         break;
       case Opcode::kLdShared:
       case Opcode::kStShared:
         varint(in.bytes);
         affine(in.addr);
+        varint(in.frag);
+        varint(in.stride);
         break;
       case Opcode::kBarrier:
       case Opcode::kEndLoop:
@@ -680,6 +692,7 @@ class BinaryWriter {
         affine(in.n);
         affine(in.k);
         varint(in.basis);
+        varint(in.frag);
         break;
       case Opcode::kMma:
         shape(in.mma.shape);
@@ -690,6 +703,7 @@ class BinaryWriter {
         affine(in.m);
         affine(in.n);
         affine(in.k);
+        varint(in.frag);
         break;
       case Opcode::kDequant:
         affine(in.m);
@@ -875,11 +889,14 @@ class BinaryReader {
         in.tensor = uint32_t(bounded(0xffffffffu));
         in.bytes = bounded(uint64_t(1) << 48);
         in.addr = affine();
+        in.frag = uint32_t(bounded(kMaxFragBuffers));
         break;
       case Opcode::kLdShared:
       case Opcode::kStShared:
         in.bytes = bounded(uint64_t(1) << 48);
         in.addr = affine();
+        in.frag = uint32_t(bounded(kMaxFragBuffers));
+        in.stride = uint32_t(bounded(0xffffffffu));
         break;
       case Opcode::kBarrier:
       case Opcode::kEndLoop:
@@ -918,6 +935,7 @@ class BinaryReader {
         in.n = affine();
         in.k = affine();
         in.basis = uint32_t(bounded(255));
+        in.frag = uint32_t(bounded(kMaxFragBuffers));
         try {
           golden::validate(in.lmma.shape, in.lmma.lmma_type());
         } catch (const InputError& e) {
@@ -933,6 +951,7 @@ class BinaryReader {
         in.m = affine();
         in.n = affine();
         in.k = affine();
+        in.frag = uint32_t(bounded(kMaxFragBuffers));
         break;
       case Opcode::kDequant:
         in.m = affine();

@@ -170,6 +170,7 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
         auto p = tiling::lut_gemm_problem(m.gpu(), sched_m, g.n, g.k, g.acts, g.weights.planes(),
                                           wb * 8 - g.weights.planes());
         p.a_bits = xb * 8;
+        p.kernel_level = false;  // its costs model neither shared memory nor wave reuse (yet)
         const auto c = tiling::choose_tiles(p, m.gpu());
         tile = {int(c.block.m), int(c.block.n), int(c.warp.n)};
       } catch (const InputError&) {

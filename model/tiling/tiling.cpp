@@ -25,6 +25,7 @@ int64_t pow2_at_least(int64_t x) {
 constexpr int kOverheadRegisters = 24;
 constexpr int kWarpThreads = 32;
 constexpr int kMaxWarpsPerBlock = 16;
+constexpr int kMaxStages = 4;  // cp.async pipeline depth the scheduler considers
 constexpr int kMaxWarpsPerSm = 64;
 constexpr int kMaxBlocksPerSm = 32;
 constexpr double kSmBandwidthShare = 4;
@@ -146,10 +147,11 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   const double smem_block_limit = gpu.shared_memory_kb_per_block * 1024.0;
   if (c.smem_bytes_per_block > smem_block_limit) return c;
 
-  // Per thread: accumulators of the warp tile + one instruction step of A and W fragments.
+  // Per thread: accumulators of the warp tile + two instruction steps of A and W fragments
+  // (register double buffering: the next step's are loaded while the current one computes).
   const double frag_bits = double(warp.m) * warp.n * p.acc_bits +
-                           double(warp.m) * p.instr.k * p.a_bits +
-                           double(warp.n) * p.instr.k * p.w_bits;
+                           2 * double(warp.m) * p.instr.k * p.a_bits +
+                           2 * double(warp.n) * p.instr.k * p.w_bits;
   c.registers_per_thread = int(std::ceil(frag_bits / 32.0 / kWarpThreads)) + kOverheadRegisters;
   if (c.registers_per_thread > gpu.max_registers_per_thread) return c;
   const double block_reg_bytes = 4.0 * c.registers_per_thread * kWarpThreads * c.warps_per_block;
@@ -163,6 +165,19 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   bps = std::min<int>(bps, kMaxWarpsPerSm / c.warps_per_block);
   if (bps < 1) return c;
   c.blocks_per_sm = bps;
+  // Deepen the pipeline while a block still fits and the SM keeps as many blocks: more stages
+  // keep more bytes in flight (what memory-bound tiles need, see memory_us below).
+  const double stage_bytes =
+      (double(block.m) * block.k * p.a_bits + double(block.n) * block.k * p.w_bits) / 8;
+  const int64_t k_tiles = ceil_div(p.k, block.k);
+  const int64_t grid_blocks = ceil_div(p.m, block.m) * ceil_div(p.n, block.n);
+  const int64_t resident = std::min<int64_t>(bps, ceil_div(grid_blocks, gpu.sms));
+  while (c.stages < kMaxStages && c.stages <= k_tiles &&
+         (c.stages + 1) * stage_bytes <= smem_block_limit &&
+         int64_t(smem_sm / ((c.stages + 1) * stage_bytes)) >= resident) {
+    ++c.stages;
+  }
+  c.smem_bytes_per_block = c.stages * stage_bytes;
 
   c.grid_m = ceil_div(p.m, block.m);
   c.grid_n = ceil_div(p.n, block.n);
@@ -175,7 +190,18 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
 
   // Time: each wave's blocks share their SM's tensor rate; traffic shares DRAM.
   const double block_ops = 2.0 * block.m * block.n * k_pad;
-  const double sm_ops_per_us = p.tensor_tops * 1e6 / gpu.sms;
+  // Each sub-partition owns its tensor cores: an SM with fewer resident warps than
+  // sub-partitions leaves some of them idle.
+  const double warps_on_sm =
+      double(c.warps_per_block) * double(std::min<int64_t>(bps, ceil_div(c.blocks(), gpu.sms)));
+  // An LMMA over fewer core tiles than a tensor core has leaves the others idle.
+  const double tile_share =
+      p.lut_tiles_per_core > 0
+          ? std::min(1.0, double((c.instr.m / p.instr.m) * (c.instr.n / p.instr.n)) /
+                              p.lut_tiles_per_core)
+          : 1.0;
+  const double sm_ops_per_us = p.tensor_tops * 1e6 / gpu.sms * tile_share *
+                               std::min(1.0, warps_on_sm / gpu.sub_partitions_per_sm);
   // Closed form over the waves: every full wave runs bps blocks per SM back to back; the last
   // wave runs ceil(left / SMs) on its busiest SM.
   const int64_t last = c.blocks() - (c.waves - 1) * slots;
@@ -188,7 +214,8 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
                            double(block.m) * p.a_bits + double(block.n) * p.w_bits;
   const double smem_us_per_block =
       smem_bits / 8 * k_pad / (double(gpu.sm.lsu_bytes_per_cycle) * gpu.clock_ghz * 1e3);
-  const double compute_us = blocks_in_turn * std::max(block_ops / sm_ops_per_us, smem_us_per_block);
+  const double compute_us = blocks_in_turn * std::max(block_ops / sm_ops_per_us,
+                                                      p.kernel_level ? smem_us_per_block : 0.0);
   // Traffic: A is read once per block column, W once per block row. An operand whose unique
   // bytes fit in half of L2 is fetched from DRAM once and re-read from L2. So is every operand
   // when one wave's working set fits there: blocks run in raster order (bx fastest), so the
@@ -203,7 +230,7 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
       (std::ceil(wave_blocks / double(c.grid_n)) * double(block.m) * p.a_bits +
        std::min(wave_blocks, double(c.grid_n)) * double(block.n) * p.w_bits) *
       k_pad / 8;
-  const bool wave_fits = wave_bytes <= l2_half;
+  const bool wave_fits = p.kernel_level && wave_bytes <= l2_half;
   double dram_bytes = out_bytes, l2_bytes = 0;
   for (auto [unique, reads] : {std::pair{a_unique, c.grid_n}, std::pair{w_unique, c.grid_m}}) {
     if (unique <= l2_half || wave_fits) {
@@ -219,8 +246,13 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   // times its fair share (so a 27-block grid on 108 SMs is not DRAM-peak bound).
   const double active = std::min<double>(gpu.sms, double(c.blocks()));
   const double share = std::min(1.0, kSmBandwidthShare * active / gpu.sms);
-  const double memory_us =
-      (dram_bytes / dram_per_us + l2_bytes / std::max(l2_per_us, 1e-9)) / share;
+  double memory_us = (dram_bytes / dram_per_us + l2_bytes / std::max(l2_per_us, 1e-9)) / share;
+  // Little's law: an SM has at most (stages - 1) stages of each resident block in flight, so
+  // the active SMs cannot pull more than that per DRAM latency.
+  if (gpu.dram.latency_ns > 0) {
+    const double in_flight = wave_blocks * (c.stages - 1) * stage_bytes;
+    memory_us = std::max(memory_us, dram_bytes / (in_flight / (gpu.dram.latency_ns * 1e-3)));
+  }
   c.estimated_us = std::max(compute_us, memory_us);
   *fits = true;
   return c;
@@ -242,9 +274,15 @@ TileChoice choose_tiles(const GemmProblem& p, const hw::GpuConfig& gpu) {
             bool fits = false;
             TileChoice c = evaluate_tiles(p, gpu, {bm, bn, bk}, {wm, wn, bk}, &fits);
             if (!fits) continue;
-            // Lower time, then less traffic, then fewer padded MACs, then larger warp tiles.
-            auto key = [](const TileChoice& t) {
-              return std::make_tuple(t.estimated_us, t.global_bytes, t.padding_fraction,
+            // Lower time; then more resident warps, up to two per sub-partition of every SM
+            // (more SMs pulling memory, and one warp issues while the other waits at a barrier
+            // or on shared memory); then less traffic, fewer padded MACs, larger warp tiles.
+            const int64_t enough = int64_t(gpu.sms) * 2 * gpu.sub_partitions_per_sm;
+            auto key = [enough, &gpu](const TileChoice& t) {
+              const int64_t resident = std::min<int64_t>(
+                  enough, std::min<int64_t>(t.blocks(), int64_t(gpu.sms) * t.blocks_per_sm) *
+                              t.warps_per_block);
+              return std::make_tuple(t.estimated_us, -resident, t.global_bytes, t.padding_fraction,
                                      -double(t.warp.m * t.warp.n), -double(t.block.k));
             };
             if (!have || key(c) < key(best)) {

@@ -43,6 +43,10 @@ struct GemmProblem {
   int passes = 1;              // instruction passes per instruction tile (W planes on a LUT core)
   int lut_tiles_per_core = 0;  // LUT: parallel tiles per tensor core; 0: a MAC problem, whose
                                // instruction is `instr`
+  // The compiler's kernel-level view (what the simulator measures): the shared-memory data path
+  // (fragment reads, stage fills) bounds compute time, and operands re-read by blocks of one
+  // wave come from L2. The roofline, whose own costs model neither yet, picks tiles without it.
+  bool kernel_level = true;
 
   void validate() const;  // InputError naming the field
 };

@@ -181,12 +181,15 @@ TEST(GemmLowering, TilesAreRecordedAndCapacitiesRespected) {
   const traces::Trace t = compile_gemm(spec, gpu);
   ASSERT_EQ(t.kernels.size(), 2u);
   const traces::Kernel& k = t.kernels[1];
-  // The instruction: a x b core tiles of M2N64K4 chosen for >= 4 tensor-core cycles.
+  // The instruction: a x b core tiles of M2N64K4 chosen to span the tensor core's tiles for >= 4
+  // tensor-core cycles.
   const golden::LmmaShape instr =
       tiling::choose_lmma_shape({2, 64, 4}, gpu.lut_tensor->tiles_per_tensor_core, 2,
                                 {k.tiles.warp[0], k.tiles.warp[1], k.tiles.warp[2]});
   EXPECT_EQ(k.tiles.instr, (std::array<int64_t, 3>{instr.m, instr.n, 4}));
-  EXPECT_GT(instr.n, 64);
+  EXPECT_GE((instr.m / 2) * (instr.n / 64),
+            std::min<int64_t>(gpu.lut_tensor->tiles_per_tensor_core,
+                              (k.tiles.warp[0] / 2) * (k.tiles.warp[1] / 64)));
   EXPECT_LE(k.smem_bytes, uint64_t(gpu.shared_memory_kb_per_block) * 1024);
   EXPECT_LE(int(k.regs_per_thread), gpu.max_registers_per_thread);
   EXPECT_EQ(k.grid_x * k.tiles.block[1] >= 8192, true);

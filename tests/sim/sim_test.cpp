@@ -129,6 +129,45 @@ TEST(SharedMemory, ContiguousAccessesTakeOneWavefrontPer128Bytes) {
   }
 }
 
+TEST(SharedMemory, StridedAccessesCostWhatTheBankModelSays) {
+  const hw::GpuConfig gpu = lut_gpu();
+  struct Case {
+    int bytes, stride, wavefronts;
+  };
+  // 32 banks x 4 bytes: threads 4 B apart hit 32 banks (1); 8 B apart two threads share a bank
+  // on different words (2); 128 B apart all 32 threads land in bank 0 (32). 16-byte accesses go
+  // in 4 phases of 8 threads: contiguous (stride 16) costs 4, stride 32 costs 8.
+  for (const Case& c : {Case{128, 4, 1}, Case{128, 8, 2}, Case{128, 128, 32}, Case{256, 8, 2},
+                        Case{512, 16, 4}, Case{512, 32, 8}, Case{128, 0, 1}}) {
+    const auto tr = trace_of("    lds bytes=" + std::to_string(c.bytes) +
+                             " addr=0 stride=" + std::to_string(c.stride) + "\n");
+    const sim::RunStats r = sim::simulate(tr, gpu, {});
+    EXPECT_EQ(int64_t(r.kernels[0].mem.smem_wavefronts), c.wavefronts)
+        << c.bytes << "/" << c.stride;
+    EXPECT_EQ(int64_t(r.kernels[0].mem.bank_conflict_cycles), c.wavefronts - (c.bytes + 127) / 128);
+    EXPECT_EQ(r.kernels[0].cycles, gpu.sm.smem_latency_cycles + c.wavefronts - 1);
+  }
+}
+
+TEST(Scoreboard, ATensorOpWaitsOnlyForItsFragmentBuffer) {
+  const hw::GpuConfig gpu = lut_gpu();
+  const hw::TensorOpTiming t = gpu.lmma_timing({2, 256, 4}, 2);
+  // Buffer 2's lds is in flight while the lmma on buffer 1 (already loaded) issues.
+  const auto other = trace_of(
+      "    lds bytes=128 addr=0 frag=2\n"
+      "    lmma.m2n256k4.i8.i2.i32.i32 m=0 n=0 k=0 frag=1\n");
+  EXPECT_EQ(cycles_of(other, gpu),
+            std::max<int64_t>(1 + t.latency_cycles, gpu.sm.smem_latency_cycles));
+  const auto same = trace_of(
+      "    lds bytes=128 addr=0 frag=2\n"
+      "    lmma.m2n256k4.i8.i2.i32.i32 m=0 n=0 k=0 frag=2\n");
+  EXPECT_EQ(cycles_of(same, gpu), gpu.sm.smem_latency_cycles + t.latency_cycles);
+  const auto unnamed = trace_of(
+      "    lds bytes=128 addr=0 frag=2\n"
+      "    lmma.m2n256k4.i8.i2.i32.i32 m=0 n=0 k=0\n");
+  EXPECT_EQ(cycles_of(unnamed, gpu), gpu.sm.smem_latency_cycles + t.latency_cycles);
+}
+
 TEST(AsyncCopy, WaitBlocksUntilTheOlderGroupsLand) {
   const hw::GpuConfig gpu = lut_gpu();
   // Without a wait the alu does not depend on the copy; with wait n=0 it follows it.
