@@ -1,0 +1,111 @@
+// `ltc bench sim`: how fast the cycle-level simulator runs, on the two workloads the simulator
+// issue names: the LUT Tensor Core authors' GEMM (W_INT2 A_FP16, M=4096 N=27648 K=5120 on
+// a100-lut4x; their Accel-Sim run: 804,234 cycles at 253 cycles/s, 3,168 s) and a whole
+// LLaMA2-70B decode step (B1, L4096, W_INT2 A_INT8). Every warp instruction and memory request is
+// simulated; the figures are wall time, simulated cycles per second, warp instructions per
+// second and peak memory.
+#include "cli/command.h"
+#include "compiler/gemm_lowering.h"
+#include "compiler/model_lowering.h"
+#include "model/hw/gpu.h"
+#include "model/llm/graph.h"
+#include "model/llm/model_config.h"
+#include "sim/simulator.h"
+
+#include <fmt/core.h>
+#include <sys/resource.h>
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+
+namespace ltc::cli {
+namespace {
+
+struct BenchOptions {
+  std::string only;  // "", "gemm", "decode"
+  bool json = false;
+};
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_maxrss) / 1024.0;
+}
+
+nlohmann::json figures(const std::string& what, const sim::RunStats& r) {
+  const sim::KernelStats t = r.total();
+  uint64_t warp_instructions = 0;
+  for (auto n : t.issued) warp_instructions += n;
+  return {{"workload", what},
+          {"kernels", r.kernels.size()},
+          {"cycles", r.cycles},
+          {"time_ms", r.time_ms()},
+          {"wall_s", r.wall_s},
+          {"cycles_per_s", r.wall_s > 0 ? double(r.cycles) / r.wall_s : 0.0},
+          {"warp_instructions", warp_instructions},
+          {"warp_instructions_per_s", r.wall_s > 0 ? double(warp_instructions) / r.wall_s : 0.0},
+          {"tensor_utilization", t.tensor_utilization()},
+          {"peak_rss_mib", peak_rss_mib()}};
+}
+
+void run(const BenchOptions& o) {
+  nlohmann::json out = nlohmann::json::array();
+  auto report = [&](const nlohmann::json& j) {
+    out.push_back(j);
+    if (!o.json) {
+      fmt::print(
+          "{}: {} kernels, {} cycles ({:.3f} ms), {} warp instructions in {:.1f} s: "
+          "{:.3g} cycles/s, {:.3g} warp instructions/s, peak RSS {:.0f} MiB\n",
+          j["workload"].get<std::string>(), j["kernels"].get<size_t>(), j["cycles"].get<int64_t>(),
+          j["time_ms"].get<double>(), j["warp_instructions"].get<uint64_t>(),
+          j["wall_s"].get<double>(), j["cycles_per_s"].get<double>(),
+          j["warp_instructions_per_s"].get<double>(), j["peak_rss_mib"].get<double>());
+    }
+  };
+  if (o.only.empty() || o.only == "gemm") {
+    const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
+    compiler::GemmSpec s;
+    s.m = 4096;
+    s.n = 27648;
+    s.k = 5120;
+    s.weights = llm::parse_weight_format("int2");
+    s.act = golden::DType::kFp16;
+    const traces::Trace t = compiler::compile_gemm(s, gpu);
+    const sim::RunStats r = sim::simulate(t, gpu, {});
+    nlohmann::json j = figures("authors' GEMM W_INT2 A_FP16 4096x27648x5120 on a100-lut4x", r);
+    j["accel_sim_s"] = 3168;
+    j["speedup_vs_accel_sim"] = r.wall_s > 0 ? 3168.0 / r.wall_s : 0.0;
+    report(j);
+    if (!o.json) {
+      fmt::print("  vs the authors' Accel-Sim run (804,234 cycles, 3,168 s): {:.0f}x faster\n",
+                 j["speedup_vs_accel_sim"].get<double>());
+    }
+  }
+  if (o.only.empty() || o.only == "decode") {
+    const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
+    const llm::ModelConfig model = llm::load_model("llama2-70b");
+    llm::StepConfig step = llm::StepConfig::decode(1, 4096);
+    step.weights = llm::parse_weight_format("int2");
+    step.acts = golden::DType::kInt8;
+    const traces::Trace t = compiler::compile_model(model, step, gpu);
+    const sim::RunStats r = sim::simulate(t, gpu, {});
+    report(figures("llama2-70b decode B1 L4096 W_INT2 A_INT8 on a100-lut4x", r));
+  }
+  if (o.json) fmt::print("{}\n", nlohmann::json{{"bench", "sim"}, {"runs", out}}.dump());
+}
+
+CommandRegistrar reg{95, [](CLI::App& app) {
+                       CLI::App& bench = bench_command(app);
+                       auto o = std::make_shared<BenchOptions>();
+                       CLI::App* s = bench.add_subcommand(
+                           "sim",
+                           "Simulator speed: the authors' GEMM and a LLaMA2-70B decode step");
+                       s->add_option("--only", o->only, "gemm or decode (default: both)")
+                           ->check(CLI::IsMember({"gemm", "decode"}));
+                       s->add_flag("--json", o->json, "print one JSON object");
+                       s->callback([o] { run(*o); });
+                     }};
+
+}  // namespace
+}  // namespace ltc::cli
