@@ -35,11 +35,15 @@ SectorCache::SectorCache(uint64_t capacity_bytes, int ways, int line_bytes)
     : ways_(ways), line_shift_(log2_exact(line_bytes)) {
   const uint64_t lines = capacity_bytes / uint64_t(line_bytes);
   sets_ = lines / uint64_t(ways);
-  lines_.assign(size_t(sets_ * uint64_t(ways)), Way{});
+  clear();
 }
 
 void SectorCache::clear() {
-  for (auto& w : lines_) w = Way{};
+  const size_t n = size_t(sets_ * uint64_t(ways_));
+  tags_.assign(n, ~uint64_t(0));
+  stamps_.assign(n, 0);
+  valid_.assign(n, 0);
+  dirty_.assign(n, 0);
   clock_ = 0;
 }
 
@@ -50,27 +54,30 @@ SectorCache::Result SectorCache::access(uint64_t line_addr, uint32_t sectors, bo
     return r;
   }
   const uint64_t line = line_addr >> line_shift_;
-  Way* set = &lines_[size_t((line % sets_) * uint64_t(ways_))];
+  const size_t base = size_t((line % sets_) * uint64_t(ways_));
+  const uint64_t* tags = &tags_[base];
   ++clock_;
-  Way* victim = set;
   for (int w = 0; w < ways_; ++w) {
-    Way& way = set[w];
-    if (way.tag == line) {
-      r.missed = sectors & ~uint32_t(way.valid);
-      way.valid = uint8_t(way.valid | sectors);
-      if (write) way.dirty = uint8_t(way.dirty | sectors);
-      way.stamp = clock_;
+    if (tags[w] == line) {
+      const size_t i = base + size_t(w);
+      r.missed = sectors & ~uint32_t(valid_[i]);
+      valid_[i] = uint8_t(valid_[i] | sectors);
+      if (write) dirty_[i] = uint8_t(dirty_[i] | sectors);
+      stamps_[i] = clock_;
       return r;
     }
-    if (way.stamp < victim->stamp) victim = &way;
+  }
+  size_t victim = base;
+  for (int w = 1; w < ways_; ++w) {
+    if (stamps_[base + size_t(w)] < stamps_[victim]) victim = base + size_t(w);
   }
   r.missed = sectors;
-  r.evicted_dirty = victim->dirty;
-  r.evicted_line_addr = victim->tag << line_shift_;
-  victim->tag = line;
-  victim->valid = uint8_t(sectors);
-  victim->dirty = uint8_t(write ? sectors : 0);
-  victim->stamp = clock_;
+  r.evicted_dirty = dirty_[victim];
+  r.evicted_line_addr = tags_[victim] << line_shift_;
+  tags_[victim] = line;
+  valid_[victim] = uint8_t(sectors);
+  dirty_[victim] = uint8_t(write ? sectors : 0);
+  stamps_[victim] = clock_;
   return r;
 }
 

@@ -69,16 +69,14 @@ class SectorCache {
   void clear();
 
  private:
-  struct Way {
-    uint64_t tag = ~uint64_t(0);
-    uint64_t stamp = 0;
-    uint8_t valid = 0, dirty = 0;
-  };
+  // Structure of arrays: a lookup scans one set's tags (contiguous), touches one stamp.
   uint64_t sets_ = 0;
   int ways_ = 0;
   int line_shift_ = 7;
   uint64_t clock_ = 0;
-  std::vector<Way> lines_;
+  std::vector<uint64_t> tags_;
+  std::vector<uint64_t> stamps_;
+  std::vector<uint8_t> valid_, dirty_;
 };
 
 // What an SM asks of L2 per line: the payload's address is the line address, the data length
