@@ -1,6 +1,7 @@
 // `ltc compile gemm|model|run|convert`: lower an mpGEMM or a whole model step to an LMMA trace
 // (SPEC §9), run a GEMM trace through the functional interpreter, convert text <-> binary.
 #include "cli/command.h"
+#include "cli/model_step.h"
 #include "compiler/gemm_lowering.h"
 #include "compiler/interpreter.h"
 #include "compiler/model_lowering.h"
@@ -118,14 +119,9 @@ struct ModelOptions {
 };
 
 void run_model(const ModelOptions& o) {
-  const llm::ModelConfig model = llm::load_model(o.model);
-  for (const auto& w : model.warnings) fmt::print(stderr, "ltc: warning: {}\n", w);
-  const llm::Phase phase = llm::parse_phase(o.phase);
-  llm::StepConfig step = phase == llm::Phase::kDecode
-                             ? llm::StepConfig::decode(o.batch, o.context)
-                             : llm::StepConfig::prefill(o.batch, o.seq > 0 ? o.seq : o.context);
-  step.weights = llm::parse_weight_format(o.weights, "--weights");
-  step.acts = golden::parse_dtype(o.acts, "--acts");
+  const llm::ModelConfig model = load_model_reporting(o.model);
+  const llm::StepConfig step =
+      step_from_flags(o.phase, o.batch, o.context, o.seq, o.weights, o.acts);
   compiler::ModelLoweringOptions opt;
   opt.fuse_precompute = !o.no_fuse;
   opt.quantize_tables = o.quantize_tables;

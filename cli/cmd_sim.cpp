@@ -1,6 +1,7 @@
 // `ltc sim`: cycle-level SystemC simulation of a trace file, or of a model step compiled in
 // memory (--model). Thin over sim::simulate(); sim/README.md explains every statistic.
 #include "cli/command.h"
+#include "cli/model_step.h"
 #include "compiler/model_lowering.h"
 #include "model/golden/error.h"
 #include "model/hw/gpu.h"
@@ -113,15 +114,10 @@ void run(const SimCliOptions& o) {
     if (gpu_name.empty()) gpu_name = trace.gpu;
   } else {
     if (gpu_name.empty()) throw InputError("--gpu: required with --model");
-    const llm::ModelConfig model = llm::load_model(o.model);
-    for (const auto& w : model.warnings) fmt::print(stderr, "ltc: warning: {}\n", w);
-    const llm::Phase phase = llm::parse_phase(o.phase);
-    llm::StepConfig step = phase == llm::Phase::kDecode
-                               ? llm::StepConfig::decode(o.batch, o.context)
-                               : llm::StepConfig::prefill(o.batch, o.seq > 0 ? o.seq : o.context);
-    step.weights = llm::parse_weight_format(o.weights, "--weights");
-    step.acts = golden::parse_dtype(o.acts, "--acts");
-    trace = compiler::compile_model(model, step, hw::load_gpu(gpu_name));
+    trace = compiler::compile_model(
+        load_model_reporting(o.model),
+        step_from_flags(o.phase, o.batch, o.context, o.seq, o.weights, o.acts),
+        hw::load_gpu(gpu_name));
   }
   const hw::GpuConfig gpu = hw::load_gpu(gpu_name);
   sim::SimOptions so;

@@ -125,6 +125,14 @@ KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuCo
       d.occupancy = int32_t(std::max<uint64_t>(1, (ops + uint64_t(lanes) - 1) / uint64_t(lanes)));
       d.latency = d.occupancy + sm.alu_latency_cycles;
     };
+    auto tensor = [&](const hw::TensorOpTiming& t, const golden::LmmaShape& shape) {
+      d.unit = Unit::kTensor;
+      d.reads = kFragments | kAccumulatorTile;
+      d.writes = kAccumulatorTile;
+      d.occupancy = int32_t(t.issue_cycles);
+      d.latency = int32_t(t.latency_cycles);
+      d.tensor_ops = 2ull * uint64_t(shape.m) * uint64_t(shape.n) * uint64_t(shape.k);
+    };
     auto smem = [&](uint8_t reads, uint8_t writes) {
       d.unit = Unit::kSmem;
       d.reads = reads;
@@ -182,25 +190,11 @@ KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuCo
                 "lmma needs a GPU with LUT tensor cores; '" + gpu.name +
                 "' has none (valid: a GPU with a lut_tensor section, e.g. a100-lut4x)");
           }
-          const hw::TensorOpTiming t = tc.lmma(in.lmma);
-          d.unit = Unit::kTensor;
-          d.reads = kFragments | kAccumulatorTile;
-          d.writes = kAccumulatorTile;
-          d.occupancy = int32_t(t.issue_cycles);
-          d.latency = int32_t(t.latency_cycles);
-          d.tensor_ops = 2ull * uint64_t(in.lmma.shape.m) * uint64_t(in.lmma.shape.n) *
-                         uint64_t(in.lmma.shape.k);
+          tensor(tc.lmma(in.lmma), in.lmma.shape);
           break;
         }
         case Opcode::kMma: {
-          const hw::TensorOpTiming t = tc.mma(in.mma);
-          d.unit = Unit::kTensor;
-          d.reads = kFragments | kAccumulatorTile;
-          d.writes = kAccumulatorTile;
-          d.occupancy = int32_t(t.issue_cycles);
-          d.latency = int32_t(t.latency_cycles);
-          d.tensor_ops =
-              2ull * uint64_t(in.mma.shape.m) * uint64_t(in.mma.shape.n) * uint64_t(in.mma.shape.k);
+          tensor(tc.mma(in.mma), in.mma.shape);
           break;
         }
         case Opcode::kLoop:

@@ -91,10 +91,6 @@ Dram::Dram(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& 
   target.register_b_transport(this, &Dram::b_transport);
 }
 
-void Dram::reset() {
-  for (auto& c : channels_) c.reset();
-}
-
 void Dram::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   const double t = to_cycles(sc_core::sc_time_stamp() + delay);
   const uint64_t addr = p.get_address();
@@ -129,13 +125,6 @@ L2::L2(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stat
 
 L2::~L2() {
   dram_payload_.clear_extension(&dram_mask_);  // a member, not the payload's to free
-}
-
-void L2::reset() {
-  for (auto& s : slices_) {
-    s.tags.clear();
-    s.port.reset();
-  }
 }
 
 void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {

@@ -65,7 +65,6 @@ class SectorCache {
   // Looks up `sectors` (bit i: sector i of the line) of the line holding `line_addr` and installs
   // them; `write` marks them dirty (write-back).
   Result access(uint64_t line_addr, uint32_t sectors, bool write);
-  bool enabled() const { return sets_ > 0; }
   void clear();
 
  private:
@@ -93,7 +92,6 @@ class Dram : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<Dram> target;
   Dram(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stats);
-  void reset();
 
  private:
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
@@ -108,7 +106,6 @@ class L2 : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<L2> dram;
   L2(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stats);
   ~L2() override;
-  void reset();  // empties the tags (a cold start)
 
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);

@@ -38,7 +38,6 @@ void BlockDispatcher::start(const KernelPlan* plan, Cycle launch) {
   next_ = 0;
   total_ = plan->kernel->blocks();
   retired_ = 0;
-  launch_ = launch;
   last_retire_ = launch;
 }
 

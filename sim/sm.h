@@ -81,18 +81,15 @@ class BlockDispatcher {
   // Next block id, or -1 when all are handed out.
   int64_t take();
   void retired(Cycle at);
-  bool finished() const { return retired_ == total_; }
   int64_t retired_count() const { return retired_; }
   Cycle last_retire() const { return last_retire_; }
-  const KernelPlan* plan() const { return plan_; }
-  Cycle launch() const { return launch_; }
   sc_core::sc_event& work() { return work_; }
   sc_core::sc_event& done() { return done_; }
 
  private:
   const KernelPlan* plan_ = nullptr;
   int64_t next_ = 0, total_ = 0, retired_ = 0;
-  Cycle launch_ = 0, last_retire_ = 0;
+  Cycle last_retire_ = 0;
   sc_core::sc_event work_, done_;
 };
 

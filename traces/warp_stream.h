@@ -50,7 +50,6 @@ class WarpStream {
     return nullptr;
   }
   const Affine::Point& point() const { return point_; }
-  bool done() const { return pc_ >= prog_->size(); }
 
  private:
   const std::vector<Instr>* prog_ = nullptr;
