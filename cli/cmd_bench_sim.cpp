@@ -3,19 +3,25 @@
 // a100-lut4x; their Accel-Sim run: 804,234 cycles at 253 cycles/s, 3,168 s) and a whole
 // LLaMA2-70B decode step (B1, L4096, W_INT2 A_INT8). Every warp instruction and memory request is
 // simulated; the figures are wall time, simulated cycles per second, warp instructions per
-// second and peak memory.
+// second and peak memory. `--only h200` instead checks the simulator against real hardware: the
+// 42 cuBLAS FP16 GEMMs measured on an H200 (configs/calibration/h200-gemm.json), each compiled
+// to the dense mma kernel and simulated on --gpu h200, with the error of each and the MAPE.
 #include "cli/command.h"
 #include "compiler/gemm_lowering.h"
 #include "compiler/model_lowering.h"
 #include "model/hw/gpu.h"
 #include "model/llm/graph.h"
 #include "model/llm/model_config.h"
+#include "model/roofline/estimate.h"
 #include "sim/simulator.h"
 
 #include <fmt/core.h>
 #include <sys/resource.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -23,7 +29,10 @@ namespace ltc::cli {
 namespace {
 
 struct BenchOptions {
-  std::string only;  // "", "gemm", "decode"
+  std::string only;  // "", "gemm", "decode", "h200"
+  std::string calibration;
+  std::string gpu = "h200";
+  int64_t max_m = 0;  // h200: only GEMMs with M <= max_m (0: all)
   bool json = false;
 };
 
@@ -49,7 +58,76 @@ nlohmann::json figures(const std::string& what, const sim::RunStats& r) {
           {"peak_rss_mib", peak_rss_mib()}};
 }
 
+// The simulator against measured GEMMs: every entry of the calibration file as a dense fp16
+// mma kernel on `o.gpu`, one line each as it finishes.
+void run_calibration(const BenchOptions& o) {
+  const std::string path = o.calibration.empty()
+                               ? hw::builtin_config_dir("calibration") + "/h200-gemm.json"
+                               : o.calibration;
+  const hw::GpuConfig gpu = hw::load_gpu(o.gpu);
+  std::vector<roofline::GemmCheck> gemms = roofline::load_gemm_measurements(path);
+  if (o.max_m > 0) {
+    gemms.erase(std::remove_if(gemms.begin(), gemms.end(),
+                               [&](const roofline::GemmCheck& g) { return g.m > o.max_m; }),
+                gemms.end());
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  double ape = 0, wall = 0;
+  if (!o.json) {
+    fmt::print("simulator vs {} ({} GEMMs on --gpu {}; ltc bench sim --only h200)\n", path,
+               gemms.size(), gpu.name);
+    fmt::print("  {:<18} {:>5} {:>6} {:>6} {:>10} {:>10} {:>8} {:>6} {:>7}\n", "gemm", "M", "N",
+               "K", "measured", "sim ms", "error", "tc", "wall s");
+  }
+  for (auto& g : gemms) {
+    compiler::GemmSpec s;
+    s.name = g.name;
+    s.m = g.m;
+    s.n = g.n;
+    s.k = g.k;
+    s.weights = llm::parse_weight_format("fp16");
+    s.act = golden::DType::kFp16;
+    s.path = traces::GemmPath::kMma;
+    const traces::Trace t = compiler::compile_gemm(s, gpu);
+    const sim::RunStats r = sim::simulate(t, gpu, {});
+    if (r.interrupted) break;
+    g.model_ms = r.time_ms();
+    ape += std::abs(g.error());
+    wall += r.wall_s;
+    const double tc = r.total().tensor_utilization();
+    rows.push_back({{"name", g.name},
+                    {"m", g.m},
+                    {"n", g.n},
+                    {"k", g.k},
+                    {"measured_ms", g.measured_ms},
+                    {"sim_ms", g.model_ms},
+                    {"error", g.error()},
+                    {"tensor_utilization", tc},
+                    {"wall_s", r.wall_s}});
+    if (!o.json) {
+      fmt::print("  {:<18} {:>5} {:>6} {:>6} {:>10.4f} {:>10.4f} {:>+7.1f}% {:>5.0f}% {:>7.1f}\n",
+                 g.name, g.m, g.n, g.k, g.measured_ms, g.model_ms, 100 * g.error(), 100 * tc,
+                 r.wall_s);
+      std::fflush(stdout);
+    }
+  }
+  const double mape = rows.empty() ? 0.0 : ape / double(rows.size());
+  if (o.json) {
+    fmt::print("{}\n", nlohmann::json{{"bench", "sim"},
+                                      {"calibration", path},
+                                      {"gpu", gpu.name},
+                                      {"gemms", rows},
+                                      {"mape", mape},
+                                      {"wall_s", wall}}
+                           .dump());
+  } else {
+    fmt::print("  MAPE {:.1f}% over {} GEMMs ({:.0f} s of simulation)\n", 100 * mape, rows.size(),
+               wall);
+  }
+}
+
 void run(const BenchOptions& o) {
+  if (o.only == "h200") return run_calibration(o);
   nlohmann::json out = nlohmann::json::array();
   auto report = [&](const nlohmann::json& j) {
     out.push_back(j);
@@ -95,17 +173,25 @@ void run(const BenchOptions& o) {
   if (o.json) fmt::print("{}\n", nlohmann::json{{"bench", "sim"}, {"runs", out}}.dump());
 }
 
-CommandRegistrar reg{95, [](CLI::App& app) {
-                       CLI::App& bench = bench_command(app);
-                       auto o = std::make_shared<BenchOptions>();
-                       CLI::App* s = bench.add_subcommand(
-                           "sim",
-                           "Simulator speed: the authors' GEMM and a LLaMA2-70B decode step");
-                       s->add_option("--only", o->only, "gemm or decode (default: both)")
-                           ->check(CLI::IsMember({"gemm", "decode"}));
-                       s->add_flag("--json", o->json, "print one JSON object");
-                       s->callback([o] { run(*o); });
-                     }};
+CommandRegistrar reg{
+    95, [](CLI::App& app) {
+      CLI::App& bench = bench_command(app);
+      auto o = std::make_shared<BenchOptions>();
+      CLI::App* s = bench.add_subcommand(
+          "sim", "Simulator speed: the authors' GEMM and a LLaMA2-70B decode step");
+      s->add_option("--only", o->only,
+                    "gemm, decode (default: both), or h200: the simulator vs "
+                    "the 42 GEMMs measured on an H200")
+          ->check(CLI::IsMember({"gemm", "decode", "h200"}));
+      s->add_option("--calibration", o->calibration,
+                    "--only h200: measurement file (default: "
+                    "configs/calibration/h200-gemm.json)");
+      s->add_option("--gpu", o->gpu, "--only h200: GPU to simulate")->capture_default_str();
+      s->add_option("--max-m", o->max_m, "--only h200: only the GEMMs with M <= this (0: all)")
+          ->check(CLI::NonNegativeNumber);
+      s->add_flag("--json", o->json, "print one JSON object");
+      s->callback([o] { run(*o); });
+    }};
 
 }  // namespace
 }  // namespace ltc::cli

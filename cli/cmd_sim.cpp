@@ -64,6 +64,7 @@ void print_table(const sim::RunStats& r, bool per_kernel) {
     std::string name;
     int count = 0;
     sim::KernelStats k;
+    double us = 0;  // each kernel at its own clock
   };
   std::vector<Row> rows;
   std::map<std::string, size_t> index;
@@ -83,12 +84,13 @@ void print_table(const sim::RunStats& r, bool per_kernel) {
     ++row.count;
     row.k += k;
     row.k.cycles += k.cycles;
+    row.us += k.time_ms() * 1e3;
   }
   fmt::print("{:<28} {:>5} {:>12} {:>10} {:>7} {:>7} {:>9} {:>7}  {}\n", "kernel", "count",
              "cycles", "time_us", "tensor", "occup", "dram_GB/s", "l2_hit", "top stall");
   for (const Row& row : rows) {
     const sim::KernelStats& k = row.k;
-    const double us = double(k.cycles) / (r.clock_ghz * 1e3);
+    const double us = row.us;
     const double dram =
         double(k.mem.dram_read_bytes + k.mem.dram_write_bytes) / (us > 0 ? us * 1e3 : 1);
     const double l2 =
@@ -98,9 +100,11 @@ void print_table(const sim::RunStats& r, bool per_kernel) {
                100 * k.tensor_utilization(), 100 * k.achieved_occupancy(), dram, 100 * l2,
                top_stall(k));
   }
-  fmt::print("total: {} cycles, {:.4f} ms at {} GHz, {} kernels; simulated in {:.2f} s{}\n",
-             r.cycles, r.time_ms(), r.clock_ghz, r.kernels.size(), r.wall_s,
-             r.interrupted ? " (INTERRUPTED: partial)" : "");
+  fmt::print(
+      "total: {} cycles, {:.4f} ms (at {:.3f} GHz on average), {} kernels; simulated in {:.2f} "
+      "s{}\n",
+      r.cycles, r.time_ms(), r.total().clock_ghz, r.kernels.size(), r.wall_s,
+      r.interrupted ? " (INTERRUPTED: partial)" : "");
 }
 
 void run(const SimCliOptions& o) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <stdexcept>
 #include <string>
 
 namespace ltc::compiler {
@@ -557,6 +558,10 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
                 {2, "out", uint64_t(batch * Mp * Np * 2)}};
   if (weight_bits > 0) kr.tensors.push_back({3, "scales", uint64_t(batch * Np * 4)});
   const int64_t W = kr.warps_x * kr.warps_y;
+  const int64_t warpgroup = prob.warpgroup;  // > 1: the tiling made warps_y == warpgroup
+  if (warpgroup > 1 && kr.warps_y != warpgroup) {
+    throw std::logic_error("gemm " + name + ": warpgroup tile without one warp per sub-partition");
+  }
   const int64_t chunk = bn * bk / W;  // codes each warp dequantizes per K tile
   if (dequant && (bn * bk) % W != 0) {
     throw InputError("gemm " + name + ": block tile does not split over its warps");
@@ -576,10 +581,12 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
     BlockSlice as;
     as.tensor = 0;
     as.origin = plus(times(t, bk * eb), affine(0, {by(bm * Kp * eb)}));
-    as.rows = bm;
+    // A GEMM shorter than one block tile loads only its M rows; the rest of the stage stays
+    // zero, as CUTLASS's predicated copies leave it (no traffic for padding rows).
+    as.rows = m_blocks == 1 ? m : bm;
     as.row_stride = Kp * eb;
     as.row_bytes = bk * eb;
-    as.own_rows = wm;
+    as.own_rows = std::min(wm, as.rows);
     as.own_first = affine(0, {wy(wm)});
     load_block_slice(p, as, kr.warps_x, kr.warps_y);
     BlockSlice bs;
@@ -610,8 +617,12 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
                     plus(times(q, bm * ik * eb), affine(0, {wy(wm * ik * eb)})));
       a.frag = buf;
       p.emit(a);
-      Instr b = mem(Opcode::kLdShared, 0, uint64_t(wn * ik * eb),
-                    plus(times(q, bn * ik * eb), affine(b_src, {wx(wn * ik * eb)})));
+      // A warpgroup MMA (one warp per sub-partition along M) reads B once for the group: each
+      // warp's tensor core fetches its quarter (tiling.h, hw::SmConfig::mma_warpgroup).
+      const int64_t b_frag = wn * ik * eb / warpgroup;
+      Instr b = mem(Opcode::kLdShared, 0, uint64_t(b_frag),
+                    plus(times(q, bn * ik * eb),
+                         affine(b_src, {wx(wn * ik * eb), wy(warpgroup > 1 ? b_frag : 0)})));
       b.frag = buf;
       p.emit(b);
     };

@@ -252,6 +252,7 @@ KernelStats Gpu::collect(Cycle end) {
   ks.tensor_cores = uint64_t(gpu_.tensor_cores());
   ks.sms = gpu_.sms;
   ks.max_warps_per_sm = gpu_.sm.max_warps;
+  ks.clock_ghz = gpu_.loaded_clock_ghz(ks.tensor_utilization());
   // L2 and DRAM counters are global: this kernel's share is what they gained during it.
   MemoryStats& m = ks.mem;
   m.l2_sectors = mem_.l2_sectors;

@@ -35,6 +35,8 @@ SectorCache::SectorCache(uint64_t capacity_bytes, int ways, int line_bytes)
     : ways_(ways), line_shift_(log2_exact(line_bytes)) {
   const uint64_t lines = capacity_bytes / uint64_t(line_bytes);
   sets_ = lines / uint64_t(ways);
+  if (sets_ > UINT32_MAX) throw InputError("cache: more than 2^32 sets");
+  set_of_ = FastMod(uint32_t(sets_));
   clear();
 }
 
@@ -54,7 +56,7 @@ SectorCache::Result SectorCache::access(uint64_t line_addr, uint32_t sectors, bo
     return r;
   }
   const uint64_t line = line_addr >> line_shift_;
-  const size_t base = size_t((line % sets_) * uint64_t(ways_));
+  const size_t base = size_t(set_of_(line)) * size_t(ways_);
   const uint64_t* tags = &tags_[base];
   ++clock_;
   for (int w = 0; w < ways_; ++w) {
@@ -85,8 +87,9 @@ SectorCache::Result SectorCache::access(uint64_t line_addr, uint32_t sectors, bo
 Dram::Dram(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stats)
     : sc_core::sc_module(name), target("target"), stats_(stats) {
   const double per_channel =
-      gpu.dram.bw_gbps / double(gpu.sm.dram_channels) / gpu.clock_ghz;  // bytes per cycle
+      gpu.dram_sim_gbps() / double(gpu.sm.dram_channels) / gpu.clock_ghz;  // bytes per cycle
   channels_.assign(size_t(gpu.sm.dram_channels), BandwidthPort(per_channel));
+  channel_of_ = FastMod(uint32_t(channels_.size()));
   latency_cycles_ = gpu.dram.latency_ns * gpu.clock_ghz;
   target.register_b_transport(this, &Dram::b_transport);
 }
@@ -94,7 +97,7 @@ Dram::Dram(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& 
 void Dram::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   const double t = to_cycles(sc_core::sc_time_stamp() + delay);
   const uint64_t addr = p.get_address();
-  BandwidthPort& ch = channels_[size_t(mix(addr >> 8) % channels_.size())];
+  BandwidthPort& ch = channels_[channel_of_(mix(addr >> 8))];
   const double bytes = double(p.get_data_length());
   const double start = ch.reserve(t, bytes);
   if (p.is_write()) {
@@ -117,6 +120,7 @@ L2::L2(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stat
     s.tags = SectorCache(slice_bytes, gpu.sm.l2_ways, gpu.sm.line_bytes);
     s.port = BandwidthPort(slice_rate);
   }
+  slice_of_ = FastMod(uint32_t(n));
   line_shift_ = log2_exact(gpu.sm.line_bytes);
   hit_latency_cycles_ = gpu.l2.latency_ns * gpu.clock_ghz;
   target.register_b_transport(this, &L2::b_transport);
@@ -135,7 +139,7 @@ void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
   p.get_extension(mask);
   const uint32_t sectors = mask ? mask->sectors : 0xfu;
   const uint64_t line = line_addr >> line_shift_;
-  Slice& s = slices_[size_t(mix(line) % slices_.size())];
+  Slice& s = slices_[slice_of_(mix(line))];
   const double bytes = double(p.get_data_length());
   const double start = s.port.reserve(t, bytes);
   const bool write = p.is_write();

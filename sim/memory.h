@@ -23,15 +23,36 @@ namespace ltc::sim {
 
 using Cycle = int64_t;
 
+// SystemC's default time resolution is 1 ps, so one cycle (1 ns) is 1000 ticks; the conversions
+// work on the integer tick count (no unit arithmetic per request).
+inline constexpr double kTicksPerCycle = 1000;
 inline Cycle now_cycles() {
-  return Cycle(sc_core::sc_time_stamp().to_seconds() * 1e9 + 0.5);
+  return Cycle((sc_core::sc_time_stamp().value() + 500) / 1000);
 }
 inline sc_core::sc_time cycles(double c) {
-  return sc_core::sc_time(c, sc_core::SC_NS);
+  return sc_core::sc_time::from_value(c > 0 ? sc_dt::uint64(c * kTicksPerCycle + 0.5) : 0);
 }
 inline double to_cycles(const sc_core::sc_time& t) {
-  return t.to_seconds() * 1e9;
+  return double(t.value()) * (1.0 / kTicksPerCycle);
 }
+
+// x mod d for a fixed d without a division (Lemire, Kaser and Kurz 2019, "Faster remainder by
+// direct computation"): exact for every 32-bit x; wider x is folded first.
+class FastMod {
+ public:
+  FastMod() = default;
+  explicit FastMod(uint32_t d) : d_(d), m_(d ? ~uint64_t(0) / d + 1 : 0) {}
+  uint32_t operator()(uint64_t x) const {
+    const uint32_t x32 = uint32_t(x ^ (x >> 32));
+    const uint64_t low = m_ * x32;
+    return uint32_t((static_cast<unsigned __int128>(low) * d_) >> 64);
+  }
+  uint32_t divisor() const { return d_; }
+
+ private:
+  uint32_t d_ = 0;
+  uint64_t m_ = 0;
+};
 
 // A port that moves `rate` bytes per cycle: requests queue behind each other (first come, first
 // served in call order).
@@ -70,6 +91,7 @@ class SectorCache {
  private:
   // Structure of arrays: a lookup scans one set's tags (contiguous), touches one stamp.
   uint64_t sets_ = 0;
+  FastMod set_of_;
   int ways_ = 0;
   int line_shift_ = 7;
   uint64_t clock_ = 0;
@@ -96,6 +118,7 @@ class Dram : public sc_core::sc_module {
  private:
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   std::vector<BandwidthPort> channels_;
+  FastMod channel_of_;
   double latency_cycles_;  // load-to-use beyond the L2 hit latency
   MemoryStats& stats_;
 };
@@ -114,6 +137,7 @@ class L2 : public sc_core::sc_module {
     BandwidthPort port;
   };
   std::vector<Slice> slices_;
+  FastMod slice_of_;
   int line_shift_;
   double hit_latency_cycles_;
   MemoryStats& stats_;

@@ -489,7 +489,10 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
   const uint64_t addr = plan_->tensor_base[in.tensor] + off;
   const uint64_t first = addr >> line_shift_, last = (addr + bytes - 1) >> line_shift_;
   const uint64_t line_bytes = uint64_t(1) << line_shift_;
-  const double start = lsu_.reserve(double(c), double(last - first + 1));
+  // A tensor memory accelerator (sm.tma) moves cp.async tiles itself: no LSU cycles.
+  const double start = in.op == Opcode::kLdGlobalAsync && gpu_.sm.tma
+                           ? double(c)
+                           : lsu_.reserve(double(c), double(last - first + 1));
   Cycle done = Cycle(start) + 1;
   for (uint64_t line = first; line <= last; ++line) {
     const uint64_t base = line << line_shift_;

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace ltc::sim {
 
 std::string_view stall_name(Stall s) {
@@ -80,12 +82,25 @@ KernelStats RunStats::total() const {
     t.sms = k.sms;
     t.max_warps_per_sm = k.max_warps_per_sm;
   }
+  const double ms = time_ms();
+  t.clock_ghz = ms > 0 ? double(cycles) / (ms * 1e6) : clock_ghz;
   return t;
 }
 
-void to_json(nlohmann::json& j, const KernelStats& k, double clock_ghz) {
+double RunStats::time_ms() const {
+  double ms = 0;
+  int64_t kernel_cycles = 0;
+  for (const auto& k : kernels) {
+    ms += k.time_ms();
+    kernel_cycles += k.cycles;
+  }
+  if (clock_ghz > 0) ms += double(std::max<int64_t>(cycles - kernel_cycles, 0)) / (clock_ghz * 1e6);
+  return ms;
+}
+
+void to_json(nlohmann::json& j, const KernelStats& k) {
   using nlohmann::json;
-  const double secs = double(k.cycles) / (clock_ghz * 1e9);
+  const double secs = k.time_ms() * 1e-3;
   json issued = json::object();
   for (int op = 1; op <= traces::kOpcodeCount; ++op) {
     const auto o = traces::Opcode(op);
@@ -103,6 +118,7 @@ void to_json(nlohmann::json& j, const KernelStats& k, double clock_ghz) {
            {"start_cycle", k.start_cycle},
            {"cycles", k.cycles},
            {"time_ms", secs * 1e3},
+           {"clock_ghz", k.clock_ghz},
            {"blocks", k.blocks},
            {"warps", k.warps},
            {"blocks_per_sm", k.blocks_per_sm},
@@ -135,11 +151,11 @@ void to_json(nlohmann::json& j, const RunStats& r) {
   nlohmann::json kernels = nlohmann::json::array();
   for (const auto& k : r.kernels) {
     nlohmann::json kj;
-    to_json(kj, k, r.clock_ghz);
+    to_json(kj, k);
     kernels.push_back(kj);
   }
   nlohmann::json total;
-  to_json(total, r.total(), r.clock_ghz);
+  to_json(total, r.total());
   j = nlohmann::json{{"cycles", r.cycles},
                      {"time_ms", r.time_ms()},
                      {"clock_ghz", r.clock_ghz},

@@ -62,11 +62,15 @@ struct KernelStats {
   uint64_t warp_cycles = 0;                          // resident warps x cycles, summed over SMs
   int sms = 0;
   int max_warps_per_sm = 0;
+  // The SM clock this kernel ran at: the GPU's clock lowered by its tensor utilization
+  // (hw::GpuConfig::loaded_clock_ghz); its time is cycles / clock_ghz.
+  double clock_ghz = 0;
   MemoryStats mem;
 
   KernelStats& operator+=(const KernelStats& o);  // counters add; name/cycles kept
   double tensor_utilization() const;              // busy / (cycles x tensor cores)
   double achieved_occupancy() const;              // resident warps / (cycles x SMs x max warps)
+  double time_ms() const { return clock_ghz > 0 ? double(cycles) / (clock_ghz * 1e6) : 0.0; }
 };
 
 struct FunctionalCheck {
@@ -77,8 +81,8 @@ struct FunctionalCheck {
 
 // Whole-run totals and the per-kernel list (launch order).
 struct RunStats {
-  double clock_ghz = 0;
-  int64_t cycles = 0;  // first launch to last retirement, kernel gaps included
+  double clock_ghz = 0;  // the GPU's clock (kernel gaps run at it; kernels at their own)
+  int64_t cycles = 0;    // first launch to last retirement, kernel gaps included
   bool interrupted = false;
   bool functional = false;
   uint64_t functional_mismatches = 0;  // outputs differing from the golden model
@@ -86,11 +90,12 @@ struct RunStats {
   std::vector<FunctionalCheck> functional_checks;  // one per GEMM kernel
   double wall_s = 0;
   std::vector<KernelStats> kernels;
-  KernelStats total() const;
-  double time_ms() const { return double(cycles) / (clock_ghz * 1e6); }
+  KernelStats total() const;  // clock_ghz: the one that gives the run's time over its cycles
+  // Every kernel at its own clock, the gaps between them at clock_ghz.
+  double time_ms() const;
 };
 
-void to_json(nlohmann::json& j, const KernelStats& k, double clock_ghz);
+void to_json(nlohmann::json& j, const KernelStats& k);
 void to_json(nlohmann::json& j, const RunStats& r);
 
 }  // namespace ltc::sim

@@ -141,12 +141,19 @@ TensorOpTiming GpuConfig::mma_timing(const golden::LmmaShape& instr, std::string
     throw InputError("gpu '" + name + "' has no MAC tensor-core rate for " + std::string(a) +
                      " x " + std::string(b));
   }
-  const double ops_per_cycle = tops * 1e12 / (double(tensor_cores()) * clock_ghz * 1e9);
+  const double rate_clock = sm.tensor_rate_clock_ghz > 0 ? sm.tensor_rate_clock_ghz : clock_ghz;
+  const double ops_per_cycle = tops * 1e12 / (double(tensor_cores()) * rate_clock * 1e9);
   const double ops = 2.0 * instr.m * instr.n * instr.k;
   TensorOpTiming t;
   t.issue_cycles = std::max<int64_t>(1, int64_t(std::ceil(ops / ops_per_cycle - 1e-9)));
   t.latency_cycles = std::max<int64_t>(t.issue_cycles, sm.mma_latency_cycles);
   return t;
+}
+
+double GpuConfig::loaded_clock_ghz(double tensor_utilization) const {
+  if (!(sm.tensor_load_clock_ghz > 0)) return clock_ghz;
+  const double u = std::clamp(tensor_utilization, 0.0, 1.0);
+  return clock_ghz - (clock_ghz - sm.tensor_load_clock_ghz) * u;
 }
 
 double GpuConfig::l2_sim_bytes_per_cycle() const {
@@ -215,6 +222,12 @@ void GpuConfig::finalize() {
     at_least("sfu_ops_per_cycle", m.sfu_ops_per_cycle, 1);
     at_least("sfu_latency_cycles", m.sfu_latency_cycles, 1);
     at_least("mma_latency_cycles", m.mma_latency_cycles, 1);
+    if (m.mma_warpgroup < 1 || m.mma_warpgroup > sub_partitions_per_sm ||
+        sub_partitions_per_sm % m.mma_warpgroup != 0) {
+      throw InputError(ws + "mma_warpgroup' is " + std::to_string(m.mma_warpgroup) +
+                       " (valid: 1, or a divisor of sub_partitions_per_sm: warps of one "
+                       "warpgroup MMA, one per sub-partition)");
+    }
     at_least("lmma_latency_cycles", m.lmma_latency_cycles, 0);
     at_least("smem_banks", m.smem_banks, 1);
     at_least("smem_latency_cycles", m.smem_latency_cycles, 1);
@@ -230,6 +243,13 @@ void GpuConfig::finalize() {
       throw InputError(ws + "line_bytes' must be a power of two >= 32");
     }
     if (m.l2_bytes_per_cycle < 0) throw InputError(ws + "l2_bytes_per_cycle' must be >= 0");
+    if (m.dram_gbps < 0) throw InputError(ws + "dram_gbps' must be >= 0");
+    if (m.tensor_rate_clock_ghz < 0 || m.tensor_rate_clock_ghz > 10) {
+      throw InputError(ws + "tensor_rate_clock_ghz' must be in [0, 10]");
+    }
+    if (m.tensor_load_clock_ghz < 0 || m.tensor_load_clock_ghz > clock_ghz) {
+      throw InputError(ws + "tensor_load_clock_ghz' must be in [0, clock_ghz]");
+    }
     if (tensor_cores_per_sm % sub_partitions_per_sm != 0) {
       throw InputError(w +
                        ": field 'tensor_cores_per_sm' must be a multiple of "
@@ -294,6 +314,8 @@ void to_json(json& j, const GpuConfig& g) {
              {"sfu_ops_per_cycle", g.sm.sfu_ops_per_cycle},
              {"sfu_latency_cycles", g.sm.sfu_latency_cycles},
              {"mma_latency_cycles", g.sm.mma_latency_cycles},
+             {"mma_warpgroup", g.sm.mma_warpgroup},
+             {"tma", g.sm.tma},
              {"lmma_latency_cycles", g.sm.lmma_latency_cycles},
              {"smem_banks", g.sm.smem_banks},
              {"smem_latency_cycles", g.sm.smem_latency_cycles},
@@ -307,6 +329,9 @@ void to_json(json& j, const GpuConfig& g) {
              {"dram_channels", g.sm.dram_channels},
              {"noc_bytes_per_cycle", g.sm.noc_bytes_per_cycle},
              {"kernel_gap_cycles", g.sm.kernel_gap_cycles},
+             {"dram_gbps", g.sm.dram_gbps},
+             {"tensor_rate_clock_ghz", g.sm.tensor_rate_clock_ghz},
+             {"tensor_load_clock_ghz", g.sm.tensor_load_clock_ghz},
              {"source", g.sm.source}}},
            {"launch_overhead_us", g.launch_overhead_us},
            {"sync_overhead_us", g.sync_overhead_us},
@@ -392,6 +417,8 @@ void from_json(const json& j, GpuConfig& g) {
     a.opt("sfu_ops_per_cycle", x.sfu_ops_per_cycle);
     a.opt("sfu_latency_cycles", x.sfu_latency_cycles);
     a.opt("mma_latency_cycles", x.mma_latency_cycles);
+    a.opt("mma_warpgroup", x.mma_warpgroup);
+    a.opt("tma", x.tma);
     a.opt("lmma_latency_cycles", x.lmma_latency_cycles);
     a.opt("smem_banks", x.smem_banks);
     a.opt("smem_latency_cycles", x.smem_latency_cycles);
@@ -405,6 +432,9 @@ void from_json(const json& j, GpuConfig& g) {
     a.opt("dram_channels", x.dram_channels);
     a.opt("noc_bytes_per_cycle", x.noc_bytes_per_cycle);
     a.opt("kernel_gap_cycles", x.kernel_gap_cycles);
+    a.opt("dram_gbps", x.dram_gbps);
+    a.opt("tensor_rate_clock_ghz", x.tensor_rate_clock_ghz);
+    a.opt("tensor_load_clock_ghz", x.tensor_load_clock_ghz);
     a.opt("source", x.source);
   }
   if (f.has("achievable")) {

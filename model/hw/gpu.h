@@ -70,7 +70,15 @@ struct SmConfig {
   int alu_latency_cycles = 4;     // dependent FP32 FFMA
   int sfu_ops_per_cycle = 16;     // MUFU operations per cycle per SM
   int sfu_latency_cycles = 18;
-  int mma_latency_cycles = 32;    // dependent mma.m16n8k16 chain, issue to issue
+  int mma_latency_cycles = 32;  // dependent mma.m16n8k16 chain, issue to issue
+  // Warps of one warpgroup MMA (Hopper wgmma: 4, one per sub-partition) whose tensor cores read
+  // the shared B operand from shared memory once for the group; 1: every warp loads its own
+  // fragments (Ampere mma.sync). The compiler's dense GEMM kernels then use one warpgroup along M.
+  int mma_warpgroup = 1;
+  // A tensor memory accelerator (Hopper TMA) copies global tiles into shared memory (the
+  // trace's ldgsts) without the SM's load/store path; false: every ldgsts line takes an LSU
+  // cycle (Ampere cp.async).
+  bool tma = false;
   int lmma_latency_cycles = 6;    // LUT core: operand read + writeback beyond the plane beats
   int smem_banks = 32;            // 4-byte banks
   int smem_latency_cycles = 23;   // lds load-to-use, no conflict
@@ -86,7 +94,17 @@ struct SmConfig {
   int dram_channels = 40;
   int noc_bytes_per_cycle = 64;  // one SM's port into the L2 crossbar
   int kernel_gap_cycles = 2000;  // kernel boundary under CUDA graphs: drain, launch, ramp
-  std::string source;            // where these numbers come from
+  // DRAM bandwidth the channels deliver, as a streaming microbenchmark measures it (refresh and
+  // page misses included); 0: dram.bw_gbps.
+  double dram_gbps = 0;
+  // The clock at which the datasheet's mac_tensor TOP/s are quoted (0: clock_ghz); the tensor
+  // cores' MACs per cycle follow from it (GpuConfig::mma_timing).
+  double tensor_rate_clock_ghz = 0;
+  // SM clock while the tensor cores run flat out (the board's power cap lowers it; 0: no
+  // drop). A kernel's clock falls from clock_ghz toward it with its tensor utilization
+  // (GpuConfig::loaded_clock_ghz).
+  double tensor_load_clock_ghz = 0;
+  std::string source;  // where these numbers come from
 };
 
 // One tensor-core warp instruction: the core is busy `issue_cycles` (the initiation interval
@@ -157,6 +175,11 @@ struct GpuConfig {
   // issue = 2*M*N*K / ops per cycle per tensor core; latency the measured dependent-chain time.
   TensorOpTiming mma_timing(const golden::LmmaShape& instr, std::string_view a,
                             std::string_view b) const;
+  // The SM clock of a kernel whose tensor cores are busy `tensor_utilization` of its cycles:
+  // clock_ghz, falling linearly to sm.tensor_load_clock_ghz at full use (power cap).
+  double loaded_clock_ghz(double tensor_utilization) const;
+  // The simulator's DRAM bandwidth in GB/s (sm.dram_gbps, else dram.bw_gbps).
+  double dram_sim_gbps() const { return sm.dram_gbps > 0 ? sm.dram_gbps : dram.bw_gbps; }
   // FP32 lanes of one SM (cuda_fp32_tflops / (2 * sms * clock)).
   int fp32_lanes_per_sm() const;
   // The simulator's L2 bandwidth in bytes per cycle (sm.l2_bytes_per_cycle, else l2.bw_gbps).

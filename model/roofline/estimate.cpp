@@ -32,7 +32,7 @@ StepEstimate estimate(const StepRequest& r) {
   return estimate(m, llm::load_model(r.model), r);
 }
 
-CalibrationReport check_gemms(const Machine& m, const std::string& path) {
+std::vector<GemmCheck> load_gemm_measurements(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open file");
   nlohmann::json j;
@@ -44,8 +44,7 @@ CalibrationReport check_gemms(const Machine& m, const std::string& path) {
   if (!j.contains("gemm") || !j["gemm"].is_array()) {
     throw InputError(path + ": field 'gemm' must be an array of {name, M, N, K, ms}");
   }
-  CalibrationReport rep;
-  const llm::WeightFormat fp16;
+  std::vector<GemmCheck> out;
   for (size_t i = 0; i < j["gemm"].size(); ++i) {
     const auto& e = j["gemm"][i];
     GemmCheck c;
@@ -61,6 +60,18 @@ CalibrationReport check_gemms(const Machine& m, const std::string& path) {
     if (!(c.measured_ms > 0)) {
       throw InputError(path + ": gemm[" + std::to_string(i) + "]: field 'ms' must be > 0");
     }
+    if (c.m < 1 || c.n < 1 || c.k < 1) {
+      throw InputError(path + ": gemm[" + std::to_string(i) + "]: M, N, K must be >= 1");
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+CalibrationReport check_gemms(const Machine& m, const std::string& path) {
+  CalibrationReport rep;
+  const llm::WeightFormat fp16;
+  for (GemmCheck c : load_gemm_measurements(path)) {
     c.model_ms = gemm_cost(m, make_gemm(c.m, c.n, c.k, fp16, golden::DType::kFp16)).ms;
     rep.mape += std::abs(c.error());
     rep.gemms.push_back(c);

@@ -39,6 +39,8 @@ struct CalibrationReport {
 // `path`: a file with {"gemm": [{"name", "M", "N", "K", "ms"}, ...]} (fp16 x fp16 GEMMs), as
 // shared/reference/h200-calibration.json. Throws InputError naming the file and entry.
 CalibrationReport check_gemms(const Machine& m, const std::string& path);
+// The measured GEMMs of such a file (model_ms left 0), for other models to compare against.
+std::vector<GemmCheck> load_gemm_measurements(const std::string& path);
 
 // Human-readable table of a step estimate (one line per operator).
 std::string format_step(const StepEstimate& e);

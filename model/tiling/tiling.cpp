@@ -120,6 +120,7 @@ GemmProblem mac_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int
   p.out_bits = 16;
   p.tensor_tops = gpu.mac_tops(golden::dtype_name(act), golden::dtype_name(weight));
   if (!(p.tensor_tops > 0)) p.tensor_tops = gpu.mac_tops("fp16", "fp16");
+  p.warpgroup = gpu.sm.mma_warpgroup;
   return p;
 }
 
@@ -141,6 +142,8 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   }
   c.warps_per_block = int((block.m / warp.m) * (block.n / warp.n));
   if (c.warps_per_block > kMaxWarpsPerBlock) return c;
+  const int64_t warpgroup = p.kernel_level && p.lut_tiles_per_core == 0 ? p.warpgroup : 1;
+  if (warpgroup > 1 && block.m / warp.m != warpgroup) return c;
 
   c.smem_bytes_per_block =
       c.stages * (double(block.m) * block.k * p.a_bits + double(block.n) * block.k * p.w_bits) / 8;
@@ -149,9 +152,11 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
 
   // Per thread: accumulators of the warp tile + two instruction steps of A and W fragments
   // (register double buffering: the next step's are loaded while the current one computes).
+  // A warpgroup MMA reads both operands from shared memory: only accumulators in registers.
   const double frag_bits = double(warp.m) * warp.n * p.acc_bits +
-                           2 * double(warp.m) * p.instr.k * p.a_bits +
-                           2 * double(warp.n) * p.instr.k * p.w_bits;
+                           (warpgroup > 1 ? 0.0
+                                          : 2 * double(warp.m) * p.instr.k * p.a_bits +
+                                                2 * double(warp.n) * p.instr.k * p.w_bits);
   c.registers_per_thread = int(std::ceil(frag_bits / 32.0 / kWarpThreads)) + kOverheadRegisters;
   if (c.registers_per_thread > gpu.max_registers_per_thread) return c;
   const double block_reg_bytes = 4.0 * c.registers_per_thread * kWarpThreads * c.warps_per_block;
@@ -210,7 +215,7 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   // table) and W fragments, and the stage fill writes the block's slices once, all through the
   // SM's shared-memory data path (sm.lsu_bytes_per_cycle).
   const double smem_bits = double(block.m) * block.n / warp.n * p.a_bits +
-                           double(block.m) * block.n / warp.m * p.w_bits +
+                           double(block.m) * block.n / warp.m / double(warpgroup) * p.w_bits +
                            double(block.m) * p.a_bits + double(block.n) * p.w_bits;
   const double smem_us_per_block =
       smem_bits / 8 * k_pad / (double(gpu.sm.lsu_bytes_per_cycle) * gpu.clock_ghz * 1e3);
@@ -231,11 +236,22 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
        std::min(wave_blocks, double(c.grid_n)) * double(block.n) * p.w_bits) *
       k_pad / 8;
   const bool wave_fits = p.kernel_level && wave_bytes <= l2_half;
+  // Kernel level: the blocks of one wave walk K together, so those sharing a slice of A (one
+  // block row) or of W (one block column) read it from L2 after the first; only later waves
+  // re-read from DRAM an operand that does not fit in L2.
+  const double rows_per_wave =
+      std::clamp(std::floor(wave_blocks / double(c.grid_n)), 1.0, double(c.grid_m));
+  const double cols_per_wave = std::min(wave_blocks, double(c.grid_n));
   double dram_bytes = out_bytes, l2_bytes = 0;
-  for (auto [unique, reads] : {std::pair{a_unique, c.grid_n}, std::pair{w_unique, c.grid_m}}) {
+  for (auto [unique, reads, per_wave] : {std::tuple{a_unique, c.grid_n, cols_per_wave},
+                                         std::tuple{w_unique, c.grid_m, rows_per_wave}}) {
     if (unique <= l2_half || wave_fits) {
       dram_bytes += unique;
       l2_bytes += unique * double(reads - 1);
+    } else if (p.kernel_level) {
+      const double fetches = std::ceil(double(reads) / per_wave);
+      dram_bytes += unique * fetches;
+      l2_bytes += unique * (double(reads) - fetches);
     } else {
       dram_bytes += unique * double(reads);
     }
@@ -247,6 +263,25 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   const double active = std::min<double>(gpu.sms, double(c.blocks()));
   const double share = std::min(1.0, kSmBandwidthShare * active / gpu.sms);
   double memory_us = (dram_bytes / dram_per_us + l2_bytes / std::max(l2_per_us, 1e-9)) / share;
+  if (p.kernel_level) {
+    // The kernel's view: DRAM and L2 are separate resources working in parallel, each at the
+    // bandwidth the simulator gives it (hw::GpuConfig::dram_sim_gbps, l2_sim_bytes_per_cycle).
+    const double dram_sim_per_us = gpu.dram_sim_gbps() * 1e3;
+    const double l2_sim_per_us = gpu.l2_sim_bytes_per_cycle() * gpu.clock_ghz * 1e3;
+    memory_us = std::max(dram_bytes / dram_sim_per_us, l2_bytes / l2_sim_per_us) / share;
+    // Hot lines: the blocks of a wave that share a K slice of A (or W) ask for the same lines
+    // at about the same time, and each line is served by one L2 slice, so a K step takes at
+    // least readers x slice bytes / (the slices holding them x one slice's bandwidth).
+    const double slice_per_us = l2_sim_per_us / double(gpu.sm.l2_slices);
+    auto hot_us = [&](double readers, double tile_bytes) {
+      const double lines = std::ceil(tile_bytes / gpu.sm.line_bytes);
+      return readers * tile_bytes / (std::min(lines, double(gpu.sm.l2_slices)) * slice_per_us);
+    };
+    const double per_k_step =
+        std::max(hot_us(cols_per_wave, double(block.m) * block.k * p.a_bits / 8),
+                 hot_us(rows_per_wave, double(block.n) * block.k * p.w_bits / 8));
+    memory_us = std::max(memory_us, per_k_step * double(c.k_steps));
+  }
   // Little's law: an SM has at most (stages - 1) stages of each resident block in flight, so
   // the active SMs cannot pull more than that per DRAM latency.
   if (gpu.dram.latency_ns > 0) {
@@ -261,7 +296,9 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
 TileChoice choose_tiles(const GemmProblem& p, const hw::GpuConfig& gpu) {
   p.validate();
   const auto& in = p.instr;
-  const int64_t max_bm = std::min<int64_t>(std::max<int64_t>(in.m, pow2_at_least(p.m)), 256);
+  // A warpgroup GEMM needs one warp per sub-partition along M (evaluate_tiles).
+  const int64_t min_bm = p.kernel_level && p.lut_tiles_per_core == 0 ? in.m * p.warpgroup : in.m;
+  const int64_t max_bm = std::min<int64_t>(std::max<int64_t>(min_bm, pow2_at_least(p.m)), 256);
   const int64_t max_bn = std::min<int64_t>(std::max<int64_t>(in.n, pow2_at_least(p.n)), 1024);
   const int64_t max_bk = std::min<int64_t>(std::max<int64_t>(in.k, pow2_at_least(p.k)), 256);
   TileChoice best;
@@ -274,16 +311,24 @@ TileChoice choose_tiles(const GemmProblem& p, const hw::GpuConfig& gpu) {
             bool fits = false;
             TileChoice c = evaluate_tiles(p, gpu, {bm, bn, bk}, {wm, wn, bk}, &fits);
             if (!fits) continue;
-            // Lower time; then more resident warps, up to two per sub-partition of every SM
-            // (more SMs pulling memory, and one warp issues while the other waits at a barrier
-            // or on shared memory); then less traffic, fewer padded MACs, larger warp tiles.
+            // Lower time (to 1%); then more SMs in use (each pulls memory through its own port);
+            // then more resident warps, up to two per sub-partition of every SM (one warp issues
+            // while the other waits at a barrier or on shared memory); then more bytes in
+            // flight per SM (stages beyond the one computing); then less traffic, fewer
+            // padded MACs, larger warp tiles.
             const int64_t enough = int64_t(gpu.sms) * 2 * gpu.sub_partitions_per_sm;
             auto key = [enough, &gpu](const TileChoice& t) {
               const int64_t resident = std::min<int64_t>(
                   enough, std::min<int64_t>(t.blocks(), int64_t(gpu.sms) * t.blocks_per_sm) *
                               t.warps_per_block);
-              return std::make_tuple(t.estimated_us, -resident, t.global_bytes, t.padding_fraction,
-                                     -double(t.warp.m * t.warp.n), -double(t.block.k));
+              const int64_t active_sms = std::min<int64_t>(t.blocks(), gpu.sms);
+              // Estimates within 1% of each other tie (they differ by rounding, not design).
+              const double bucket = std::round(std::log(std::max(t.estimated_us, 1e-9)) / 0.01);
+              const double in_flight = double(t.stages - 1) * t.smem_bytes_per_block /
+                                       double(t.stages) * double(t.blocks_per_sm);
+              return std::make_tuple(bucket, -active_sms, -resident, -in_flight, t.global_bytes,
+                                     t.padding_fraction, -double(t.warp.m * t.warp.n),
+                                     -double(t.block.k));
             };
             if (!have || key(c) < key(best)) {
               best = c;

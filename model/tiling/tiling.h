@@ -47,6 +47,10 @@ struct GemmProblem {
   // (fragment reads, stage fills) bounds compute time, and operands re-read by blocks of one
   // wave come from L2. The roofline, whose own costs model neither yet, picks tiles without it.
   bool kernel_level = true;
+  // MAC problems on a warpgroup-MMA GPU (hw::SmConfig::mma_warpgroup > 1, kernel level only):
+  // the block's warps along M form one warpgroup whose tensor cores read W from shared memory
+  // once for all of them.
+  int warpgroup = 1;
 
   void validate() const;  // InputError naming the field
 };

@@ -463,6 +463,37 @@ TEST(GemmLowering, MacPathCompilesDenseAndDequantizeThenMacGemms) {
   }
 }
 
+TEST(GemmLowering, WarpgroupMmaKernelsReadBOnceForTheGroup) {
+  // On h200 (sm.mma_warpgroup 4) the block's warps along M are one warpgroup and each warp
+  // loads a quarter of B's fragment; with warpgroups off every warp loads all of it.
+  GemmSpec spec = spec_of(256, 4096, 4096, "fp16", DType::kFp16);
+  spec.path = traces::GemmPath::kMma;
+  for (int group : {4, 1}) {
+    SCOPED_TRACE(group);
+    hw::GpuConfig gpu = hw::load_gpu("h200");
+    gpu.sm.mma_warpgroup = group;
+    const traces::Kernel k = compile_gemm(spec, gpu).kernels.at(0);
+    if (group > 1) {
+      EXPECT_EQ(k.warps_y, group);
+    }
+    const int64_t wm = k.tiles.warp[0], wn = k.tiles.warp[1], step = 16 * 2;
+    std::vector<uint64_t> lds;
+    for (const auto& in : k.program) {
+      if (in.op == traces::Opcode::kLdShared && in.frag > 0) lds.push_back(in.bytes);
+    }
+    ASSERT_GE(lds.size(), 2u);
+    EXPECT_EQ(lds[0], uint64_t(wm * step));
+    EXPECT_EQ(lds[1], uint64_t(wn * step / group));
+    EXPECT_NO_THROW(traces::check_addresses(compile_gemm(spec, gpu), "h200.lmt"));
+    // A GEMM shorter than the block tile (rows loaded: M only) still gives the dense result.
+    GemmSpec small = spec_of(5, 100, 70, "fp16", DType::kFp16);
+    small.path = traces::GemmPath::kMma;
+    const traces::Trace st = compile_gemm(small, gpu);
+    EXPECT_EQ(traces::check_addresses(st, "small").overlap_kernels, 1);
+    EXPECT_EQ(check_gemm_trace(st, 11).mismatches, 0u);
+  }
+}
+
 TEST(GemmLowering, MacPathRejectsWhatTheMacCoresCannotRun) {
   GemmSpec spec = spec_of(4, 64, 64, "fp8e4m3", DType::kFp8E4M3);
   const std::string msg = [&] {
