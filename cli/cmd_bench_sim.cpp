@@ -5,6 +5,7 @@
 // simulated; the figures are wall time, simulated cycles per second, warp instructions per
 // second and peak memory.
 #include "cli/command.h"
+#include "cli/options.h"
 #include "compiler/gemm_lowering.h"
 #include "compiler/model_lowering.h"
 #include "model/hw/gpu.h"
@@ -104,6 +105,7 @@ CommandRegistrar reg{95, [](CLI::App& app) {
                        s->add_option("--only", o->only, "gemm or decode (default: both)")
                            ->check(CLI::IsMember({"gemm", "decode"}));
                        s->add_flag("--json", o->json, "print one JSON object");
+                       set_examples(s, {"ltc bench sim", "ltc bench sim --only gemm --json"});
                        s->callback([o] { run(*o); });
                      }};
 
