@@ -330,14 +330,8 @@ void GpuConfig::finalize() {
     }
     in_range("lut_tensor.core.wbits", lut.core.wbits, 1, golden::kMaxWBits);
     const golden::LmmaShape all{s.m, s.n * lut.tiles_per_tensor_core, s.k};
-    const double stated = lut.w1_tops;
     lut.w1_tops = 2.0 * all.m * all.n * all.k / double(lmma_timing(all, 1).issue_cycles) *
                   tensor_cores() * clock_ghz * 1e9 / 1e12;
-    if (stated != 0 && std::abs(stated - lut.w1_tops) > 1e-9 * lut.w1_tops) {
-      throw InputError(w + ": field 'lut_tensor.w1_tops' is " + fmt_number(stated) +
-                       " but the core shape, tiles, tensor cores and clock give " +
-                       fmt_number(lut.w1_tops) + " (omit it: it is derived)");
-    }
   }
 }
 
@@ -412,8 +406,7 @@ void to_json(json& j, const GpuConfig& g) {
     to_json(core, g.lut_tensor->core);
     j["lut_tensor"] = {{"core", core},
                        {"tiles_per_tensor_core", g.lut_tensor->tiles_per_tensor_core},
-                       {"acts", g.lut_tensor->acts},
-                       {"w1_tops", g.lut_tensor->w1_tops}};
+                       {"acts", g.lut_tensor->acts}};  // w1_tops is derived, not written
   }
 }
 
@@ -521,7 +514,6 @@ void from_json(const json& j, GpuConfig& g) {
       l.fail("core", std::string("is not a valid tensor-core configuration: ") + e.what());
     }
     l.opt("tiles_per_tensor_core", lut.tiles_per_tensor_core);
-    l.opt("w1_tops", lut.w1_tops);  // derived; a file that states it must state it right
     if (l.has("acts")) {
       if (!lj.at("acts").is_array()) l.fail("acts", "must be an array of activation dtypes");
       for (const auto& a : lj.at("acts")) {
