@@ -2,6 +2,8 @@
 // (target for LLaMA2-70B decode, batch 1, context 4096, W_INT2 A_INT8 on a100-lut4x: < 10 s and
 // < 50 MB).
 #include "cli/command.h"
+#include "cli/model_step.h"
+#include "cli/options.h"
 #include "compiler/model_lowering.h"
 #include "model/hw/gpu.h"
 #include "model/llm/graph.h"
@@ -31,10 +33,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 void run(const BenchOptions& o) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
-  const llm::ModelConfig model = llm::load_model(o.model);
-  llm::StepConfig step = llm::StepConfig::decode(o.batch, o.context);
-  step.weights = llm::parse_weight_format(o.weights, "--weights");
-  step.acts = golden::parse_dtype(o.acts, "--acts");
+  const llm::ModelConfig model = load_model_reporting(o.model);
+  const llm::StepConfig step =
+      step_from_flags(model, "decode", o.batch, o.context, 0, o.weights, o.acts);
   const hw::GpuConfig gpu = hw::load_gpu(o.gpu);
   const traces::Trace t = compiler::compile_model(model, step, gpu);
   const double compile_s = seconds_since(t0);
@@ -97,13 +98,17 @@ CommandRegistrar reg{
       auto o = std::make_shared<BenchOptions>();
       CLI::App* sub = bench_command(app).add_subcommand(
           "compile", "Compile time and trace size of a whole decode step (default LLaMA2-70B)");
-      sub->add_option("--model", o->model)->capture_default_str();
-      sub->add_option("--batch", o->batch)->capture_default_str();
-      sub->add_option("--context", o->context)->capture_default_str();
-      sub->add_option("--weights", o->weights)->capture_default_str();
-      sub->add_option("--acts", o->acts)->capture_default_str();
-      sub->add_option("--gpu", o->gpu)->capture_default_str();
+      add_model_option(sub, o->model)->capture_default_str();
+      sub->add_option("--batch", o->batch, "sequences")->capture_default_str();
+      sub->add_option("--context", o->context, "tokens in the KV cache")->capture_default_str();
+      sub->add_option("--weights", o->weights, "fp16, int1..int8, ternary, binary")
+          ->capture_default_str();
+      sub->add_option("--acts", o->acts, "int8, fp16, bf16, fp8e4m3, fp8e5m2")
+          ->capture_default_str();
+      add_gpu_option(sub, o->gpu)->capture_default_str();
       sub->add_flag("--json", o->json, "print one JSON object");
+      set_examples(sub,
+                   {"ltc bench compile", "ltc bench compile --model llama2-7b --batch 16 --json"});
       sub->callback([o] { run(*o); });
     }};
 

@@ -1,6 +1,7 @@
 // `ltc bench ppa`: seconds per design point of the PPA flow (default: the M2N64K4 FP16 LUT tile,
 // the paper's reference shape) by stage, and optionally a whole built-in sweep at -j N.
 #include "cli/command.h"
+#include "cli/options.h"
 #include "model/golden/error.h"
 #include "synth/ppa.h"
 #include "synth/sweep.h"
@@ -28,7 +29,7 @@ struct BenchPpaOptions {
 void run(const BenchPpaOptions& o) {
   auto config =
       hw::TensorCoreConfig::make(hw::parse_design(o.design), golden::LmmaShape{o.m, o.n, o.k},
-                                 golden::parse_dtype(o.act, "--act"), o.wbits);
+                                 golden::parse_act_dtype(o.act, "--act"), o.wbits);
   config.validate();
   const auto root =
       std::filesystem::temp_directory_path() / fmt::format("ltc-bench-ppa-{}", ::getpid());
@@ -78,14 +79,14 @@ CommandRegistrar reg{
       CLI::App* sub = bench_command(app).add_subcommand(
           "ppa", "Seconds per PPA design point (M2N64K4 FP16 LUT by default), optionally a sweep");
       sub->add_option("--design", o->design, "lut, lut-naive, mac, add")->capture_default_str();
-      sub->add_option("--m", o->m)->capture_default_str();
-      sub->add_option("--n", o->n)->capture_default_str();
-      sub->add_option("--k", o->k)->capture_default_str();
-      sub->add_option("--wbits", o->wbits)->capture_default_str();
-      sub->add_option("--act", o->act)->capture_default_str();
+      add_tile_options(sub, o->m, o->n, o->k, o->wbits, "weight planes");
+      sub->add_option("--act", o->act, "int8, fp16, bf16, fp8e4m3, fp8e5m2")->capture_default_str();
       sub->add_option("--sweep", o->sweep, "also time a sweep: dp-k, dp4, wbits, dse or all");
       sub->add_option("--out", o->out, "keep the sweep results here (default: temporary)");
-      sub->add_option("-j,--jobs", o->jobs, "sweep parallelism")->capture_default_str();
+      sub->add_option("-j,--jobs", o->jobs, "sweep parallelism")
+          ->capture_default_str()
+          ->check(in_range(1, 1024));
+      set_examples(sub, {"ltc bench ppa", "ltc bench ppa --sweep dp4 -j 2 --json"});
       sub->add_flag("--json", o->json, "print one JSON object");
       sub->callback([o] { run(*o); });
     }};

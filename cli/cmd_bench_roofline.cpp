@@ -2,6 +2,7 @@
 // models x GPUs x precisions x batch x context, decode and prefill) on one core and prints the
 // rate; the target is 10,000 estimates in under 1 s.
 #include "cli/command.h"
+#include "cli/options.h"
 #include "model/roofline/estimate.h"
 
 #include <fmt/core.h>
@@ -76,7 +77,10 @@ CommandRegistrar reg{
       CLI::App* sub = bench_command(app).add_subcommand(
           "roofline",
           "10,000 tile-level step estimates (models x GPUs x precisions x batch x context)");
-      sub->add_option("--estimates", opts->estimates, "how many estimates")->capture_default_str();
+      sub->add_option("--estimates", opts->estimates, "how many estimates, 1..10^7")
+          ->capture_default_str()
+          ->check(in_range(1, 1e7));
+      set_examples(sub, {"ltc bench roofline", "ltc bench roofline --estimates 1000 --json"});
       sub->add_flag("--json", opts->json, "print one JSON object");
       sub->callback([opts] { run(*opts); });
     }};

@@ -1,6 +1,7 @@
 // `ltc bench rtl`: simulated cycles per second of the verilated M2N64K4 LUT tile (FP16 and INT8
 // activations, one weight plane per LMMA, back to back), in plain C++ and inside SystemC.
 #include "cli/command.h"
+#include "cli/options.h"
 #include "model/golden/error.h"
 #include "model/hw/tensor_core.h"
 #include "rtl/rtl_runner.h"
@@ -59,17 +60,20 @@ CommandRegistrar reg{
       auto args = std::make_shared<BenchRtlArgs>();
       auto* sub = bench_command(app).add_subcommand(
           "rtl", "Simulated cycles/s of the verilated M2N64K4 tile (FP16, INT8; C++ and SystemC)");
-      sub->add_option("--cycles", args->cycles, "simulated cycles per measurement")
-          ->capture_default_str();
+      sub->add_option("--cycles", args->cycles, "simulated cycles per measurement, >= 1000")
+          ->capture_default_str()
+          ->check(in_range(1000, 1e12));
       sub->add_option("--design", args->design, "lut, lut-naive, mac, add")->capture_default_str();
-      sub->add_option("--m", args->m, "tile rows M")->capture_default_str();
-      sub->add_option("--n", args->n, "tile columns N")->capture_default_str();
-      sub->add_option("--k", args->k, "activations per table K")->capture_default_str();
-      sub->add_option("--wbits", args->wbits, "planes per LMMA")->capture_default_str();
-      sub->add_flag("!--no-systemc", args->systemc, "skip the SystemC measurement");
+      add_tile_options(sub, args->m, args->n, args->k, args->wbits, "planes per LMMA");
+      auto no_systemc = std::make_shared<bool>(false);
+      sub->add_flag("--no-systemc", *no_systemc, "skip the SystemC measurement");
       sub->add_option("--cache", args->cache, "model cache directory (default ~/.cache/ltc)");
       sub->add_flag("--json", args->json, "print one JSON object");
-      sub->callback([args] { run_bench(*args); });
+      set_examples(sub, {"ltc bench rtl", "ltc bench rtl --design mac --no-systemc --json"});
+      sub->callback([args, no_systemc] {
+        args->systemc = !*no_systemc;
+        run_bench(*args);
+      });
     }};
 
 }  // namespace

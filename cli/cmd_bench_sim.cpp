@@ -7,6 +7,7 @@
 // 42 cuBLAS FP16 GEMMs measured on an H200 (configs/calibration/h200-gemm.json), each compiled
 // to the dense mma kernel and simulated on --gpu h200, with the error of each and the MAPE.
 #include "cli/command.h"
+#include "cli/options.h"
 #include "compiler/gemm_lowering.h"
 #include "compiler/model_lowering.h"
 #include "model/hw/gpu.h"
@@ -188,8 +189,10 @@ CommandRegistrar reg{
                     "configs/calibration/h200-gemm.json)");
       s->add_option("--gpu", o->gpu, "--only h200: GPU to simulate")->capture_default_str();
       s->add_option("--max-m", o->max_m, "--only h200: only the GEMMs with M <= this (0: all)")
-          ->check(CLI::NonNegativeNumber);
+          ->check(in_range(0, 2147483647));
       s->add_flag("--json", o->json, "print one JSON object");
+      set_examples(s, {"ltc bench sim", "ltc bench sim --only gemm --json",
+                       "ltc bench sim --only h200 --max-m 256"});
       s->callback([o] { run(*o); });
     }};
 

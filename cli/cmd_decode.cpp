@@ -11,6 +11,10 @@ CommandRegistrar reg{
       opts->req.phase = llm::Phase::kDecode;
       CLI::App* sub = app.add_subcommand("decode", "Tile-level estimate of one decode step");
       add_step_options(sub, opts, "--context", "tokens already in the KV cache (L)");
+      set_examples(sub,
+                   {"ltc decode --model llama2-7b --gpu a100 --batch 1 --context 1024",
+                    "ltc decode --model bitnet-b1.58-3b --gpu a100-lut4x --weights int2 --acts "
+                    "int8 --batch 1,16,64 --json"});
       sub->callback([opts] { run_step(*opts); });
     }};
 

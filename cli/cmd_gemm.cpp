@@ -1,7 +1,9 @@
 // `ltc gemm`: tile-level estimate of one (mp)GEMM Y[M,N] = X[M,K] W[N,K]^T on a GPU; with
 // --calibration FILE, the model against every measured GEMM in FILE and its MAPE.
 #include "cli/command.h"
+#include "cli/options.h"
 #include "model/golden/error.h"
+#include "model/golden/gemm.h"
 #include "model/roofline/estimate.h"
 
 #include <fmt/core.h>
@@ -27,6 +29,7 @@ struct GemmOptions {
 void run_calibration(const GemmOptions& o) {
   const roofline::Machine m(hw::load_gpu(o.gpu));
   const auto rep = roofline::check_gemms(m, o.calibration);
+  if (!rep.device_mismatch.empty()) fmt::print(stderr, "ltc: warning: {}\n", rep.device_mismatch);
   if (o.json) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& c : rep.gemms) {
@@ -38,10 +41,12 @@ void run_calibration(const GemmOptions& o) {
                       {"ms", c.model_ms},
                       {"error", c.error()}});
     }
-    fmt::print(
-        "{}\n",
-        nlohmann::json{{"gpu", o.gpu}, {"file", o.calibration}, {"gemms", rows}, {"mape", rep.mape}}
-            .dump());
+    fmt::print("{}\n", nlohmann::json{{"gpu", o.gpu},
+                                      {"file", o.calibration},
+                                      {"device", rep.device},
+                                      {"gemms", rows},
+                                      {"mape", rep.mape}}
+                           .dump());
     return;
   }
   fmt::print("{:<20} {:>6} {:>6} {:>6} {:>10} {:>10} {:>7}\n", "name", "M", "N", "K", "meas ms",
@@ -51,6 +56,7 @@ void run_calibration(const GemmOptions& o) {
                c.measured_ms, c.model_ms, 100 * c.error());
   }
   fmt::print("MAPE {:.2f}% over {} GEMMs on {}\n", 100 * rep.mape, rep.gemms.size(), o.gpu);
+  if (!rep.device_mismatch.empty()) fmt::print("note: {}\n", rep.device_mismatch);
 }
 
 void run(const GemmOptions& o) {
@@ -58,19 +64,48 @@ void run(const GemmOptions& o) {
   if (o.m <= 0 || o.n <= 0 || o.k <= 0) {
     throw InputError("--m, --n, --k: required, each >= 1 (or --calibration FILE)");
   }
+  golden::check_gemm_extents(o.m, o.n, o.k);
   const roofline::Machine m(hw::load_gpu(o.gpu));
   const auto w = llm::parse_weight_format(o.weights, "--weights");
-  const auto a = golden::parse_dtype(o.acts, "--acts");
-  bool tables = w.is_low_bit() && m.gpu().has_lut_tensor();
-  if (o.tables == "on") {
-    tables = w.is_low_bit();
-  } else if (o.tables == "off") {
-    tables = false;
-  } else if (o.tables != "auto") {
+  const auto a = golden::parse_act_dtype(o.acts, "--acts");
+  const bool lut_possible =
+      w.is_low_bit() && m.gpu().has_lut_tensor() && m.gpu().lut_tops(o.acts, w.planes()) > 0;
+  if (o.tables != "auto" && o.tables != "on" && o.tables != "off") {
     throw InputError("--tables: '" + o.tables + "' is not valid (valid: auto, on, off)");
   }
+  if (o.tables == "on" && !lut_possible) {
+    throw InputError("--tables on: gpu '" + m.gpu().name + "' has no LUT tensor core for " +
+                     w.name() + " weights x " + o.acts +
+                     " activations (tables need low-bit weights and a GPU with LUT cores, e.g. "
+                     "a100-lut4x)");
+  }
+  auto cost_of = [&](bool tables) {
+    return roofline::gemm_cost(
+        m, roofline::make_gemm(o.m, o.n, o.k, w, a, tables, tables && o.quantize_tables));
+  };
+  bool tables = o.tables == "on" || (o.tables == "auto" && lut_possible);
+  roofline::OpCost c = cost_of(tables);
+  std::string choice;
+  if (o.tables == "auto" && lut_possible) {
+    // Left to the tool: the faster of the LUT and MAC paths, and why.
+    const roofline::OpCost mac = cost_of(false);
+    if (mac.ms < c.ms) {
+      choice =
+          fmt::format("auto: mac path {:.4f} ms vs lut path {:.4f} ms (mac kept)", mac.ms, c.ms);
+      c = mac;
+      tables = false;
+    } else {
+      choice =
+          fmt::format("auto: lut path {:.4f} ms vs mac path {:.4f} ms (lut kept)", c.ms, mac.ms);
+    }
+  }
+  if (o.quantize_tables && !tables) {
+    throw InputError(
+        "--quantize-tables: applies to LUT tables only, and this GEMM runs on the " +
+        std::string(lut_possible ? "MAC path (faster; add --tables on)"
+                                 : "MAC path (gpu '" + m.gpu().name + "' has no LUT core for it)"));
+  }
   const auto g = roofline::make_gemm(o.m, o.n, o.k, w, a, tables, o.quantize_tables);
-  const auto c = roofline::gemm_cost(m, g);
   const double tops = g.flops() / (c.ms * 1e-3) / 1e12;
   if (o.json) {
     nlohmann::json j = c;
@@ -84,6 +119,7 @@ void run(const GemmOptions& o) {
               {"acts", o.acts},
               {"tables", tables},
               {"tops", tops}});
+    if (!choice.empty()) j["path_choice"] = choice;
     j["tiles"] = j["tile"]["tiles"];
     fmt::print("{}\n", j.dump());
     return;
@@ -95,6 +131,7 @@ void run(const GemmOptions& o) {
       "{:.1f} MB\n",
       c.tile.tm, c.tile.tn, c.tile.split_k, c.tile.tiles, c.tile.waves, c.compute_ms, c.memory_ms,
       c.bytes / 1e6);
+  if (!choice.empty()) fmt::print("  tables {}\n", choice);
 }
 
 CommandRegistrar reg{
@@ -103,24 +140,28 @@ CommandRegistrar reg{
       CLI::App* sub = app.add_subcommand(
           "gemm",
           "Tile-level estimate of one (mp)GEMM Y[M,N] = X[M,K] W[N,K]^T (or --calibration)");
-      sub->add_option("--m", opts->m, "rows of X (tokens)");
-      sub->add_option("--n", opts->n, "output channels (rows of W)");
-      sub->add_option("--k", opts->k, "input channels");
-      sub->add_option("--gpu", opts->gpu, "built-in GPU name or GPU JSON path")
-          ->capture_default_str();
+      sub->add_option("--m", opts->m, "rows of X (tokens), 1..2^31-1");
+      sub->add_option("--n", opts->n, "output channels (rows of W), 1..2^31-1");
+      sub->add_option("--k", opts->k, "input channels, 1..2^31-1");
+      add_gpu_option(sub, opts->gpu)->capture_default_str();
       sub->add_option("--weights", opts->weights,
                       "fp16, bf16, fp8e4m3, int8..int1[:g=G], ternary, binary[:kb=,g=,s=]")
           ->capture_default_str();
       sub->add_option("--acts", opts->acts, "int8, fp16, bf16, fp8e4m3, fp8e5m2")
           ->capture_default_str();
       sub->add_option("--tables", opts->tables,
-                      "X as LUT tables: auto (when the GPU has LUT tensor cores), on, off")
+                      "X as LUT tables: auto (the faster of the LUT and MAC paths, when the GPU "
+                      "has LUT tensor cores), on, off")
           ->capture_default_str();
       sub->add_flag("--quantize-tables", opts->quantize_tables, "INT8 table entries");
-      sub->add_option(
-          "--calibration", opts->calibration,
-          "measurement file (shared/reference/h200-calibration.json): model vs each GEMM");
+      sub->add_option("--calibration", opts->calibration,
+                      "measurement file (configs/calibration/h200-gemm.json, taken on an H200: "
+                      "use --gpu h200): model vs each GEMM");
       sub->add_flag("--json", opts->json, "print one JSON object");
+      set_examples(sub,
+                   {"ltc gemm --m 1 --n 4096 --k 4096 --gpu a100-lut4x --weights int2 --acts int8",
+                    "ltc gemm --m 8192 --n 8192 --k 8192 --gpu h200 --json",
+                    "ltc gemm --calibration configs/calibration/h200-gemm.json --gpu h200"});
       sub->callback([opts] { run(*opts); });
     }};
 

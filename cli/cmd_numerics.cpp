@@ -1,5 +1,6 @@
 // `ltc numerics`: the LUT datapath's numerical error on one mpGEMM (see cli/report/numerics.h).
 #include "cli/command.h"
+#include "cli/options.h"
 #include "cli/report/numerics.h"
 
 #include <fmt/core.h>
@@ -23,10 +24,15 @@ CommandRegistrar reg{
       sub->add_option("--weights", opts->weights,
                       "int1..int8[:g=G], ternary, binary, binary:kb=K,g=G,s=S");
       sub->add_option("--lut-k", opts->k_group, "activations per table (K of the LUT), 1..8");
-      sub->add_flag("--quantize-table", opts->quantize_table,
+      sub->add_flag("--quantize-tables", opts->quantize_table,
                     "INT8 tables with one fp32 scale each");
+      // The spelling before the other commands' --quantize-tables; kept, not shown.
+      sub->add_flag("--quantize-table", opts->quantize_table)->group("");
       sub->add_option("--seed", opts->seed, "random seed for weights and activations");
       sub->add_flag("--json", *json, "print one JSON object");
+      set_examples(sub, {"ltc numerics --acts fp16 --weights int2",
+                         "ltc numerics --m 1 --n 32 --k 256 --acts fp8e4m3 --weights "
+                         "binary:kb=2,g=128,s=8 --quantize-tables --json"});
       sub->callback([opts, json] {
         const report::NumericsResult s = report::run_numerics(*opts);
         if (s.grouped_exact >= 0 && s.grouped_exact != s.total) set_exit_code(kExitFailed);

@@ -1,6 +1,7 @@
 // `ltc ppa`: one tensor-core design point through Yosys + OpenSTA (synth/ppa.h): area, critical
 // path, power with measured switching activity, ops/cycle, TOPS/mm^2 and TOPS/W (SPEC §9).
 #include "cli/command.h"
+#include "cli/options.h"
 #include "model/golden/error.h"
 #include "synth/ppa.h"
 
@@ -33,7 +34,7 @@ struct PpaCliOptions {
 
 hw::TensorCoreConfig make_config(const PpaCliOptions& o) {
   auto c = hw::TensorCoreConfig::make(hw::parse_design(o.design), golden::LmmaShape{o.m, o.n, o.k},
-                                      golden::parse_dtype(o.act, "--act"), o.wbits);
+                                      golden::parse_act_dtype(o.act, "--act"), o.wbits);
   if (!o.acc.empty()) {
     c.acc = golden::parse_dtype(o.acc, "--acc");
     c.out = c.acc;
@@ -136,17 +137,14 @@ CommandRegistrar reg{
       CLI::App* sub = app.add_subcommand(
           "ppa", "One design point through Yosys + OpenSTA: area, delay, power, density");
       sub->add_option("--design", o->design, "lut, lut-naive, mac, add")->capture_default_str();
-      sub->add_option("--m", o->m, "tile rows (activation rows)")->capture_default_str();
-      sub->add_option("--n", o->n, "tile columns (output channels)")->capture_default_str();
-      sub->add_option("--k", o->k, "activations per table / dot-product width")
-          ->capture_default_str();
-      sub->add_option("--wbits", o->wbits, "weight bits (planes) for lut, lut-naive, add")
-          ->capture_default_str();
+      add_tile_options(sub, o->m, o->n, o->k, o->wbits,
+                       "weight bits (planes) for lut, lut-naive, add");
       sub->add_option("--act", o->act, "int8, fp16, bf16, fp8e4m3, fp8e5m2")->capture_default_str();
       sub->add_option("--acc", o->acc, "accumulator dtype (default: int32 / fp32 by --act)");
       sub->add_option("--weight", o->weight, "mac only: weight dtype (default: = --act)");
-      sub->add_option("--pipeline-stages", o->pipeline_stages, "datapath register stages")
-          ->capture_default_str();
+      sub->add_option("--pipeline-stages", o->pipeline_stages, "datapath register stages, 1..8")
+          ->capture_default_str()
+          ->check(in_range(1, 8));
       sub->add_option("--clock-ns", o->clock_ns,
                       "clock period for power and throughput (default: the design's maximum)");
       sub->add_option("--activity", o->activity,
@@ -165,12 +163,16 @@ CommandRegistrar reg{
                     "also simulate the RTL and compare outputs with the netlist");
       sub->add_option("--workdir", o->workdir,
                       "keep scripts, logs and netlists here (default: a temporary folder)");
-      sub->add_option("--timeout-s", o->timeout_s, "limit per tool run")->capture_default_str();
+      sub->add_option("--timeout-s", o->timeout_s, "limit per tool run")
+          ->capture_default_str()
+          ->check(in_range(1, 1e6));
       sub->add_option("--scale-to-nm", o->scale_nm,
                       "also report the figures scaled to this node (classical scaling; needs "
                       "--scale-vdd)");
       sub->add_option("--scale-vdd", o->scale_vdd, "supply voltage at --scale-to-nm (V)");
       sub->add_flag("--json", o->json, "print one JSON object");
+      set_examples(sub, {"ltc ppa --design lut --m 2 --n 64 --k 4 --wbits 1 --act fp16",
+                         "ltc ppa --design mac --act int8 --clock-ns 5 --json"});
       sub->callback([o] { run(*o); });
     }};
 

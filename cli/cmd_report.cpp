@@ -1,5 +1,6 @@
 // `ltc report [--out DIR] [-j N]`: the DSE report on built-in defaults (cli/report/report.h).
 #include "cli/command.h"
+#include "cli/options.h"
 #include "cli/report/report.h"
 
 #include <fmt/core.h>
@@ -16,12 +17,15 @@ CommandRegistrar reg{
           app.add_subcommand("report", "The DSE report (HTML with plots) on built-in defaults");
       sub->add_option("--out", opts->out_dir,
                       "output directory (reruns resume finished PPA points)");
-      sub->add_option("-j,--jobs", opts->jobs, "parallel PPA design points");
+      sub->add_option("-j,--jobs", opts->jobs, "parallel PPA design points")
+          ->check(in_range(1, 1024));
       sub->add_option(
           "--sweeps", opts->sweeps,
           "built-in PPA sweeps (default: dp4 dp-k wbits; also dse: ~1 h on 2 cores, resumable)");
       auto no_ppa = std::make_shared<bool>(false);
       sub->add_flag("--no-ppa", *no_ppa, "skip the PPA sweeps (Yosys/OpenSTA)");
+      set_examples(sub, {"ltc report --out report", "ltc report --out report --no-ppa",
+                         "ltc report --out report --sweeps dp4 dp-k wbits dse -j 2"});
       sub->callback([opts, no_ppa] {
         if (*no_ppa) opts->sweeps.clear();
         opts->progress = true;  // a long job: progress lines on stderr

@@ -2,6 +2,7 @@
 // memory (--model). Thin over sim::simulate(); sim/README.md explains every statistic.
 #include "cli/command.h"
 #include "cli/model_step.h"
+#include "cli/options.h"
 #include "compiler/model_lowering.h"
 #include "model/golden/error.h"
 #include "model/hw/gpu.h"
@@ -26,7 +27,7 @@ namespace {
 struct SimCliOptions {
   std::string file, gpu, tc = "fast", kernel;
   std::string model, phase = "decode", weights = "int2", acts = "int8";
-  int64_t batch = 1, context = 128, seq = 0;
+  int64_t batch = 1, context = kDefaultContext, seq = 0;
   bool functional = false, json = false, per_kernel = false;
   uint32_t seed = 1;
 };
@@ -118,9 +119,9 @@ void run(const SimCliOptions& o) {
     if (gpu_name.empty()) gpu_name = trace.gpu;
   } else {
     if (gpu_name.empty()) throw InputError("--gpu: required with --model");
+    const llm::ModelConfig model = load_model_reporting(o.model);
     trace = compiler::compile_model(
-        load_model_reporting(o.model),
-        step_from_flags(o.phase, o.batch, o.context, o.seq, o.weights, o.acts),
+        model, step_from_flags(model, o.phase, o.batch, o.context, o.seq, o.weights, o.acts),
         hw::load_gpu(gpu_name));
   }
   const hw::GpuConfig gpu = hw::load_gpu(gpu_name);
@@ -194,6 +195,9 @@ CommandRegistrar reg{
       s->add_option("--acts", o->acts, "with --model: int8, fp16, bf16, fp8e4m3, fp8e5m2")
           ->capture_default_str();
       s->add_flag("--json", o->json, "print one JSON object: cycles, time_ms, clock_ghz, kernels");
+      set_examples(s, {"ltc sim traces/examples/gemm-m3n100k70-int2-int8.lmt --functional",
+                       "ltc sim --model llama2-7b --phase decode --context 1024 --gpu a100-lut4x "
+                       "--json"});
       s->callback([o] { run(*o); });
     }};
 

@@ -2,6 +2,7 @@
 // SVG plots and the ratios against the paper (synth/sweep.h). SPEC is a JSON file, a built-in
 // name (dp-k, dp4, wbits, dse), or `all` for the four built-ins into one results store.
 #include "cli/command.h"
+#include "cli/options.h"
 #include "model/golden/error.h"
 #include "synth/sweep.h"
 
@@ -114,11 +115,16 @@ CommandRegistrar reg{
       sub->add_flag("--retry-failed", o->retry_failed, "rerun points stored as failed");
       sub->add_flag("--keep-work", o->keep_work, "keep netlists and simulation files");
       sub->add_flag("--progress", o->progress, "progress on stderr even when it is not a TTY");
-      sub->add_option("--limit", o->limit, "run at most this many new points (0: all)");
+      sub->add_option("--limit", o->limit, "run at most this many new points (0: all)")
+          ->check(in_range(0, 1e9));
       sub->add_flag("--report-only", o->report_only,
                     "run nothing; write CSV, SVG and summary from the stored results");
-      sub->add_option("--timeout-s", o->timeout_s, "limit per tool run")->capture_default_str();
+      sub->add_option("--timeout-s", o->timeout_s, "limit per tool run")
+          ->capture_default_str()
+          ->check(in_range(1, 1e6));
       sub->add_flag("--json", o->json, "print one JSON object");
+      set_examples(sub, {"ltc sweep dp4 --out sweeps/dp4 -j 2",
+                         "ltc sweep synth/sweeps/wbits.json --out sweeps/wbits --report-only"});
       sub->callback([o] { run(*o); });
     }};
 

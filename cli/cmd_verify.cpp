@@ -1,7 +1,9 @@
 // `ltc verify` (SPEC §9): a design point's verilated RTL against the golden model on random
 // operands; builds the verilated model on demand (cached). Exit 1 when any output bit differs.
 #include "cli/command.h"
+#include "cli/options.h"
 #include "model/golden/dtype.h"
+#include "model/golden/lmma.h"
 #include "model/hw/tensor_core.h"
 #include "rtl/rtl_verify.h"
 
@@ -28,7 +30,7 @@ struct VerifyArgs {
 hw::TensorCoreConfig make_config(const VerifyArgs& a) {
   const auto design = hw::parse_design(a.design, "--design");
   auto c = hw::TensorCoreConfig::make(design, golden::LmmaShape{a.m, a.n, a.k},
-                                      golden::parse_dtype(a.act, "--act"), a.wbits);
+                                      golden::parse_act_dtype(a.act, "--act"), a.wbits);
   if (!a.table.empty()) c.table = golden::parse_dtype(a.table, "--table");
   if (!a.weight.empty()) {
     c.weight = golden::parse_dtype(a.weight, "--weight");
@@ -86,14 +88,10 @@ CommandRegistrar reg{
           "verify",
           "Run a design point's verilated RTL against the golden model on random operands");
       sub->add_option("--design", args->design, "lut, lut-naive, mac, add")->capture_default_str();
-      sub->add_option("--m", args->m, "tile rows M")->capture_default_str();
-      sub->add_option("--n", args->n, "tile columns N")->capture_default_str();
-      sub->add_option("--k", args->k, "activations per table K (1..8)")->capture_default_str();
-      sub->add_option("--wbits", args->wbits,
-                      "weight planes per LMMA (1..8); mac with a float --act: n-bit weight codes "
-                      "dequantized in the tile (scale * (q - zero), per-column FP16 scale and "
-                      "zero point), i.e. --weight int8")
-          ->capture_default_str();
+      add_tile_options(sub, args->m, args->n, args->k, args->wbits,
+                       "weight planes per LMMA; mac with a float --act: n-bit weight codes "
+                       "dequantized in the tile (scale * (q - zero), per-column FP16 scale and "
+                       "zero point), i.e. --weight int8");
       sub->add_option("--act", args->act, "activation dtype: int8, fp16, bf16, fp8e4m3, fp8e5m2")
           ->capture_default_str();
       sub->add_option("--acc", args->acc, "accumulator dtype (default from --act: int32 or fp32)");
@@ -103,17 +101,23 @@ CommandRegistrar reg{
           "--weight", args->weight,
           "mac weight dtype (default: --act; int8 with a float --act: --wbits-bit codes)");
       sub->add_option("--pipeline", args->pipeline, "pipeline stages (1..8)")
-          ->capture_default_str();
-      sub->add_option("--vectors", args->vectors, "random LMMAs")->capture_default_str();
+          ->capture_default_str()
+          ->check(in_range(1, 8));
+      sub->add_option("--vectors", args->vectors, "random LMMAs (1..10^7)")
+          ->capture_default_str()
+          ->check(in_range(1, 1e7));
       sub->add_option("--seed", args->seed, "random seed")->capture_default_str();
       sub->add_option("--stall", args->stall, "percent of cycles with handshake stalls (0..90)")
           ->capture_default_str()
-          ->check(CLI::Range(0, 90));
+          ->check(in_range(0, 90));
       sub->add_option("--vcd", args->vcd, "write a VCD trace of the run to this file");
       sub->add_option("--cache", args->cache, "model cache directory (default ~/.cache/ltc)");
       sub->add_flag("--json", args->json, "print one JSON object");
+      set_examples(sub, {"ltc verify --design lut --m 2 --n 64 --k 4 --wbits 2 --act fp16",
+                         "ltc verify --design mac --act int8 --vectors 256 --vcd run.vcd"});
       sub->callback([args, sub] {
         args->wbits_given = sub->get_option("--wbits")->count() > 0;
+        if (!args->vcd.empty()) check_output_path(args->vcd, "--vcd");
         run_verify(*args);
       });
     }};

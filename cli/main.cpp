@@ -1,12 +1,16 @@
 #include "cli/command.h"
+#include "cli/options.h"
 #include "model/golden/error.h"
 
 #include <fmt/core.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <new>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -36,6 +40,7 @@ CLI::App& bench_command(CLI::App& app) {
   }
   CLI::App* bench = app.add_subcommand("bench", "Print speed figures of one part (see its help)");
   bench->require_subcommand(1);
+  set_examples(bench, {"ltc bench roofline", "ltc bench compile --json"});
   return *bench;
 }
 
@@ -52,10 +57,37 @@ int main(int argc, char** argv) {
       "ltc"};
   app.set_version_flag("--version", std::string("ltc ") + LTC_VERSION);
   app.require_subcommand(1);
+  set_examples(&app,
+               {"ltc list commands",
+                "ltc gemm --m 1 --n 4096 --k 4096 --gpu a100-lut4x --weights int2 --acts int8",
+                "ltc decode --model llama2-7b --gpu a100 --context 1024", "ltc <command> --help"});
   auto& commands = registry();
   std::stable_sort(commands.begin(), commands.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [order, setup] : commands) setup(app);
+
+  // A misspelled command is named as such (CLI11 would say "A subcommand is required").
+  CLI::App* current = &app;
+  std::string path = "ltc";
+  for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
+    const auto subs = current->get_subcommands([](const CLI::App*) { return true; });
+    if (subs.empty()) break;
+    std::vector<std::string> names;
+    CLI::App* next = nullptr;
+    for (CLI::App* s : subs) {
+      names.push_back(s->get_name());
+      if (s->get_name() == argv[i]) next = s;
+    }
+    if (next == nullptr) {
+      std::string valid;
+      for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
+      fmt::print(stderr, "ltc: error: '{} {}' is not a command{} (valid: {}; see {} --help)\n",
+                 path, argv[i], ltc::did_you_mean(argv[i], names), valid, path);
+      return kExitBadInput;
+    }
+    current = next;
+    path += " " + next->get_name();
+  }
 
   try {
     app.parse(argc, argv);
@@ -66,6 +98,15 @@ int main(int argc, char** argv) {
   } catch (const ltc::InputError& e) {
     fmt::print(stderr, "ltc: error: {}\n", e.what());
     return kExitBadInput;
+  } catch (const nlohmann::json::exception& e) {
+    // JSON type errors come from a file the user gave (the loaders catch what they can name).
+    fmt::print(stderr, "ltc: error: {}\n", ltc::plain_json_error(e));
+    return kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr,
+               "ltc: failed: out of memory (the sizes given need more memory than this "
+               "machine has)\n");
+    return kExitFailed;
   } catch (const std::exception& e) {
     fmt::print(stderr, "ltc: failed: {}\n", e.what());
     return kExitFailed;

@@ -3,6 +3,8 @@
 #pragma once
 
 #include "cli/command.h"
+#include "cli/model_step.h"
+#include "cli/options.h"
 #include "model/golden/error.h"
 #include "model/roofline/estimate.h"
 
@@ -18,7 +20,7 @@ namespace ltc::cli {
 struct StepOptions {
   roofline::StepRequest req;
   std::string batch = "1";
-  std::string length = "128";
+  std::string length = std::to_string(kDefaultContext);
   std::string length_flag;
   std::string precompute;
   bool json = false;
@@ -51,9 +53,8 @@ inline std::vector<int64_t> parse_int_list(const std::string& text, const std::s
 inline void add_step_options(CLI::App* sub, const std::shared_ptr<StepOptions>& o,
                              const char* length_flag, const char* length_help) {
   o->length_flag = length_flag;
-  sub->add_option("--model", o->req.model, "built-in model name or Hugging Face config.json path")
-      ->required();
-  sub->add_option("--gpu", o->req.gpu, "built-in GPU name or GPU JSON path")->required();
+  add_model_option(sub, o->req.model)->required();
+  add_gpu_option(sub, o->req.gpu)->required();
   sub->add_option("--batch", o->batch, "sequences (or a list 1,8,64 to sweep)")
       ->capture_default_str();
   sub->add_option(length_flag, o->length, length_help)->capture_default_str();
@@ -63,7 +64,8 @@ inline void add_step_options(CLI::App* sub, const std::shared_ptr<StepOptions>& 
   sub->add_option("--acts", o->req.acts, "int8, fp16, bf16, fp8e4m3, fp8e5m2")
       ->capture_default_str();
   sub->add_option("--precompute", o->precompute,
-                  "table precompute: none, separate, fused, inkernel (default: fused on LUT GPUs)");
+                  "table precompute: none (MAC path), separate, fused, inkernel (default on LUT "
+                  "GPUs: the faster of fused and none, with the reason printed)");
   sub->add_flag("--quantize-tables", o->req.quantize_tables, "INT8 table entries");
   sub->add_flag("--json", o->json, "print one JSON object ({\"sweep\": [...]} for lists)");
 }
@@ -72,10 +74,15 @@ inline void run_step(StepOptions o) {
   if (!o.precompute.empty()) o.req.precompute = o.precompute;
   const auto batches = parse_int_list(o.batch, "--batch");
   const auto lengths = parse_int_list(o.length, o.length_flag);
+  const roofline::Machine m(hw::load_gpu(o.req.gpu));
+  const auto model = load_model_reporting(o.req.model);
+  for (int64_t l : lengths) {
+    warn_past_positions(model, o.req.phase == llm::Phase::kDecode ? l + 1 : l, o.length_flag);
+  }
   if (batches.size() == 1 && lengths.size() == 1) {
     o.req.batch = batches[0];
     o.req.length = lengths[0];
-    const auto e = roofline::estimate(o.req);
+    const auto e = roofline::estimate(m, model, o.req);
     if (o.json) {
       fmt::print("{}\n", nlohmann::json(e).dump());
     } else {
@@ -83,14 +90,12 @@ inline void run_step(StepOptions o) {
     }
     return;
   }
-  const roofline::Machine m(hw::load_gpu(o.req.gpu));
-  const auto model = llm::load_model(o.req.model);
   nlohmann::json rows = nlohmann::json::array();
   if (!o.json) {
     fmt::print("{} {} on {}, weights {}, acts {}\n", model.name, llm::phase_name(o.req.phase),
                m.gpu().name, o.req.weights, o.req.acts);
-    fmt::print("{:>8} {:>8} {:>12} {:>12} {:>14}\n", "batch", o.length_flag.substr(2), "layer_ms",
-               "latency_ms", "tokens_per_s");
+    fmt::print("{:>8} {:>8} {:>12} {:>12} {:>14} {:>10}  {}\n", "batch", o.length_flag.substr(2),
+               "layer_ms", "latency_ms", "tokens_per_s", "memory_gb", "fits DRAM");
   }
   for (int64_t b : batches) {
     for (int64_t l : lengths) {
@@ -100,8 +105,8 @@ inline void run_step(StepOptions o) {
       if (o.json) {
         rows.push_back(e);
       } else {
-        fmt::print("{:>8} {:>8} {:>12.4f} {:>12.3f} {:>14.1f}\n", b, l, e.layer_ms, e.latency_ms,
-                   e.tokens_per_s);
+        fmt::print("{:>8} {:>8} {:>12.4f} {:>12.3f} {:>14.1f} {:>10.1f}  {}\n", b, l, e.layer_ms,
+                   e.latency_ms, e.tokens_per_s, e.memory_gb, e.fits_memory ? "yes" : "NO");
       }
     }
   }

@@ -1054,7 +1054,7 @@ Trace read_trace_file(const std::string& path) {
 void write_trace_file(const Trace& t, const std::string& path) {
   const bool binary = path.size() >= 5 && path.substr(path.size() - 5) == ".ltcb";
   std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError("--out: cannot write '" + path + "'");
+  if (!out) throw InputError(path + ": cannot write the trace (does its directory exist?)");
   const std::string data = binary ? write_binary(t) : write_text(t);
   out.write(data.data(), std::streamsize(data.size()));
   if (!out) throw std::runtime_error(path + ": write failed");

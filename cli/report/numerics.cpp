@@ -3,6 +3,7 @@
 #include "model/golden/error.h"
 #include "model/golden/fp.h"
 #include "model/golden/gemm.h"
+#include "model/golden/lmma.h"
 #include "model/llm/precision.h"
 
 #include <fmt/core.h>
@@ -17,12 +18,12 @@ namespace ltc::report {
 std::string NumericsOptions::command() const {
   return fmt::format(
       "ltc numerics --m {} --n {} --k {} --acts {} --weights {} --lut-k {}{} --seed {}", m, n, k,
-      acts, weights, k_group, quantize_table ? " --quantize-table" : "", seed);
+      acts, weights, k_group, quantize_table ? " --quantize-tables" : "", seed);
 }
 
 NumericsResult run_numerics(const NumericsOptions& o) {
   using namespace golden;
-  const DType act = parse_dtype(o.acts, "--acts");
+  const DType act = parse_act_dtype(o.acts, "--acts");
   const llm::WeightFormat wf = llm::parse_weight_format(o.weights, "--weights");
   if (!wf.is_low_bit()) {
     throw InputError("--weights: '" + o.weights +
@@ -31,6 +32,17 @@ NumericsResult run_numerics(const NumericsOptions& o) {
   }
   if (o.m < 1 || o.n < 1 || o.k < 1 || o.m > 4096 || o.n > 65536 || o.k > 65536) {
     throw InputError("--m/--n/--k must be in 1..4096 / 1..65536 / 1..65536");
+  }
+  // The study holds W (n x k) and A (m x k) as doubles several times over: a few GB at most.
+  constexpr double kMaxElements = double(1 << 26);
+  if (double(o.n) * o.k > kMaxElements || double(o.m) * o.k > kMaxElements) {
+    throw InputError("--m/--n/--k: M*K and N*K must each be <= 2^26 (got M*K = " +
+                     std::to_string(int64_t(o.m) * o.k) +
+                     ", N*K = " + std::to_string(int64_t(o.n) * o.k) + ")");
+  }
+  if (o.k_group < 1 || o.k_group > golden::kMaxK) {
+    throw InputError("--lut-k: " + std::to_string(o.k_group) + " is out of range (valid: 1.." +
+                     std::to_string(golden::kMaxK) + ")");
   }
   std::mt19937_64 rng(o.seed);
   std::normal_distribution<double> wdist(0.0, 0.02), adist(0.0, 1.0);

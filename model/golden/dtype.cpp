@@ -51,6 +51,20 @@ DType parse_dtype(std::string_view name, std::string_view what) {
                    "' (valid: int8, int16, int32, fp16, bf16, fp8e4m3, fp8e5m2, fp32)");
 }
 
+DType parse_act_dtype(std::string_view name, std::string_view what) {
+  std::string valid;
+  for (DType t : kActDTypes) valid += (valid.empty() ? "" : ", ") + std::string(dtype_name(t));
+  try {
+    const DType t = parse_dtype(name, what);
+    for (DType a : kActDTypes) {
+      if (a == t) return t;
+    }
+  } catch (const InputError&) {
+  }
+  throw InputError(std::string(what) + ": '" + std::string(name) +
+                   "' is not an activation dtype (valid: " + valid + ")");
+}
+
 int dtype_bits(DType t) {
   switch (t) {
     case DType::kInt8:

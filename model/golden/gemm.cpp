@@ -7,8 +7,19 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 namespace ltc::golden {
+
+void check_gemm_extents(int64_t m, int64_t n, int64_t k) {
+  for (auto [flag, v] : {std::pair{"--m", m}, std::pair{"--n", n}, std::pair{"--k", k}}) {
+    if (v < 1 || v > kMaxGemmExtent) {
+      throw InputError(std::string(flag) + ": " + std::to_string(v) +
+                       " is out of range (valid: 1 .. " + std::to_string(kMaxGemmExtent) +
+                       ", the 32-bit extent GEMM libraries take)");
+    }
+  }
+}
 
 LutGemmConfig default_lut_gemm_config(DType act, int k_group, bool quantize_table) {
   LutGemmConfig cfg;

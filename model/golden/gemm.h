@@ -68,4 +68,10 @@ std::vector<double> grouped_reference(const GroupedDotProducts& d, const Quantiz
 std::vector<double> dequant_gemm(DType act, const std::vector<uint32_t>& acts, int m,
                                  const std::vector<double>& w_hat, int n, int k);
 
+// The largest GEMM extent: cuBLAS and CUTLASS take M, N and K as 32-bit ints, and every size
+// product the models form (M*N*K in doubles, tile counts in int64) stays exact below it.
+inline constexpr int64_t kMaxGemmExtent = 2147483647;
+// Throws InputError naming --m, --n or --k when an extent is < 1 or above kMaxGemmExtent.
+void check_gemm_extents(int64_t m, int64_t n, int64_t k);
+
 }  // namespace ltc::golden

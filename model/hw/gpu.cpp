@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace ltc::hw {
@@ -17,31 +18,58 @@ using nlohmann::json;
 
 namespace {
 
-// Reads JSON fields with errors that name the field and what is valid.
+// Reads JSON fields with errors that name the field and what is valid. Every key a reader is
+// asked about (req, opt, has, obj, array) is a valid key of its object, so reject_unknown() needs
+// no second list: a key the parser never asks about is a misspelling or a field it ignores.
 class FieldReader {
  public:
   FieldReader(const json& j, std::string where) : j_(j), where_(std::move(where)) {}
 
   template <typename T>
   void req(const char* key, T& out) const {
+    known(key);
     if (!j_.contains(key)) fail(key, "is missing");
     get(key, out);
   }
   template <typename T>
   void opt(const char* key, T& out) const {
+    known(key);
     if (j_.contains(key) && !j_.at(key).is_null()) get(key, out);
   }
   const json& obj(const char* key) const {
+    known(key);
     if (!j_.contains(key) || !j_.at(key).is_object()) fail(key, "must be an object");
     return j_.at(key);
   }
-  bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+  const json& array(const char* key, const char* of) const {
+    known(key);
+    if (!j_.contains(key) || !j_.at(key).is_array())
+      fail(key, std::string("must be an array of ") + of);
+    return j_.at(key);
+  }
+  bool has(const char* key) const {
+    known(key);
+    return j_.contains(key) && !j_.at(key).is_null();
+  }
   [[noreturn]] void fail(const char* key, const std::string& what) const {
     throw InputError(where_ + ": field '" + key + "' " + what);
   }
   const std::string& where() const { return where_; }
+  // Throws for the first key of the object no read above asked about, with the closest valid key.
+  void reject_unknown() const {
+    for (const auto& item : j_.items()) {
+      if (std::find(known_.begin(), known_.end(), item.key()) != known_.end()) continue;
+      std::string valid;
+      for (const auto& k : known_) valid += (valid.empty() ? "" : ", ") + k;
+      throw InputError(where_ + ": unknown field '" + item.key() + "'" +
+                       did_you_mean(item.key(), known_) + " (valid: " + valid + ")");
+    }
+  }
 
  private:
+  void known(const char* key) const {
+    if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.emplace_back(key);
+  }
   template <typename T>
   void get(const char* key, T& out) const {
     const json& v = j_.at(key);
@@ -51,6 +79,11 @@ class FieldReader {
       if (!v.is_boolean()) fail(key, "must be true or false");
     } else if constexpr (std::is_integral_v<T>) {
       if (!v.is_number_integer()) fail(key, "must be an integer");
+      if (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t(std::numeric_limits<T>::max())
+                                 : v.get<int64_t>() < int64_t(std::numeric_limits<T>::min()) ||
+                                       v.get<int64_t>() > int64_t(std::numeric_limits<T>::max())) {
+        fail(key, "is out of range (got " + v.dump() + ")");
+      }
     } else {
       if (!v.is_number()) fail(key, "must be a number");
     }
@@ -58,6 +91,7 @@ class FieldReader {
   }
   const json& j_;
   std::string where_;
+  mutable std::vector<std::string> known_;
 };
 
 const char* const kActs[] = {"fp16", "bf16", "int8", "fp8e4m3", "fp8e5m2"};
@@ -65,6 +99,12 @@ const char* const kMacWeights[] = {"fp16", "bf16", "int8", "int4", "fp8e4m3", "f
 
 bool is_one_of(const std::string& s, const char* const* begin, const char* const* end) {
   return std::find_if(begin, end, [&](const char* v) { return s == v; }) != end;
+}
+
+std::string fmt_number(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
 }
 
 void positive(const std::string& where, const char* key, double v) {
@@ -182,6 +222,31 @@ void GpuConfig::finalize() {
                      ": fields 'register_file_kb_per_sm' and 'shared_memory_kb_per_sm' must "
                      "be > 0");
   }
+  // Upper bounds keep products like sms * tensor_cores_per_sm * tiles inside int arithmetic.
+  auto in_range = [&](const char* key, double v, double lo, double hi) {
+    if (!(v >= lo && v <= hi)) {
+      throw InputError(w + ": field '" + key + "' must be in [" + fmt_number(lo) + ", " +
+                       fmt_number(hi) + "] (got " + fmt_number(v) + ")");
+    }
+  };
+  in_range("sms", sms, 1, 65536);
+  in_range("tensor_cores_per_sm", tensor_cores_per_sm, 1, 64);
+  in_range("sub_partitions_per_sm", sub_partitions_per_sm, 1, 64);
+  in_range("clock_ghz", clock_ghz, 1e-3, 100);
+  in_range("shared_memory_kb_per_block", shared_memory_kb_per_block, 1, shared_memory_kb_per_sm);
+  in_range("max_registers_per_thread", max_registers_per_thread, 1, 65536);
+  in_range("l1_kb_per_sm", l1_kb_per_sm, 1, 1 << 20);
+  in_range("register_file_kb_per_sm", register_file_kb_per_sm, 1, 1 << 20);
+  in_range("shared_memory_kb_per_sm", shared_memory_kb_per_sm, 1, 1 << 20);
+  positive(w, "dram.capacity_mb", dram.capacity_mb);
+  for (auto [key, v] :
+       {std::pair{"l2.latency_ns", l2.latency_ns}, std::pair{"dram.latency_ns", dram.latency_ns},
+        std::pair{"cuda_fp16_tflops", cuda_fp16_tflops},
+        std::pair{"tensor_area_mm2_per_sm", tensor_area_mm2_per_sm},
+        std::pair{"tensor_power_w_per_sm", tensor_power_w_per_sm},
+        std::pair{"dram_pj_per_byte", dram_pj_per_byte}}) {
+    in_range(key, v, 0, 1e12);
+  }
   if (mac_tensor.empty()) throw InputError(w + ": field 'mac_tensor' must list at least one rate");
   if (mac_tops("fp16", "fp16") <= 0) {
     throw InputError(w + ": field 'mac_tensor' must include act fp16 x weight fp16");
@@ -264,9 +329,7 @@ void GpuConfig::finalize() {
   }
   if (lut_tensor) {
     auto& lut = *lut_tensor;
-    if (lut.tiles_per_tensor_core <= 0) {
-      throw InputError(w + ": field 'lut_tensor.tiles_per_tensor_core' must be > 0");
-    }
+    in_range("lut_tensor.tiles_per_tensor_core", lut.tiles_per_tensor_core, 1, 1024);
     if (lut.core.design != TensorCoreDesign::kLut &&
         lut.core.design != TensorCoreDesign::kLutNaive) {
       throw InputError(w + ": field 'lut_tensor.core.design' must be lut or lut-naive");
@@ -275,6 +338,17 @@ void GpuConfig::finalize() {
     if (s.m <= 0 || s.n <= 0 || s.k <= 0) {
       throw InputError(w + ": field 'lut_tensor.core' shape must have m, n, k > 0");
     }
+    try {
+      lut.core.validate();
+    } catch (const InputError& e) {
+      throw InputError(w + ": field 'lut_tensor.core': " + e.what());
+    }
+    // Thread-block and warp K tiles are powers of two that the instruction's K must divide.
+    if ((s.k & (s.k - 1)) != 0) {
+      throw InputError(w + ": field 'lut_tensor.core.k' is " + std::to_string(s.k) +
+                       " (valid: 1, 2, 4 or 8: K tiles are powers of two the core's K divides)");
+    }
+    in_range("lut_tensor.core.wbits", lut.core.wbits, 1, golden::kMaxWBits);
     const golden::LmmaShape all{s.m, s.n * lut.tiles_per_tensor_core, s.k};
     lut.w1_tops = 2.0 * all.m * all.n * all.k / double(lmma_timing(all, 1).issue_cycles) *
                   tensor_cores() * clock_ghz * 1e9 / 1e12;
@@ -357,8 +431,7 @@ void to_json(json& j, const GpuConfig& g) {
     to_json(core, g.lut_tensor->core);
     j["lut_tensor"] = {{"core", core},
                        {"tiles_per_tensor_core", g.lut_tensor->tiles_per_tensor_core},
-                       {"acts", g.lut_tensor->acts},
-                       {"w1_tops", g.lut_tensor->w1_tops}};
+                       {"acts", g.lut_tensor->acts}};  // w1_tops is derived, not written
   }
 }
 
@@ -368,15 +441,13 @@ void from_json(const json& j, GpuConfig& g) {
   FieldReader r(j, "gpu");
   r.req("name", g.name);
   const FieldReader f(j, "gpu '" + g.name + "'");
+  f.opt("name", g.name);
   f.opt("description", g.description);
   f.req("sms", g.sms);
   f.opt("sub_partitions_per_sm", g.sub_partitions_per_sm);
   f.req("clock_ghz", g.clock_ghz);
   f.opt("tensor_cores_per_sm", g.tensor_cores_per_sm);
-  if (!j.contains("mac_tensor") || !j.at("mac_tensor").is_array()) {
-    f.fail("mac_tensor", "must be an array of {act, weight, tops}");
-  }
-  for (const auto& e : j.at("mac_tensor")) {
+  for (const auto& e : f.array("mac_tensor", "{act, weight, tops}")) {
     const FieldReader fr(e, f.where() + " mac_tensor[" + std::to_string(g.mac_tensor.size()) + "]");
     MacTensorRate rate;
     fr.req("act", rate.act);
@@ -390,6 +461,7 @@ void from_json(const json& j, GpuConfig& g) {
                             "' is not valid (valid: fp16, bf16, int8, int4, fp8e4m3, fp8e5m2)");
     }
     positive(fr.where(), "tops", rate.tops);
+    fr.reject_unknown();
     g.mac_tensor.push_back(rate);
   }
   f.req("cuda_fp32_tflops", g.cuda_fp32_tflops);
@@ -404,6 +476,7 @@ void from_json(const json& j, GpuConfig& g) {
     c.req("capacity_mb", level->capacity_mb);
     c.req("bw_gbps", level->bw_gbps);
     c.opt("latency_ns", level->latency_ns);
+    c.reject_unknown();
   }
   f.opt("launch_overhead_us", g.launch_overhead_us);
   f.opt("sync_overhead_us", g.sync_overhead_us);
@@ -436,6 +509,7 @@ void from_json(const json& j, GpuConfig& g) {
     a.opt("tensor_rate_clock_ghz", x.tensor_rate_clock_ghz);
     a.opt("tensor_load_clock_ghz", x.tensor_load_clock_ghz);
     a.opt("source", x.source);
+    a.reject_unknown();
   }
   if (f.has("achievable")) {
     const FieldReader a(f.obj("achievable"), f.where() + " achievable");
@@ -453,6 +527,7 @@ void from_json(const json& j, GpuConfig& g) {
     a.opt("throttle_onset_ms", x.throttle_onset_ms);
     a.opt("throttle_max", x.throttle_max);
     a.opt("source", x.source);
+    a.reject_unknown();
   }
   f.opt("tensor_area_mm2_per_sm", g.tensor_area_mm2_per_sm);
   f.opt("tensor_power_w_per_sm", g.tensor_power_w_per_sm);
@@ -464,6 +539,8 @@ void from_json(const json& j, GpuConfig& g) {
     try {
       lut.core = l.obj("core").get<TensorCoreConfig>();
     } catch (const json::exception& e) {
+      l.fail("core", "is not a valid tensor-core configuration: " + plain_json_error(e));
+    } catch (const InputError& e) {
       l.fail("core", std::string("is not a valid tensor-core configuration: ") + e.what());
     }
     l.opt("tiles_per_tensor_core", lut.tiles_per_tensor_core);
@@ -479,8 +556,10 @@ void from_json(const json& j, GpuConfig& g) {
     } else {
       lut.acts.assign(std::begin(kActs), std::end(kActs));
     }
+    l.reject_unknown();
     g.lut_tensor = lut;
   }
+  f.reject_unknown();
   g.finalize();
 }
 
@@ -514,14 +593,14 @@ GpuConfig parse_gpu_json(std::string_view text, std::string_view origin) {
   try {
     j = json::parse(text);
   } catch (const json::parse_error& e) {
-    throw InputError(std::string(origin) + ": not valid JSON: " + e.what());
+    throw InputError(std::string(origin) + ": not valid JSON: " + plain_json_error(e));
   }
   try {
     return j.get<GpuConfig>();
   } catch (const InputError& e) {
     throw InputError(std::string(origin) + ": " + e.what());
   } catch (const json::exception& e) {
-    throw InputError(std::string(origin) + ": " + e.what());
+    throw InputError(std::string(origin) + ": " + plain_json_error(e));
   }
 }
 

@@ -5,6 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 namespace ltc::hw {
 
 using golden::DType;
@@ -137,15 +141,21 @@ void to_json(nlohmann::json& j, const TensorCoreConfig& c) {
 
 void from_json(const nlohmann::json& j, TensorCoreConfig& c) {
   if (!j.is_object()) throw InputError("tensor-core config: expected a JSON object");
+  // Every key a lambda below asks about is valid; anything else is reported with the closest.
+  std::vector<std::string> known;
+  auto contains = [&](const char* key) {
+    known.emplace_back(key);
+    return j.contains(key);
+  };
   auto str = [&](const char* key) {
-    if (!j.contains(key) || !j.at(key).is_string()) {
+    if (!contains(key) || !j.at(key).is_string()) {
       throw InputError(std::string("tensor-core config: '") + key + "' must be a string");
     }
     return j.at(key).get<std::string>();
   };
   // Integers only, in a sane range: a float or a huge value is an error, never a silent cast.
   auto integer = [&](const char* key, int fallback, bool required) {
-    if (!j.contains(key)) {
+    if (!contains(key)) {
       if (required) throw InputError(std::string("tensor-core config: '") + key + "' is missing");
       return fallback;
     }
@@ -161,11 +171,17 @@ void from_json(const nlohmann::json& j, TensorCoreConfig& c) {
                                 integer("k", 0, true)};
   const DType act = golden::parse_dtype(str("act"), "act");
   c = TensorCoreConfig::make(design, shape, act, integer("wbits", 1, false));
-  if (j.contains("weight")) c.weight = golden::parse_dtype(str("weight"), "weight");
-  if (j.contains("table")) c.table = golden::parse_dtype(str("table"), "table");
-  if (j.contains("acc")) c.acc = golden::parse_dtype(str("acc"), "acc");
-  c.out = j.contains("out") ? golden::parse_dtype(str("out"), "out") : c.acc;
+  if (contains("weight")) c.weight = golden::parse_dtype(str("weight"), "weight");
+  if (contains("table")) c.table = golden::parse_dtype(str("table"), "table");
+  if (contains("acc")) c.acc = golden::parse_dtype(str("acc"), "acc");
+  c.out = contains("out") ? golden::parse_dtype(str("out"), "out") : c.acc;
   c.pipeline_stages = integer("pipeline_stages", 1, false);
+  for (const auto& item : j.items()) {
+    if (std::find(known.begin(), known.end(), item.key()) == known.end()) {
+      throw InputError("tensor-core config: unknown field '" + item.key() + "'" +
+                       did_you_mean(item.key(), known));
+    }
+  }
 }
 
 }  // namespace ltc::hw

@@ -258,7 +258,22 @@ std::string_view op_kind_name(OpKind k) {
   return "?";
 }
 
+namespace {
+
+// Batch and token counts far above any deployment that keep every row count (batch x tokens),
+// KV-cache size and attention tile loop inside int64 and fast.
+void check_step_extent(const char* flag, int64_t v, int64_t lo, int64_t hi) {
+  if (v < lo || v > hi) {
+    throw InputError(std::string(flag) + ": " + std::to_string(v) + " is out of range (valid: " +
+                     std::to_string(lo) + " .. " + std::to_string(hi) + ")");
+  }
+}
+
+}  // namespace
+
 StepConfig StepConfig::decode(int64_t batch, int64_t context) {
+  check_step_extent("--batch", batch, 1, kMaxStepBatch);
+  check_step_extent("--context", context, 0, kMaxStepTokens);
   StepConfig s;
   s.phase = Phase::kDecode;
   s.batch = batch;
@@ -268,6 +283,8 @@ StepConfig StepConfig::decode(int64_t batch, int64_t context) {
 }
 
 StepConfig StepConfig::prefill(int64_t batch, int64_t seq) {
+  check_step_extent("--batch", batch, 1, kMaxStepBatch);
+  check_step_extent("--seq", seq, 1, kMaxStepTokens);
   StepConfig s;
   s.phase = Phase::kPrefill;
   s.batch = batch;

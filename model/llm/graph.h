@@ -57,6 +57,10 @@ struct StepConfig {
   bool quantize_tables = false;  // int8 table entries + one fp32 scale per table
   bool quantize_head = false;    // lm_head uses `weights` too (default: stays in `hidden`)
 
+  // Both throw InputError naming --batch, --context or --seq outside 1..kMaxStepBatch and
+  // 0 (decode context) or 1 (prefill seq) .. kMaxStepTokens.
+  static constexpr int64_t kMaxStepBatch = int64_t{1} << 20;
+  static constexpr int64_t kMaxStepTokens = int64_t{1} << 24;
   static StepConfig decode(int64_t batch, int64_t context);  // B sequences, L cached tokens
   static StepConfig prefill(int64_t batch, int64_t seq);     // B sequences of S tokens
   // Table entry dtype: int8 when quantized, int16 for int activations (exact), else the acts.

@@ -22,8 +22,9 @@ int64_t int_field(const json& j, std::initializer_list<const char*> keys, const 
   for (const char* key : keys) {
     auto it = j.find(key);
     if (it == j.end() || it->is_null()) continue;
-    if (!it->is_number_integer() || it->get<int64_t>() < 0) {
-      throw InputError(src + ": field '" + key + "' must be a non-negative integer");
+    if (!it->is_number_integer() || it->get<int64_t>() < 0 ||
+        it->get<int64_t>() > (int64_t{1} << 40)) {
+      throw InputError(src + ": field '" + key + "' must be an integer in 0..2^40");
     }
     return it->get<int64_t>();
   }
@@ -91,6 +92,22 @@ void ModelConfig::validate() const {
   need("head_dim", head_dim);
   need("intermediate_size", intermediate);
   need("vocab_size", vocab);
+  // Upper bounds far above any real model that keep parameter counts (layers x hidden x
+  // intermediate, ...) inside int64 arithmetic.
+  auto at_most = [&](const char* field, int64_t v, int64_t hi) {
+    if (v > hi) {
+      throw InputError(name + ": '" + field + "' is " + std::to_string(v) + " (valid: at most " +
+                       std::to_string(hi) + ")");
+    }
+  };
+  at_most("hidden_size", hidden, int64_t{1} << 20);
+  at_most("num_hidden_layers", layers, 4096);
+  at_most("num_attention_heads", heads, int64_t{1} << 16);
+  at_most("head_dim", head_dim, int64_t{1} << 16);
+  at_most("num_attention_heads x head_dim", q_dim(), int64_t{1} << 22);
+  at_most("intermediate_size", intermediate, int64_t{1} << 22);
+  at_most("vocab_size", vocab, int64_t{1} << 26);
+  at_most("max_position_embeddings", max_positions, int64_t{1} << 31);
   if (heads % kv_heads != 0) {
     throw InputError(name + ": num_attention_heads " + std::to_string(heads) +
                      " is not a multiple of num_key_value_heads " + std::to_string(kv_heads));
@@ -130,6 +147,22 @@ ModelConfig model_from_hf_config(const json& j, const std::string& src) {
   if (bool_field(j, "is_encoder_decoder", false)) {
     throw InputError(src + ": encoder-decoder model '" + type +
                      "' is not supported (decoder-only)");
+  }
+  auto present = [&](const char* key) { return j.contains(key) && !j.at(key).is_null(); };
+  if (present("kv_lora_rank") || present("q_lora_rank") || one_of(type, {"minicpm3"})) {
+    throw InputError(
+        src + ": multi-head latent attention (kv_lora_rank / q_lora_rank, model_type '" + type +
+        "') is not supported: attention is modelled as multi-head attention over a "
+        "full K/V cache, which would misstate its weights, cache and FLOPs");
+  }
+  if (present("text_config") || present("vision_config")) {
+    throw InputError(src + ": a multimodal wrapper config (model_type '" + type +
+                     "') is not supported: give the language model's own config (its "
+                     "'text_config' object as a config.json)");
+  }
+  if (present("cross_attention_layers")) {
+    throw InputError(src + ": cross-attention layers (model_type '" + type +
+                     "') are not supported: the layer graph has self-attention only");
   }
   if (one_of(type, {"mamba", "mamba2", "rwkv", "falcon_mamba", "recurrent_gemma"})) {
     throw InputError(src + ": '" + type + "' is not a transformer decoder (not supported)");
@@ -244,6 +277,8 @@ ModelConfig load_model(std::string_view name_or_path) {
     j = json::parse(in);
   } catch (const json::parse_error& e) {
     throw InputError(path + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+  } catch (const json::exception& e) {
+    throw InputError(path + ": " + plain_json_error(e));
   }
   ModelConfig c = model_from_hf_config(j, path);
   c.name = builtin ? arg : path;

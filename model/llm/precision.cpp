@@ -97,6 +97,8 @@ WeightFormat parse_weight_format(std::string_view text, std::string_view what) {
   if (head == "ternary") {
     f.kind = WeightFormatKind::kTernary;
     f.bits = 2;
+    // BitNet b1.58's ternary weights carry one absmean scale per tensor: no group to give.
+    if (!opts.empty()) bad(what, text, "takes no options (one scale per weight tensor)");
   } else if (head == "binary") {
     f.kind = opts.empty() ? WeightFormatKind::kBinary : WeightFormatKind::kMultiBasisBinary;
     f.bits = 1;

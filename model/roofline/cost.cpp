@@ -337,21 +337,32 @@ StepEstimate estimate_step(const Machine& m, const llm::StepGraph& graph) {
   const double tokens = double(s.batch) * s.new_tokens();
   e.tokens_per_s = tokens / (e.latency_ms * 1e-3);
   const auto& gpu = m.gpu();
-  e.tensor_energy_j = busy * gpu.tensor_power_w_per_sm * gpu.sms;
+  const GemmPath path = m.gemm_path(s.weights, s.acts, s.precompute != llm::PrecomputeMode::kNone);
+  // A LUT GPU's area and power figures are its LUT cores'; a MAC path on it has none.
+  const bool figures_apply = gpu.has_lut_tensor() == (path.unit == GemmUnit::kLut);
+  const double area_per_sm = figures_apply ? gpu.tensor_area_mm2_per_sm : 0;
+  const double power_per_sm = figures_apply ? gpu.tensor_power_w_per_sm : 0;
+  e.tensor_energy_known = power_per_sm > 0;
+  e.dram_energy_known = gpu.dram_pj_per_byte > 0;
+  e.tensor_energy_j = busy * power_per_sm * gpu.sms;
   e.dram_energy_j = bytes * gpu.dram_pj_per_byte * 1e-12;
   e.energy_mj_per_token = (e.tensor_energy_j + e.dram_energy_j) / tokens * 1e3;
-  const GemmPath path = m.gemm_path(s.weights, s.acts, s.precompute != llm::PrecomputeMode::kNone);
   double weights = double(graph.model.embedding_parameters()) * llm::dtype_bytes(s.hidden);
   for (const auto& op : graph.layer) weights += op.weight_bytes * double(graph.layers);
-  for (const auto& op : graph.head) weights += op.weight_bytes;
+  for (const auto& op : graph.head) {
+    // A tied LM head reads the embedding matrix, already counted above.
+    if (!(graph.model.tied_embeddings && op.kind == llm::OpKind::kLinear)) {
+      weights += op.weight_bytes;
+    }
+  }
   const double kv = double(graph.layers) * double(s.batch) * double(s.kv_length()) * 2.0 *
                     double(graph.model.kv_dim()) * llm::dtype_bytes(s.hidden);
   e.memory_gb = (weights + kv) / 1e9;
   e.fits_memory = weights + kv <= gpu.dram.capacity_mb * 1024.0 * 1024.0;
   e.tensor_unit = path.description;
   e.tensor_peak_tops = path.peak_tops;
-  e.tensor_area_mm2 = gpu.tensor_area_mm2_per_sm * gpu.sms;
-  e.tensor_power_w = gpu.tensor_power_w_per_sm * gpu.sms;
+  e.tensor_area_mm2 = area_per_sm * gpu.sms;
+  e.tensor_power_w = power_per_sm * gpu.sms;
   if (e.tensor_area_mm2 > 0) e.tensor_tops_per_mm2 = path.peak_tops / e.tensor_area_mm2;
   if (e.tensor_power_w > 0) e.tensor_tops_per_w = path.peak_tops / e.tensor_power_w;
   return e;
@@ -371,6 +382,7 @@ void to_json(nlohmann::json& j, const OpCost& c) {
 }
 
 void to_json(nlohmann::json& j, const StepEstimate& e) {
+  auto known = [](bool is_known, double v) { return is_known ? nlohmann::json(v) : nullptr; };
   nlohmann::json ops = nlohmann::json::array();
   for (const auto& c : e.layer) ops.push_back(c);
   for (const auto& list : {&e.embedding, &e.head}) {
@@ -389,9 +401,10 @@ void to_json(nlohmann::json& j, const StepEstimate& e) {
                      {"layer_ms", e.layer_ms},
                      {"latency_ms", e.latency_ms},
                      {"tokens_per_s", e.tokens_per_s},
-                     {"tensor_energy_j", e.tensor_energy_j},
-                     {"dram_energy_j", e.dram_energy_j},
-                     {"energy_mj_per_token", e.energy_mj_per_token},
+                     {"tensor_energy_j", known(e.tensor_energy_known, e.tensor_energy_j)},
+                     {"dram_energy_j", known(e.dram_energy_known, e.dram_energy_j)},
+                     {"energy_mj_per_token",
+                      known(e.tensor_energy_known && e.dram_energy_known, e.energy_mj_per_token)},
                      {"memory_gb", e.memory_gb},
                      {"fits_memory", e.fits_memory},
                      {"tensor_core",
@@ -402,6 +415,7 @@ void to_json(nlohmann::json& j, const StepEstimate& e) {
                        {"tops_per_mm2", e.tensor_tops_per_mm2},
                        {"tops_per_w", e.tensor_tops_per_w}}},
                      {"ops", ops}};
+  if (!e.path_choice.empty()) j["path_choice"] = e.path_choice;
 }
 
 }  // namespace ltc::roofline

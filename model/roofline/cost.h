@@ -51,15 +51,23 @@ struct StepEstimate {
   double layer_ms = 0;    // one decoder layer
   double latency_ms = 0;  // embedding + layers * layer + head
   double tokens_per_s = 0;
+  // Energies are unknown (JSON null, "unknown" in text) when the GPU file gives no power figure
+  // for the unit that runs the linear layers or no DRAM pJ/byte; never a silent 0.
   double tensor_energy_j = 0;  // whole step: tensor-core power x busy time at peak
   double dram_energy_j = 0;    // whole step: DRAM bytes x pJ/byte
   double energy_mj_per_token = 0;
-  // The tensor core running the linear layers (paper Table III): peak for this precision, area
-  // and power of all SMs' tensor cores (0 when the GPU file does not give them).
-  // Device memory the step needs: weights at their stored size plus the KV cache after the step
-  // (activations ignored), against the GPU's DRAM capacity.
+  bool tensor_energy_known = false;
+  bool dram_energy_known = false;
+  // How the linear layers' path was chosen when the user left it to the tool (--precompute
+  // unset on a LUT GPU): both paths estimated, the faster kept; empty otherwise.
+  std::string path_choice;
+  // Device memory the step needs: weights at their stored size (a tied LM head once) plus the
+  // KV cache after the step (activations ignored), against the GPU's DRAM capacity.
   double memory_gb = 0;
   bool fits_memory = true;
+  // The tensor core running the linear layers (paper Table III): peak for this precision, area
+  // and power of all SMs' tensor cores. 0 when unknown: the GPU file does not give them, or gives
+  // them for the other unit (a LUT GPU's figures are its LUT cores', not its MAC cores').
   std::string tensor_unit;
   double tensor_peak_tops = 0;
   double tensor_area_mm2 = 0;

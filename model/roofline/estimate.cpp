@@ -1,10 +1,13 @@
 #include "model/roofline/estimate.h"
 
 #include "model/golden/error.h"
+#include "model/golden/gemm.h"
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 
@@ -12,7 +15,7 @@ namespace ltc::roofline {
 
 StepEstimate estimate(const Machine& m, const llm::ModelConfig& model, const StepRequest& r) {
   const auto weights = llm::parse_weight_format(r.weights, "--weights");
-  const auto acts = golden::parse_dtype(r.acts, "--acts");
+  const auto acts = golden::parse_act_dtype(r.acts, "--acts");
   std::optional<llm::PrecomputeMode> mode;
   if (r.precompute) mode = parse_precompute(*r.precompute);
   if (r.batch <= 0) throw InputError("--batch: must be >= 1 (got " + std::to_string(r.batch) + ")");
@@ -22,9 +25,33 @@ StepEstimate estimate(const Machine& m, const llm::ModelConfig& model, const Ste
   if (r.length < 0) {
     throw InputError("--context: must be >= 0 (got " + std::to_string(r.length) + ")");
   }
+  const bool lut_path = m.gpu().has_lut_tensor() && weights.is_low_bit() &&
+                        m.gpu().lut_tops(golden::dtype_name(acts), weights.planes()) > 0;
+  if (r.quantize_tables && (!lut_path || (mode && *mode == llm::PrecomputeMode::kNone))) {
+    throw InputError("--quantize-tables: applies to LUT tables only; gpu '" + m.gpu().name +
+                     "' runs " + weights.name() + " x " + std::string(golden::dtype_name(acts)) +
+                     " without tables (a GPU with LUT tensor cores and low-bit weights has them)");
+  }
   const auto step =
       make_step(r.phase, r.batch, r.length, weights, acts, m.gpu(), mode, r.quantize_tables);
-  return estimate_step(m, llm::build_step_graph(model, step));
+  StepEstimate e = estimate_step(m, llm::build_step_graph(model, step));
+  if (!mode && step.precompute != llm::PrecomputeMode::kNone && !r.quantize_tables) {
+    // Left to the tool (--quantize-tables asks for tables, so it pins the LUT path): the MAC
+    // path may be faster (W8A8 on a LUT GPU runs 8 planes); keep the faster and say why.
+    const auto mac_step = make_step(r.phase, r.batch, r.length, weights, acts, m.gpu(),
+                                    llm::PrecomputeMode::kNone, false);
+    StepEstimate mac = estimate_step(m, llm::build_step_graph(model, mac_step));
+    const bool lut_faster = e.latency_ms <= mac.latency_ms;
+    const std::string why = fmt::format(
+        "auto: {} path {:.3f} ms vs {} path {:.3f} ms ({} kept; --precompute none "
+        "forces the MAC path, --precompute fused the LUT path)",
+        lut_faster ? "lut" : "mac", lut_faster ? e.latency_ms : mac.latency_ms,
+        lut_faster ? "mac" : "lut", lut_faster ? mac.latency_ms : e.latency_ms,
+        lut_faster ? "lut" : "mac");
+    if (!lut_faster) e = std::move(mac);
+    e.path_choice = why;
+  }
+  return e;
 }
 
 StepEstimate estimate(const StepRequest& r) {
@@ -32,17 +59,21 @@ StepEstimate estimate(const StepRequest& r) {
   return estimate(m, llm::load_model(r.model), r);
 }
 
-std::vector<GemmCheck> load_gemm_measurements(const std::string& path) {
+std::vector<GemmCheck> load_gemm_measurements(const std::string& path, std::string* device) {
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open file");
   nlohmann::json j;
   try {
     in >> j;
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(path + ": not valid JSON: " + e.what());
+    throw InputError(path + ": not valid JSON: " + plain_json_error(e));
   }
   if (!j.contains("gemm") || !j["gemm"].is_array()) {
     throw InputError(path + ": field 'gemm' must be an array of {name, M, N, K, ms}");
+  }
+  if (device) {
+    *device = j.contains("device") && j["device"].is_string() ? j["device"].get<std::string>()
+                                                              : std::string();
   }
   std::vector<GemmCheck> out;
   for (size_t i = 0; i < j["gemm"].size(); ++i) {
@@ -55,13 +86,16 @@ std::vector<GemmCheck> load_gemm_measurements(const std::string& path) {
       c.k = e.at("K").get<int64_t>();
       c.measured_ms = e.at("ms").get<double>();
     } catch (const nlohmann::json::exception& ex) {
-      throw InputError(path + ": gemm[" + std::to_string(i) + "]: " + ex.what());
+      throw InputError(path + ": gemm[" + std::to_string(i) + "]: " + plain_json_error(ex));
     }
     if (!(c.measured_ms > 0)) {
       throw InputError(path + ": gemm[" + std::to_string(i) + "]: field 'ms' must be > 0");
     }
-    if (c.m < 1 || c.n < 1 || c.k < 1) {
-      throw InputError(path + ": gemm[" + std::to_string(i) + "]: M, N, K must be >= 1");
+    for (int64_t v : {c.m, c.n, c.k}) {
+      if (v < 1 || v > golden::kMaxGemmExtent) {
+        throw InputError(path + ": gemm[" + std::to_string(i) + "]: M, N, K must be in 1.." +
+                         std::to_string(golden::kMaxGemmExtent));
+      }
     }
     out.push_back(c);
   }
@@ -70,9 +104,28 @@ std::vector<GemmCheck> load_gemm_measurements(const std::string& path) {
 
 CalibrationReport check_gemms(const Machine& m, const std::string& path) {
   CalibrationReport rep;
+  const std::vector<GemmCheck> gemms = load_gemm_measurements(path, &rep.device);
+  if (!rep.device.empty()) {
+    // "NVIDIA H200" -> "h200": the built-in GPU names are the product names in lower case.
+    std::string key;
+    for (char ch : rep.device) key += char(std::tolower(static_cast<unsigned char>(ch)));
+    if (key.rfind("nvidia ", 0) == 0) key = key.substr(7);
+    key.erase(std::remove(key.begin(), key.end(), ' '), key.end());
+    const std::string& gpu = m.gpu().name;
+    if (gpu.rfind(key, 0) != 0) {
+      rep.device_mismatch = "the measurements in " + path + " are from an " + rep.device +
+                            " but the model is gpu '" + gpu +
+                            "': the errors compare two machines (use --gpu " + key + ")";
+    }
+  }
   const llm::WeightFormat fp16;
-  for (GemmCheck c : load_gemm_measurements(path)) {
-    c.model_ms = gemm_cost(m, make_gemm(c.m, c.n, c.k, fp16, golden::DType::kFp16)).ms;
+  for (size_t i = 0; i < gemms.size(); ++i) {
+    GemmCheck c = gemms[i];
+    try {
+      c.model_ms = gemm_cost(m, make_gemm(c.m, c.n, c.k, fp16, golden::DType::kFp16)).ms;
+    } catch (const InputError& ex) {
+      throw InputError(path + ": gemm[" + std::to_string(i) + "]: " + ex.what());
+    }
     rep.mape += std::abs(c.error());
     rep.gemms.push_back(c);
   }
@@ -85,22 +138,32 @@ std::string format_step(const StepEstimate& e) {
       fmt::format("{} {} on {}: batch {}, {} {}, weights {}, acts {}, precompute {}\n", e.model,
                   e.phase, e.gpu, e.batch, e.phase == "decode" ? "context" : "seq",
                   e.phase == "decode" ? e.context : e.seq, e.weights, e.acts, e.precompute);
-  s += fmt::format("  {:<16} {:>10} {:>8} {:>7} {:>12} {:>12}  {}\n", "op", "ms", "share", "bound",
-                   "GFLOP", "MB", "unit");
-  auto rows = [&](const std::vector<OpCost>& ops, double total) {
+  // share: of the whole step (a layer's operators counted once per layer), so every row,
+  // lm_head and embedding included, adds up to 100%.
+  s += fmt::format("  {:<16} {:>10} {:>8} {:>7} {:>12} {:>12}  {}\n", "op", "ms", "of step",
+                   "bound", "GFLOP", "MB", "unit");
+  auto rows = [&](const std::vector<OpCost>& ops, double times) {
     for (const auto& c : ops) {
       s += fmt::format("  {:<16} {:>10.4f} {:>7.1f}% {:>7} {:>12.3f} {:>12.3f}  {}\n", c.name, c.ms,
-                       total > 0 ? 100.0 * c.ms / total : 0.0, c.bound, c.flops / 1e9,
-                       c.bytes / 1e6, c.unit);
+                       e.latency_ms > 0 ? 100.0 * times * c.ms / e.latency_ms : 0.0, c.bound,
+                       c.flops / 1e9, c.bytes / 1e6, c.unit);
     }
   };
-  rows(e.layer, e.layer_ms);
+  rows(e.layer, double(e.layers));
   s += fmt::format("  per layer {:.4f} ms x {} layers\n", e.layer_ms, e.layers);
-  rows(e.embedding, 0);
-  rows(e.head, 0);
-  s += fmt::format(
-      "latency {:.3f} ms, {:.1f} tokens/s, {:.3f} mJ/token (tensor {:.3f} J, DRAM {:.3f} J)\n",
-      e.latency_ms, e.tokens_per_s, e.energy_mj_per_token, e.tensor_energy_j, e.dram_energy_j);
+  rows(e.embedding, 1);
+  rows(e.head, 1);
+  auto joules = [](bool known, double j) {
+    return known ? fmt::format("{:.3f} J", j) : std::string("unknown");
+  };
+  s += fmt::format("latency {:.3f} ms, {:.1f} tokens/s, {} (tensor {}, DRAM {})\n", e.latency_ms,
+                   e.tokens_per_s,
+                   e.tensor_energy_known && e.dram_energy_known
+                       ? fmt::format("{:.3f} mJ/token", e.energy_mj_per_token)
+                       : std::string("energy per token unknown"),
+                   joules(e.tensor_energy_known, e.tensor_energy_j),
+                   joules(e.dram_energy_known, e.dram_energy_j));
+  if (!e.path_choice.empty()) s += "linear layers: " + e.path_choice + "\n";
   s += fmt::format("memory: {:.1f} GB of weights and KV cache{}\n", e.memory_gb,
                    e.fits_memory ? "" : " (does NOT fit the GPU's DRAM)");
   s += fmt::format("tensor core: {}, peak {:.0f} TOP/s", e.tensor_unit, e.tensor_peak_tops);

@@ -34,13 +34,19 @@ struct GemmCheck {
 };
 struct CalibrationReport {
   std::vector<GemmCheck> gemms;
-  double mape = 0;  // mean |model - measured| / measured over the GEMMs
+  double mape = 0;     // mean |model - measured| / measured over the GEMMs
+  std::string device;  // the file's "device" (where the measurements were taken), or ""
+  // Set when `device` names another GPU than the one modelled: the errors then compare two
+  // different machines. Says which, and the --gpu to use.
+  std::string device_mismatch;
 };
 // `path`: a file with {"gemm": [{"name", "M", "N", "K", "ms"}, ...]} (fp16 x fp16 GEMMs), as
 // shared/reference/h200-calibration.json. Throws InputError naming the file and entry.
 CalibrationReport check_gemms(const Machine& m, const std::string& path);
 // The measured GEMMs of such a file (model_ms left 0), for other models to compare against.
-std::vector<GemmCheck> load_gemm_measurements(const std::string& path);
+// `device`, when given, receives the file's "device" field ("" if none).
+std::vector<GemmCheck> load_gemm_measurements(const std::string& path,
+                                              std::string* device = nullptr);
 
 // Human-readable table of a step estimate (one line per operator).
 std::string format_step(const StepEstimate& e);

@@ -41,11 +41,19 @@ double Machine::mac_tops(DType t) const {
 
 namespace {
 
-// The MAC-side name of a weight format, when a MAC core could take it natively.
-std::string mac_weight_name(const llm::WeightFormat& w) {
+// The MAC weight operand a kernel library would run a weight format on natively: the format
+// itself for floats and int4/int8, else the narrowest integer operand of the GPU's MAC cores
+// (for `act`) that holds every code losslessly (int1..int3, ternary, binary widen to int4, as
+// sub-4-bit kernels pack them; int5..int7 to int8); "" when there is none (multi-basis binary,
+// whose per-basis scales need a dequantize step).
+std::string mac_weight_name(const hw::GpuConfig& gpu, const std::string& act,
+                            const llm::WeightFormat& w) {
   if (w.kind == llm::WeightFormatKind::kFloat) return std::string(golden::dtype_name(w.dtype));
-  if (w.kind == llm::WeightFormatKind::kInt && (w.bits == 8 || w.bits == 4)) {
-    return "int" + std::to_string(w.bits);
+  if (w.kind == llm::WeightFormatKind::kMultiBasisBinary) return "";
+  for (int bits : {4, 8}) {
+    if (w.bits <= bits && gpu.mac_tops(act, "int" + std::to_string(bits)) > 0) {
+      return "int" + std::to_string(bits);
+    }
   }
   return "";
 }
@@ -66,13 +74,17 @@ GemmPath Machine::gemm_path(const llm::WeightFormat& w, DType act, bool tables) 
       return p;
     }
   }
-  const std::string wname = mac_weight_name(w);
+  const std::string wname = mac_weight_name(gpu_, act_name, w);
   if (!wname.empty()) {
     const double r = gpu_.mac_tops(act_name, wname);
     if (r > 0) {
       p.unit = GemmUnit::kMac;
       p.peak_tops = r;
       p.description = fmt::format("mac {} x {}", act_name, wname);
+      const bool widened =
+          w.kind != llm::WeightFormatKind::kFloat &&
+          !(w.kind == llm::WeightFormatKind::kInt && "int" + std::to_string(w.bits) == wname);
+      if (widened) p.description += fmt::format(" ({} codes widened to {})", w.name(), wname);
       return p;
     }
   }

@@ -1,6 +1,7 @@
 #include "model/roofline/workload.h"
 
 #include "model/golden/error.h"
+#include "model/golden/gemm.h"
 
 namespace ltc::roofline {
 
@@ -25,10 +26,7 @@ double GemmProblem::w_bytes_per_element() const {
 
 GemmProblem make_gemm(int64_t m, int64_t n, int64_t k, const llm::WeightFormat& weights, DType acts,
                       bool tables, bool quantize_tables) {
-  if (m <= 0 || n <= 0 || k <= 0) {
-    throw InputError("--m/--n/--k: GEMM sizes must be > 0 (got m=" + std::to_string(m) +
-                     " n=" + std::to_string(n) + " k=" + std::to_string(k) + ")");
-  }
+  golden::check_gemm_extents(m, n, k);
   GemmProblem g;
   g.m = m;
   g.n = n;

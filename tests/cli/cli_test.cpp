@@ -1,6 +1,7 @@
 // The `ltc` command-line contract (SPEC §9): exit codes, --json output, errors that name the flag.
 #include "cli/report/numerics.h"
 #include "model/golden/error.h"
+#include "tests/cli/cli_run.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -13,28 +14,8 @@
 
 namespace {
 
-struct CliRun {
-  int code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-CliRun run(const std::string& args) {
-  const std::string err_file = std::filesystem::temp_directory_path() / "ltc_cli_test_stderr.txt";
-  const std::string cmd = std::string(LTC_BINARY) + " " + args + " 2>" + err_file;
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (FILE* f = std::fopen(err_file.c_str(), "r")) {
-    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) r.err.append(buf.data(), n);
-    std::fclose(f);
-  }
-  return r;
-}
+using ltc::testing::CliRun;
+using ltc::testing::run;
 
 TEST(Cli, HelpAndVersionExitZero) {
   EXPECT_EQ(run("--help").code, 0);
