@@ -3,23 +3,13 @@
 #include "model/golden/error.h"
 
 #include <cmath>
+#include <stdexcept>
 
 namespace ltc::sim {
 namespace {
 
 int popcount4(uint32_t m) {
   return int((m & 1) + ((m >> 1) & 1) + ((m >> 2) & 1) + ((m >> 3) & 1));
-}
-
-// Spreads consecutive lines over slices / channels the way address hashing does on real GPUs
-// (strided streams must not all land on one slice).
-uint64_t mix(uint64_t x) {
-  x ^= x >> 17;
-  x *= 0xed5ad4bbu;
-  x ^= x >> 11;
-  x *= 0xac4c1b51u;
-  x ^= x >> 15;
-  return x;
 }
 
 int log2_exact(int v) {
@@ -33,20 +23,25 @@ int log2_exact(int v) {
 // ---- SectorCache ------------------------------------------------------------------------------
 SectorCache::SectorCache(uint64_t capacity_bytes, int ways, int line_bytes)
     : ways_(ways), line_shift_(log2_exact(line_bytes)) {
+  if (ways < 1 || ways > 255) throw InputError("cache: ways must be in 1..255");
   const uint64_t lines = capacity_bytes / uint64_t(line_bytes);
   sets_ = lines / uint64_t(ways);
   if (sets_ > UINT32_MAX) throw InputError("cache: more than 2^32 sets");
   set_of_ = FastMod(uint32_t(sets_));
+  stride_ = (7 * size_t(ways) + 7) / 8;  // 4 B tag + rank, valid, dirty bytes per way
   clear();
 }
 
 void SectorCache::clear() {
-  const size_t n = size_t(sets_ * uint64_t(ways_));
-  tags_.assign(n, ~uint64_t(0));
-  stamps_.assign(n, 0);
-  valid_.assign(n, 0);
-  dirty_.assign(n, 0);
-  clock_ = 0;
+  sets_data_.assign(size_t(sets_) * stride_, 0);
+  for (size_t set = 0; set < sets_; ++set) {
+    uint32_t* t = reinterpret_cast<uint32_t*>(&sets_data_[set * stride_]);
+    uint8_t* r = reinterpret_cast<uint8_t*>(t + ways_);
+    for (int w = 0; w < ways_; ++w) {
+      t[w] = kNoLine;
+      r[w] = uint8_t(w);
+    }
+  }
 }
 
 SectorCache::Result SectorCache::access(uint64_t line_addr, uint32_t sectors, bool write) {
@@ -56,30 +51,36 @@ SectorCache::Result SectorCache::access(uint64_t line_addr, uint32_t sectors, bo
     return r;
   }
   const uint64_t line = line_addr >> line_shift_;
-  const size_t base = size_t(set_of_(line)) * size_t(ways_);
-  const uint64_t* tags = &tags_[base];
-  ++clock_;
+  if (line >= kNoLine) {
+    throw std::length_error("sim: address beyond the simulator's 2^32 cache lines");
+  }
+  uint32_t* tags = reinterpret_cast<uint32_t*>(&sets_data_[size_t(set_of_(line)) * stride_]);
+  uint8_t* rank = reinterpret_cast<uint8_t*>(tags + ways_);
+  uint8_t* valid = rank + ways_;
+  uint8_t* dirty = valid + ways_;
+  // Branch-free scans (the compiler vectorizes them): which way holds the line, which is LRU.
+  int way = -1, lru = 0;
+  const uint32_t tag = uint32_t(line);
   for (int w = 0; w < ways_; ++w) {
-    if (tags[w] == line) {
-      const size_t i = base + size_t(w);
-      r.missed = sectors & ~uint32_t(valid_[i]);
-      valid_[i] = uint8_t(valid_[i] | sectors);
-      if (write) dirty_[i] = uint8_t(dirty_[i] | sectors);
-      stamps_[i] = clock_;
-      return r;
-    }
+    way = tags[w] == tag ? w : way;
+    lru = rank[w] == ways_ - 1 ? w : lru;
   }
-  size_t victim = base;
-  for (int w = 1; w < ways_; ++w) {
-    if (stamps_[base + size_t(w)] < stamps_[victim]) victim = base + size_t(w);
+  if (way >= 0) {
+    r.missed = sectors & ~uint32_t(valid[way]);
+    valid[way] = uint8_t(valid[way] | sectors);
+    if (write) dirty[way] = uint8_t(dirty[way] | sectors);
+  } else {
+    way = lru;
+    r.missed = sectors;
+    r.evicted_dirty = dirty[way];
+    r.evicted_line_addr = uint64_t(tags[way]) << line_shift_;
+    tags[way] = uint32_t(line);
+    valid[way] = uint8_t(sectors);
+    dirty[way] = uint8_t(write ? sectors : 0);
   }
-  r.missed = sectors;
-  r.evicted_dirty = dirty_[victim];
-  r.evicted_line_addr = tags_[victim] << line_shift_;
-  tags_[victim] = line;
-  valid_[victim] = uint8_t(sectors);
-  dirty_[victim] = uint8_t(write ? sectors : 0);
-  stamps_[victim] = clock_;
+  const uint8_t old = rank[way];
+  for (int w = 0; w < ways_; ++w) rank[w] = uint8_t(rank[w] + (rank[w] < old));
+  rank[way] = 0;
   return r;
 }
 
@@ -97,7 +98,7 @@ Dram::Dram(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& 
 void Dram::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   const double t = to_cycles(sc_core::sc_time_stamp() + delay);
   const uint64_t addr = p.get_address();
-  BandwidthPort& ch = channels_[channel_of_(mix(addr >> 8))];
+  BandwidthPort& ch = channels_[channel_of_(L2::mix_line(addr >> 8))];
   const double bytes = double(p.get_data_length());
   const double start = ch.reserve(t, bytes);
   if (p.is_write()) {
@@ -139,7 +140,7 @@ void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
   p.get_extension(mask);
   const uint32_t sectors = mask ? mask->sectors : 0xfu;
   const uint64_t line = line_addr >> line_shift_;
-  Slice& s = slices_[slice_of_(mix(line))];
+  Slice& s = slices_[slice_of_(mix_line(line))];
   const double bytes = double(p.get_data_length());
   const double start = s.port.reserve(t, bytes);
   const bool write = p.is_write();

@@ -86,18 +86,28 @@ class SectorCache {
   // Looks up `sectors` (bit i: sector i of the line) of the line holding `line_addr` and installs
   // them; `write` marks them dirty (write-back).
   Result access(uint64_t line_addr, uint32_t sectors, bool write);
+  // A host-side hint: start loading the set of `line_addr` into the host's caches (a warp's
+  // lines are looked up one after another; their misses then overlap). No simulated effect.
+  void prefetch(uint64_t line_addr) const {
+    if (sets_ == 0) return;
+    const uint64_t* set = &sets_data_[size_t(set_of_(line_addr >> line_shift_)) * stride_];
+    __builtin_prefetch(set);
+    __builtin_prefetch(set + 8);
+  }
   void clear();
 
  private:
-  // Structure of arrays: a lookup scans one set's tags (contiguous), touches one stamp.
+  // One set's ways lie together in one block of `stride_` words (a lookup touches one block):
+  // the line numbers (32 bits: 2^32 lines of 128 B, 512 GiB, the simulated address space; the
+  // launcher refuses more), then an LRU rank per way (0: most recent; a permutation), then the
+  // valid and dirty sector masks.
+  static constexpr uint32_t kNoLine = ~uint32_t(0);
   uint64_t sets_ = 0;
   FastMod set_of_;
   int ways_ = 0;
   int line_shift_ = 7;
-  uint64_t clock_ = 0;
-  std::vector<uint64_t> tags_;
-  std::vector<uint64_t> stamps_;
-  std::vector<uint8_t> valid_, dirty_;
+  size_t stride_ = 0;  // in 8-byte words
+  std::vector<uint64_t> sets_data_;
 };
 
 // What an SM asks of L2 per line: the payload's address is the line address, the data length
@@ -129,6 +139,20 @@ class L2 : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<L2> dram;
   L2(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stats);
   ~L2() override;
+  // Host-side hint for a request about to come (SectorCache::prefetch); no simulated effect.
+  void prefetch(uint64_t line_addr) const {
+    slices_[slice_of_(mix_line(line_addr >> line_shift_))].tags.prefetch(line_addr);
+  }
+  // Spreads consecutive lines over slices / channels the way address hashing does on real GPUs
+  // (strided streams must not all land on one slice).
+  static uint64_t mix_line(uint64_t x) {
+    x ^= x >> 17;
+    x *= 0xed5ad4bbu;
+    x ^= x >> 11;
+    x *= 0xac4c1b51u;
+    x ^= x >> 15;
+    return x;
+  }
 
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
