@@ -8,6 +8,8 @@
 #include "model/hw/gpu.h"
 #include "traces/isa.h"
 
+#include "tests/test_seed.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -178,7 +180,8 @@ TEST(TraceFormat, CheckedInExamplesReadRoundTripAndRun) {
     for (const auto& k : t.kernels) gemm = gemm || k.gemm.m > 0;
     if (gemm && t.kernels.size() == 2) {
       ++gemms;
-      const compiler::GemmCheck c = compiler::check_gemm_trace(t, 11);
+      const compiler::GemmCheck c =
+          compiler::check_gemm_trace(t, uint32_t(ltc::testing::test_seed(11)));
       EXPECT_EQ(c.mismatches, 0u) << e.path();
       EXPECT_GT(c.outputs, 0u);
     }

@@ -3,6 +3,7 @@
 
 #include "model/golden/dtype.h"
 #include "model/golden/fp.h"
+#include "tests/test_seed.h"
 
 #include <gtest/gtest.h>
 
@@ -14,15 +15,8 @@
 
 namespace ltc::golden::testing {
 
-// LTC_SEED overrides the seed so a failure can be replayed.
-inline uint64_t test_seed(uint64_t fallback) {
-  if (const char* s = std::getenv("LTC_SEED")) return std::strtoull(s, nullptr, 10);
-  return fallback;
-}
-
-inline std::string seed_note(uint64_t seed) {
-  return "seed " + std::to_string(seed) + " (replay with LTC_SEED=" + std::to_string(seed) + ")";
-}
+using ltc::testing::seed_note;  // tests/test_seed.h: LTC_SEED replays every random test
+using ltc::testing::test_seed;
 
 // LLM-like activations: mostly N(0,1) with a few large outliers, encoded into `t`; finite only.
 inline std::vector<uint32_t> random_acts(std::mt19937_64& rng, DType t, size_t count,

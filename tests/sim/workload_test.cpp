@@ -7,6 +7,7 @@
 #include "model/hw/gpu.h"
 #include "model/llm/precision.h"
 #include "sim/simulator.h"
+#include "tests/test_seed.h"
 
 #include <gtest/gtest.h>
 
@@ -17,8 +18,7 @@ namespace ltc {
 namespace {
 
 uint32_t test_seed() {
-  if (const char* s = std::getenv("LTC_SEED")) return uint32_t(std::strtoul(s, nullptr, 10));
-  return 7;
+  return uint32_t(ltc::testing::test_seed(7));  // tests/test_seed.h: LTC_SEED replays
 }
 
 traces::Trace gemm(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
@@ -43,7 +43,7 @@ void expect_bit_exact(const traces::Trace& t, const hw::GpuConfig& gpu, const st
   ASSERT_TRUE(r.functional) << what;
   EXPECT_GT(r.functional_outputs, 0u) << what;
   EXPECT_EQ(r.functional_mismatches, 0u)
-      << what << ", seed " << o.seed << " (replay with LTC_SEED=" << o.seed << ")";
+      << what << ", " << ltc::testing::seed_note(o.seed);
 }
 
 TEST(Functional, LutGemmsMatchTheGoldenModelBitForBit) {

@@ -9,6 +9,8 @@
 #include "model/golden/mac.h"
 #include "tests/golden/test_util.h"
 
+#include "tests/test_seed.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -499,7 +501,9 @@ TEST(GoldenMacGemm, IsTheChainOfInstructionMacDotsWithZeroPaddedTail) {
 }
 
 TEST(GoldenMacGemm, DequantizedWeightsAreDequantizeCodesPerRowAndGroup) {
-  std::mt19937 rng(3);
+  const uint64_t rng_seed = ltc::testing::test_seed(3);
+  SCOPED_TRACE(ltc::testing::seed_note(rng_seed));
+  std::mt19937 rng(rng_seed);
   std::normal_distribution<double> nd(0.0, 1.0);
   std::vector<double> w(6 * 40);
   for (auto& x : w) x = nd(rng);
@@ -587,17 +591,19 @@ TEST(FunctionalRules, OperandsOfAnotherShapeAreAnInputError) {
 }
 
 TEST(FunctionalCheck, CheckGemmTraceComparesBothPathsWithGolden) {
-  const GemmCheck lut = check_gemm_trace(lut_trace({3, 20, 40, DType::kFp16, 2, 8}), 9);
+  const GemmCheck lut = check_gemm_trace(lut_trace({3, 20, 40, DType::kFp16, 2, 8}),
+                                         uint32_t(ltc::testing::test_seed(9)));
   EXPECT_EQ(lut.outputs, 60u);
   EXPECT_EQ(lut.mismatches, 0u);
   EXPECT_GT(lut.stats.lmmas, 0u);
-  const GemmCheck mma = check_gemm_trace(mma_trace({2, 10, 12, 40, DType::kFp16, 4}), 9);
+  const GemmCheck mma = check_gemm_trace(mma_trace({2, 10, 12, 40, DType::kFp16, 4}),
+                                         uint32_t(ltc::testing::test_seed(9)));
   EXPECT_EQ(mma.outputs, 240u);
   EXPECT_EQ(mma.mismatches, 0u);
   EXPECT_GT(mma.stats.mmas, 0u);
   Trace both = lut_trace({3, 20, 40, DType::kFp16, 2, 8});
   both.kernels.push_back(mma_trace({2, 10, 12, 40, DType::kFp16, 4}).kernels[0]);
-  EXPECT_THROW(check_gemm_trace(both, 1), InputError);
+  EXPECT_THROW(check_gemm_trace(both, uint32_t(ltc::testing::test_seed(1))), InputError);
   const auto checks = check_trace_gemms(both, 3);
   ASSERT_EQ(checks.size(), 2u);
   for (const auto& c : checks) EXPECT_EQ(c.check.mismatches, 0u) << c.kernel;
