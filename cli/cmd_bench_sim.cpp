@@ -6,6 +6,9 @@
 // second and peak memory. `--only h200` instead checks the simulator against real hardware: the
 // 42 cuBLAS FP16 GEMMs measured on an H200 (configs/calibration/h200-gemm.json), each compiled
 // to the dense mma kernel and simulated on --gpu h200, with the error of each and the MAPE.
+// `--only rtl` runs one LUT GEMM on a100-lut4x with the fast tensor core and with the verilated
+// tile (`ltc sim --tc rtl`, both --functional) and prints both speeds and whether cycles and
+// outputs agree.
 #include "cli/command.h"
 #include "cli/options.h"
 #include "compiler/gemm_lowering.h"
@@ -25,12 +28,13 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace ltc::cli {
 namespace {
 
 struct BenchOptions {
-  std::string only;  // "", "gemm", "decode", "h200"
+  std::string only;  // "", "gemm", "decode", "h200", "rtl"
   std::string calibration;
   std::string gpu = "h200";
   int64_t max_m = 0;  // h200: only GEMMs with M <= max_m (0: all)
@@ -127,8 +131,59 @@ void run_calibration(const BenchOptions& o) {
   }
 }
 
+// The RTL back end against the fast one on the same trace (W_INT2 A_FP16 and W_INT4 A_INT8).
+void run_rtl(const BenchOptions& o) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [w, act] : {std::pair<const char*, golden::DType>{"int2", golden::DType::kFp16},
+                               {"int4", golden::DType::kInt8}}) {
+    compiler::GemmSpec s;
+    s.m = 64;
+    s.n = 1024;
+    s.k = 1024;
+    s.weights = llm::parse_weight_format(w);
+    s.act = act;
+    const traces::Trace t = compiler::compile_gemm(s, gpu);
+    sim::SimOptions so;
+    so.functional = true;
+    const sim::RunStats fast = sim::simulate(t, gpu, so);
+    so.tc = "rtl";
+    so.rtl_optimized = true;
+    const sim::RunStats rtl = sim::simulate(t, gpu, so);  // the first run also builds the models
+    const sim::RunStats rtl2 = sim::simulate(t, gpu, so);
+    auto cps = [](const sim::RunStats& r) {
+      return r.wall_s > 0 ? double(r.cycles) / r.wall_s : 0.0;
+    };
+    const std::string what =
+        fmt::format("W_{} A_{} {}x{}x{} on a100-lut4x", w, golden::dtype_name(act), s.m, s.n, s.k);
+    nlohmann::json j = {{"workload", what},
+                        {"cycles_fast", fast.cycles},
+                        {"cycles_rtl", rtl2.cycles},
+                        {"cycles_equal", fast.cycles == rtl2.cycles && rtl.cycles == rtl2.cycles},
+                        {"outputs", rtl2.functional_outputs},
+                        {"mismatches_fast", fast.functional_mismatches},
+                        {"mismatches_rtl", rtl2.functional_mismatches},
+                        {"wall_s_fast", fast.wall_s},
+                        {"wall_s_rtl", rtl2.wall_s},
+                        {"cycles_per_s_fast", cps(fast)},
+                        {"cycles_per_s_rtl", cps(rtl2)},
+                        {"slowdown", cps(rtl2) > 0 ? cps(fast) / cps(rtl2) : 0.0}};
+    out.push_back(j);
+    if (!o.json) {
+      fmt::print(
+          "{}: {} cycles fast, {} cycles rtl ({}), {} outputs, {} / {} mismatches vs golden; "
+          "fast {:.3g} cycles/s ({:.2f} s), rtl {:.3g} cycles/s ({:.2f} s): {:.1f}x slower\n",
+          what, fast.cycles, rtl2.cycles, j["cycles_equal"].get<bool>() ? "equal" : "DIFFERENT",
+          rtl2.functional_outputs, fast.functional_mismatches, rtl2.functional_mismatches,
+          cps(fast), fast.wall_s, cps(rtl2), rtl2.wall_s, j["slowdown"].get<double>());
+    }
+  }
+  if (o.json) fmt::print("{}\n", nlohmann::json{{"bench", "sim-rtl"}, {"runs", out}}.dump());
+}
+
 void run(const BenchOptions& o) {
   if (o.only == "h200") return run_calibration(o);
+  if (o.only == "rtl") return run_rtl(o);
   nlohmann::json out = nlohmann::json::array();
   auto report = [&](const nlohmann::json& j) {
     out.push_back(j);
@@ -181,9 +236,10 @@ CommandRegistrar reg{
       CLI::App* s = bench.add_subcommand(
           "sim", "Simulator speed: the authors' GEMM and a LLaMA2-70B decode step");
       s->add_option("--only", o->only,
-                    "gemm, decode (default: both), or h200: the simulator vs "
-                    "the 42 GEMMs measured on an H200")
-          ->check(CLI::IsMember({"gemm", "decode", "h200"}));
+                    "gemm, decode (default: both), h200: the simulator vs "
+                    "the 42 GEMMs measured on an H200, or rtl: --tc rtl vs --tc fast on one "
+                    "LUT GEMM")
+          ->check(CLI::IsMember({"gemm", "decode", "h200", "rtl"}));
       s->add_option("--calibration", o->calibration,
                     "--only h200: measurement file (default: "
                     "configs/calibration/h200-gemm.json)");
@@ -192,7 +248,7 @@ CommandRegistrar reg{
           ->check(in_range(0, 2147483647));
       s->add_flag("--json", o->json, "print one JSON object");
       set_examples(s, {"ltc bench sim", "ltc bench sim --only gemm --json",
-                       "ltc bench sim --only h200 --max-m 256"});
+                       "ltc bench sim --only h200 --max-m 256", "ltc bench sim --only rtl"});
       s->callback([o] { run(*o); });
     }};
 

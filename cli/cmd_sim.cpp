@@ -175,7 +175,11 @@ CommandRegistrar reg{
       s->add_option("file", o->file, "trace file (text .lmt or binary .ltcb)");
       s->add_option("--gpu", o->gpu,
                     "built-in GPU name or GPU JSON path (default: the GPU the trace names)");
-      s->add_option("--tc", o->tc, "tensor-core back end: fast")->capture_default_str();
+      s->add_option("--tc", o->tc,
+                    "tensor-core back end: fast (model/hw's formula), rtl (the verilated "
+                    "ltc_lut_tile runs every LMMA; built and cached like ltc verify's models), "
+                    "rtl-naive (ltc_lut_naive_tile)")
+          ->capture_default_str();
       s->add_flag("--functional", o->functional,
                   "also compute every GEMM on random operands and compare bit for bit with the "
                   "golden model");

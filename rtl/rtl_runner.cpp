@@ -30,18 +30,22 @@ constexpr uint32_t kOutMagic = 0x4c544f31;
 // Part of the cache key: bump when the build recipe changes.
 constexpr const char* kRunRecipe = "verilator-O3-xfast-optfast-O0-v2";
 constexpr const char* kSpeedRecipe = "verilator-O3-xfast-optfast-O2-v2-regin";
+constexpr const char* kLibraryRecipe = "verilator-O3-xfast-optfast-O0-v1-shared";
+constexpr const char* kOptimizedLibraryRecipe = "verilator-O3-xfast-optfast-O2-v1-shared";
 
 // Verification runs are short, so their models compile without C++ optimization (about half the
 // build time); the speed flavours are optimized.
 const char* cxx_opt(const HarnessOptions& o) {
-  return (o.bench || o.systemc) ? "OPT_FAST=-O2 OPT_GLOBAL=-O2"
-                                : "OPT_FAST=-O0 OPT_GLOBAL=-O0 OPT_SLOW=-O0";
+  return (o.bench || o.systemc || (o.library && o.optimized))
+             ? "OPT_FAST=-O2 OPT_GLOBAL=-O2"
+             : "OPT_FAST=-O0 OPT_GLOBAL=-O0 OPT_SLOW=-O0";
 }
 
 std::string harness_source(const HarnessOptions& o) {
-  const char* file = o.systemc ? "/harness/tile_harness_sc.cpp"
-                     : o.bench ? "/harness/tile_bench.cpp"
-                               : "/harness/tile_harness.cpp";
+  const char* file = o.library   ? "/harness/tile_lib.cpp"
+                     : o.systemc ? "/harness/tile_harness_sc.cpp"
+                     : o.bench   ? "/harness/tile_bench.cpp"
+                                 : "/harness/tile_harness.cpp";
   return rtl_source_dir() + file;
 }
 
@@ -80,30 +84,6 @@ size_t words_for_bits(uint64_t bits) {
   return static_cast<size_t>((bits + 31) / 32);
 }
 
-void pack(const std::vector<uint32_t>& elems, int bits, size_t words, std::vector<uint32_t>& out) {
-  const size_t at = out.size();
-  out.resize(at + words, 0);
-  const uint32_t mask = bits == 32 ? 0xffffffffu : ((1u << bits) - 1u);
-  for (size_t i = 0; i < elems.size(); ++i) {
-    const uint64_t bit = uint64_t(i) * bits;
-    const uint64_t v = uint64_t(elems[i] & mask) << (bit % 32);
-    out[at + bit / 32] |= static_cast<uint32_t>(v);
-    if ((bit % 32) + bits > 32) out[at + bit / 32 + 1] |= static_cast<uint32_t>(v >> 32);
-  }
-}
-
-std::vector<uint32_t> unpack(const uint32_t* words, int bits, size_t count) {
-  std::vector<uint32_t> elems(count);
-  const uint32_t mask = bits == 32 ? 0xffffffffu : ((1u << bits) - 1u);
-  for (size_t i = 0; i < count; ++i) {
-    const uint64_t bit = uint64_t(i) * bits;
-    uint64_t v = words[bit / 32] >> (bit % 32);
-    if ((bit % 32) + bits > 32) v |= uint64_t(words[bit / 32 + 1]) << (32 - bit % 32);
-    elems[i] = static_cast<uint32_t>(v) & mask;
-  }
-  return elems;
-}
-
 int run_command(const std::vector<std::string>& argv) {
   std::string cmd;
   for (const auto& a : argv) cmd += quote(a) + " ";
@@ -124,6 +104,31 @@ std::string temp_path(const std::string& stem) {
 }
 
 }  // namespace
+
+void pack_elements(const std::vector<uint32_t>& elems, int bits, size_t words,
+                   std::vector<uint32_t>& out) {
+  const size_t at = out.size();
+  out.resize(at + words, 0);
+  const uint32_t mask = bits == 32 ? 0xffffffffu : ((1u << bits) - 1u);
+  for (size_t i = 0; i < elems.size(); ++i) {
+    const uint64_t bit = uint64_t(i) * bits;
+    const uint64_t v = uint64_t(elems[i] & mask) << (bit % 32);
+    out[at + bit / 32] |= static_cast<uint32_t>(v);
+    if ((bit % 32) + bits > 32) out[at + bit / 32 + 1] |= static_cast<uint32_t>(v >> 32);
+  }
+}
+
+std::vector<uint32_t> unpack_elements(const uint32_t* words, int bits, size_t count) {
+  std::vector<uint32_t> elems(count);
+  const uint32_t mask = bits == 32 ? 0xffffffffu : ((1u << bits) - 1u);
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t bit = uint64_t(i) * bits;
+    uint64_t v = words[bit / 32] >> (bit % 32);
+    if ((bit % 32) + bits > 32) v |= uint64_t(words[bit / 32 + 1]) << (32 - bit % 32);
+    elems[i] = static_cast<uint32_t>(v) & mask;
+  }
+  return elems;
+}
 
 std::string default_cache_dir() {
   if (const char* d = std::getenv("LTC_CACHE_DIR"); d && *d) return d;
@@ -209,9 +214,13 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
   std::string key = source_hash(hashed);
   const std::string suffix = std::string(options.trace ? "-trace" : "") +
                              (options.systemc ? "-sc" : "") +
-                             (options.bench && !options.systemc ? "-bench" : "");
-  const std::string flavour =
-      std::string(options.bench || options.systemc ? kSpeedRecipe : kRunRecipe) + suffix;
+                             (options.bench && !options.systemc ? "-bench" : "") +
+                             (options.library ? (options.optimized ? "-libO2" : "-lib") : "");
+  const char* recipe = options.library
+                           ? (options.optimized ? kOptimizedLibraryRecipe : kLibraryRecipe)
+                       : options.bench || options.systemc ? kSpeedRecipe
+                                                          : kRunRecipe;
+  const std::string flavour = std::string(recipe) + suffix;
   {
     // Mix the recipe into the key.
     uint64_t h = std::stoull(key, nullptr, 16);
@@ -225,14 +234,15 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
   fs::create_directories(root);
   const std::string name = hc.id() + suffix + "-" + key;
   const fs::path dir = root / name;
-  const fs::path exe = dir / "tile_harness";
+  const std::string output = options.library ? "tile_lib.so" : "tile_harness";
+  const fs::path exe = dir / output;
   FileLock lock((root / (name + ".lock")).string());
   if (fs::exists(dir / "ok") && fs::exists(exe)) return exe.string();
 
   fs::remove_all(dir);
   fs::create_directories(dir);
   const fs::path obj = dir / "obj";
-  const bool speed = options.bench || options.systemc;
+  const bool speed = (options.bench || options.systemc) && !options.library;
   const fs::path wrapper = dir / "ltc_bench_top.sv";
   if (speed) std::ofstream(wrapper) << registered_input_top(hc, design);
   std::vector<std::string> argv = {"verilator",    "--cc",
@@ -244,9 +254,15 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
                                    "--prefix",     "Vtile",
                                    "--top-module", speed ? "ltc_bench_top" : design.top,
                                    "--Mdir",       obj.string(),
-                                   "-o",           "tile_harness",
+                                   "-o",           output,
                                    "-MAKEFLAGS",   cxx_opt(options)};
   if (options.trace) argv.push_back("--trace");
+  if (options.library) {
+    // Position-independent objects linked into a .so whose own symbols bind inside it, so
+    // several design points' models (every one a class Vtile) load side by side.
+    argv.insert(argv.end(),
+                {"-CFLAGS", "-fPIC -fvisibility=hidden", "-LDFLAGS", "-shared -Wl,-Bsymbolic"});
+  }
   if (options.systemc) {
     argv.insert(argv.end(),
                 {"-CFLAGS", std::string("-I") + LTC_SOURCE_DIR, "-LDFLAGS", "-lsystemc"});
@@ -266,11 +282,11 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
   cmd += "> " + quote(log) + " 2>&1";
   { std::ofstream(dir / "command.sh") << cmd << "\n"; }
   const int rc = std::system(cmd.c_str());
-  if (rc != 0 || !fs::exists(obj / "tile_harness")) {
+  if (rc != 0 || !fs::exists(obj / output)) {
     throw std::runtime_error("verilator build of " + hc.id() + " failed (log " + log + "):\n" +
                              tail_of(log, 3000));
   }
-  fs::rename(obj / "tile_harness", exe);
+  fs::rename(obj / output, exe);
   fs::remove_all(obj);
   std::ofstream(dir / "ok") << hc.id() << "\n";
   return exe.string();
@@ -298,7 +314,7 @@ TileRun run_tile(const std::string& harness, const hw::TensorCoreConfig& c,
     }
     s.push_back(l.abort_after);
     s.push_back(uint32_t(l.a_beats.size()));
-    pack(l.c, cbits, cw, s);
+    pack_elements(l.c, cbits, cw, s);
     for (size_t b = 0; b < l.a_beats.size(); ++b) {
       if (l.a_beats[b].size() != a_count || l.w_beats[b].size() != w_count) {
         throw InputError("run_tile: LMMA " + std::to_string(i) + " beat " + std::to_string(b) +
@@ -306,8 +322,8 @@ TileRun run_tile(const std::string& harness, const hw::TensorCoreConfig& c,
                          std::to_string(l.w_beats[b].size()) + " W elements (want " +
                          std::to_string(a_count) + " and " + std::to_string(w_count) + ")");
       }
-      pack(l.a_beats[b], abits, aw, s);
-      pack(l.w_beats[b], wbits, ww, s);
+      pack_elements(l.a_beats[b], abits, aw, s);
+      pack_elements(l.w_beats[b], wbits, ww, s);
     }
   }
   const std::string stim = temp_path("ltc-stim"), out = temp_path("ltc-out");
@@ -337,7 +353,7 @@ TileRun run_tile(const std::string& harness, const hw::TensorCoreConfig& c,
   size_t pos = 4;
   for (uint32_t i = 0; i < r[1]; ++i) {
     if (pos + ow > r.size()) throw std::runtime_error("tile harness output is truncated");
-    run.outputs.push_back(unpack(&r[pos], obits, size_t(m) * n));
+    run.outputs.push_back(unpack_elements(&r[pos], obits, size_t(m) * n));
     pos += ow;
   }
   return run;

@@ -20,9 +20,15 @@
 namespace ltc::rtl {
 
 struct HarnessOptions {
-  bool trace = false;     // build with --trace so runs can write a VCD
-  bool bench = false;     // the speed flavour (harness/tile_bench.cpp, bench only)
-  bool systemc = false;   // the SystemC flavour (harness/tile_harness_sc.cpp, bench only)
+  bool trace = false;    // build with --trace so runs can write a VCD
+  bool bench = false;    // the speed flavour (harness/tile_bench.cpp, bench only)
+  bool systemc = false;  // the SystemC flavour (harness/tile_harness_sc.cpp, bench only)
+  // A shared library (harness/tile_lib.cpp, loaded by tile_library.h): the tile clocked in the
+  // caller's process, e.g. as the simulator's tensor core (`ltc sim --tc rtl`). Compiled without
+  // C++ optimization like the verification runs (an M2N64K4 FP16 model: ~40 s instead of ~150 s
+  // on one core), or with -O2 when `optimized` (a faster model, for benchmarks).
+  bool library = false;
+  bool optimized = false;
   std::string cache_dir;  // empty: default_cache_dir()
   int jobs = 2;           // parallel C++ compiles of the verilated model
 };
@@ -33,7 +39,8 @@ std::string default_cache_dir();
 // model serves every weight width (WBits only sizes the plane counter).
 hw::TensorCoreConfig harness_config(const hw::TensorCoreConfig& config);
 
-// Path of the harness executable for `config`, building it first if the cache lacks it. Throws
+// Path of the harness executable (options.library: shared library) for `config`, building it
+// first if the cache lacks it. Throws
 // std::runtime_error with the tail of the Verilator log when the build fails.
 std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptions& options = {});
 
@@ -66,6 +73,12 @@ int w_element_bits(const hw::TensorCoreConfig& config);
 // (config.mac_dequant()), whose in_w_i is given bit by bit (element width 1): N*K codes of
 // harness_config(config).wbits bits, N FP16 scales, N zero points of the same width.
 size_t w_element_count(const hw::TensorCoreConfig& config);
+
+// Packs `elems` (`bits` wide each, element i at bits [i*bits +: bits]) into `words` words appended
+// to `out`, as the tile's packed ports hold them; unpack_elements reads `count` of them back.
+void pack_elements(const std::vector<uint32_t>& elems, int bits, size_t words,
+                   std::vector<uint32_t>& out);
+std::vector<uint32_t> unpack_elements(const uint32_t* words, int bits, size_t count);
 
 TileRun run_tile(const std::string& harness, const hw::TensorCoreConfig& config,
                  const std::vector<TileLmma>& lmmas, const StallOptions& stalls = {});

@@ -20,6 +20,8 @@ class FunctionalChecker final : public IssueObserver {
   FunctionalChecker(const traces::Trace& trace, uint32_t seed) : exec_(trace, seed, kMaxMacs) {}
   void begin_kernel(size_t index) override { exec_.begin_kernel(index); }
   void end_kernel(size_t) override {}
+  // LMMAs computed by `unit` (--tc rtl: the verilated tile) instead of golden::lmma.
+  void set_lmma_unit(traces::LmmaUnit* unit) { exec_.set_lmma_unit(unit); }
   void on_issue(const traces::Instr& in, const traces::Affine::Point& p, int64_t warp_id) override {
     exec_.step(in, p, warp_id);
   }

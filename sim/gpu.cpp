@@ -228,6 +228,7 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
                                         options.quantum_cycles, stop));
     sms_.back()->l2.bind(l2_.target);
     sms_.back()->set_observer(observer);
+    if (tc.times_each_issue()) sms_.back()->set_issue_timed_tensor_core(&tc);
   }
   result_.clock_ghz = gpu.clock_ghz;
   SC_HAS_PROCESS(Gpu);

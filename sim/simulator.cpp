@@ -3,6 +3,7 @@
 #include "model/golden/error.h"
 #include "sim/functional.h"
 #include "sim/gpu.h"
+#include "sim/rtl_tensor_core.h"
 #include "sim/sm.h"
 
 #include <systemc>
@@ -55,14 +56,18 @@ RunStats simulate(const traces::Trace& trace, const hw::GpuConfig& gpu, const Si
                      std::to_string(kMaxTensorCoresPerSp) +
                      " tensor cores per sub-partition (field 'tensor_cores_per_sm')");
   }
-  const std::unique_ptr<TensorCoreModel> tc = make_tensor_core(options.tc, gpu);
+  const std::unique_ptr<TensorCoreModel> tc =
+      make_tensor_core(options.tc, gpu, options.rtl_cache_dir, options.rtl_optimized);
   {
     // Every error a kernel can raise, before anything runs.
     uint64_t scratch = 0;
     for (size_t i : kernels) plan_kernel(trace, i, gpu, *tc, scratch);
   }
   std::unique_ptr<FunctionalChecker> checker;
-  if (options.functional) checker = std::make_unique<FunctionalChecker>(trace, options.seed);
+  if (options.functional) {
+    checker = std::make_unique<FunctionalChecker>(trace, options.seed);
+    checker->set_lmma_unit(tc->lmma_unit());
+  }
 
   fresh_systemc_context();
   g_stop.store(false);
@@ -78,6 +83,11 @@ RunStats simulate(const traces::Trace& trace, const hw::GpuConfig& gpu, const Si
     result = std::move(gpu_module.result());
   }
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (const auto* rtl = dynamic_cast<const RtlTensorCore*>(tc.get())) {
+    result.rtl_tile_lmmas = rtl->tile_lmmas();
+    result.rtl_tile_cycles = rtl->tile_cycles();
+    result.rtl_computed_lmmas = rtl->computed_lmmas();
+  }
   if (checker) {
     result.functional = true;
     if (!result.interrupted) checker->finish(result);

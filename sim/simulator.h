@@ -22,6 +22,8 @@ struct Progress {
 
 struct SimOptions {
   std::string tc = "fast";      // tensor-core back end (sim/tensor_core.h)
+  std::string rtl_cache_dir;    // --tc rtl: verilated models (empty: rtl::default_cache_dir())
+  bool rtl_optimized = false;   // --tc rtl: models compiled with -O2 (slower to build)
   bool functional = false;      // also compute every GEMM's outputs and check them bit for bit
   uint32_t seed = 1;            // operands of the functional run
   std::string kernel;           // run only the kernels with this name (empty: all)

@@ -360,11 +360,15 @@ void Sm::issue(Warp& w, SubPartition& sp, Cycle c) {
   Cycle done = c + 1;
   switch (d.unit) {
     case Unit::kTensor: {
+      // --tc rtl: this LMMA's own cycles in the verilated tile; else the decoded timing.
+      const hw::TensorOpTiming t = issue_timed_tc_ && in.op == Opcode::kLmma
+                                       ? issue_timed_tc_->issue_lmma(in.lmma)
+                                       : hw::TensorOpTiming{d.occupancy, d.latency};
       // The tensor core that frees first takes it (one is free: try_issue checked).
       *std::min_element(sp.tensor_free.begin(), sp.tensor_free.begin() + tensor_cores_per_sp_) =
-          c + d.occupancy;
-      stats_.tensor_busy_cycles += uint64_t(d.occupancy);
-      done = c + d.latency;
+          c + Cycle(t.issue_cycles);
+      stats_.tensor_busy_cycles += uint64_t(t.issue_cycles);
+      done = c + Cycle(t.latency_cycles);
       // The slot of this tile, else a free (retired) slot, else the earliest-ready one.
       AccSlot* slot = nullptr;
       for (AccSlot& s : w.acc) {

@@ -101,6 +101,8 @@ class Sm : public sc_core::sc_module {
      Cycle quantum, const std::atomic<bool>& stop);
   ~Sm() override;
   void set_observer(IssueObserver* o) { observer_ = o; }
+  // --tc rtl: a back end that times every LMMA as it issues (TensorCoreModel::times_each_issue).
+  void set_issue_timed_tensor_core(const TensorCoreModel* tc) { issue_timed_tc_ = tc; }
   // Counters of the running kernel; the GPU collects and clears them at each kernel boundary.
   KernelStats& stats() { return stats_; }
   // A kernel launches: per-kernel state cleared, the L1 flushed (as at a launch).
@@ -180,6 +182,7 @@ class Sm : public sc_core::sc_module {
   const Cycle quantum_;
   const std::atomic<bool>& stop_;
   IssueObserver* observer_ = nullptr;
+  const TensorCoreModel* issue_timed_tc_ = nullptr;
   const KernelPlan* plan_ = nullptr;
   const bool gto_;
   const int lanes_per_sp_;

@@ -163,6 +163,11 @@ void to_json(nlohmann::json& j, const RunStats& r) {
                      {"wall_s", r.wall_s},
                      {"kernels", kernels},
                      {"total", total}};
+  if (r.rtl_tile_lmmas > 0) {
+    j["rtl"] = {{"tile_lmmas", r.rtl_tile_lmmas},
+                {"tile_cycles", r.rtl_tile_cycles},
+                {"computed_lmmas", r.rtl_computed_lmmas}};
+  }
   if (r.functional) {
     nlohmann::json checks = nlohmann::json::array();
     for (const auto& c : r.functional_checks) {

@@ -88,6 +88,9 @@ struct RunStats {
   uint64_t functional_mismatches = 0;  // outputs differing from the golden model
   uint64_t functional_outputs = 0;
   std::vector<FunctionalCheck> functional_checks;  // one per GEMM kernel
+  // --tc rtl: core-tile LMMAs streamed through the verilated tiles and the cycles they clocked;
+  // LMMA instructions whose outputs the tiles computed (--functional).
+  uint64_t rtl_tile_lmmas = 0, rtl_tile_cycles = 0, rtl_computed_lmmas = 0;
   double wall_s = 0;
   std::vector<KernelStats> kernels;
   KernelStats total() const;  // clock_ghz: the one that gives the run's time over its cycles

@@ -1,6 +1,7 @@
 #include "sim/tensor_core.h"
 
 #include "model/golden/error.h"
+#include "sim/rtl_tensor_core.h"
 
 #include <string>
 
@@ -14,9 +15,17 @@ hw::TensorOpTiming FastTensorCore::mma(const traces::MmaOp& op) const {
   return gpu_.mma_timing(op.shape, golden::dtype_name(op.a), golden::dtype_name(op.b));
 }
 
-std::unique_ptr<TensorCoreModel> make_tensor_core(std::string_view name, const hw::GpuConfig& gpu) {
+std::unique_ptr<TensorCoreModel> make_tensor_core(std::string_view name, const hw::GpuConfig& gpu,
+                                                  const std::string& rtl_cache_dir,
+                                                  bool rtl_optimized) {
   if (name == "fast") return std::make_unique<FastTensorCore>(gpu);
-  throw InputError("--tc: '" + std::string(name) + "' is not a tensor-core back end (valid: fast)");
+  if (name == "rtl" || name == "rtl-naive") {
+    return std::make_unique<RtlTensorCore>(
+        gpu, name == "rtl" ? hw::TensorCoreDesign::kLut : hw::TensorCoreDesign::kLutNaive,
+        rtl_cache_dir, rtl_optimized);
+  }
+  throw InputError("--tc: '" + std::string(name) +
+                   "' is not a tensor-core back end (valid: fast, rtl, rtl-naive)");
 }
 
 }  // namespace ltc::sim

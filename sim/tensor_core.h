@@ -6,6 +6,7 @@
 #pragma once
 
 #include "model/hw/gpu.h"
+#include "traces/functional.h"
 #include "traces/isa.h"
 
 #include <memory>
@@ -19,6 +20,13 @@ class TensorCoreModel {
   virtual std::string_view name() const = 0;
   virtual hw::TensorOpTiming lmma(const traces::LmmaOp& op) const = 0;
   virtual hw::TensorOpTiming mma(const traces::MmaOp& op) const = 0;
+  // Back ends that run every LMMA (rtl) time each one as it issues: the SM then takes
+  // issue_lmma()'s timing instead of lmma()'s, which only serves decode-time checks.
+  virtual bool times_each_issue() const { return false; }
+  virtual hw::TensorOpTiming issue_lmma(const traces::LmmaOp& op) const { return lmma(op); }
+  // With --functional: the unit that computes the LMMAs in place of the golden model (null:
+  // golden::lmma).
+  virtual traces::LmmaUnit* lmma_unit() { return nullptr; }
 };
 
 class FastTensorCore final : public TensorCoreModel {
@@ -32,8 +40,12 @@ class FastTensorCore final : public TensorCoreModel {
   const hw::GpuConfig& gpu_;
 };
 
-// "fast" (the only back end of this build besides those the RTL harness adds); InputError
-// naming --tc and the valid values otherwise.
-std::unique_ptr<TensorCoreModel> make_tensor_core(std::string_view name, const hw::GpuConfig& gpu);
+// "fast", "rtl" (the verilated ltc_lut_tile, sim/rtl_tensor_core.h) or "rtl-naive"
+// (ltc_lut_naive_tile); InputError naming --tc and the valid values otherwise. `rtl_cache_dir`:
+// where the verilated models are built and cached (empty: rtl::default_cache_dir());
+// `rtl_optimized`: compile them with -O2 (rtl::HarnessOptions::optimized).
+std::unique_ptr<TensorCoreModel> make_tensor_core(std::string_view name, const hw::GpuConfig& gpu,
+                                                  const std::string& rtl_cache_dir = "",
+                                                  bool rtl_optimized = false);
 
 }  // namespace ltc::sim

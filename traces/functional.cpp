@@ -256,6 +256,81 @@ struct GemmExecutor::State {
   }
   uint32_t& acc_at(int basis, size_t cell) { return acc[size_t(basis) * cells + cell]; }
 
+  // The table row r of the lmma's K group reads (built from the activations when a fused producer
+  // outside the trace makes it).
+  const std::vector<uint32_t>& read_table(const Instr& in, const Affine::Point& p, int64_t r,
+                                          int64_t k0) {
+    auto& half = table(int(in.basis), r, k0 / kg);
+    if (half.empty() && upstream_tables) {
+      // Tables of a fused producer outside this trace: build them from the activations.
+      half = build_table(r, k0, int(in.basis), table_dtype(in.lmma));
+      ++stats.tables;
+    }
+    if (half.empty()) {
+      bad(in, p,
+          "reads table (" + std::to_string(r) + ", k " + std::to_string(k0) +
+              ") before it was precomputed");
+    }
+    return half;
+  }
+
+  // The whole instruction on the LmmaUnit: every row's table (q8: quantized, the int8 LMMA from
+  // zero, then acc += fp32(i) * scale as below), its columns' planes, the accumulators.
+  void lmma_on_unit(const Instr& in, const Affine::Point& p, int64_t warp_id,
+                    const std::vector<uint8_t>& planes, int64_t m0, int64_t n0, int64_t k0,
+                    int64_t real_k) {
+    const LmmaOp& op = in.lmma;
+    const int basis = int(in.basis);
+    const int half_size = op.shape.half_table_size();
+    const int in_n = op.shape.n;
+    LmmaInstance l;
+    l.shape = op.shape;
+    l.type = op.quantized_table
+                 ? golden::LmmaType{DType::kInt8, op.wbits, DType::kInt32, DType::kInt32}
+                 : op.lmma_type();
+    l.act = ops.act;
+    l.planes = planes;
+    l.half_tables.assign(size_t(op.shape.m) * size_t(half_size), 0u);
+    l.acts.assign(size_t(op.shape.m) * size_t(kg), golden::encode(ops.act, 0.0));
+    l.c.assign(size_t(op.shape.m) * size_t(in_n), golden::encode(l.type.acc, 0.0));
+    std::vector<uint32_t> scales(size_t(op.shape.m), 0u);
+    for (int i = 0; i < op.shape.m && m0 + i < rows; ++i) {
+      const int64_t r = m0 + i;
+      const auto& half = read_table(in, p, r, k0);
+      std::vector<uint32_t> entries = half;
+      if (op.quantized_table) {
+        const golden::QuantizedTable qt = golden::quantize_table(half, table_dtype(op));
+        entries = qt.entries;
+        scales[size_t(i)] = qt.scale_fp32;
+      }
+      std::copy(entries.begin(), entries.end(), l.half_tables.begin() + ptrdiff_t(i) * half_size);
+      for (int kk = 0; kk < kg; ++kk) l.acts[size_t(i * kg + kk)] = table_act(r, k0 + kk, basis);
+      if (op.quantized_table) continue;  // the int8 LMMA starts from zero
+      for (int j = 0; j < in_n && n0 + j < n; ++j) {
+        l.c[size_t(i) * size_t(in_n) + size_t(j)] = acc_at(basis, size_t(r * n + n0 + j));
+      }
+    }
+    const std::vector<uint32_t> o = unit->lmma(l);
+    if (o.size() != l.c.size()) bad(in, p, "the LMMA unit returned the wrong number of outputs");
+    for (int i = 0; i < op.shape.m && m0 + i < rows; ++i) {
+      const int64_t r = m0 + i;
+      for (int j = 0; j < in_n && n0 + j < n; ++j) {
+        const size_t cell = size_t(r * n + n0 + j);
+        uint32_t v = o[size_t(i) * size_t(in_n) + size_t(j)];
+        if (op.quantized_table) {
+          const uint32_t f = golden::convert(DType::kFp32, DType::kInt32, v);
+          const uint32_t s =
+              golden::fp_mul(DType::kFp32, DType::kFp32, f, DType::kFp32, scales[size_t(i)]);
+          v = golden::fp_add(DType::kFp32, acc_at(basis, cell), s);
+        }
+        own(in, p, cell, warp_id);
+        acc_at(basis, cell) = v;
+        consumed[cell] += real_k;
+        since_flush[size_t(basis) * cells + cell] += real_k;
+      }
+    }
+  }
+
   void lmma(const Instr& in, const Affine::Point& p, int64_t warp_id) {
     ++stats.lmmas;
     if (mma) bad(in, p, "lmma in an MMA GEMM");
@@ -293,18 +368,12 @@ struct GemmExecutor::State {
     }
     const golden::LmmaShape row_shape{1, in_n, op.shape.k};
     const int64_t real_k = std::min<int64_t>(kg, k - k0);
+    if (unit) {
+      lmma_on_unit(in, p, warp_id, planes, m0, n0, k0, real_k);
+      return;
+    }
     for (int64_t r = m0; r < std::min<int64_t>(m0 + op.shape.m, rows); ++r) {
-      auto& half = table(basis, r, lg);
-      if (half.empty() && upstream_tables) {
-        // Tables of a fused producer outside this trace: build them from the activations.
-        half = build_table(r, k0, basis, table_dtype(op));
-        ++stats.tables;
-      }
-      if (half.empty()) {
-        bad(in, p,
-            "reads table (" + std::to_string(r) + ", k " + std::to_string(k0) +
-                ") before it was precomputed");
-      }
+      const auto& half = read_table(in, p, r, k0);
       std::vector<uint32_t> c(size_t(in_n), golden::encode(acc_dtype, 0.0));
       for (int j = 0; j < in_n && n0 + j < n; ++j) {
         c[size_t(j)] = acc_at(basis, size_t(r * n + n0 + j));
@@ -563,6 +632,7 @@ struct GemmExecutor::State {
   std::vector<int64_t> consumed, since_flush, flushes, owner;
   std::vector<double> y;
   ExecStats stats;
+  LmmaUnit* unit = nullptr;
 };
 
 GemmExecutor::GemmExecutor(const Trace& trace, size_t gemm_kernel, GemmOperands ops,
@@ -599,6 +669,9 @@ const ExecStats& GemmExecutor::stats() const {
 }
 ExecStats& GemmExecutor::stats() {
   return s_->stats;
+}
+void GemmExecutor::set_lmma_unit(LmmaUnit* unit) {
+  s_->unit = unit;
 }
 
 std::vector<size_t> gemm_kernels(const Trace& trace) {
@@ -809,6 +882,7 @@ void TraceExecutor::begin_kernel(size_t kernel) {
     // Tables the GEMM reads with no precompute kernel before it come from a fused producer.
     const bool upstream = first_kernel_of(trace_, gk) == gk;
     active_ = std::make_unique<GemmExecutor>(trace_, gk, active_ops_, upstream);
+    active_->set_lmma_unit(unit_);
   }
   active_->begin_kernel(kernel);
 }

@@ -85,6 +85,27 @@ struct ExecStats {
 golden::DType mma_acc_dtype(golden::DType act);
 golden::DType mma_out_dtype(golden::DType act);
 
+// One LMMA instruction (a x b core tiles) as a tensor core sees it, for a unit that computes it in
+// place of the golden model (`ltc sim --tc rtl`: the verilated tile). Rows past the GEMM's M are
+// zero padding (their outputs are dropped).
+struct LmmaInstance {
+  golden::LmmaShape shape;  // the instruction's: a*core.m x b*core.n x core.k
+  golden::LmmaType type;    // q8: int8 table, int32 acc and out (the scale is applied after)
+  golden::DType act = golden::DType::kInt8;  // dtype of `acts`
+  std::vector<uint32_t> half_tables;         // shape.m * 2^(K-1), row-major (table dtype)
+  std::vector<uint32_t> acts;   // shape.m * K: the activations the tables were built from
+  std::vector<uint8_t> planes;  // wbits * shape.n: transformed K-bit patterns, plane-major
+  std::vector<uint32_t> c;      // shape.m * shape.n accumulators (acc dtype)
+};
+
+class LmmaUnit {
+ public:
+  virtual ~LmmaUnit() = default;
+  // O (shape.m * shape.n, out dtype) of one LMMA instruction; must equal golden::lmma bit for bit
+  // for the GEMM to check.
+  virtual std::vector<uint32_t> lmma(const LmmaInstance& l) = 0;
+};
+
 class GemmExecutor {
  public:
   // `gemm_kernel` indexes a kernel of `trace` with a GemmRecord (m > 0); `trace` must outlive
@@ -115,6 +136,8 @@ class GemmExecutor {
 
   const ExecStats& stats() const;
   ExecStats& stats();  // drivers add what only they see (warps)
+  // LMMA instructions go to `unit` (not owned; null: golden::lmma) instead of the golden model.
+  void set_lmma_unit(LmmaUnit* unit);
 
  private:
   struct State;
@@ -170,6 +193,8 @@ class TraceExecutor {
  public:
   TraceExecutor(const Trace& trace, uint32_t seed, double max_macs = 5e7);
   ~TraceExecutor();
+  // Every GEMM's LMMA instructions computed by `unit` (GemmExecutor::set_lmma_unit).
+  void set_lmma_unit(LmmaUnit* unit) { unit_ = unit; }
   void begin_kernel(size_t kernel);
   void step(const Instr& in, const Affine::Point& p, int64_t warp_id) {
     if (active_) active_->step(in, p, warp_id);
@@ -183,6 +208,7 @@ class TraceExecutor {
   uint32_t seed_;
   double max_macs_;
   std::unique_ptr<GemmExecutor> active_;
+  LmmaUnit* unit_ = nullptr;
   GemmOperands active_ops_;
   std::vector<KernelCheck> checks_;
 };
