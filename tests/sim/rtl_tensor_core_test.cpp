@@ -10,10 +10,10 @@
 #include "model/hw/gpu.h"
 #include "model/llm/precision.h"
 #include "sim/simulator.h"
+#include "tests/test_seed.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <random>
 #include <string>
 
@@ -21,8 +21,7 @@ namespace ltc {
 namespace {
 
 uint32_t test_seed() {
-  if (const char* s = std::getenv("LTC_SEED")) return uint32_t(std::strtoul(s, nullptr, 10));
-  return 11;
+  return uint32_t(ltc::testing::test_seed(11));  // tests/test_seed.h: LTC_SEED replays
 }
 
 traces::Trace gemm(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
@@ -73,9 +72,8 @@ void expect_equivalent(const traces::Trace& t, const hw::GpuConfig& gpu, const s
   EXPECT_LE(rtl.rtl_computed_lmmas, lmmas) << what;
   EXPECT_GT(rtl.functional_outputs, 0u) << what;
   EXPECT_EQ(rtl.functional_outputs, fast.functional_outputs) << what;
-  EXPECT_EQ(fast.functional_mismatches, 0u) << what << ", seed " << test_seed();
-  EXPECT_EQ(rtl.functional_mismatches, 0u)
-      << what << ", seed " << test_seed() << " (replay with LTC_SEED=" << test_seed() << ")";
+  EXPECT_EQ(fast.functional_mismatches, 0u) << what << ", " << ltc::testing::seed_note(test_seed());
+  EXPECT_EQ(rtl.functional_mismatches, 0u) << what << ", " << ltc::testing::seed_note(test_seed());
 }
 
 TEST(RtlTensorCore, M2N64K4GivesTheFastCyclesAndTheGoldenOutputs) {
@@ -133,7 +131,7 @@ TEST(RtlTensorCore, OneMultiTileLmmaEqualsTheGoldenLmma) {
   for (int i = 0; i < 3 * l.shape.n; ++i) l.planes.push_back(uint8_t(rng() & 0xfu));
   for (int i = 0; i < l.shape.m * l.shape.n; ++i) l.c.push_back(rng());
   const auto want = golden::lmma(l.shape, l.type, l.half_tables, l.planes, l.c);
-  EXPECT_EQ(tc.lmma(l), want) << "seed " << test_seed();
+  EXPECT_EQ(tc.lmma(l), want) << ltc::testing::seed_note(test_seed());
   traces::LmmaOp op;
   op.shape = l.shape;
   op.act = l.act;
