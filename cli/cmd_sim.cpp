@@ -28,6 +28,7 @@ struct SimCliOptions {
   std::string file, gpu, tc = "fast", kernel;
   std::string model, phase = "decode", weights = "int2", acts = "int8";
   int64_t batch = 1, context = kDefaultContext, seq = 0;
+  int64_t quantum = sim::SimOptions{}.quantum_cycles;
   bool functional = false, json = false, per_kernel = false;
   uint32_t seed = 1;
 };
@@ -130,6 +131,7 @@ void run(const SimCliOptions& o) {
   so.functional = o.functional;
   so.seed = o.seed;
   so.kernel = o.kernel;
+  so.quantum_cycles = o.quantum;
   if (progress_enabled()) {
     so.progress = [](const sim::Progress& p) {
       fmt::print(stderr, "\rsim: kernel {}/{} {} blocks {}/{}, {} cycles, {:.0f} s   ",
@@ -185,6 +187,11 @@ CommandRegistrar reg{
                   "golden model");
       s->add_option("--seed", o->seed, "operands of --functional")->capture_default_str();
       s->add_option("--kernel", o->kernel, "simulate only the kernel(s) with this name");
+      s->add_option("--quantum", o->quantum,
+                    "cycles an SM runs ahead of the memory system's time (TLM-2.0 quantum): "
+                    "larger is faster, requests reach L2 and DRAM less in time order")
+          ->check(in_range(1, 4096))
+          ->capture_default_str();
       s->add_flag("--per-kernel", o->per_kernel,
                   "text output: one row per kernel (default for trace files; --model sums layers)");
       s->add_option("--model", o->model, "built-in model or Hugging Face config.json");

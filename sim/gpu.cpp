@@ -110,6 +110,13 @@ KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuCo
     plan.tensor_base[t.id] = next_address;
     plan.tensor_bytes[t.id] = t.bytes;
     next_address += (t.bytes + 4095) / 4096 * 4096;
+    // The caches keep 32-bit line numbers (memory.h): 2^32 - 1 lines of address space.
+    const uint64_t space = ((uint64_t(1) << 32) - 1) * uint64_t(gpu.sm.line_bytes);
+    if (next_address > space) {
+      throw InputError(where + ": the trace's tensors need more than the simulator's " +
+                       std::to_string(space >> 30) + " GiB address space (tensor " + t.name +
+                       "; a run allocates every kernel's tensors afresh)");
+    }
   }
 
   plan.decoded.resize(k.program.size());
@@ -229,6 +236,7 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
     sms_.back()->l2.bind(l2_.target);
     sms_.back()->set_observer(observer);
     if (tc.times_each_issue()) sms_.back()->set_issue_timed_tensor_core(&tc);
+    sms_.back()->set_l2_hint(&l2_);
   }
   result_.clock_ghz = gpu.clock_ghz;
   SC_HAS_PROCESS(Gpu);

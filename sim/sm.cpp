@@ -260,7 +260,7 @@ bool Sm::try_issue(SubPartition& sp, Cycle c) {
   Stall best_why = Stall::kBarrier;
   auto consider = [&](int slot) -> bool {
     Warp& w = warps_[size_t(slot)];
-    const Cycle uf = unit_free(sp, w.dec->unit);
+    const Cycle uf = unit_free(sp, w.unit);
     const Cycle t = std::max(w.ready, uf);
     if (t <= c) {
       issue(w, sp, c);
@@ -269,7 +269,7 @@ bool Sm::try_issue(SubPartition& sp, Cycle c) {
     }
     if (t < best_t) {
       best_t = t;
-      best_why = w.ready >= uf ? w.why : unit_stall(w.dec->unit);
+      best_why = w.ready >= uf ? w.why : unit_stall(w.unit);
     }
     return false;
   };
@@ -304,6 +304,7 @@ void Sm::fetch(Warp& w, Cycle c) {
   }
   const traces::Kernel& k = *plan_->kernel;
   w.dec = &plan_->decoded[size_t(w.next - k.program.data())];
+  w.unit = w.dec->unit;
   const DecodedInstr& d = *w.dec;
   Cycle r = c + 1;
   Stall why = Stall::kFragments;
@@ -498,6 +499,11 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
                            ? double(c)
                            : lsu_.reserve(double(c), double(last - first + 1));
   Cycle done = Cycle(start) + 1;
+  if (l2_hint_ && in.op != Opcode::kLdGlobal) {
+    for (uint64_t line = first; line <= last && line < first + 8; ++line) {
+      l2_hint_->prefetch(line << line_shift_);
+    }
+  }
   for (uint64_t line = first; line <= last; ++line) {
     const uint64_t base = line << line_shift_;
     const uint64_t lo = std::max(addr, base) - base,

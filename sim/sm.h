@@ -103,6 +103,8 @@ class Sm : public sc_core::sc_module {
   void set_observer(IssueObserver* o) { observer_ = o; }
   // --tc rtl: a back end that times every LMMA as it issues (TensorCoreModel::times_each_issue).
   void set_issue_timed_tensor_core(const TensorCoreModel* tc) { issue_timed_tc_ = tc; }
+  // The L2 behind the socket, for host-side prefetch hints only (L2::prefetch).
+  void set_l2_hint(const L2* l2) { l2_hint_ = l2; }
   // Counters of the running kernel; the GPU collects and clears them at each kernel boundary.
   KernelStats& stats() { return stats_; }
   // A kernel launches: per-kernel state cleared, the L1 flushed (as at a launch).
@@ -120,11 +122,15 @@ class Sm : public sc_core::sc_module {
   static constexpr int kAccSlots = 16;
   static constexpr int kMaxGroups = 32;
   struct Warp {
-    traces::WarpStream stream;
-    const traces::Instr* next = nullptr;
-    const DecodedInstr* dec = nullptr;
+    // What the scheduler reads for every warp it considers comes first (one host cache line).
     Cycle ready = 0;  // dependencies of `next` resolved (kNever at a barrier)
+    const DecodedInstr* dec = nullptr;
+    Unit unit = Unit::kNone;  // dec->unit
     Stall why = Stall::kFragments;
+    bool active = false;
+    bool at_barrier = false;
+    int sp = 0;
+    const traces::Instr* next = nullptr;
     Cycle frag = 0, values = 0, acc_all = 0, last_done = 0;
     // Loads into named fragment buffers (index 0: loads naming none, which every reader waits
     // for); `frag` is the latest of all.
@@ -133,15 +139,13 @@ class Sm : public sc_core::sc_module {
     Cycle held = 0;         // `ready` saved while at a barrier
     Cycle start = 0;
     uint64_t key = 0;  // accumulator tile of `next` (lmma / mma)
-    std::array<AccSlot, kAccSlots> acc{};
-    std::array<Cycle, kMaxGroups> groups{};
     int ngroups = 0;
     int block = -1;
-    int sp = 0;
     uint64_t age = 0;
     int64_t global_id = 0;
-    bool active = false;
-    bool at_barrier = false;
+    std::array<AccSlot, kAccSlots> acc{};
+    std::array<Cycle, kMaxGroups> groups{};
+    traces::WarpStream stream;
   };
   struct Block {
     bool active = false;
@@ -183,6 +187,7 @@ class Sm : public sc_core::sc_module {
   const std::atomic<bool>& stop_;
   IssueObserver* observer_ = nullptr;
   const TensorCoreModel* issue_timed_tc_ = nullptr;
+  const L2* l2_hint_ = nullptr;
   const KernelPlan* plan_ = nullptr;
   const bool gto_;
   const int lanes_per_sp_;

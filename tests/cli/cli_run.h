@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -18,7 +19,11 @@ struct CliRun {
 };
 
 inline CliRun run(const std::string& args) {
-  const std::string err_file = std::filesystem::temp_directory_path() / "ltc_cli_test_stderr.txt";
+  // One stderr file per process and call: ctest runs test processes in parallel.
+  static int calls = 0;
+  const std::string err_file =
+      std::filesystem::temp_directory_path() /
+      ("ltc_cli_test_stderr_" + std::to_string(getpid()) + "_" + std::to_string(calls++) + ".txt");
   const std::string cmd = std::string(LTC_BINARY) + " " + args + " 2>" + err_file;
   CliRun r;
   FILE* p = popen(cmd.c_str(), "r");
@@ -31,6 +36,9 @@ inline CliRun run(const std::string& args) {
   std::stringstream ss;
   ss << f.rdbuf();
   r.err = ss.str();
+  f.close();
+  std::error_code ec;
+  std::filesystem::remove(err_file, ec);
   return r;
 }
 
