@@ -236,7 +236,14 @@ void run_trace(const RunOptions& o) {
     // A model trace: each distinct LUT GEMM kernel on its own, tables from its producer.
     nlohmann::json list = nlohmann::json::array();
     uint64_t mismatches = 0;
-    for (const auto& kc : compiler::check_trace_gemms(t, o.seed, o.max_macs)) {
+    traces::GemmProgress progress;
+    if (progress_enabled()) {
+      progress = [](const traces::KernelCheck& kc, size_t i, size_t n) {
+        fmt::print(stderr, "\rcompile run: GEMM {}/{} {}{}", i + 1, n, kc.kernel,
+                   i + 1 == n ? "\n" : "   ");
+      };
+    }
+    for (const auto& kc : compiler::check_trace_gemms(t, o.seed, o.max_macs, progress)) {
       list.push_back({{"kernel", kc.kernel},
                       {"skipped", kc.skipped},
                       {"outputs", kc.check.outputs},

@@ -839,26 +839,31 @@ GemmCheck check_gemm_trace(const Trace& trace, uint32_t seed) {
   return c;
 }
 
-std::vector<KernelCheck> check_trace_gemms(const Trace& trace, uint32_t seed, double max_macs) {
-  std::vector<KernelCheck> out;
+std::vector<KernelCheck> check_trace_gemms(const Trace& trace, uint32_t seed, double max_macs,
+                                           const GemmProgress& progress) {
+  std::vector<const Kernel*> distinct;
   std::vector<GemmRecord> seen;
   for (const auto& k : trace.kernels) {
     if (k.gemm.m <= 0) continue;
     if (std::find(seen.begin(), seen.end(), k.gemm) != seen.end()) continue;
     seen.push_back(k.gemm);
+    distinct.push_back(&k);
+  }
+  std::vector<KernelCheck> out;
+  for (const Kernel* k : distinct) {
     KernelCheck kc;
-    kc.kernel = k.name;
-    if (gemm_macs(k.gemm) > max_macs) {
+    kc.kernel = k->name;
+    if (gemm_macs(k->gemm) > max_macs) {
       kc.skipped = true;
-      out.push_back(kc);
-      continue;
+    } else {
+      Trace one;
+      one.gpu = trace.gpu;
+      one.cores = trace.cores;
+      one.kernels = {*k};
+      kc.check = check_gemm_trace(one, seed);
     }
-    Trace one;
-    one.gpu = trace.gpu;
-    one.cores = trace.cores;
-    one.kernels = {k};
-    kc.check = check_gemm_trace(one, seed);
     out.push_back(kc);
+    if (progress) progress(out.back(), out.size() - 1, distinct.size());
   }
   return out;
 }

@@ -56,6 +56,7 @@
 #include "traces/trace.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -214,8 +215,10 @@ class TraceExecutor {
 };
 
 // Every distinct GEMM kernel of a (model) trace checked on its own, with upstream tables; kernels
-// of more than `max_macs` batch*M*N*K are skipped.
-std::vector<KernelCheck> check_trace_gemms(const Trace& trace, uint32_t seed,
-                                           double max_macs = 5e7);
+// of more than `max_macs` batch*M*N*K are skipped. `progress`, when set, is called after each
+// one with the check, its index and the number of distinct GEMMs.
+using GemmProgress = std::function<void(const KernelCheck&, size_t index, size_t total)>;
+std::vector<KernelCheck> check_trace_gemms(const Trace& trace, uint32_t seed, double max_macs = 5e7,
+                                           const GemmProgress& progress = {});
 
 }  // namespace ltc::traces

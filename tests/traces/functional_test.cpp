@@ -604,9 +604,21 @@ TEST(FunctionalCheck, CheckGemmTraceComparesBothPathsWithGolden) {
   Trace both = lut_trace({3, 20, 40, DType::kFp16, 2, 8});
   both.kernels.push_back(mma_trace({2, 10, 12, 40, DType::kFp16, 4}).kernels[0]);
   EXPECT_THROW(check_gemm_trace(both, uint32_t(ltc::testing::test_seed(1))), InputError);
-  const auto checks = check_trace_gemms(both, 3);
+  // Progress after each distinct GEMM, in order, with the total up front; a GEMM above
+  // max_macs is reported as skipped.
+  std::vector<std::pair<size_t, size_t>> calls;
+  const auto checks =
+      check_trace_gemms(both, 3, 5e7, [&](const KernelCheck& kc, size_t i, size_t n) {
+        calls.emplace_back(i, n);
+        EXPECT_FALSE(kc.skipped);
+      });
   ASSERT_EQ(checks.size(), 2u);
   for (const auto& c : checks) EXPECT_EQ(c.check.mismatches, 0u) << c.kernel;
+  EXPECT_EQ(calls, (std::vector<std::pair<size_t, size_t>>{{0, 2}, {1, 2}}));
+  size_t skipped = 0;
+  check_trace_gemms(both, 3, 1,
+                    [&](const KernelCheck& kc, size_t, size_t) { skipped += kc.skipped; });
+  EXPECT_EQ(skipped, 2u);
 }
 
 TEST(FunctionalCheck, TraceExecutorChecksEveryGemmOfAWholeTraceAsASimulatorRunsIt) {
