@@ -206,6 +206,7 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
   const RtlDesign design = rtl_design(hc);
   std::vector<std::string> hashed = design.sources;
   hashed.push_back(harness_source(options));
+  hashed.push_back(std::string(LTC_SOURCE_DIR) + "/rtl/harness/port_words.h");
   if (options.systemc)
     hashed.push_back(std::string(LTC_SOURCE_DIR) + "/rtl/harness/rtl_tile_module.h");
   for (const auto& f : all_rtl_sources()) {

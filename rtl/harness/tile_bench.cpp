@@ -4,6 +4,7 @@
 //
 //   tile_harness bench CYCLES PLANES   print simulated cycles per second (one JSON object)
 #include "Vtile.h"
+#include "port_words.h"  // beside this file
 #include "verilated.h"
 
 #include <chrono>
@@ -17,24 +18,7 @@
 
 namespace {
 
-template <std::size_t W>
-void put(VlWide<W>& port, const uint32_t* words) {
-  for (std::size_t i = 0; i < W; ++i) port[i] = words[i];
-}
-template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
-void put(T& port, const uint32_t* words) {
-  uint64_t v = words[0];
-  if (sizeof(T) > 4) v |= uint64_t(words[1]) << 32;
-  port = static_cast<T>(v);
-}
-template <std::size_t W>
-constexpr size_t words_of(const VlWide<W>&) {
-  return W;
-}
-template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
-constexpr size_t words_of(const T&) {
-  return sizeof(T) > 4 ? 2 : 1;
-}
+using namespace ltc_harness;
 
 }  // namespace
 

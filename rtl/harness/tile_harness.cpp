@@ -6,6 +6,7 @@
 //
 // STIM and OUT are little-endian uint32 streams (format in rtl_runner.h).
 #include "Vtile.h"
+#include "port_words.h"  // beside this file
 #include "verilated.h"
 #if VM_TRACE
 #include "verilated_vcd_c.h"
@@ -23,39 +24,10 @@
 
 namespace {
 
+using namespace ltc_harness;
+
 constexpr uint32_t kStimMagic = 0x4c544331;  // "LTC1"
 constexpr uint32_t kOutMagic = 0x4c544f31;   // "LTO1"
-
-template <std::size_t W>
-constexpr size_t words_of(const VlWide<W>&) {
-  return W;
-}
-template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
-constexpr size_t words_of(const T&) {
-  return sizeof(T) > 4 ? 2 : 1;
-}
-
-template <std::size_t W>
-void put(VlWide<W>& port, const uint32_t* words) {
-  for (std::size_t i = 0; i < W; ++i) port[i] = words[i];
-}
-template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
-void put(T& port, const uint32_t* words) {
-  uint64_t v = words[0];
-  if (sizeof(T) > 4) v |= uint64_t(words[1]) << 32;
-  port = static_cast<T>(v);
-}
-
-template <std::size_t W>
-void get(const VlWide<W>& port, uint32_t* words) {
-  for (std::size_t i = 0; i < W; ++i) words[i] = port[i];
-}
-template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
-void get(const T& port, uint32_t* words) {
-  const uint64_t v = port;
-  words[0] = static_cast<uint32_t>(v);
-  if (sizeof(T) > 4) words[1] = static_cast<uint32_t>(v >> 32);
-}
 
 // xorshift: stall patterns must be reproducible from the stimulus seed.
 struct Rng {
