@@ -20,7 +20,7 @@ std::string_view dtype_name(DType t);
 // Accepts the names above (and "f16", "f32", "i8", "e4m3", "e5m2"); throws InputError naming
 // `what` (e.g. "--act") and the valid names otherwise.
 DType parse_dtype(std::string_view name, std::string_view what = "dtype");
-// An activation dtype (SPEC §9: int8, fp16, bf16, fp8e4m3, fp8e5m2; the aliases above of these):
+// An activation dtype (kActDTypes: int8, fp16, bf16, fp8e4m3, fp8e5m2, or an alias of these):
 // the --acts / --act flags, which no tensor core takes int16, int32 or fp32 for.
 DType parse_act_dtype(std::string_view name, std::string_view what);
 inline constexpr DType kActDTypes[] = {DType::kInt8, DType::kFp16, DType::kBf16, DType::kFp8E4M3,

@@ -41,7 +41,7 @@ struct CalibrationReport {
   std::string device_mismatch;
 };
 // `path`: a file with {"gemm": [{"name", "M", "N", "K", "ms"}, ...]} (fp16 x fp16 GEMMs), as
-// shared/reference/h200-calibration.json. Throws InputError naming the file and entry.
+// configs/calibration/h200-gemm.json. Throws InputError naming the file and entry.
 CalibrationReport check_gemms(const Machine& m, const std::string& path);
 // The measured GEMMs of such a file (model_ms left 0), for other models to compare against.
 // `device`, when given, receives the file's "device" field ("" if none).

@@ -142,7 +142,7 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   }
   c.warps_per_block = int((block.m / warp.m) * (block.n / warp.n));
   if (c.warps_per_block > kMaxWarpsPerBlock) return c;
-  const int64_t warpgroup = p.kernel_level && p.lut_tiles_per_core == 0 ? p.warpgroup : 1;
+  const int64_t warpgroup = p.tile_warpgroup();
   if (warpgroup > 1 && block.m / warp.m != warpgroup) return c;
 
   c.smem_bytes_per_block =
@@ -297,7 +297,7 @@ TileChoice choose_tiles(const GemmProblem& p, const hw::GpuConfig& gpu) {
   p.validate();
   const auto& in = p.instr;
   // A warpgroup GEMM needs one warp per sub-partition along M (evaluate_tiles).
-  const int64_t min_bm = p.kernel_level && p.lut_tiles_per_core == 0 ? in.m * p.warpgroup : in.m;
+  const int64_t min_bm = in.m * p.tile_warpgroup();
   const int64_t max_bm = std::min<int64_t>(std::max<int64_t>(min_bm, pow2_at_least(p.m)), 256);
   const int64_t max_bn = std::min<int64_t>(std::max<int64_t>(in.n, pow2_at_least(p.n)), 1024);
   const int64_t max_bk = std::min<int64_t>(std::max<int64_t>(in.k, pow2_at_least(p.k)), 256);

@@ -51,6 +51,8 @@ struct GemmProblem {
   // the block's warps along M form one warpgroup whose tensor cores read W from shared memory
   // once for all of them.
   int warpgroup = 1;
+  // The warpgroup the tiles must honour: `warpgroup` for a kernel-level MAC problem, else 1.
+  int64_t tile_warpgroup() const { return kernel_level && lut_tiles_per_core == 0 ? warpgroup : 1; }
 
   void validate() const;  // InputError naming the field
 };

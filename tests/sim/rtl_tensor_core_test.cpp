@@ -10,6 +10,7 @@
 #include "model/hw/gpu.h"
 #include "model/llm/precision.h"
 #include "sim/simulator.h"
+#include "tests/sim/sim_test_util.h"
 #include "tests/test_seed.h"
 
 #include <gtest/gtest.h>
@@ -24,16 +25,7 @@ uint32_t test_seed() {
   return uint32_t(ltc::testing::test_seed(11));  // tests/test_seed.h: LTC_SEED replays
 }
 
-traces::Trace gemm(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
-                   const std::string& weights, golden::DType act) {
-  compiler::GemmSpec s;
-  s.m = m;
-  s.n = n;
-  s.k = k;
-  s.weights = llm::parse_weight_format(weights);
-  s.act = act;
-  return compiler::compile_gemm(s, gpu);
-}
+using ltc::testing::compiled_gemm;
 
 sim::RunStats run(const traces::Trace& t, const hw::GpuConfig& gpu, const std::string& tc,
                   bool functional) {
@@ -80,7 +72,7 @@ TEST(RtlTensorCore, M2N64K4GivesTheFastCyclesAndTheGoldenOutputs) {
   const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
   for (golden::DType act : {golden::DType::kInt8, golden::DType::kFp16}) {
     for (const char* w : {"int1", "int2", "int4"}) {
-      expect_equivalent(gemm(gpu, 3, 128, 40, w, act), gpu, "rtl",
+      expect_equivalent(compiled_gemm(gpu, 3, 128, 40, w, act), gpu, "rtl",
                         std::string("m2n64k4 ") + w + " x " + std::string(golden::dtype_name(act)));
     }
   }
@@ -93,7 +85,7 @@ TEST(RtlTensorCore, M2N8K4WithTwoPipelineStagesGivesTheFastCyclesAndTheGoldenOut
   gpu.lut_tensor->tiles_per_tensor_core = 2;
   for (golden::DType act : {golden::DType::kInt8, golden::DType::kFp16}) {
     for (const char* w : {"int1", "int2", "int4"}) {
-      expect_equivalent(gemm(gpu, 5, 24, 36, w, act), gpu, "rtl",
+      expect_equivalent(compiled_gemm(gpu, 5, 24, 36, w, act), gpu, "rtl",
                         std::string("m2n8k4 ") + w + " x " + std::string(golden::dtype_name(act)));
     }
   }
@@ -101,13 +93,13 @@ TEST(RtlTensorCore, M2N8K4WithTwoPipelineStagesGivesTheFastCyclesAndTheGoldenOut
 
 TEST(RtlTensorCore, TimingOnlyRunsStreamEveryLmmaAndKeepTheCycles) {
   const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
-  expect_equivalent(gemm(gpu, 4, 192, 64, "int2", golden::DType::kFp16), gpu, "rtl", "timing only",
-                    false);
+  expect_equivalent(compiled_gemm(gpu, 4, 192, 64, "int2", golden::DType::kFp16), gpu, "rtl",
+                    "timing only", false);
 }
 
 TEST(RtlTensorCore, TheNaiveTileComputesTheSameGemm) {
   const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
-  expect_equivalent(gemm(gpu, 3, 128, 40, "int2", golden::DType::kInt8), gpu, "rtl-naive",
+  expect_equivalent(compiled_gemm(gpu, 3, 128, 40, "int2", golden::DType::kInt8), gpu, "rtl-naive",
                     "rtl-naive int2 x int8");
 }
 

@@ -7,6 +7,7 @@
 #include "model/hw/gpu.h"
 #include "model/llm/precision.h"
 #include "sim/simulator.h"
+#include "tests/sim/sim_test_util.h"
 #include "tests/test_seed.h"
 
 #include <gtest/gtest.h>
@@ -21,19 +22,7 @@ uint32_t test_seed() {
   return uint32_t(ltc::testing::test_seed(7));  // tests/test_seed.h: LTC_SEED replays
 }
 
-traces::Trace gemm(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
-                   const std::string& weights, golden::DType act, int64_t group = 0,
-                   std::optional<traces::GemmPath> path = std::nullopt) {
-  compiler::GemmSpec s;
-  s.m = m;
-  s.n = n;
-  s.k = k;
-  s.weights = llm::parse_weight_format(weights);
-  s.act = act;
-  s.group_size = group;
-  s.path = path;
-  return compiler::compile_gemm(s, gpu);
-}
+using ltc::testing::compiled_gemm;
 
 void expect_bit_exact(const traces::Trace& t, const hw::GpuConfig& gpu, const std::string& what) {
   sim::SimOptions o;
@@ -42,32 +31,35 @@ void expect_bit_exact(const traces::Trace& t, const hw::GpuConfig& gpu, const st
   const sim::RunStats r = sim::simulate(t, gpu, o);
   ASSERT_TRUE(r.functional) << what;
   EXPECT_GT(r.functional_outputs, 0u) << what;
-  EXPECT_EQ(r.functional_mismatches, 0u)
-      << what << ", " << ltc::testing::seed_note(o.seed);
+  EXPECT_EQ(r.functional_mismatches, 0u) << what << ", " << ltc::testing::seed_note(o.seed);
 }
 
 TEST(Functional, LutGemmsMatchTheGoldenModelBitForBit) {
   const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
   for (golden::DType act : {golden::DType::kInt8, golden::DType::kFp16}) {
     for (const char* w : {"int1", "int2", "int4"}) {
-      expect_bit_exact(gemm(gpu, 5, 192, 136, w, act), gpu,
+      expect_bit_exact(compiled_gemm(gpu, 5, 192, 136, w, act), gpu,
                        std::string(w) + " x " + std::string(golden::dtype_name(act)));
     }
   }
-  expect_bit_exact(gemm(gpu, 3, 128, 256, "int4", golden::DType::kInt8, 64), gpu, "group 64");
-  expect_bit_exact(gemm(gpu, 2, 128, 256, "binary:kb=2,g=128,s=8", golden::DType::kFp16), gpu,
-                   "FluxBin multi-basis");
+  expect_bit_exact(compiled_gemm(gpu, 3, 128, 256, "int4", golden::DType::kInt8, 64), gpu,
+                   "group 64");
+  expect_bit_exact(compiled_gemm(gpu, 2, 128, 256, "binary:kb=2,g=128,s=8", golden::DType::kFp16),
+                   gpu, "FluxBin multi-basis");
 }
 
 TEST(Functional, MmaGemmsMatchTheGoldenMacBitForBit) {
   const hw::GpuConfig a100 = hw::load_gpu("a100");
-  expect_bit_exact(gemm(a100, 20, 72, 96, "fp16", golden::DType::kFp16), a100, "dense fp16");
-  expect_bit_exact(gemm(a100, 33, 64, 128, "int8", golden::DType::kInt8), a100, "dense int8");
-  expect_bit_exact(gemm(a100, 4, 64, 128, "int4", golden::DType::kFp16), a100,
+  expect_bit_exact(compiled_gemm(a100, 20, 72, 96, "fp16", golden::DType::kFp16), a100,
+                   "dense fp16");
+  expect_bit_exact(compiled_gemm(a100, 33, 64, 128, "int8", golden::DType::kInt8), a100,
+                   "dense int8");
+  expect_bit_exact(compiled_gemm(a100, 4, 64, 128, "int4", golden::DType::kFp16), a100,
                    "dequantize-then-MAC int4 x fp16");
   const hw::GpuConfig lut = hw::load_gpu("a100-lut4x");
-  expect_bit_exact(gemm(lut, 8, 64, 64, "int2", golden::DType::kFp16, 0, traces::GemmPath::kMma),
-                   lut, "--path mac on a LUT GPU");
+  expect_bit_exact(
+      compiled_gemm(lut, 8, 64, 64, "int2", golden::DType::kFp16, 0, traces::GemmPath::kMma), lut,
+      "--path mac on a LUT GPU");
 }
 
 double tensor_fraction_of_peak(const sim::RunStats& r, const hw::GpuConfig& gpu, double peak_tops) {
@@ -91,7 +83,7 @@ hw::GpuConfig lut_1x(int tensor_cores_per_sm = 4) {
 TEST(FirstPrinciples, ComputeBoundLutGemmReachesNinetyPercentOfPeak) {
   const hw::GpuConfig gpu = lut_1x();
   // One full wave: 216 blocks on 108 SMs x 2.
-  const traces::Trace t = gemm(gpu, 1728, 4096, 2048, "int8", golden::DType::kInt8);
+  const traces::Trace t = compiled_gemm(gpu, 1728, 4096, 2048, "int8", golden::DType::kInt8);
   sim::SimOptions o;
   o.kernel = "gemm.lmma";
   const sim::RunStats r = sim::simulate(t, gpu, o);
@@ -101,7 +93,7 @@ TEST(FirstPrinciples, ComputeBoundLutGemmReachesNinetyPercentOfPeak) {
 
 TEST(FirstPrinciples, BatchOneGemvReachesEightyFivePercentOfDramBandwidth) {
   const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
-  const traces::Trace t = gemm(gpu, 1, 16384, 8192, "int4", golden::DType::kInt8);
+  const traces::Trace t = compiled_gemm(gpu, 1, 16384, 8192, "int4", golden::DType::kInt8);
   sim::SimOptions o;
   o.kernel = "gemm.lmma";
   const sim::RunStats r = sim::simulate(t, gpu, o);
@@ -116,7 +108,7 @@ TEST(FirstPrinciples, DoublingTensorCoresHalvesComputeBoundAndKeepsMemoryBound) 
   o.kernel = "gemm.lmma";
   // The same trace on both machines (compiled for the base GPU).
   const hw::GpuConfig base = lut_1x(4), twice = lut_1x(8);
-  const traces::Trace compute = gemm(base, 1728, 4096, 2048, "int8", golden::DType::kInt8);
+  const traces::Trace compute = compiled_gemm(base, 1728, 4096, 2048, "int8", golden::DType::kInt8);
   const double c1 = double(sim::simulate(compute, base, o).cycles);
   const double c2 = double(sim::simulate(compute, twice, o).cycles);
   // Measured 0.547: the per-K-tile barrier and the shared-memory traffic do not shrink with the
@@ -126,7 +118,7 @@ TEST(FirstPrinciples, DoublingTensorCoresHalvesComputeBoundAndKeepsMemoryBound) 
   hw::GpuConfig lut4_twice = lut4;
   lut4_twice.tensor_cores_per_sm = 8;
   lut4_twice.finalize();
-  const traces::Trace memory = gemm(lut4, 1, 16384, 8192, "int4", golden::DType::kInt8);
+  const traces::Trace memory = compiled_gemm(lut4, 1, 16384, 8192, "int4", golden::DType::kInt8);
   const double m1 = double(sim::simulate(memory, lut4, o).cycles);
   const double m2 = double(sim::simulate(memory, lut4_twice, o).cycles);
   EXPECT_NEAR(m2 / m1, 1.0, 0.03) << m1 << " -> " << m2;
