@@ -8,7 +8,10 @@
 // to the dense mma kernel and simulated on --gpu h200, with the error of each and the MAPE.
 // `--only rtl` runs LUT GEMMs on a100-lut4x with the fast tensor core and with the verilated
 // tile (`ltc sim --tc rtl`, -O2 models), timing only and --functional, and prints both speeds and
-// whether cycles and outputs agree.
+// whether cycles and outputs agree. `--only sample` measures sampled simulation (sim/sampling.h)
+// against full runs: GEMMs memory- and compute-bound, LUT and MAC, LLaMA-family and odd shapes,
+// with many waves and with heavy tails, and whole decode and prefill steps; each case's cycle
+// error and speedup (simulation wall time, full over sampled), the mean and the worst.
 #include "cli/command.h"
 #include "cli/options.h"
 #include "compiler/gemm_lowering.h"
@@ -17,6 +20,7 @@
 #include "model/llm/graph.h"
 #include "model/llm/model_config.h"
 #include "model/roofline/estimate.h"
+#include "sim/sampling.h"
 #include "sim/simulator.h"
 
 #include <fmt/core.h>
@@ -201,8 +205,142 @@ void run_rtl(const BenchOptions& o) {
   if (o.json) fmt::print("{}\n", nlohmann::json{{"bench", "sim-rtl"}, {"runs", out}}.dump());
 }
 
+struct SampleCase {
+  std::string name, gpu;
+  // GEMM: m, n, k, weights, acts, path ("" default, "mma"); step: model, phase, batch, length.
+  int64_t m = 0, n = 0, k = 0;
+  std::string weights, acts, path;
+  std::string model, phase;
+  int64_t batch = 1, length = 0;
+};
+
+traces::Trace compile_case(const SampleCase& c, const hw::GpuConfig& gpu) {
+  if (!c.model.empty()) {
+    const llm::ModelConfig model = llm::load_model(c.model);
+    llm::StepConfig step = c.phase == "decode" ? llm::StepConfig::decode(c.batch, c.length)
+                                               : llm::StepConfig::prefill(c.batch, c.length);
+    step.weights = llm::parse_weight_format(c.weights);
+    step.acts = golden::parse_dtype(c.acts);
+    return compiler::compile_model(model, step, gpu);
+  }
+  compiler::GemmSpec s;
+  s.m = c.m;
+  s.n = c.n;
+  s.k = c.k;
+  s.weights = llm::parse_weight_format(c.weights);
+  s.act = golden::parse_dtype(c.acts);
+  if (c.path == "mma") s.path = traces::GemmPath::kMma;
+  return compiler::compile_gemm(s, gpu);
+}
+
+// Sampled against full simulation on the cases the simulator issue names.
+void run_sample(const BenchOptions& o) {
+  auto gemm = [](std::string name, std::string gpu, int64_t m, int64_t n, int64_t k, std::string w,
+                 std::string a, std::string path = "") {
+    SampleCase c;
+    c.name = std::move(name);
+    c.gpu = std::move(gpu);
+    c.m = m;
+    c.n = n;
+    c.k = k;
+    c.weights = std::move(w);
+    c.acts = std::move(a);
+    c.path = std::move(path);
+    return c;
+  };
+  std::vector<SampleCase> cases = {
+      gemm("authors' GEMM (LUT, compute)", "a100-lut4x", 4096, 27648, 5120, "int2", "fp16"),
+      gemm("LLaMA2-13B mpGEMM W1 (LUT)", "a100-lut4x", 2048, 27648, 5120, "int1", "fp16"),
+      gemm("GEMV W2A8 (LUT, memory)", "a100-lut4x", 1, 8192, 8192, "int2", "int8"),
+      gemm("70B down M16 W4A8 (LUT)", "a100-lut4x", 16, 8192, 28672, "int4", "int8"),
+      gemm("odd LUT W3A16", "a100-lut4x", 77, 5000, 1234, "int3", "fp16"),
+      gemm("dense FP16 4096^3 (MAC)", "a100", 4096, 4096, 4096, "fp16", "fp16", "mma"),
+      gemm("dense INT8 (MAC)", "a100", 1024, 8192, 8192, "int8", "int8", "mma"),
+      gemm("dequant W4A16 (MAC)", "a100", 512, 8192, 8192, "int4", "fp16", "mma"),
+      gemm("odd FP16 1000x3000x2000", "a100", 1000, 3000, 2000, "fp16", "fp16", "mma"),
+      gemm("tail wave FP16 (H200)", "h200", 2304, 5120, 5120, "fp16", "fp16", "mma"),
+      gemm("GEMV FP16 (H200, memory)", "h200", 1, 8192, 8192, "fp16", "fp16", "mma"),
+      gemm("70B FFN FP16 (H200)", "h200", 4096, 28672, 8192, "fp16", "fp16", "mma"),
+  };
+  auto step = [](std::string name, std::string gpu, std::string phase, int64_t length,
+                 std::string w, std::string a) {
+    SampleCase c;
+    c.name = std::move(name);
+    c.gpu = std::move(gpu);
+    c.model = "llama2-7b";
+    c.phase = std::move(phase);
+    c.length = length;
+    c.weights = std::move(w);
+    c.acts = std::move(a);
+    return c;
+  };
+  cases.push_back(step("7B decode L1024 W2A8", "a100-lut4x", "decode", 1024, "int2", "int8"));
+  cases.push_back(step("7B decode L4095 FP16", "h200", "decode", 4095, "fp16", "fp16"));
+  cases.push_back(step("7B prefill S256 W2A8", "a100-lut4x", "prefill", 256, "int2", "int8"));
+  const sim::SampleOptions so;
+  if (!o.json) {
+    fmt::print("sampled vs full simulation ({}; ltc bench sim --only sample)\n",
+               sim::sample_method(so));
+    fmt::print("  {:<30} {:<10} {:>12} {:>12} {:>8} {:>8} {:>8} {:>8}\n", "case", "gpu", "full cyc",
+               "sampled", "error", "full s", "samp s", "speedup");
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  double abs_err = 0, worst = 0, full_wall = 0, samp_wall = 0, min_speedup = 1e30;
+  std::string worst_case;
+  for (const SampleCase& c : cases) {
+    const hw::GpuConfig gpu = hw::load_gpu(c.gpu);
+    const traces::Trace t = compile_case(c, gpu);
+    const sim::RunStats full = sim::simulate(t, gpu, {});
+    if (full.interrupted) break;
+    const sim::RunStats sampled = sim::simulate_sampled(t, gpu, {}, so);
+    const double err = double(sampled.cycles) / double(full.cycles) - 1;
+    const double speedup = sampled.wall_s > 0 ? full.wall_s / sampled.wall_s : 0.0;
+    abs_err += std::abs(err);
+    if (std::abs(err) >= std::abs(worst)) {
+      worst = err;
+      worst_case = c.name;
+    }
+    min_speedup = std::min(min_speedup, speedup);
+    full_wall += full.wall_s;
+    samp_wall += sampled.wall_s;
+    rows.push_back({{"case", c.name},
+                    {"gpu", c.gpu},
+                    {"full_cycles", full.cycles},
+                    {"sampled_cycles", sampled.cycles},
+                    {"error", err},
+                    {"full_wall_s", full.wall_s},
+                    {"sampled_wall_s", sampled.wall_s},
+                    {"speedup", speedup}});
+    if (!o.json) {
+      fmt::print("  {:<30} {:<10} {:>12} {:>12} {:>+7.2f}% {:>8.2f} {:>8.3f} {:>7.0f}x\n", c.name,
+                 c.gpu, full.cycles, sampled.cycles, 100 * err, full.wall_s, sampled.wall_s,
+                 speedup);
+      std::fflush(stdout);
+    }
+  }
+  const double mean = rows.empty() ? 0.0 : abs_err / double(rows.size());
+  const double total_speedup = samp_wall > 0 ? full_wall / samp_wall : 0.0;
+  if (o.json) {
+    fmt::print("{}\n", nlohmann::json{{"bench", "sim-sample"},
+                                      {"method", sim::sample_method(so)},
+                                      {"cases", rows},
+                                      {"mean_abs_error", mean},
+                                      {"worst_error", worst},
+                                      {"worst_case", worst_case},
+                                      {"speedup_total", total_speedup},
+                                      {"speedup_min", min_speedup}}
+                           .dump());
+  } else {
+    fmt::print(
+        "  mean |error| {:.2f}%, worst {:+.2f}% ({}); speedup {:.0f}x in total ({:.1f} s -> "
+        "{:.2f} s), {:.0f}x at least\n",
+        100 * mean, 100 * worst, worst_case, total_speedup, full_wall, samp_wall, min_speedup);
+  }
+}
+
 void run(const BenchOptions& o) {
   if (o.only == "h200") return run_calibration(o);
+  if (o.only == "sample") return run_sample(o);
   if (o.only == "rtl") return run_rtl(o);
   nlohmann::json out = nlohmann::json::array();
   auto report = [&](const nlohmann::json& j) {
@@ -258,8 +396,8 @@ CommandRegistrar reg{
       s->add_option("--only", o->only,
                     "gemm, decode (default: both), h200: the simulator vs "
                     "the 42 GEMMs measured on an H200, or rtl: --tc rtl vs --tc fast on one "
-                    "LUT GEMM")
-          ->check(CLI::IsMember({"gemm", "decode", "h200", "rtl"}));
+                    "LUT GEMM, sample: sampled vs full simulation on 12 GEMMs and 3 model steps")
+          ->check(CLI::IsMember({"gemm", "decode", "h200", "rtl", "sample"}));
       s->add_option("--calibration", o->calibration,
                     "--only h200: measurement file (default: "
                     "configs/calibration/h200-gemm.json)");

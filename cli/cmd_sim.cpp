@@ -8,6 +8,7 @@
 #include "model/hw/gpu.h"
 #include "model/llm/graph.h"
 #include "model/llm/model_config.h"
+#include "sim/sampling.h"
 #include "sim/simulator.h"
 #include "traces/trace.h"
 
@@ -29,7 +30,10 @@ struct SimCliOptions {
   std::string model, phase = "decode", weights = "int2", acts = "int8";
   int64_t batch = 1, context = kDefaultContext, seq = 0;
   int64_t quantum = sim::SimOptions{}.quantum_cycles;
-  bool functional = false, json = false, per_kernel = false;
+  int64_t block_limit = 0;
+  bool functional = false, json = false, per_kernel = false, sample = false;
+  std::vector<int64_t> sample_trips;
+  int64_t sample_waves = 0;
   uint32_t seed = 1;
 };
 
@@ -107,6 +111,23 @@ void print_table(const sim::RunStats& r, bool per_kernel) {
       "s{}\n",
       r.cycles, r.time_ms(), r.total().clock_ghz, r.kernels.size(), r.wall_s,
       r.interrupted ? " (INTERRUPTED: partial)" : "");
+  if (!r.sample_method.empty()) {
+    std::map<std::string, int> methods;
+    for (const auto& k : r.kernels) ++methods[k.sample.method];
+    std::string counts;
+    for (const auto& [m, n] : methods)
+      counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, m);
+    const uint64_t full = [&] {
+      uint64_t n = 0;
+      for (auto c : r.total().issued) n += c;
+      return n;
+    }();
+    fmt::print(
+        "sampled: {}; kernels: {}; {} of {} warp instructions simulated ({:.2f}%); error against "
+        "full runs: sim/README.md (ltc bench sim --only sample)\n",
+        r.sample_method, counts, r.sample_simulated_instructions, full,
+        full ? 100.0 * double(r.sample_simulated_instructions) / double(full) : 0.0);
+  }
 }
 
 void run(const SimCliOptions& o) {
@@ -132,6 +153,7 @@ void run(const SimCliOptions& o) {
   so.seed = o.seed;
   so.kernel = o.kernel;
   so.quantum_cycles = o.quantum;
+  so.block_limit = o.block_limit;
   if (progress_enabled()) {
     so.progress = [](const sim::Progress& p) {
       fmt::print(stderr, "\rsim: kernel {}/{} {} blocks {}/{}, {} cycles, {:.0f} s   ",
@@ -141,7 +163,14 @@ void run(const SimCliOptions& o) {
   auto previous = std::signal(SIGINT, on_sigint);
   sim::RunStats r;
   try {
-    r = sim::simulate(trace, gpu, so);
+    if (o.sample) {
+      sim::SampleOptions sample;
+      if (!o.sample_trips.empty()) std::copy_n(o.sample_trips.begin(), 2, sample.trips);
+      if (o.sample_waves > 0) sample.min_waves = o.sample_waves;
+      r = sim::simulate_sampled(trace, gpu, so, sample);
+    } else {
+      r = sim::simulate(trace, gpu, so);
+    }
   } catch (...) {
     std::signal(SIGINT, previous);
     throw;
@@ -192,6 +221,19 @@ CommandRegistrar reg{
                     "larger is faster, requests reach L2 and DRAM less in time order")
           ->check(in_range(1, 4096))
           ->capture_default_str();
+      s->add_flag("--sample", o->sample,
+                  "sampled simulation (sim/sampling.h): repeated kernels once, each kernel from "
+                  "reduced runs over its main loop and its waves, extrapolated; timing only");
+      s->add_option("--sample-trips", o->sample_trips,
+                    "with --sample: the main loop's trips in the two reduced runs")
+          ->expected(2)
+          ->check(in_range(1, 1 << 20));
+      s->add_option("--sample-waves", o->sample_waves,
+                    "with --sample: full waves before the tail the reduced runs keep at least")
+          ->check(in_range(3, 1 << 20));
+      s->add_option("--block-limit", o->block_limit,
+                    "run only the first N thread blocks (launch order) of each kernel (0: all)")
+          ->check(in_range(0, 9.2e18));
       s->add_flag("--per-kernel", o->per_kernel,
                   "text output: one row per kernel (default for trace files; --model sums layers)");
       s->add_option("--model", o->model, "built-in model or Hugging Face config.json");

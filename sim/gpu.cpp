@@ -45,18 +45,9 @@ int64_t smem_wavefronts(uint64_t bytes_per_thread, uint64_t stride, int banks) {
   return total;
 }
 
-KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuConfig& gpu,
-                       const TensorCoreModel& tc, uint64_t& next_address) {
-  const traces::Kernel& k = trace.kernels[index];
+Occupancy kernel_occupancy(const traces::Kernel& k, const hw::GpuConfig& gpu) {
   const std::string where = "kernel " + k.name;
-  KernelPlan plan;
-  plan.kernel = &k;
   const hw::SmConfig& sm = gpu.sm;
-  const int sps = gpu.sub_partitions_per_sm;
-  const int lanes = std::max(1, gpu.fp32_lanes_per_sm() / sps);
-  const int sfu_per_sp = std::max(1, sm.sfu_ops_per_cycle / sps);
-  const int64_t bank_bytes = int64_t(sm.smem_banks) * 4;
-
   // Occupancy: warps, blocks, registers (256-register allocation unit per warp), shared memory
   // (plus the 1 KiB per block the CUDA runtime reserves).
   const int64_t wpb = k.warps_per_block();
@@ -97,8 +88,25 @@ KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuCo
     throw InputError(where + ": one block needs more " + lim->name + " than an SM of '" + gpu.name +
                      "' has");
   }
-  plan.blocks_per_sm = int(lim->blocks);
-  plan.occupancy_limit = lim->name;
+  return {int(lim->blocks), lim->name, smem_per_block};
+}
+
+KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuConfig& gpu,
+                       const TensorCoreModel& tc, uint64_t& next_address) {
+  const traces::Kernel& k = trace.kernels[index];
+  const std::string where = "kernel " + k.name;
+  KernelPlan plan;
+  plan.kernel = &k;
+  const hw::SmConfig& sm = gpu.sm;
+  const int sps = gpu.sub_partitions_per_sm;
+  const int lanes = std::max(1, gpu.fp32_lanes_per_sm() / sps);
+  const int sfu_per_sp = std::max(1, sm.sfu_ops_per_cycle / sps);
+  const int64_t bank_bytes = int64_t(sm.smem_banks) * 4;
+
+  const Occupancy occ = kernel_occupancy(k, gpu);
+  plan.blocks_per_sm = occ.blocks_per_sm;
+  plan.occupancy_limit = occ.limit;
+  const int64_t smem_per_block = occ.smem_per_block;
   plan.l1_bytes = int64_t(gpu.l1_kb_per_sm) * 1024 - plan.blocks_per_sm * smem_per_block;
 
   // Tensors at fresh, 4 KiB-aligned global addresses.
@@ -289,7 +297,8 @@ void Gpu::run() {
     if (stop_.load()) break;
     plan_ = plan_kernel(trace_, kernels_[running_], gpu_, tc_, next_address_);
     launch_ = now_cycles();
-    dispatcher_.start(&plan_, launch_);
+    dispatcher_.start(&plan_, launch_, options_.block_limit, options_.timed_blocks[0],
+                      options_.timed_blocks[1]);
     for (auto& sm : sms_) sm->begin_kernel(&plan_, launch_);
     // The first wave: one block per SM per round, until every SM holds blocks_per_sm.
     for (int round = 0; round < plan_.blocks_per_sm; ++round) {
@@ -324,7 +333,7 @@ void Gpu::progress_tick() {
     p.kernel = running_;
     p.kernels = kernels_.size();
     p.name = plan_.kernel->name;
-    p.blocks = plan_.kernel->blocks();
+    p.blocks = dispatcher_.total();
     p.blocks_done = dispatcher_.retired_count();
     p.cycles = now_cycles();
     p.wall_s = std::chrono::duration<double>(now - wall_start_).count();

@@ -21,6 +21,16 @@ namespace ltc::sim {
 // `bytes_per_thread` bytes at t * stride: the bank model of 4-byte banks, with broadcast.
 int64_t smem_wavefronts(uint64_t bytes_per_thread, uint64_t stride, int banks);
 
+// Resident blocks per SM and what limits them (warps, blocks, registers in 256-register units
+// per warp, shared memory plus the 1 KiB per block the CUDA runtime reserves). Throws InputError
+// when one block does not fit an SM.
+struct Occupancy {
+  int blocks_per_sm = 0;
+  std::string limit;
+  int64_t smem_per_block = 0;  // bytes, reservation included (0: no shared memory)
+};
+Occupancy kernel_occupancy(const traces::Kernel& k, const hw::GpuConfig& gpu);
+
 // Decodes a kernel for the SMs: per static instruction its unit, dependencies and timing;
 // tensor addresses; occupancy. Throws InputError naming the kernel and instruction.
 KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuConfig& gpu,

@@ -28,6 +28,12 @@ struct SimOptions {
   uint32_t seed = 1;            // operands of the functional run
   std::string kernel;           // run only the kernels with this name (empty: all)
   int64_t quantum_cycles = 32;  // how far an SM runs ahead of SystemC time (TLM-2.0 quantum)
+  // Run only the first `block_limit` blocks (launch order) of every kernel; 0: all. The reduced
+  // runs of sampled simulation (sim/sampling.h).
+  int64_t block_limit = 0;
+  // Blocks (ids in [lo, hi)) whose residency, dispatch to retirement, is summed per kernel
+  // (KernelStats::timed_block_cycles): sampled simulation's steady-state block time.
+  int64_t timed_blocks[2] = {0, 0};
   // Called about every `progress_every_s` seconds of wall time while simulating.
   std::function<void(const Progress&)> progress;
   double progress_every_s = 1.0;

@@ -33,10 +33,14 @@ uint64_t acc_key(const Instr& in, const traces::Affine::Point& p) {
 }  // namespace
 
 // ---- BlockDispatcher ----------------------------------------------------------------------------
-void BlockDispatcher::start(const KernelPlan* plan, Cycle launch) {
+void BlockDispatcher::start(const KernelPlan* plan, Cycle launch, int64_t limit, int64_t timed_lo,
+                            int64_t timed_hi) {
   plan_ = plan;
+  timed_lo_ = timed_lo;
+  timed_hi_ = timed_hi;
   next_ = 0;
   total_ = plan->kernel->blocks();
+  if (limit > 0) total_ = std::min(total_, limit);
   retired_ = 0;
   last_retire_ = launch;
 }
@@ -187,6 +191,8 @@ void Sm::launch_block(int64_t block_id, Cycle at) {
   b.active = true;
   b.live = int(k.warps_per_block());
   b.arrived = 0;
+  b.id = block_id;
+  b.start = at;
   b.retire = at;
   b.warps.clear();
   ++resident_blocks_;
@@ -470,6 +476,10 @@ void Sm::retire_warp(Warp& w, Cycle c) {
   if (b.live == 0) {
     b.active = false;
     --resident_blocks_;
+    if (dispatcher_.timed(b.id)) {
+      ++stats_.timed_blocks;
+      stats_.timed_block_cycles += uint64_t(b.retire - b.start);
+    }
     dispatcher_.retired(b.retire);
     fill_at_ = std::min(fill_at_, b.retire);
   } else if (b.arrived > 0 && b.arrived >= b.live) {

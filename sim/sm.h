@@ -77,7 +77,12 @@ class IssueObserver {
 // scheduler does: each SM holds up to the plan's blocks_per_sm.
 class BlockDispatcher {
  public:
-  void start(const KernelPlan* plan, Cycle launch);
+  // `limit` > 0: hand out only the first `limit` blocks. Blocks with ids in [timed_lo,
+  // timed_hi) have their residency (dispatch to retirement) summed in the SMs' statistics.
+  void start(const KernelPlan* plan, Cycle launch, int64_t limit = 0, int64_t timed_lo = 0,
+             int64_t timed_hi = 0);
+  bool timed(int64_t id) const { return id >= timed_lo_ && id < timed_hi_; }
+  int64_t total() const { return total_; }
   // Next block id, or -1 when all are handed out.
   int64_t take();
   void retired(Cycle at);
@@ -88,7 +93,7 @@ class BlockDispatcher {
 
  private:
   const KernelPlan* plan_ = nullptr;
-  int64_t next_ = 0, total_ = 0, retired_ = 0;
+  int64_t next_ = 0, total_ = 0, retired_ = 0, timed_lo_ = 0, timed_hi_ = 0;
   Cycle last_retire_ = 0;
   sc_core::sc_event work_, done_;
 };
@@ -150,7 +155,8 @@ class Sm : public sc_core::sc_module {
   struct Block {
     bool active = false;
     int live = 0, arrived = 0;
-    Cycle retire = 0;
+    int64_t id = 0;
+    Cycle start = 0, retire = 0;
     std::vector<int> warps;
   };
   struct SubPartition {

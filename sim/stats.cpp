@@ -32,33 +32,8 @@ std::string_view stall_name(Stall s) {
   return "?";
 }
 
-MemoryStats& MemoryStats::operator+=(const MemoryStats& o) {
-  smem_bytes += o.smem_bytes;
-  smem_wavefronts += o.smem_wavefronts;
-  bank_conflict_cycles += o.bank_conflict_cycles;
-  l1_sectors += o.l1_sectors;
-  l1_hit_sectors += o.l1_hit_sectors;
-  l2_sectors += o.l2_sectors;
-  l2_hit_sectors += o.l2_hit_sectors;
-  l2_read_bytes += o.l2_read_bytes;
-  l2_write_bytes += o.l2_write_bytes;
-  dram_read_bytes += o.dram_read_bytes;
-  dram_write_bytes += o.dram_write_bytes;
-  return *this;
-}
-
 KernelStats& KernelStats::operator+=(const KernelStats& o) {
-  blocks += o.blocks;
-  warps += o.warps;
-  for (size_t i = 0; i < issued.size(); ++i) issued[i] += o.issued[i];
-  simt_instructions += o.simt_instructions;
-  thread_ops += o.thread_ops;
-  tensor_ops += o.tensor_ops;
-  tensor_busy_cycles += o.tensor_busy_cycles;
-  issue_cycles += o.issue_cycles;
-  for (size_t i = 0; i < stall_cycles.size(); ++i) stall_cycles[i] += o.stall_cycles[i];
-  warp_cycles += o.warp_cycles;
-  mem += o.mem;
+  for_each_counter([](auto& a, const auto& b) { a += b; }, *this, o);
   return *this;
 }
 
@@ -145,6 +120,22 @@ void to_json(nlohmann::json& j, const KernelStats& k) {
              {"dram_read_bytes", m.dram_read_bytes},
              {"dram_write_bytes", m.dram_write_bytes},
              {"dram_gbps", gbps(m.dram_read_bytes + m.dram_write_bytes)}}}};
+  if (!k.sample.method.empty()) {
+    const SampleInfo& s = k.sample;
+    json sj = {{"method", s.method},
+               {"runs", s.runs},
+               {"simulated_instructions", s.simulated_instructions}};
+    if (!s.repeats.empty()) sj["repeats"] = s.repeats;
+    if (s.loop_trips > 0) {
+      sj["loop_trips"] = s.loop_trips;
+      sj["loop_trips_run"] = {s.loop_trips_run[0], s.loop_trips_run[1]};
+    }
+    if (s.waves > 0) {
+      sj["waves"] = s.waves;
+      sj["waves_run"] = s.waves_run;
+    }
+    j["sample"] = sj;
+  }
 }
 
 void to_json(nlohmann::json& j, const RunStats& r) {
@@ -163,6 +154,10 @@ void to_json(nlohmann::json& j, const RunStats& r) {
                      {"wall_s", r.wall_s},
                      {"kernels", kernels},
                      {"total", total}};
+  if (!r.sample_method.empty()) {
+    j["sample"] = {{"method", r.sample_method},
+                   {"simulated_instructions", r.sample_simulated_instructions}};
+  }
   if (r.rtl_tile_lmmas > 0) {
     j["rtl"] = {{"tile_lmmas", r.rtl_tile_lmmas},
                 {"tile_cycles", r.rtl_tile_cycles},

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace ltc::sim {
@@ -39,7 +40,18 @@ struct MemoryStats {
   uint64_t l2_sectors = 0, l2_hit_sectors = 0;  // reads + writes reaching L2
   uint64_t l2_read_bytes = 0, l2_write_bytes = 0;
   uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
-  MemoryStats& operator+=(const MemoryStats& o);
+};
+
+// How a kernel's statistics were obtained in sampled simulation (sim/sampling.h); empty method:
+// simulated in full.
+struct SampleInfo {
+  std::string method;   // "full", "repeat", "loop", "wave", "loop+wave"
+  std::string repeats;  // "repeat": the identical kernel whose statistics it takes
+  int runs = 0;         // reduced simulations it took (0 for a repeat)
+  int64_t loop_trips = 0, loop_trips_run[2] = {0, 0};  // the sampled loop: its trips, the runs'
+  int64_t waves = 0, waves_run = 0;  // full waves before the tail: the kernel's, the runs'
+  // (the runs time the steady blocks of the run's last full wave and add the waves cut at that)
+  uint64_t simulated_instructions = 0;  // warp instructions the runs issued
 };
 
 struct KernelStats {
@@ -60,18 +72,53 @@ struct KernelStats {
   uint64_t issue_cycles = 0;        // sub-partition cycles that issued
   std::array<uint64_t, kStallKinds> stall_cycles{};  // sub-partition cycles by reason
   uint64_t warp_cycles = 0;                          // resident warps x cycles, summed over SMs
+  // SimOptions::timed_blocks: how many of them retired and their summed residency.
+  uint64_t timed_blocks = 0, timed_block_cycles = 0;
   int sms = 0;
   int max_warps_per_sm = 0;
   // The SM clock this kernel ran at: the GPU's clock lowered by its tensor utilization
   // (hw::GpuConfig::loaded_clock_ghz); its time is cycles / clock_ghz.
   double clock_ghz = 0;
   MemoryStats mem;
+  SampleInfo sample;  // sampled simulation only
 
   KernelStats& operator+=(const KernelStats& o);  // counters add; name/cycles kept
   double tensor_utilization() const;              // busy / (cycles x tensor cores)
   double achieved_occupancy() const;              // resident warps / (cycles x SMs x max warps)
   double time_ms() const { return clock_ghz > 0 ? double(cycles) / (clock_ghz * 1e6) : 0.0; }
 };
+
+// Calls f(field of s0, field of s1, ...) for every additive counter of the KernelStats given
+// (blocks, warps, instructions, busy and stall cycles, memory traffic; cycles is not among them).
+// One list for operator+= and the sampled simulation's extrapolation (sim/sampling.cpp).
+template <typename F, typename... S>
+void for_each_counter(F&& f, S&... s) {
+  f(s.blocks...);
+  f(s.warps...);
+  for (size_t i = 0; i < std::tuple_size<decltype(KernelStats::issued)>::value; ++i) {
+    f(s.issued[i]...);
+  }
+  f(s.simt_instructions...);
+  f(s.thread_ops...);
+  f(s.tensor_ops...);
+  f(s.tensor_busy_cycles...);
+  f(s.issue_cycles...);
+  for (size_t i = 0; i < size_t(kStallKinds); ++i) f(s.stall_cycles[i]...);
+  f(s.warp_cycles...);
+  f(s.timed_blocks...);
+  f(s.timed_block_cycles...);
+  f(s.mem.smem_bytes...);
+  f(s.mem.smem_wavefronts...);
+  f(s.mem.bank_conflict_cycles...);
+  f(s.mem.l1_sectors...);
+  f(s.mem.l1_hit_sectors...);
+  f(s.mem.l2_sectors...);
+  f(s.mem.l2_hit_sectors...);
+  f(s.mem.l2_read_bytes...);
+  f(s.mem.l2_write_bytes...);
+  f(s.mem.dram_read_bytes...);
+  f(s.mem.dram_write_bytes...);
+}
 
 struct FunctionalCheck {
   std::string kernel;
@@ -92,6 +139,10 @@ struct RunStats {
   // LMMA instructions whose outputs the tiles computed (--functional).
   uint64_t rtl_tile_lmmas = 0, rtl_tile_cycles = 0, rtl_computed_lmmas = 0;
   double wall_s = 0;
+  // Sampled simulation (sim/sampling.h): how, and the warp instructions simulated against those
+  // the full run would issue.
+  std::string sample_method;
+  uint64_t sample_simulated_instructions = 0;
   std::vector<KernelStats> kernels;
   KernelStats total() const;  // clock_ghz: the one that gives the run's time over its cycles
   // Every kernel at its own clock, the gaps between them at clock_ghz.

@@ -1,0 +1,65 @@
+// Sampled simulation (`ltc sim --sample`): each kernel's statistics from a few reduced runs of the
+// same cycle-level model instead of one full run.
+//
+// The method, per kernel of the trace (launch order):
+// - Repeats. A kernel identical to one already simulated (same program, grid, block, resources,
+//   tiles, GEMM record and tensor sizes; only the name differs, as in the layers of a model step)
+//   takes that kernel's statistics. Every kernel's tensors live at fresh addresses (sim/gpu.h), so
+//   two identical kernels see the same memory behaviour; only the previous kernel's dirty L2 lines
+//   differ.
+// - Loop trips. The loop that accounts for most of a warp's instructions (the GEMM's K loop, the
+//   attention's KV loop) runs `trips[0]` and `trips[1]` times instead of its N (when N >=
+//   2 * trips[1]) in two runs. A block's cycles and counters are affine in the trips once the
+//   cp.async pipeline is in its steady state, so they extrapolate linearly to N.
+// - Waves. A grid of B blocks with C resident at a time (blocks per SM x SMs) is W full waves
+//   and a tail of r blocks (B = W * C + r, 1 <= r <= C). The runs dispatch only the first
+//   w * C + r blocks (w >= min_waves, and late enough that the kernel has moved twice the L2's
+//   capacity: streaming kernels reach their steady write-back traffic only then) and time the
+//   C blocks before the last C, which run beside a full GPU on both sides. Each wave cut adds
+//   one steady block's residency (every block slot runs one more block): cycles = the run's
+//   cycles + (W - w) x mean residency. Averaged over C blocks, that residency is far less noisy
+//   than the difference of two runs' end times.
+// Counters are the runs' per block (every block runs the same program) times B, linear in the
+// trips: instructions by opcode, tensor ops, blocks, warps and shared-memory bytes come out
+// exactly as the full run's; stall cycles take what the extrapolated cycles leave beside the
+// issue cycles; cache and DRAM counters carry the runs' cache behaviour (a loop cut to a few
+// trips has a smaller working set, so L2 hit rates of large-K GEMMs read high). The cycle error
+// against full runs is measured by `ltc bench sim --only sample` (sim/README.md gives the
+// figures). Each kernel's clock is recomputed from its extrapolated tensor utilization. Timing
+// only: --functional needs every instruction and is refused.
+#pragma once
+
+#include "model/hw/gpu.h"
+#include "sim/simulator.h"
+#include "sim/stats.h"
+#include "traces/trace.h"
+
+#include <cstdint>
+#include <string>
+
+namespace ltc::sim {
+
+struct SampleOptions {
+  int64_t trips[2] = {4, 8};  // trips of the sampled loop in the reduced runs (0 < t0 < t1)
+  int64_t min_waves = 3;      // full waves before the tail the reduced runs keep at least (>= 3)
+};
+
+// The loop sampled in a kernel: the one (at any depth) whose iterations account for the most
+// expanded instructions; pc == npos when the program has no loop.
+struct SampleLoop {
+  static constexpr size_t npos = size_t(-1);
+  size_t pc = npos;
+  int64_t trips = 0;
+  double share = 0;  // of the warp program's expanded instructions
+};
+SampleLoop sample_loop(const traces::Kernel& k);
+
+// One line naming the method and its parameters, for `ltc sim` and the JSON output.
+std::string sample_method(const SampleOptions& so);
+
+// Simulates `trace` as simulate() does (same options: kernel filter, back end, quantum,
+// progress, Ctrl-C) with sampling. Throws InputError for --functional and for bad SampleOptions.
+RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
+                          const SimOptions& options, const SampleOptions& so = {});
+
+}  // namespace ltc::sim

@@ -1,0 +1,174 @@
+// Sampled simulation (sim/sampling.h) against full runs of the same traces: the counters that are
+// exactly bilinear in the loop trips and the waves come out exactly, the cycles within a few
+// percent, repeated kernels are simulated once, and the option checks. The GPUs are the built-in
+// ones shrunk to 8 SMs and a 2 MiB L2, so that small GEMMs have many waves and fill the L2 (what
+// sampling needs to pay off) and every full run takes well under a second.
+#include "sim/sampling.h"
+#include "model/golden/error.h"
+#include "model/hw/gpu.h"
+#include "sim/simulator.h"
+#include "tests/sim/sim_test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace ltc::sim {
+namespace {
+
+hw::GpuConfig small_gpu(const std::string& name) {
+  hw::GpuConfig gpu = hw::load_gpu(name);
+  gpu.sms = 8;
+  gpu.l2.capacity_mb = 2;
+  gpu.sm.l2_slices = 8;
+  return gpu;
+}
+
+double rel_error(int64_t sampled, int64_t full) {
+  return double(sampled) / double(full) - 1;
+}
+
+// Every counter but the cycles, stalls and what depends on cache hits is exactly bilinear.
+void expect_exact_counters(const KernelStats& s, const KernelStats& f) {
+  EXPECT_EQ(s.blocks, f.blocks) << f.name;
+  EXPECT_EQ(s.warps, f.warps) << f.name;
+  EXPECT_EQ(s.issued, f.issued) << f.name;
+  EXPECT_EQ(s.simt_instructions, f.simt_instructions) << f.name;
+  EXPECT_EQ(s.tensor_ops, f.tensor_ops) << f.name;
+  EXPECT_EQ(s.thread_ops, f.thread_ops) << f.name;
+  EXPECT_EQ(s.mem.smem_bytes, f.mem.smem_bytes) << f.name;
+}
+
+TEST(SampleLoop, PicksTheGemmKLoop) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
+  const traces::Trace t =
+      testing::compiled_gemm(gpu, 256, 4096, 4096, "int2", golden::DType::kFp16);
+  const traces::Kernel& k = t.kernels.back();  // the lmma kernel
+  const SampleLoop loop = sample_loop(k);
+  ASSERT_NE(loop.pc, SampleLoop::npos);
+  EXPECT_EQ(k.program[loop.pc].op, traces::Opcode::kLoop);
+  EXPECT_GT(loop.trips, 32);  // K / 64 minus the pipeline's prologue tiles
+  EXPECT_GT(loop.share, 0.8);
+  // A kernel without a loop has none to sample.
+  traces::Kernel flat;
+  flat.program.push_back(traces::Instr{});
+  EXPECT_EQ(sample_loop(flat).pc, SampleLoop::npos);
+}
+
+struct Case {
+  const char* gpu;
+  int64_t m, n, k;
+  const char* weights;
+  golden::DType act;
+  bool mma;
+  double tolerance;  // |cycle error| bound, measured error plus margin
+};
+
+class SampledGemm : public ::testing::TestWithParam<Case> {};
+
+TEST_P(SampledGemm, MatchesTheFullRun) {
+  const Case c = GetParam();
+  const hw::GpuConfig gpu = small_gpu(c.gpu);
+  const traces::Trace t =
+      testing::compiled_gemm(gpu, c.m, c.n, c.k, c.weights, c.act, 0,
+                             c.mma ? std::optional(traces::GemmPath::kMma) : std::nullopt);
+  const RunStats full = simulate(t, gpu, {});
+  const RunStats sampled = simulate_sampled(t, gpu, {});
+  ASSERT_EQ(full.kernels.size(), sampled.kernels.size());
+  bool any_sampled = false;
+  for (size_t i = 0; i < full.kernels.size(); ++i) {
+    const KernelStats& f = full.kernels[i];
+    const KernelStats& s = sampled.kernels[i];
+    expect_exact_counters(s, f);
+    EXPECT_EQ(s.start_cycle, i == 0 ? 0
+                                    : sampled.kernels[i - 1].start_cycle +
+                                          sampled.kernels[i - 1].cycles + gpu.sm.kernel_gap_cycles);
+    any_sampled = any_sampled || (s.sample.method != "full" && s.sample.method != "repeat");
+    EXPECT_LT(
+        s.sample.simulated_instructions, 1 +
+                                             [&] {
+                                               uint64_t n = 0;
+                                               for (auto x : f.issued) n += x;
+                                               return n;
+                                             }())
+        << f.name;
+  }
+  EXPECT_TRUE(any_sampled) << "the case should exercise sampling";
+  const double err = rel_error(sampled.cycles, full.cycles);
+  std::printf("%s %lldx%lldx%lld: full %lld cycles (%.2f s), sampled %lld (%.3f s): %+.2f%%\n",
+              c.gpu, (long long)c.m, (long long)c.n, (long long)c.k, (long long)full.cycles,
+              full.wall_s, (long long)sampled.cycles, sampled.wall_s, 100 * err);
+  EXPECT_LT(std::abs(err), c.tolerance) << "full " << full.cycles << " sampled " << sampled.cycles;
+  EXPECT_LT(
+      sampled.sample_simulated_instructions, full.total().issued[0] + [&] {
+        uint64_t n = 0;
+        for (auto x : full.total().issued) n += x;
+        return n;
+      }());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, SampledGemm,
+    ::testing::Values(
+        // LUT, compute-bound, many waves and a long K loop.
+        Case{"a100-lut4x", 512, 4096, 4096, "int2", golden::DType::kFp16, false, 0.03},
+        // LUT GEMV, memory-bound, odd N.
+        Case{"a100-lut4x", 1, 5000, 4096, "int4", golden::DType::kInt8, false, 0.03},
+        // Dense FP16 MMA on the A100 and on the H200 (warpgroup tiles), odd sizes.
+        Case{"a100", 1000, 3000, 2000, "fp16", golden::DType::kFp16, true, 0.03},
+        Case{"h200", 768, 4096, 4096, "fp16", golden::DType::kFp16, true, 0.03}));
+
+TEST(Sampling, RepeatedKernelsRunOnce) {
+  const hw::GpuConfig gpu = small_gpu("a100-lut4x");
+  traces::Trace t = testing::compiled_gemm(gpu, 64, 2048, 2048, "int2", golden::DType::kInt8);
+  const size_t n = t.kernels.size();
+  for (size_t i = 0; i < n; ++i) {
+    traces::Kernel again = t.kernels[i];
+    again.name = "L1." + again.name;
+    t.kernels.push_back(again);
+  }
+  const RunStats full = simulate(t, gpu, {});
+  const RunStats sampled = simulate_sampled(t, gpu, {});
+  ASSERT_EQ(sampled.kernels.size(), 2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    const KernelStats& first = sampled.kernels[i];
+    const KernelStats& repeat = sampled.kernels[n + i];
+    EXPECT_EQ(repeat.sample.method, "repeat");
+    EXPECT_EQ(repeat.sample.repeats, first.name);
+    EXPECT_EQ(repeat.name, "L1." + first.name);
+    EXPECT_EQ(repeat.cycles, first.cycles);
+    EXPECT_EQ(repeat.sample.simulated_instructions, 0u);
+    // The assumption behind it: in the full run the repeat takes (nearly) the same cycles.
+    EXPECT_NEAR(double(full.kernels[n + i].cycles), double(full.kernels[i].cycles),
+                0.02 * double(full.kernels[i].cycles));
+  }
+  EXPECT_NEAR(double(sampled.cycles), double(full.cycles), 0.03 * double(full.cycles));
+}
+
+TEST(Sampling, KernelFilterAndErrors) {
+  const hw::GpuConfig gpu = small_gpu("a100-lut4x");
+  const traces::Trace t = testing::compiled_gemm(gpu, 16, 1024, 1024, "int2", golden::DType::kInt8);
+  SimOptions o;
+  o.kernel = t.kernels.back().name;
+  const RunStats one = simulate_sampled(t, gpu, o);
+  ASSERT_EQ(one.kernels.size(), 1u);
+  EXPECT_EQ(one.kernels[0].name, o.kernel);
+  o.kernel = "nope";
+  EXPECT_THROW(simulate_sampled(t, gpu, o), InputError);
+  o.kernel.clear();
+  o.functional = true;
+  EXPECT_THROW(simulate_sampled(t, gpu, o), InputError);
+  o.functional = false;
+  SampleOptions bad;
+  bad.trips[0] = 8;
+  bad.trips[1] = 8;
+  EXPECT_THROW(simulate_sampled(t, gpu, o, bad), InputError);
+  bad = SampleOptions{};
+  bad.min_waves = 2;
+  EXPECT_THROW(simulate_sampled(t, gpu, o, bad), InputError);
+}
+
+}  // namespace
+}  // namespace ltc::sim
