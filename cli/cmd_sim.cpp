@@ -26,7 +26,7 @@ namespace ltc::cli {
 namespace {
 
 struct SimCliOptions {
-  std::string file, gpu, tc = "fast", kernel;
+  std::string file, gpu, gpu_set, tc = "fast", kernel;
   std::string model, phase = "decode", weights = "int2", acts = "int8";
   int64_t batch = 1, context = kDefaultContext, seq = 0;
   int64_t quantum = sim::SimOptions{}.quantum_cycles;
@@ -141,12 +141,14 @@ void run(const SimCliOptions& o) {
     if (gpu_name.empty()) gpu_name = trace.gpu;
   } else {
     if (gpu_name.empty()) throw InputError("--gpu: required with --model");
+  }
+  hw::GpuConfig gpu = hw::load_gpu(gpu_name);
+  if (!o.gpu_set.empty()) gpu = hw::with_overrides(gpu, o.gpu_set);
+  if (!o.model.empty()) {
     const llm::ModelConfig model = load_model_reporting(o.model);
     trace = compiler::compile_model(
-        model, step_from_flags(model, o.phase, o.batch, o.context, o.seq, o.weights, o.acts),
-        hw::load_gpu(gpu_name));
+        model, step_from_flags(model, o.phase, o.batch, o.context, o.seq, o.weights, o.acts), gpu);
   }
-  const hw::GpuConfig gpu = hw::load_gpu(gpu_name);
   sim::SimOptions so;
   so.tc = o.tc;
   so.functional = o.functional;
@@ -206,6 +208,10 @@ CommandRegistrar reg{
       s->add_option("file", o->file, "trace file (text .lmt or binary .ltcb)");
       s->add_option("--gpu", o->gpu,
                     "built-in GPU name or GPU JSON path (default: the GPU the trace names)");
+      s->add_option("--gpu-set", o->gpu_set,
+                    "change fields of the GPU: path=value[,path=value...], dotted paths into the "
+                    "GPU JSON, e.g. lut_tensor.tiles_per_tensor_core=8,register_file_kb_per_sm=512 "
+                    "(a model step is compiled for the changed GPU)");
       s->add_option("--tc", o->tc,
                     "tensor-core back end: fast (model/hw's formula), rtl (the verilated "
                     "ltc_lut_tile runs every LMMA; built and cached like ltc verify's models), "

@@ -258,6 +258,7 @@ KernelStats Gpu::collect(Cycle end) {
   KernelStats ks;
   const traces::Kernel& k = *plan_.kernel;
   ks.name = k.name;
+  ks.gemm = k.gemm.m > 0;
   ks.start_cycle = launch_;
   ks.cycles = end - launch_;
   for (auto& sm : sms_) {

@@ -152,7 +152,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   }
   // Counters: per block as in the runs (every block runs the same program), times the blocks.
   KernelStats ks = combine(ptrs, weights);
-  // Cycles: the run's, plus the skipped waves at the steady blocks' residency.
+  // Cycles: the runs' (linear in the trips), plus the waves cut at the steady blocks' residency.
   double cycles = 0, residency = 0;
   for (size_t i = 0; i < runs.size(); ++i) {
     const double w = i == 0 ? wn.first : wn.second;

@@ -8,8 +8,8 @@
 //   two identical kernels see the same memory behaviour; only the previous kernel's dirty L2 lines
 //   differ.
 // - Loop trips. The loop that accounts for most of a warp's instructions (the GEMM's K loop, the
-//   attention's KV loop) runs `trips[0]` and `trips[1]` times instead of its N (when N >=
-//   2 * trips[1]) in two runs. A block's cycles and counters are affine in the trips once the
+//   attention's KV loop) runs `trips[0]` and `trips[1]` times (8 and 16) instead of its N (when N
+//   >= 2 * trips[1]) in two runs. A block's cycles and counters are affine in the trips once the
 //   cp.async pipeline is in its steady state, so they extrapolate linearly to N.
 // - Waves. A grid of B blocks with C resident at a time (blocks per SM x SMs) is W full waves
 //   and a tail of r blocks (B = W * C + r, 1 <= r <= C). The runs dispatch only the first
@@ -40,8 +40,8 @@
 namespace ltc::sim {
 
 struct SampleOptions {
-  int64_t trips[2] = {4, 8};  // trips of the sampled loop in the reduced runs (0 < t0 < t1)
-  int64_t min_waves = 3;      // full waves before the tail the reduced runs keep at least (>= 3)
+  int64_t trips[2] = {8, 16};  // trips of the sampled loop in the reduced runs (0 < t0 < t1)
+  int64_t min_waves = 3;       // full waves before the tail the reduced runs keep at least (>= 3)
 };
 
 // The loop sampled in a kernel: the one (at any depth) whose iterations account for the most

@@ -32,8 +32,9 @@ struct SimOptions {
   // runs of sampled simulation (sim/sampling.h).
   int64_t block_limit = 0;
   // Blocks (ids in [lo, hi)) whose residency, dispatch to retirement, is summed per kernel
-  // (KernelStats::timed_block_cycles): sampled simulation's steady-state block time.
-  int64_t timed_blocks[2] = {0, 0};
+  // (KernelStats::timed_block_cycles; default: all): sampled simulation's steady-state block
+  // time.
+  int64_t timed_blocks[2] = {0, INT64_MAX};
   // Called about every `progress_every_s` seconds of wall time while simulating.
   std::function<void(const Progress&)> progress;
   double progress_every_s = 1.0;

@@ -90,6 +90,7 @@ void to_json(nlohmann::json& j, const KernelStats& k) {
   auto rate = [&](uint64_t hits, uint64_t all) { return all ? double(hits) / double(all) : 0.0; };
   auto gbps = [&](uint64_t bytes) { return secs > 0 ? double(bytes) / secs / 1e9 : 0.0; };
   j = json{{"name", k.name},
+           {"gemm", k.gemm},
            {"start_cycle", k.start_cycle},
            {"cycles", k.cycles},
            {"time_ms", secs * 1e3},
@@ -97,6 +98,8 @@ void to_json(nlohmann::json& j, const KernelStats& k) {
            {"blocks", k.blocks},
            {"warps", k.warps},
            {"blocks_per_sm", k.blocks_per_sm},
+           {"block_residency_cycles",
+            k.timed_blocks ? double(k.timed_block_cycles) / double(k.timed_blocks) : 0.0},
            {"occupancy_limit", k.occupancy_limit},
            {"achieved_occupancy", k.achieved_occupancy()},
            {"instructions", issued},
@@ -147,13 +150,18 @@ void to_json(nlohmann::json& j, const RunStats& r) {
   }
   nlohmann::json total;
   to_json(total, r.total());
-  j = nlohmann::json{{"cycles", r.cycles},
-                     {"time_ms", r.time_ms()},
-                     {"clock_ghz", r.clock_ghz},
-                     {"interrupted", r.interrupted},
-                     {"wall_s", r.wall_s},
-                     {"kernels", kernels},
-                     {"total", total}};
+  // The GEMM kernels alone (the linear layers of a model step), each at its own clock.
+  int64_t gemm_cycles = 0;
+  double gemm_ms = 0;
+  for (const auto& k : r.kernels) {
+    if (!k.gemm) continue;
+    gemm_cycles += k.cycles;
+    gemm_ms += k.time_ms();
+  }
+  j = nlohmann::json{
+      {"cycles", r.cycles},           {"time_ms", r.time_ms()}, {"clock_ghz", r.clock_ghz},
+      {"interrupted", r.interrupted}, {"wall_s", r.wall_s},     {"gemm_cycles", gemm_cycles},
+      {"gemm_time_ms", gemm_ms},      {"kernels", kernels},     {"total", total}};
   if (!r.sample_method.empty()) {
     j["sample"] = {{"method", r.sample_method},
                    {"simulated_instructions", r.sample_simulated_instructions}};

@@ -56,6 +56,7 @@ struct SampleInfo {
 
 struct KernelStats {
   std::string name;
+  bool gemm = false;  // the kernel computes a GEMM (its trace has a gemm record)
   int64_t start_cycle = 0;
   int64_t cycles = 0;  // launch to the last block's retirement
   int64_t blocks = 0, warps = 0;

@@ -623,4 +623,68 @@ GpuConfig load_gpu(std::string_view name_or_path) {
   return parse_gpu_json(read_file(builtin), builtin.string());
 }
 
+GpuConfig with_overrides(const GpuConfig& gpu, std::string_view overrides) {
+  json j = gpu;
+  std::string applied;
+  size_t pos = 0;
+  const std::string all(overrides);
+  while (pos <= all.size()) {
+    size_t end = all.find(',', pos);
+    if (end == std::string::npos) end = all.size();
+    const std::string item = all.substr(pos, end - pos);
+    pos = end + 1;
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw InputError("--gpu-set: '" + item +
+                       "' is not path=value (e.g. register_file_kb_per_sm=512)");
+    }
+    const std::string path = item.substr(0, eq), text = item.substr(eq + 1);
+    json* node = &j;
+    size_t p = 0;
+    while (true) {
+      const size_t dot = path.find('.', p);
+      const std::string key =
+          path.substr(p, dot == std::string::npos ? std::string::npos : dot - p);
+      if (!node->is_object() || !node->contains(key)) {
+        std::string valid;
+        if (node->is_object()) {
+          for (const auto& [k, v] : node->items()) {
+            if (!v.is_object() && !v.is_array())
+              valid += (valid.empty() ? "" : ", ") + k;
+            else if (v.is_object())
+              valid += (valid.empty() ? "" : ", ") + k + ".*";
+          }
+        }
+        throw InputError("--gpu-set: gpu '" + gpu.name + "' has no field '" + path + "'" +
+                         (valid.empty() ? "" : " (valid here: " + valid + ")"));
+      }
+      node = &(*node)[key];
+      if (dot == std::string::npos) break;
+      p = dot + 1;
+    }
+    if (node->is_object() || node->is_array()) {
+      throw InputError("--gpu-set: '" + path + "' is a section, not a value");
+    }
+    json value;
+    try {
+      value = json::parse(text);
+    } catch (const json::parse_error&) {
+      value = text;  // a plain string
+    }
+    if (node->is_number() != value.is_number() || node->is_boolean() != value.is_boolean() ||
+        node->is_string() != value.is_string()) {
+      throw InputError("--gpu-set: '" + path + "' takes a " +
+                       (node->is_number()    ? "number"
+                        : node->is_boolean() ? "true or false"
+                                             : "string") +
+                       ", not '" + text + "'");
+    }
+    *node = value;
+    applied += (applied.empty() ? "" : ",") + item;
+  }
+  j["description"] = j.value("description", "") + " [--gpu-set " + applied + "]";
+  return parse_gpu_json(j.dump(), "--gpu-set " + all);
+}
+
 }  // namespace ltc::hw

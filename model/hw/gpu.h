@@ -202,6 +202,13 @@ std::vector<std::string> builtin_gpu_names();
 // A built-in name ("a100", "h200-drm") or the path of a JSON file. Throws InputError naming the
 // file and field for bad JSON, and the valid names for an unknown name.
 GpuConfig load_gpu(std::string_view name_or_path);
+// `gpu` with fields of its JSON form replaced: `overrides` is "path=value[,path=value...]" with
+// dotted paths into the GPU JSON (configs/gpus/README.md), e.g.
+// "lut_tensor.tiles_per_tensor_core=8,register_file_kb_per_sm=512,lut_tensor.core.m=1". Values
+// are JSON (numbers, true/false) or plain strings. The result goes through the same checks as a
+// GPU file; its name stays, its description gets the overrides appended.
+// Throws InputError naming the path (and the keys valid there) or the value.
+GpuConfig with_overrides(const GpuConfig& gpu, std::string_view overrides);
 GpuConfig parse_gpu_json(std::string_view text, std::string_view origin);
 
 }  // namespace ltc::hw

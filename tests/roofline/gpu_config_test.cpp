@@ -95,5 +95,24 @@ TEST(GpuConfig, BadFilesAreRejectedNamingFileAndField) {
   EXPECT_THROW(load_gpu("/nonexistent/gpu.json"), InputError);
 }
 
+// ltc sim --gpu-set: fields of the JSON form replaced, checked like a file.
+TEST(GpuConfig, OverridesReplaceFieldsAndNameTheBadOnes) {
+  const GpuConfig base = load_gpu("a100-lut4x");
+  const GpuConfig g =
+      with_overrides(base, "lut_tensor.tiles_per_tensor_core=8,register_file_kb_per_sm=512");
+  EXPECT_EQ(g.name, base.name);
+  EXPECT_EQ(g.lut_tensor->tiles_per_tensor_core, 8);
+  EXPECT_EQ(g.register_file_kb_per_sm, 512);
+  EXPECT_EQ(g.sms, base.sms);
+  // Twice the tiles, twice the LUT peak.
+  EXPECT_DOUBLE_EQ(g.lut_tops("int8", 2), 2 * base.lut_tops("int8", 2));
+  EXPECT_NE(g.description.find("--gpu-set"), std::string::npos);
+  EXPECT_THROW(with_overrides(base, "nope=1"), InputError);
+  EXPECT_THROW(with_overrides(base, "lut_tensor=1"), InputError);  // a section
+  EXPECT_THROW(with_overrides(base, "sms=abc"), InputError);       // a number wanted
+  EXPECT_THROW(with_overrides(base, "sms"), InputError);           // no value
+  EXPECT_THROW(with_overrides(base, "sms=-4"), InputError);        // the file's range check
+}
+
 }  // namespace
 }  // namespace ltc::hw
