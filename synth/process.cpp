@@ -176,6 +176,17 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
+std::string fnv1a_hex(const std::string& data) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
 void write_text_atomic(const std::string& path, const std::string& text) {
   const fs::path target(path);
   if (target.has_parent_path()) fs::create_directories(target.parent_path());

@@ -30,6 +30,8 @@ std::string tool_version(const std::vector<std::string>& argv);
 
 // Reads a whole file; throws std::runtime_error naming the path when it cannot.
 std::string read_text(const std::string& path);
+// FNV-1a (64 bits) of `data` as 16 hex digits: file names from store keys, file fingerprints.
+std::string fnv1a_hex(const std::string& data);
 // Writes `text` to `path` atomically (temp file in the same folder, then rename).
 void write_text_atomic(const std::string& path, const std::string& text);
 

@@ -1,0 +1,261 @@
+// `ltc sweep --executor slurm` on a real single-node Slurm (tests/cluster/local_slurm.h): the
+// records equal the local executor's, a rerun submits nothing, a task killed mid-run is submitted
+// again, and a killed submitter's rerun follows the array it left queued. One cluster for the
+// whole binary (one CTest test); every daemon is stopped at the end, also on failure.
+#include "tests/cluster/local_slurm.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+namespace ltc::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Three small design points (seconds each through Yosys, gatesim and OpenSTA).
+constexpr const char* kSpec = R"({
+  "name": "cluster", "activity": "measured", "cycles": 40,
+  "grid": [
+    {"design": ["lut", "add"], "m": 1, "n": 1, "k": 2, "act": "int8", "wbits": 1},
+    {"design": "mac", "m": 1, "n": 1, "k": 2, "act": "int8"}
+  ]
+})";
+constexpr int kPoints = 3;
+constexpr double kSweepTimeoutS = 300;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+// The last line of `out` that is a JSON object (ltc --json prints one; progress goes around it).
+json last_json(const std::string& out) {
+  json j;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] == '{') j = json::parse(line, nullptr, false);
+  }
+  return j;
+}
+
+// Records by key, without what differs between any two runs: when and how long.
+std::map<std::string, json> comparable_records(const std::string& out_dir) {
+  std::map<std::string, json> m;
+  std::istringstream in(read_file(out_dir + "/results.jsonl"));
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    json r = json::parse(line);
+    r.erase("seconds");
+    r.erase("finished");
+    if (r.contains("result")) r["result"].erase("seconds");
+    m[r.at("key").get<std::string>()] = r;
+  }
+  return m;
+}
+
+json slurm_state(const std::string& out_dir) {
+  const std::string text = read_file(out_dir + "/slurm/state.json");
+  return text.empty() ? json::object() : json::parse(text, nullptr, false);
+}
+
+class SlurmSweep : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    skip_ = LocalSlurm::unavailable_reason();
+    if (!skip_.empty()) return;
+    cluster_ = std::make_unique<LocalSlurm>();
+    try {
+      cluster_->start(60);
+    } catch (const std::exception& e) {
+      start_error_ = e.what();
+      return;
+    }
+    work_ = cluster_->dir() + "/sweeps";
+    fs::create_directories(work_);
+    write_file(spec(), kSpec);
+  }
+  static void TearDownTestSuite() { cluster_.reset(); }  // stops every daemon and job
+
+  void SetUp() override {
+    if (!skip_.empty()) GTEST_SKIP() << "cluster test skipped: " << skip_;
+    ASSERT_TRUE(start_error_.empty()) << start_error_;
+  }
+  void TearDown() override {
+    if (HasFailure() && cluster_) {
+      std::cerr << "squeue:\n" << cluster_->queue() << cluster_->logs();
+    }
+  }
+
+  static std::string spec() { return work_ + "/spec.json"; }
+
+  static std::vector<std::string> sweep_argv(const std::string& out,
+                                             const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {LTC_BINARY, "sweep",      spec(),     "--out", out,
+                                     "--json",   "--progress", "--poll-s", "0.5"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  }
+
+  // `ltc sweep` to its end; its --json object (null on a crash), the output on failure.
+  static json sweep(const std::string& out, const std::vector<std::string>& extra,
+                    std::string* output) {
+    const int code = run_command(sweep_argv(out, extra), output, kSweepTimeoutS);
+    json j = last_json(*output);
+    j["exit_code"] = code;
+    return j;
+  }
+
+  // The local executor's records on the same points: what every Slurm run must equal.
+  static const std::map<std::string, json>& local_records() {
+    static std::map<std::string, json> records;
+    if (records.empty()) {
+      std::string out;
+      const json j = sweep(work_ + "/local", {"--executor", "local", "-j", "2"}, &out);
+      EXPECT_EQ(j.value("exit_code", -1), 0) << out;
+      EXPECT_EQ(j.value("ok", 0), kPoints) << out;
+      records = comparable_records(work_ + "/local");
+    }
+    return records;
+  }
+
+  static inline std::string skip_, start_error_, work_;
+  static inline std::unique_ptr<LocalSlurm> cluster_;
+};
+
+TEST_F(SlurmSweep, RecordsEqualTheLocalExecutors) {
+  const auto& local = local_records();
+  ASSERT_EQ(local.size(), static_cast<size_t>(kPoints));
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string out;
+  const json j = sweep(work_ + "/equal", {"--executor", "slurm"}, &out);
+  ASSERT_EQ(j.value("exit_code", -1), 0) << out;
+  EXPECT_EQ(j.value("executor", ""), "slurm");
+  EXPECT_EQ(j.value("ok", 0), kPoints) << out;
+  EXPECT_EQ(j.value("failed", -1), 0) << out;
+  std::cerr << "slurm sweep of " << kPoints << " points: "
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
+            << " s\n";
+  const auto slurm = comparable_records(work_ + "/equal");
+  EXPECT_EQ(slurm.size(), local.size());
+  for (const auto& [key, rec] : local) {
+    ASSERT_TRUE(slurm.count(key)) << "no Slurm record for " << key;
+    EXPECT_EQ(slurm.at(key), rec) << key;
+    EXPECT_EQ(rec.value("status", ""), "ok") << rec.dump();
+  }
+  // Every record was moved into the store; one array for the three points.
+  EXPECT_TRUE(fs::is_empty(work_ + "/equal/records"));
+  EXPECT_EQ(slurm_state(work_ + "/equal")["submissions"].size(), 1u);
+}
+
+TEST_F(SlurmSweep, RerunSubmitsNothing) {
+  std::string out;
+  ASSERT_EQ(sweep(work_ + "/rerun", {"--executor", "slurm"}, &out).value("exit_code", -1), 0)
+      << out;
+  const json j = sweep(work_ + "/rerun", {"--executor", "slurm"}, &out);
+  ASSERT_EQ(j.value("exit_code", -1), 0) << out;
+  EXPECT_EQ(j.value("reused", 0), kPoints) << out;
+  EXPECT_EQ(j.value("ran", -1), 0) << out;
+  EXPECT_EQ(slurm_state(work_ + "/rerun")["submissions"].size(), 1u);
+}
+
+TEST_F(SlurmSweep, TaskKilledMidRunIsSubmittedAgain) {
+  const std::string out_dir = work_ + "/killed-task";
+  fs::create_directories(out_dir);
+  // A site template that also hands the test the pid of task 0's first run (the ltc process:
+  // {command} execs it).
+  const std::string gate = out_dir + "/kill-gate", pid_file = out_dir + "/victim.pid";
+  write_file(out_dir + "/template.sh",
+             "#!/bin/bash\n"
+             "if [ \"$SLURM_ARRAY_TASK_ID\" = 0 ] && mkdir " +
+                 gate +
+                 " 2>/dev/null; then\n"
+                 "  echo $$ > " +
+                 pid_file + ".tmp && mv " + pid_file + ".tmp " + pid_file +
+                 "\n"
+                 "fi\n"
+                 "{command}\n");
+  ChildProcess submitter(
+      sweep_argv(out_dir, {"--executor", "slurm", "--sbatch-template", out_dir + "/template.sh"}),
+      out_dir + "/submitter.log");
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!fs::exists(pid_file)) {
+    ASSERT_TRUE(submitter.running()) << read_file(out_dir + "/submitter.log");
+    ASSERT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 120)
+        << "task 0 did not start within 120 s";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const pid_t victim = std::stoi(read_file(pid_file));
+  const json first = slurm_state(out_dir)["submissions"][0];
+  const std::string killed_key = first["keys"][0];
+  ASSERT_EQ(::kill(victim, SIGKILL), 0) << "task 0 (pid " << victim << ") ended before the kill";
+
+  const int code = submitter.wait(kSweepTimeoutS);
+  const std::string log = read_file(out_dir + "/submitter.log");
+  ASSERT_EQ(code, 0) << log;
+  const json j = last_json(log);
+  EXPECT_EQ(j.value("ok", 0), kPoints) << log;
+  EXPECT_EQ(j.value("resubmitted", 0), 1) << log;
+  const json subs = slurm_state(out_dir)["submissions"];
+  ASSERT_EQ(subs.size(), 2u) << subs.dump();
+  EXPECT_EQ(subs[1]["keys"], json::array({killed_key}));
+  EXPECT_NE(log.find("without a record"), std::string::npos) << log;
+  EXPECT_EQ(comparable_records(out_dir), local_records());
+}
+
+TEST_F(SlurmSweep, RerunAfterKilledSubmitterFollowsTheQueuedArray) {
+  const std::string out_dir = work_ + "/killed-submitter";
+  fs::create_directories(out_dir);
+  // Tasks wait for the test's go (at most 120 s), so the array is surely still queued.
+  const std::string go = out_dir + "/go";
+  write_file(out_dir + "/template.sh",
+             "#!/bin/bash\n"
+             "while [ ! -e " +
+                 go +
+                 " ] && [ $SECONDS -lt 120 ]; do sleep 0.2; done\n"
+                 "{command}\n");
+  const std::vector<std::string> extra = {"--executor", "slurm", "--sbatch-template",
+                                          out_dir + "/template.sh"};
+  {
+    ChildProcess submitter(sweep_argv(out_dir, extra), out_dir + "/first.log");
+    const auto t0 = std::chrono::steady_clock::now();
+    while (slurm_state(out_dir).value("submissions", json::array()).empty()) {
+      ASSERT_TRUE(submitter.running()) << read_file(out_dir + "/first.log");
+      ASSERT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 60)
+          << "no array submitted within 60 s";
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    submitter.kill(SIGKILL);
+    submitter.wait(10);
+  }
+  const std::string job = slurm_state(out_dir)["submissions"][0]["job"];
+  EXPECT_NE(cluster_->queue().find(job + "_"), std::string::npos) << cluster_->queue();
+  write_file(go, "");
+
+  std::string out;
+  const json j = sweep(out_dir, extra, &out);
+  ASSERT_EQ(j.value("exit_code", -1), 0) << out;
+  EXPECT_EQ(j.value("ok", 0), kPoints) << out;
+  EXPECT_EQ(j.value("resubmitted", -1), 0) << out;
+  EXPECT_NE(out.find("following it"), std::string::npos) << out;
+  EXPECT_EQ(slurm_state(out_dir)["submissions"].size(), 1u) << "the rerun submitted again";
+  EXPECT_EQ(comparable_records(out_dir), local_records());
+}
+
+}  // namespace
+}  // namespace ltc::testing
