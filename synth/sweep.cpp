@@ -354,8 +354,13 @@ std::vector<json> sweep_rows(const SweepSpec& spec, const ResultStore& store,
 }
 
 std::string rows_csv(const std::vector<json>& rows) {
-  std::vector<std::string> cols = {"id", "design", "shape", "m",     "n",
-                                   "k",  "act",    "wbits", "label", "status"};
+  // The leading columns that some row has (a sim batch has no design, shape, ...), then the rest.
+  std::vector<std::string> cols;
+  for (const char* c :
+       {"id", "design", "shape", "m", "n", "k", "act", "wbits", "label", "status"}) {
+    if (std::any_of(rows.begin(), rows.end(), [c](const json& r) { return r.contains(c); }))
+      cols.push_back(c);
+  }
   std::set<std::string> seen(cols.begin(), cols.end());
   for (const auto& r : rows) {
     for (const auto& [k, v] : r.items()) {

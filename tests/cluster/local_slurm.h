@@ -60,6 +60,8 @@ class LocalSlurm {
   std::string queue();
 
  private:
+  std::vector<pid_t> processes_of_this_cluster(const std::vector<pid_t>& except);
+
   std::string dir_;
   std::vector<ChildProcess> daemons_;
   bool started_ = false;

@@ -63,7 +63,10 @@ std::map<std::string, json> comparable_records(const std::string& out_dir) {
     json r = json::parse(line);
     r.erase("seconds");
     r.erase("finished");
-    if (r.contains("result")) r["result"].erase("seconds");
+    if (r.contains("result")) {
+      r["result"].erase("seconds");  // PPA: per stage
+      r["result"].erase("wall_s");   // sim
+    }
     m[r.at("key").get<std::string>()] = r;
   }
   return m;
@@ -255,6 +258,43 @@ TEST_F(SlurmSweep, RerunAfterKilledSubmitterFollowsTheQueuedArray) {
   EXPECT_NE(out.find("following it"), std::string::npos) << out;
   EXPECT_EQ(slurm_state(out_dir)["submissions"].size(), 1u) << "the rerun submitted again";
   EXPECT_EQ(comparable_records(out_dir), local_records());
+}
+
+TEST_F(SlurmSweep, SimBatchRecordsEqualTheLocalExecutors) {
+  // A sweep spec whose points are `ltc sim` runs: two example traces, computed bit for bit.
+  const std::string examples = std::string(LTC_SOURCE_DIR) + "/traces/examples/";
+  const json spec = {
+      {"name", "simbatch"},
+      {"tool", "sim"},
+      {"grid",
+       json::array({{{"file", json::array({examples + "gemm-m3n100k70-int2-int8.lmt",
+                                           examples + "gemm-m64n512k256-int1-int8-s4.lmt"})},
+                     {"functional", true}}})}};
+  const std::string spec_path = work_ + "/sim.json";
+  write_file(spec_path, spec.dump());
+  std::string out;
+  auto run_batch = [&](const std::string& dir, std::vector<std::string> extra) {
+    std::vector<std::string> argv = {LTC_BINARY, "sweep",  spec_path,  "--out",
+                                     dir,        "--json", "--poll-s", "0.5"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    const int code = run_command(argv, &out, kSweepTimeoutS);
+    json j = last_json(out);
+    j["exit_code"] = code;
+    return j;
+  };
+  const json local = run_batch(work_ + "/sim-local", {"--executor", "local", "-j", "2"});
+  ASSERT_EQ(local.value("exit_code", -1), 0) << out;
+  ASSERT_EQ(local.value("ok", 0), 2) << out;
+  const json slurm = run_batch(work_ + "/sim-slurm", {"--executor", "slurm"});
+  ASSERT_EQ(slurm.value("exit_code", -1), 0) << out;
+  EXPECT_EQ(slurm.value("ok", 0), 2) << out;
+  const auto a = comparable_records(work_ + "/sim-local");
+  EXPECT_EQ(a.size(), 2u);
+  EXPECT_EQ(comparable_records(work_ + "/sim-slurm"), a);
+  for (const auto& [key, rec] : a) {
+    EXPECT_EQ(rec["result"]["functional"]["mismatches"], 0) << rec.dump();
+    EXPECT_GT(rec["result"]["cycles"].get<int64_t>(), 0) << rec.dump();
+  }
 }
 
 }  // namespace
