@@ -125,7 +125,9 @@ CommandRegistrar reg{
     61, [](CLI::App& app) {
       auto o = std::make_shared<SweepCliOptions>();
       CLI::App* sub = app.add_subcommand(
-          "sweep", "Many design points through the PPA flow; resumable; CSV + SVG in --out");
+          "sweep",
+          "Many design points through the PPA flow (or ltc sim runs), here or as Slurm job "
+          "arrays; resumable; CSV + SVG in --out");
       sub->add_option("spec", o->spec,
                       "sweep spec JSON, a built-in name (dp-k, dp4, wbits, dse) or 'all'")
           ->required();
@@ -161,6 +163,8 @@ CommandRegistrar reg{
           ->group(kSlurm);
       sub->add_option("--sbatch-arg", o->slurm.sbatch_args,
                       "one more sbatch option, as given (repeatable), e.g. --sbatch-arg=--qos=low")
+          ->expected(1)
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
           ->group(kSlurm);
       sub->add_option("--max-running", o->slurm.max_running,
                       "at most this many array tasks at once (0: no limit)")

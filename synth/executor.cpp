@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -206,8 +208,6 @@ class SlurmSession {
     dir_ = out_ + "/slurm";
     fs::create_directories(dir_ + "/logs");
     fs::create_directories(out_ + "/records");
-    // The job name ties the arrays to this results folder (squeue --name).
-    job_name_ = "ltc-sweep-" + fnv1a_hex(out_).substr(0, 8);
     ltc_ = opt.ltc_binary;
     state_path_ = dir_ + "/state.json";
     try {
@@ -218,7 +218,15 @@ class SlurmSession {
     if (!state_.contains("submissions") || !state_["submissions"].is_array()) {
       state_["submissions"] = json::array();
     }
+    // The job name ties the arrays to this results folder (squeue --name); kept in the state so
+    // the folder reached by another path still finds its arrays.
+    if (!state_.contains("job_name") || !state_["job_name"].is_string()) {
+      state_["job_name"] = "ltc-sweep-" + fnv1a_hex(out_).substr(0, 8);
+    }
+    job_name_ = state_["job_name"];
   }
+  SlurmSession(const SlurmSession&) = delete;
+  SlurmSession& operator=(const SlurmSession&) = delete;
 
   const json& submissions() const { return state_["submissions"]; }
 

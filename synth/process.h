@@ -35,4 +35,18 @@ std::string fnv1a_hex(const std::string& data);
 // Writes `text` to `path` atomically (temp file in the same folder, then rename).
 void write_text_atomic(const std::string& path, const std::string& text);
 
+// An exclusive lock on `path` (flock; created if absent) while the object lives, so that two ltc
+// processes do not rewrite one results store at once. Throws InputError naming `what` and the
+// holder (pid and host, written into the file) when another process holds it.
+class FileLock {
+ public:
+  FileLock(const std::string& path, const std::string& what);
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace ltc::synth

@@ -470,6 +470,9 @@ SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   if (opt.out_dir.empty()) throw InputError("--out: an output directory is required");
   if (opt.jobs < 1) throw InputError("-j: at least one job");
   fs::create_directories(opt.out_dir);
+  // One process per store: a second one (a Slurm submitter, a local run) would overwrite records
+  // the first puts, and submit or run the same points again.
+  const FileLock lock(opt.out_dir + "/.lock", "--out " + opt.out_dir);
   // Temp files of a store write that was killed before its rename.
   for (const auto& e : fs::directory_iterator(opt.out_dir)) {
     if (e.path().filename().string().find(".tmp.") != std::string::npos) fs::remove(e.path());

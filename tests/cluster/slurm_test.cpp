@@ -243,6 +243,10 @@ TEST_F(SlurmSweep, RerunAfterKilledSubmitterFollowsTheQueuedArray) {
           << "no array submitted within 60 s";
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+    // A second submitter on the same folder would submit the same tasks again: refused.
+    std::string second;
+    EXPECT_EQ(run_command(sweep_argv(out_dir, extra), &second, 60), 2) << second;
+    EXPECT_NE(second.find("another ltc process"), std::string::npos) << second;
     submitter.kill(SIGKILL);
     submitter.wait(10);
   }

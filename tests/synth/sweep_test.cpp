@@ -8,6 +8,7 @@
 #include "synth_test_util.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -350,6 +351,21 @@ TEST(SweepSpec, SimGridKeysBecomeSimFlags) {
             std::string::npos);
   EXPECT_NE(msg(R"({"tool": "sim", "grid": [{"model": "m", "batch": {"a": 1}}]})").find("'batch'"),
             std::string::npos);
+}
+
+TEST(Sweep, SecondProcessOnOneStoreIsRefusedNamingTheHolder) {
+  const auto dir = scratch_dir("");
+  const FileLock held(dir + "/.lock", "--out " + dir);  // as a running ltc sweep holds it
+  FakeRunner fake;
+  try {
+    run_sweep(SweepSpec::parse(tiny_spec(), "tiny.json"), options(dir, fake));
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("another ltc process"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("pid " + std::to_string(::getpid())), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(fake.calls, 0);
 }
 
 TEST(ResultStore, IgnoresATornLineAndRewritesAtomically) {
