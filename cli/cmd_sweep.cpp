@@ -27,6 +27,8 @@ struct SweepCliOptions {
   int limit = 0;
   double timeout_s = 3600;
   std::string executor = "local";
+  bool jobs_given = false;
+  std::vector<std::string> slurm_flags_given;  // flags of the Slurm group on the command line
   synth::SlurmOptions slurm;
 };
 
@@ -46,6 +48,8 @@ std::vector<std::string> spec_paths(const std::string& spec) {
   return {spec};
 }
 
+constexpr const char* kSlurmGroup = "Slurm (--executor slurm)";
+
 void run(const SweepCliOptions& o) {
   if (o.out.empty()) throw InputError("--out: an output directory is required");
   if (o.jobs < 1) throw InputError("-j: must be >= 1");
@@ -60,10 +64,18 @@ void run(const SweepCliOptions& o) {
   so.limit = o.limit;
   so.report_only = o.report_only;
   so.tool_timeout_s = o.timeout_s;
+  so.ltc_binary = o.slurm.ltc_binary;  // what sim points run (and their key's fingerprint)
   if (o.executor == "slurm") {
+    if (o.jobs_given) {
+      throw InputError(
+          "-j: only with --executor local (Slurm runs as many tasks as the cluster gives; "
+          "--max-running limits them)");
+    }
     so.executor = std::make_shared<synth::SlurmExecutor>(o.slurm);
   } else if (o.executor != "local") {
     throw InputError("--executor: '" + o.executor + "' is not valid (valid: local, slurm)");
+  } else if (!o.slurm_flags_given.empty()) {
+    throw InputError(o.slurm_flags_given[0] + ": only with --executor slurm");
   }
   nlohmann::json all = nlohmann::json::array();
   int failed = 0;
@@ -149,7 +161,7 @@ CommandRegistrar reg{
                       "where points run: local (-j at a time) or slurm (job arrays; --out on a "
                       "filesystem the nodes share)")
           ->capture_default_str();
-      const char* kSlurm = "Slurm (--executor slurm)";
+      const char* kSlurm = kSlurmGroup;
       sub->add_option("--partition", o->slurm.partition, "sbatch --partition")->group(kSlurm);
       sub->add_option("--time-limit", o->slurm.time_limit, "sbatch --time per task, e.g. 30:00")
           ->group(kSlurm);
@@ -180,6 +192,12 @@ CommandRegistrar reg{
           ->capture_default_str()
           ->check(in_range(0.1, 3600))
           ->group(kSlurm);
+      sub->add_option("--lost-after-s", o->slurm.lost_after_s,
+                      "a task that ended without a record is submitted again after this long "
+                      "(time for its record to show on the shared filesystem)")
+          ->capture_default_str()
+          ->check(in_range(0, 86400))
+          ->group(kSlurm);
       sub->add_option("--ltc-bin", o->slurm.ltc_binary,
                       "the ltc the tasks run (default: this one; must be reachable from the "
                       "nodes)")
@@ -188,7 +206,15 @@ CommandRegistrar reg{
                          "ltc sweep synth/sweeps/wbits.json --out sweeps/wbits --report-only",
                          "ltc sweep dse --out /shared/dse --executor slurm --partition cpu "
                          "--time-limit 30:00 --mem 4G"});
-      sub->callback([o] { run(*o); });
+      sub->callback([o, sub] {
+        o->jobs_given = sub->count("--jobs") > 0;
+        for (const CLI::Option* opt : sub->get_options()) {
+          if (opt->get_group() == kSlurmGroup && opt->count() > 0) {
+            o->slurm_flags_given.push_back(opt->get_name());
+          }
+        }
+        run(*o);
+      });
     }};
 
 struct SweepTaskCliOptions {

@@ -77,6 +77,7 @@ struct Tracked {
   int index = -1;        // its index in that array
   int submissions = 0;   // by this submitter run
   int unseen_polls = 0;  // consecutive polls ended (or gone) without a record
+  std::chrono::steady_clock::time_point unseen_since;
   std::string last_state;
   bool done = false;
 };
@@ -180,6 +181,7 @@ ExecutorRun LocalExecutor::run(const std::vector<SweepTask>& tasks, const TaskRu
 SlurmExecutor::SlurmExecutor(SlurmOptions options) : opt_(std::move(options)) {
   if (opt_.max_retries < 0) throw InputError("--max-retries: must be >= 0");
   if (opt_.poll_s <= 0) throw InputError("--poll-s: must be > 0");
+  if (opt_.lost_after_s < 0) throw InputError("--lost-after-s: must be >= 0");
   if (opt_.cpus_per_task < 0) throw InputError("--cpus-per-task: must be >= 1");
   if (opt_.max_running < 0) throw InputError("--max-running: must be >= 0 (0: no limit)");
   if (opt_.array_chunk < 1) throw InputError("array chunk: must be >= 1");
@@ -453,10 +455,11 @@ ExecutorRun SlurmExecutor::run(const std::vector<SweepTask>& tasks, const TaskRu
         (state == "PENDING" ? pending : running)++;
         continue;
       }
-      // Ended without a record; two polls in a row, so a record still in flight on a shared
-      // filesystem is not taken for a lost task.
+      // Ended without a record: lost after two polls and lost_after_s, so that a record still
+      // on its way through a shared filesystem is not taken for a lost task.
       if (state != "GONE") t.last_state = state;
-      if (++t.unseen_polls < 2) continue;
+      if (t.unseen_polls++ == 0) t.unseen_since = std::chrono::steady_clock::now();
+      if (t.unseen_polls < 2 || seconds_since(t.unseen_since) < opt.lost_after_s) continue;
       const std::string why = fmt::format("array task {}_{} ended {} without a record (log {})",
                                           t.job, t.index, t.last_state, session.log_of(t));
       if (t.submissions < 1 + opt.max_retries) {

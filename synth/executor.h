@@ -60,9 +60,12 @@ struct SlurmOptions {
   int cpus_per_task = 0;        // sbatch --cpus-per-task (0: not passed)
   std::string sbatch_template;  // a site's batch script with a `{command}` line (empty: built in)
   std::vector<std::string> sbatch_args;  // more sbatch options, passed as given
-  int max_running = 0;             // array throttle: at most this many tasks at once (0: no limit)
-  int max_retries = 2;             // submissions again of a task that ended without a record
-  double poll_s = 10;              // seconds between squeue polls
+  int max_running = 0;  // array throttle: at most this many tasks at once (0: no limit)
+  int max_retries = 2;  // submissions again of a task that ended without a record
+  double poll_s = 10;   // seconds between squeue polls
+  // A task ended without a record counts as lost (and is submitted again) only after this long:
+  // a shared filesystem may show a node's new file to the submitter late (NFS attribute cache).
+  double lost_after_s = 30;
   int array_chunk = 1000;          // tasks per array (Slurm's default MaxArraySize is 1001)
   std::string ltc_binary;          // what the tasks run (default: this ltc, /proc/self/exe)
   double unreachable_s = 300;      // give up when squeue/sbatch keep failing this long

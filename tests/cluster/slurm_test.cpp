@@ -109,8 +109,10 @@ class SlurmSweep : public ::testing::Test {
 
   static std::vector<std::string> sweep_argv(const std::string& out,
                                              const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {LTC_BINARY, "sweep",      spec(),     "--out", out,
-                                     "--json",   "--progress", "--poll-s", "0.5"};
+    // The test's files are on a local disk: a task ended without a record is lost at once.
+    std::vector<std::string> argv = {LTC_BINARY, "sweep",          spec(),       "--out",
+                                     out,        "--json",         "--progress", "--poll-s",
+                                     "0.5",      "--lost-after-s", "1"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
   }
@@ -278,8 +280,8 @@ TEST_F(SlurmSweep, SimBatchRecordsEqualTheLocalExecutors) {
   write_file(spec_path, spec.dump());
   std::string out;
   auto run_batch = [&](const std::string& dir, std::vector<std::string> extra) {
-    std::vector<std::string> argv = {LTC_BINARY, "sweep",  spec_path,  "--out",
-                                     dir,        "--json", "--poll-s", "0.5"};
+    std::vector<std::string> argv = {LTC_BINARY, "sweep",    spec_path, "--out",          dir,
+                                     "--json",   "--poll-s", "0.5",     "--lost-after-s", "1"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     const int code = run_command(argv, &out, kSweepTimeoutS);
     json j = last_json(out);
