@@ -33,6 +33,14 @@ constexpr const char* kSpec = R"({
 constexpr int kPoints = 3;
 constexpr double kSweepTimeoutS = 300;
 
+// --executor slurm, polling often; the test's files are on a local disk, so a task that ended
+// without a record is lost at once.
+std::vector<std::string> slurm_flags(std::vector<std::string> more = {}) {
+  std::vector<std::string> f = {"--executor", "slurm", "--poll-s", "0.5", "--lost-after-s", "1"};
+  f.insert(f.end(), more.begin(), more.end());
+  return f;
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
@@ -109,10 +117,8 @@ class SlurmSweep : public ::testing::Test {
 
   static std::vector<std::string> sweep_argv(const std::string& out,
                                              const std::vector<std::string>& extra) {
-    // The test's files are on a local disk: a task ended without a record is lost at once.
-    std::vector<std::string> argv = {LTC_BINARY, "sweep",          spec(),       "--out",
-                                     out,        "--json",         "--progress", "--poll-s",
-                                     "0.5",      "--lost-after-s", "1"};
+    std::vector<std::string> argv = {LTC_BINARY, "sweep",  spec(),      "--out",
+                                     out,        "--json", "--progress"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
   }
@@ -148,7 +154,7 @@ TEST_F(SlurmSweep, RecordsEqualTheLocalExecutors) {
   ASSERT_EQ(local.size(), static_cast<size_t>(kPoints));
   const auto t0 = std::chrono::steady_clock::now();
   std::string out;
-  const json j = sweep(work_ + "/equal", {"--executor", "slurm"}, &out);
+  const json j = sweep(work_ + "/equal", slurm_flags(), &out);
   ASSERT_EQ(j.value("exit_code", -1), 0) << out;
   EXPECT_EQ(j.value("executor", ""), "slurm");
   EXPECT_EQ(j.value("ok", 0), kPoints) << out;
@@ -170,9 +176,8 @@ TEST_F(SlurmSweep, RecordsEqualTheLocalExecutors) {
 
 TEST_F(SlurmSweep, RerunSubmitsNothing) {
   std::string out;
-  ASSERT_EQ(sweep(work_ + "/rerun", {"--executor", "slurm"}, &out).value("exit_code", -1), 0)
-      << out;
-  const json j = sweep(work_ + "/rerun", {"--executor", "slurm"}, &out);
+  ASSERT_EQ(sweep(work_ + "/rerun", slurm_flags(), &out).value("exit_code", -1), 0) << out;
+  const json j = sweep(work_ + "/rerun", slurm_flags(), &out);
   ASSERT_EQ(j.value("exit_code", -1), 0) << out;
   EXPECT_EQ(j.value("reused", 0), kPoints) << out;
   EXPECT_EQ(j.value("ran", -1), 0) << out;
@@ -196,7 +201,7 @@ TEST_F(SlurmSweep, TaskKilledMidRunIsSubmittedAgain) {
                  "fi\n"
                  "{command}\n");
   ChildProcess submitter(
-      sweep_argv(out_dir, {"--executor", "slurm", "--sbatch-template", out_dir + "/template.sh"}),
+      sweep_argv(out_dir, slurm_flags({"--sbatch-template", out_dir + "/template.sh"})),
       out_dir + "/submitter.log");
   const auto t0 = std::chrono::steady_clock::now();
   while (!fs::exists(pid_file)) {
@@ -234,8 +239,8 @@ TEST_F(SlurmSweep, RerunAfterKilledSubmitterFollowsTheQueuedArray) {
                  go +
                  " ] && [ $SECONDS -lt 120 ]; do sleep 0.2; done\n"
                  "{command}\n");
-  const std::vector<std::string> extra = {"--executor", "slurm", "--sbatch-template",
-                                          out_dir + "/template.sh"};
+  const std::vector<std::string> extra =
+      slurm_flags({"--sbatch-template", out_dir + "/template.sh"});
   {
     ChildProcess submitter(sweep_argv(out_dir, extra), out_dir + "/first.log");
     const auto t0 = std::chrono::steady_clock::now();
@@ -280,8 +285,7 @@ TEST_F(SlurmSweep, SimBatchRecordsEqualTheLocalExecutors) {
   write_file(spec_path, spec.dump());
   std::string out;
   auto run_batch = [&](const std::string& dir, std::vector<std::string> extra) {
-    std::vector<std::string> argv = {LTC_BINARY, "sweep",    spec_path, "--out",          dir,
-                                     "--json",   "--poll-s", "0.5",     "--lost-after-s", "1"};
+    std::vector<std::string> argv = {LTC_BINARY, "sweep", spec_path, "--out", dir, "--json"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     const int code = run_command(argv, &out, kSweepTimeoutS);
     json j = last_json(out);
@@ -291,7 +295,7 @@ TEST_F(SlurmSweep, SimBatchRecordsEqualTheLocalExecutors) {
   const json local = run_batch(work_ + "/sim-local", {"--executor", "local", "-j", "2"});
   ASSERT_EQ(local.value("exit_code", -1), 0) << out;
   ASSERT_EQ(local.value("ok", 0), 2) << out;
-  const json slurm = run_batch(work_ + "/sim-slurm", {"--executor", "slurm"});
+  const json slurm = run_batch(work_ + "/sim-slurm", slurm_flags());
   ASSERT_EQ(slurm.value("exit_code", -1), 0) << out;
   EXPECT_EQ(slurm.value("ok", 0), 2) << out;
   const auto a = comparable_records(work_ + "/sim-local");
