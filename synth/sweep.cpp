@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -17,7 +16,6 @@
 #include <regex>
 #include <set>
 #include <sstream>
-#include <thread>
 
 namespace ltc::synth {
 
@@ -105,7 +103,8 @@ void remove_bulky_files(const std::string& dir) {
 }
 
 // A sim spec's grid keys are `ltc sim` flags ("model": "x" -> --model x, true -> a bare flag,
-// "file" -> the trace argument), except "label", which only names rows.
+// "file" -> the trace argument), except "label", which only names rows. A value naming an
+// existing file (trace, config.json, GPU JSON) is made absolute: each run has its own folder.
 void parse_sim_points(const json& j, const std::string& origin, SweepSpec& s) {
   std::set<std::string> ids;
   for (size_t g = 0; g < j["grid"].size(); ++g) {
@@ -120,13 +119,18 @@ void parse_sim_points(const json& j, const std::string& origin, SweepSpec& s) {
         if (value.is_object() || value.is_array() || value.is_null()) {
           throw InputError(where + ": '" + key + "' must be a string, number or boolean");
         }
+        std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+        std::error_code ec;
+        if (value.is_string() && fs::is_regular_file(text, ec)) {
+          text = fs::absolute(text).lexically_normal().string();
+        }
         if (key == "file") {
-          file = value.is_string() ? value.get<std::string>() : value.dump();
+          file = text;
         } else if (value.is_boolean()) {
           if (value.get<bool>()) pt.sim_args.push_back("--" + key);
         } else {
           pt.sim_args.push_back("--" + key);
-          pt.sim_args.push_back(value.is_string() ? value.get<std::string>() : value.dump());
+          pt.sim_args.push_back(text);
         }
       }
       if (!file.empty()) pt.sim_args.insert(pt.sim_args.begin(), file);

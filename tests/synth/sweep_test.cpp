@@ -337,6 +337,15 @@ TEST(SweepSpec, SimGridKeysBecomeSimFlags) {
   EXPECT_EQ(s.points[0].sim_args, (std::vector<std::string>{"--batch", "1", "--functional", "--gpu",
                                                             "a100-lut4x", "--model", "tiny"}));
   EXPECT_EQ(s.points[1].id, "--batch 8 --functional --gpu a100-lut4x --model tiny");
+  // A relative trace path becomes absolute: each run has its own work folder.
+  const std::string trace = "traces/examples/gemm-m3n100k70-int2-int8.lmt";
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(LTC_SOURCE_DIR);
+  const SweepSpec t =
+      SweepSpec::parse(json{{"tool", "sim"}, {"grid", json::array({{{"file", trace}}})}}, "t.json");
+  std::filesystem::current_path(cwd);
+  EXPECT_EQ(t.points[0].sim_args,
+            (std::vector<std::string>{std::string(LTC_SOURCE_DIR) + "/" + trace}));
   auto msg = [](const char* text) {
     try {
       SweepSpec::parse(json::parse(text), "x.json");
