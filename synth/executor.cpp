@@ -294,8 +294,10 @@ class SlurmSession {
       if (std::regex_match(line, m, kJobId)) job = m[1];
     }
     if (r.exit_code != 0 || job.empty()) {
-      throw std::runtime_error(fmt::format("sbatch failed (exit {}): {} (command in {}/sbatch.log)",
-                                           r.exit_code, last_line(r.log), dir_));
+      std::string command;
+      for (const auto& a : argv) command += (command.empty() ? "" : " ") + a;
+      throw std::runtime_error(fmt::format("sbatch failed (exit {}): {} (command: {})", r.exit_code,
+                                           last_line(r.log), command));
     }
     json sub = {{"job", job}, {"manifest", manifest}, {"keys", json::array()}};
     for (size_t i = 0; i < batch.size(); ++i) {

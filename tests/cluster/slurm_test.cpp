@@ -271,8 +271,10 @@ TEST_F(SlurmSweep, RerunAfterKilledSubmitterFollowsTheQueuedArray) {
   EXPECT_EQ(comparable_records(out_dir), local_records());
 }
 
-TEST_F(SlurmSweep, SimBatchRecordsEqualTheLocalExecutors) {
-  // A sweep spec whose points are `ltc sim` runs: two example traces, computed bit for bit.
+// A sweep spec whose points are `ltc sim` runs: two example traces, computed bit for bit
+// (a tenth of a second each). Its --json object, the output in *out.
+json sim_batch(const std::string& work, const std::string& dir,
+               const std::vector<std::string>& extra, std::string* out) {
   const std::string examples = std::string(LTC_SOURCE_DIR) + "/traces/examples/";
   const json spec = {
       {"name", "simbatch"},
@@ -281,16 +283,20 @@ TEST_F(SlurmSweep, SimBatchRecordsEqualTheLocalExecutors) {
        json::array({{{"file", json::array({examples + "gemm-m3n100k70-int2-int8.lmt",
                                            examples + "gemm-m64n512k256-int1-int8-s4.lmt"})},
                      {"functional", true}}})}};
-  const std::string spec_path = work_ + "/sim.json";
+  const std::string spec_path = work + "/sim.json";
   write_file(spec_path, spec.dump());
+  std::vector<std::string> argv = {LTC_BINARY, "sweep", spec_path, "--out", dir, "--json"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  const int code = run_command(argv, out, kSweepTimeoutS);
+  json j = last_json(*out);
+  j["exit_code"] = code;
+  return j;
+}
+
+TEST_F(SlurmSweep, SimBatchRecordsEqualTheLocalExecutors) {
   std::string out;
-  auto run_batch = [&](const std::string& dir, std::vector<std::string> extra) {
-    std::vector<std::string> argv = {LTC_BINARY, "sweep", spec_path, "--out", dir, "--json"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    const int code = run_command(argv, &out, kSweepTimeoutS);
-    json j = last_json(out);
-    j["exit_code"] = code;
-    return j;
+  auto run_batch = [&](const std::string& dir, const std::vector<std::string>& extra) {
+    return sim_batch(work_, dir, extra, &out);
   };
   const json local = run_batch(work_ + "/sim-local", {"--executor", "local", "-j", "2"});
   ASSERT_EQ(local.value("exit_code", -1), 0) << out;
@@ -305,6 +311,40 @@ TEST_F(SlurmSweep, SimBatchRecordsEqualTheLocalExecutors) {
     EXPECT_EQ(rec["result"]["functional"]["mismatches"], 0) << rec.dump();
     EXPECT_GT(rec["result"]["cycles"].get<int64_t>(), 0) << rec.dump();
   }
+}
+
+TEST_F(SlurmSweep, TaskThatKeepsDyingIsStoredAsAnErrorAfterMaxRetries) {
+  const std::string out_dir = work_ + "/dying";
+  fs::create_directories(out_dir);
+  // Task 0 of every array dies before running ltc: the lost point is always task 0.
+  write_file(out_dir + "/template.sh",
+             "#!/bin/bash\n[ \"$SLURM_ARRAY_TASK_ID\" = 0 ] && kill -9 $$\n{command}\n");
+  std::string out;
+  const json j = sim_batch(work_, out_dir,
+                           slurm_flags({"--max-retries", "1", "--progress", "--sbatch-template",
+                                        out_dir + "/template.sh"}),
+                           &out);
+  EXPECT_EQ(j.value("exit_code", -1), 1) << out;  // a failed point
+  EXPECT_EQ(j.value("ok", 0), 1) << out;
+  EXPECT_EQ(j.value("failed", 0), 1) << out;
+  EXPECT_EQ(j.value("resubmitted", 0), 1) << out;
+  EXPECT_NE(out.find("giving up"), std::string::npos) << out;
+  const auto records = comparable_records(out_dir);
+  ASSERT_EQ(records.size(), 2u);
+  int errors = 0;
+  for (const auto& [key, rec] : records) {
+    if (rec["status"] != "error") continue;
+    ++errors;
+    const std::string e = rec["error"];
+    EXPECT_NE(e.find("without a record"), std::string::npos) << e;
+    EXPECT_NE(e.find("2 submission(s)"), std::string::npos) << e;
+  }
+  EXPECT_EQ(errors, 1);
+  // Like a local failure: kept by a rerun, redone with --retry-failed.
+  EXPECT_EQ(sim_batch(work_, out_dir, slurm_flags(), &out).value("ran", -1), 0) << out;
+  const json retry = sim_batch(work_, out_dir, slurm_flags({"--retry-failed"}), &out);
+  EXPECT_EQ(retry.value("exit_code", -1), 0) << out;
+  EXPECT_EQ(retry.value("ok", 0), 1) << out;
 }
 
 }  // namespace
