@@ -275,6 +275,12 @@ LocalSlurm::~LocalSlurm() {
     stop();
   } catch (...) {
   }
+  // A failing test has printed the daemons' logs already (tests/cluster/slurm_test.cpp);
+  // LTC_KEEP_CLUSTER_DIR=1 keeps the folder for a closer look.
+  if (!std::getenv("LTC_KEEP_CLUSTER_DIR")) {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
 }
 
 std::string LocalSlurm::logs() {

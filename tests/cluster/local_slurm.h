@@ -45,7 +45,7 @@ class LocalSlurm {
   static std::string unavailable_reason();
 
   LocalSlurm();   // creates the folder and config; starts nothing
-  ~LocalSlurm();  // stop()
+  ~LocalSlurm();  // stop(), then removes the folder (unless LTC_KEEP_CLUSTER_DIR is set)
   // Starts the daemons and waits (bounded) until the node is idle; throws with the daemons'
   // logs on failure. Sets SLURM_CONF for this process, so sbatch/squeue (and ltc) use it.
   void start(double timeout_s = 60);
