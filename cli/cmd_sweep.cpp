@@ -1,6 +1,8 @@
-// `ltc sweep SPEC --out DIR -j N`: many design points through the PPA flow, resumable, with CSV,
-// SVG plots and the ratios against the paper (synth/sweep.h). SPEC is a JSON file, a built-in
-// name (dp-k, dp4, wbits, dse), or `all` for the four built-ins into one results store.
+// `ltc sweep SPEC --out DIR -j N`: many design points through the PPA flow (or `ltc sim` runs),
+// resumable, with CSV, SVG plots and the ratios against the paper (synth/sweep.h). SPEC is a JSON
+// file, a built-in name (dp-k, dp4, wbits, dse), or `all` for the four built-ins into one results
+// store. `--executor slurm` runs the points as Slurm job arrays (synth/executor.h); each array
+// task runs `ltc sweep-task MANIFEST INDEX`.
 #include "cli/command.h"
 #include "cli/options.h"
 #include "model/golden/error.h"
@@ -9,6 +11,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 
@@ -23,6 +26,10 @@ struct SweepCliOptions {
   bool report_only = false;
   int limit = 0;
   double timeout_s = 3600;
+  std::string executor = "local";
+  bool jobs_given = false;
+  std::vector<std::string> slurm_flags_given;  // flags of the Slurm group on the command line
+  synth::SlurmOptions slurm;
 };
 
 std::vector<std::string> spec_paths(const std::string& spec) {
@@ -41,6 +48,8 @@ std::vector<std::string> spec_paths(const std::string& spec) {
   return {spec};
 }
 
+constexpr const char* kSlurmGroup = "Slurm (--executor slurm)";
+
 void run(const SweepCliOptions& o) {
   if (o.out.empty()) throw InputError("--out: an output directory is required");
   if (o.jobs < 1) throw InputError("-j: must be >= 1");
@@ -55,6 +64,19 @@ void run(const SweepCliOptions& o) {
   so.limit = o.limit;
   so.report_only = o.report_only;
   so.tool_timeout_s = o.timeout_s;
+  so.ltc_binary = o.slurm.ltc_binary;  // what sim points run (and their key's fingerprint)
+  if (o.executor == "slurm") {
+    if (o.jobs_given) {
+      throw InputError(
+          "-j: only with --executor local (Slurm runs as many tasks as the cluster gives; "
+          "--max-running limits them)");
+    }
+    so.executor = std::make_shared<synth::SlurmExecutor>(o.slurm);
+  } else if (o.executor != "local") {
+    throw InputError("--executor: '" + o.executor + "' is not valid (valid: local, slurm)");
+  } else if (!o.slurm_flags_given.empty()) {
+    throw InputError(o.slurm_flags_given[0] + ": only with --executor slurm");
+  }
   nlohmann::json all = nlohmann::json::array();
   int failed = 0;
   for (const auto& spec : specs) {
@@ -63,15 +85,25 @@ void run(const SweepCliOptions& o) {
     }
     const auto s = synth::run_sweep(spec, so);
     failed += s.failed;
-    nlohmann::json j = {{"sweep", spec.name},   {"points", s.points}, {"reused", s.reused},
-                        {"ran", s.ran},         {"ok", s.ok},         {"failed", s.failed},
-                        {"seconds", s.seconds}, {"files", s.files},   {"ratios", s.ratios}};
+    nlohmann::json j = {{"sweep", spec.name},
+                        {"points", s.points},
+                        {"reused", s.reused},
+                        {"ran", s.ran},
+                        {"ok", s.ok},
+                        {"failed", s.failed},
+                        {"resubmitted", s.resubmitted},
+                        {"executor", o.executor},
+                        {"seconds", s.seconds},
+                        {"files", s.files},
+                        {"ratios", s.ratios}};
     all.push_back(j);
     if (!o.json) {
       fmt::print(
-          "sweep {}: {} design points ({} from the store, {} run: {} ok, {} failed) in "
+          "sweep {}: {} design points ({} from the store, {} run: {} ok, {} failed{}) in "
           "{:.1f} s\n",
-          spec.name, s.points, s.reused, s.ran, s.ok, s.failed, s.seconds);
+          spec.name, s.points, s.reused, s.ran, s.ok, s.failed,
+          s.resubmitted ? fmt::format(", {} Slurm task(s) resubmitted", s.resubmitted) : "",
+          s.seconds);
       for (const auto& r : s.ratios) {
         const std::string v = r["value"].is_null()
                                   ? std::string("n/a")
@@ -105,7 +137,9 @@ CommandRegistrar reg{
     61, [](CLI::App& app) {
       auto o = std::make_shared<SweepCliOptions>();
       CLI::App* sub = app.add_subcommand(
-          "sweep", "Many design points through the PPA flow; resumable; CSV + SVG in --out");
+          "sweep",
+          "Many design points through the PPA flow (or ltc sim runs), here or as Slurm job "
+          "arrays; resumable; CSV + SVG in --out");
       sub->add_option("spec", o->spec,
                       "sweep spec JSON, a built-in name (dp-k, dp4, wbits, dse) or 'all'")
           ->required();
@@ -123,9 +157,103 @@ CommandRegistrar reg{
           ->capture_default_str()
           ->check(in_range(1, 1e6));
       sub->add_flag("--json", o->json, "print one JSON object");
+      sub->add_option("--executor", o->executor,
+                      "where points run: local (-j at a time) or slurm (job arrays; --out on a "
+                      "filesystem the nodes share)")
+          ->capture_default_str();
+      const char* kSlurm = kSlurmGroup;
+      sub->add_option("--partition", o->slurm.partition, "sbatch --partition")->group(kSlurm);
+      sub->add_option("--time-limit", o->slurm.time_limit, "sbatch --time per task, e.g. 30:00")
+          ->group(kSlurm);
+      sub->add_option("--mem", o->slurm.mem, "sbatch --mem per task, e.g. 4G")->group(kSlurm);
+      sub->add_option("--cpus-per-task", o->slurm.cpus_per_task, "sbatch --cpus-per-task")
+          ->check(in_range(1, 1e6))
+          ->group(kSlurm);
+      sub->add_option("--sbatch-template", o->slurm.sbatch_template,
+                      "a site's batch script (#!, #SBATCH lines, module loads) with a line "
+                      "{command} where the task's ltc command goes")
+          ->group(kSlurm);
+      sub->add_option("--sbatch-arg", o->slurm.sbatch_args,
+                      "one more sbatch option, as given (repeatable), e.g. --sbatch-arg=--qos=low")
+          ->expected(1)
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+          ->group(kSlurm);
+      sub->add_option("--max-running", o->slurm.max_running,
+                      "at most this many array tasks at once (0: no limit)")
+          ->check(in_range(0, 1e6))
+          ->group(kSlurm);
+      sub->add_option("--max-retries", o->slurm.max_retries,
+                      "submit a task again at most this often when it ends without a record "
+                      "(killed, timed out, node failure)")
+          ->capture_default_str()
+          ->check(in_range(0, 100))
+          ->group(kSlurm);
+      sub->add_option("--poll-s", o->slurm.poll_s, "seconds between squeue polls")
+          ->capture_default_str()
+          ->check(in_range(0.1, 3600))
+          ->group(kSlurm);
+      sub->add_option("--lost-after-s", o->slurm.lost_after_s,
+                      "a task that ended without a record is submitted again after this long "
+                      "(time for its record to show on the shared filesystem)")
+          ->capture_default_str()
+          ->check(in_range(0, 86400))
+          ->group(kSlurm);
+      sub->add_option("--ltc-bin", o->slurm.ltc_binary,
+                      "the ltc the tasks run (default: this one; must be reachable from the "
+                      "nodes)")
+          ->group(kSlurm);
       set_examples(sub, {"ltc sweep dp4 --out sweeps/dp4 -j 2",
-                         "ltc sweep synth/sweeps/wbits.json --out sweeps/wbits --report-only"});
-      sub->callback([o] { run(*o); });
+                         "ltc sweep synth/sweeps/wbits.json --out sweeps/wbits --report-only",
+                         "ltc sweep dse --out /shared/dse --executor slurm --partition cpu "
+                         "--time-limit 30:00 --mem 4G"});
+      sub->callback([o, sub] {
+        o->jobs_given = sub->count("--jobs") > 0;
+        for (const CLI::Option* opt : sub->get_options()) {
+          if (opt->get_group() == kSlurmGroup && opt->count() > 0) {
+            o->slurm_flags_given.push_back(opt->get_name());
+          }
+        }
+        run(*o);
+      });
+    }};
+
+struct SweepTaskCliOptions {
+  std::string manifest;
+  int index = -1;
+};
+
+// What each Slurm array task runs: one task of a manifest written by `ltc sweep --executor slurm`.
+void run_task(const SweepTaskCliOptions& o) {
+  int index = o.index;
+  if (index < 0) {
+    const char* env = std::getenv("SLURM_ARRAY_TASK_ID");
+    if (!env || !*env) {
+      throw InputError(
+          "INDEX: give the task index, or run inside a Slurm array task "
+          "(SLURM_ARRAY_TASK_ID)");
+    }
+    index = std::atoi(env);
+  }
+  const nlohmann::json rec = synth::run_manifest_task(
+      o.manifest, index, [](const synth::SweepTask& t) { return synth::run_sweep_task(t.job); });
+  fmt::print("{} {}: {}\n", rec.value("id", std::string()), rec.value("status", std::string()),
+             rec.value("status", "") == "ok" ? std::string("record written")
+                                             : rec.value("error", std::string()));
+  if (rec.value("status", "") != "ok") set_exit_code(kExitFailed);
+}
+
+CommandRegistrar reg_task{
+    62, [](CLI::App& app) {
+      auto o = std::make_shared<SweepTaskCliOptions>();
+      CLI::App* sub = app.add_subcommand(
+          "sweep-task",
+          "One task of a sweep batch (what each Slurm array task of ltc sweep runs): its record "
+          "goes to <out>/records/");
+      sub->add_option("manifest", o->manifest, "batch manifest (<out>/slurm/batch-N.json)")
+          ->required();
+      sub->add_option("index", o->index, "task index (default: $SLURM_ARRAY_TASK_ID)");
+      set_examples(sub, {"ltc sweep-task sweeps/dse/slurm/batch-1.json 0"});
+      sub->callback([o] { run_task(*o); });
     }};
 
 }  // namespace

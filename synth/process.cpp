@@ -1,7 +1,10 @@
 #include "synth/process.h"
 
+#include "model/golden/error.h"
+
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -174,6 +177,40 @@ std::string read_text(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+FileLock::FileLock(const std::string& path, const std::string& what) {
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw std::runtime_error("cannot open " + path + ": " + strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    char holder[256] = {};
+    (void)!::pread(fd_, holder, sizeof holder - 1, 0);
+    ::close(fd_);
+    fd_ = -1;
+    throw InputError(what + ": another ltc process is using it (" +
+                     (holder[0] ? std::string(holder) : std::string("holder unknown")) +
+                     "); wait for it or stop it, then rerun");
+  }
+  char host[128] = {};
+  ::gethostname(host, sizeof host - 1);
+  const std::string who = "pid " + std::to_string(::getpid()) + " on " + host;
+  (void)!::ftruncate(fd_, 0);
+  (void)!::pwrite(fd_, who.data(), who.size(), 0);
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string fnv1a_hex(const std::string& data) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
 }
 
 void write_text_atomic(const std::string& path, const std::string& text) {

@@ -30,7 +30,23 @@ std::string tool_version(const std::vector<std::string>& argv);
 
 // Reads a whole file; throws std::runtime_error naming the path when it cannot.
 std::string read_text(const std::string& path);
+// FNV-1a (64 bits) of `data` as 16 hex digits: file names from store keys, file fingerprints.
+std::string fnv1a_hex(const std::string& data);
 // Writes `text` to `path` atomically (temp file in the same folder, then rename).
 void write_text_atomic(const std::string& path, const std::string& text);
+
+// An exclusive lock on `path` (flock; created if absent) while the object lives, so that two ltc
+// processes do not rewrite one results store at once. Throws InputError naming `what` and the
+// holder (pid and host, written into the file) when another process holds it.
+class FileLock {
+ public:
+  FileLock(const std::string& path, const std::string& what);
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
 
 }  // namespace ltc::synth

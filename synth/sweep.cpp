@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -17,7 +16,6 @@
 #include <regex>
 #include <set>
 #include <sstream>
-#include <thread>
 
 namespace ltc::synth {
 
@@ -104,6 +102,50 @@ void remove_bulky_files(const std::string& dir) {
   }
 }
 
+// A sim spec's grid keys are `ltc sim` flags ("model": "x" -> --model x, true -> a bare flag,
+// "file" -> the trace argument), except "label", which only names rows. A value naming an
+// existing file (trace, config.json, GPU JSON) is made absolute: each run has its own folder.
+void parse_sim_points(const json& j, const std::string& origin, SweepSpec& s) {
+  std::set<std::string> ids;
+  for (size_t g = 0; g < j["grid"].size(); ++g) {
+    const std::string where = fmt::format("{}: grid[{}]", origin, g);
+    for (const auto& p : expand_grid(j["grid"][g], where)) {
+      SweepPoint pt;
+      pt.params = p;
+      std::string file;
+      for (const auto& [key, value] : p.items()) {
+        if (key == "label") continue;
+        if (key == "json") throw InputError(where + ": 'json' is implied (records are JSON)");
+        if (value.is_object() || value.is_array() || value.is_null()) {
+          throw InputError(where + ": '" + key + "' must be a string, number or boolean");
+        }
+        std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+        std::error_code ec;
+        if (value.is_string() && fs::is_regular_file(text, ec)) {
+          text = fs::absolute(text).lexically_normal().string();
+        }
+        if (key == "file") {
+          file = text;
+        } else if (value.is_boolean()) {
+          if (value.get<bool>()) pt.sim_args.push_back("--" + key);
+        } else {
+          pt.sim_args.push_back("--" + key);
+          pt.sim_args.push_back(text);
+        }
+      }
+      if (!file.empty()) pt.sim_args.insert(pt.sim_args.begin(), file);
+      if (file.empty() && !p.contains("model")) {
+        throw InputError(where + ": point " + p.dump() +
+                         ": a sim point needs 'file' (a trace) or 'model' (see ltc sim --help)");
+      }
+      for (const auto& a : pt.sim_args) pt.id += (pt.id.empty() ? "" : " ") + a;
+      if (!ids.insert(pt.id).second) continue;  // the same run twice
+      s.points.push_back(std::move(pt));
+    }
+  }
+  if (s.points.empty()) throw InputError(origin + ": the grid expands to no simulation");
+}
+
 }  // namespace
 
 SweepSpec SweepSpec::parse(const json& j, const std::string& origin) {
@@ -127,8 +169,19 @@ SweepSpec SweepSpec::parse(const json& j, const std::string& origin) {
   if (s.cycles < 0) throw InputError(origin + ": cycles must be >= 1 (or 0: auto by netlist size)");
   s.seed = j.value("seed", 1);
   s.operand_storage = j.value("operand_storage", false);
+  s.tool = j.value("tool", "ppa");
+  if (s.tool != "ppa" && s.tool != "sim") {
+    throw InputError(origin + ": tool '" + s.tool + "' (valid: ppa, sim)");
+  }
   if (!j.contains("grid") || !j["grid"].is_array() || j["grid"].empty()) {
     throw InputError(origin + ": 'grid' must be a non-empty list of parameter grids");
+  }
+  if (s.tool == "sim") {
+    parse_sim_points(j, origin, s);
+    if (j.contains("plots")) s.plots = j["plots"];
+    if (j.contains("ratios")) s.ratios = j["ratios"];
+    for (const auto& p : s.plots) parse_plot(p);
+    return s;
   }
   for (size_t g = 0; g < j["grid"].size(); ++g) {
     const std::string where = fmt::format("{}: grid[{}]", origin, g);
@@ -151,6 +204,7 @@ SweepSpec SweepSpec::parse(const json& j, const std::string& origin) {
       try {
         hw::from_json(cj, pt.config);
         pt.config.validate();
+        pt.id = pt.config.id();
       } catch (const InputError& e) {
         throw InputError(where + ": point " + p.dump() + ": " + e.what());
       } catch (const json::exception& e) {
@@ -208,66 +262,42 @@ std::string point_key(const SweepSpec& spec, const hw::TensorCoreConfig& c,
                      spec.seed, rtl_hash, hier.empty() ? "flat" : hier);
 }
 
-ResultStore::ResultStore(std::string path) : path_(std::move(path)) {
-  std::ifstream in(path_);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    try {
-      json r = json::parse(line);
-      if (!r.contains("key")) continue;
-      const std::string key = r["key"];
-      if (index_.count(key)) {
-        records_[index_[key]] = std::move(r);
-      } else {
-        index_[key] = records_.size();
-        records_.push_back(std::move(r));
+namespace {
+
+// Sim rows: the grid values, id, status, and the run's scalar figures (cycles, time_ms, ...).
+std::vector<json> sim_rows(const SweepSpec& spec, const ResultStore& store,
+                           const std::map<std::string, std::string>& keys) {
+  std::vector<json> rows;
+  for (const auto& pt : spec.points) {
+    json row = pt.params;
+    row["id"] = pt.id;
+    const auto it = keys.find(pt.id);
+    const json* rec = it == keys.end() ? nullptr : store.get(it->second);
+    if (!rec) {
+      row["status"] = "pending";
+    } else if (rec->value("status", "") != "ok") {
+      row["status"] = "error";
+      row["error"] = rec->value("error", "");
+    } else {
+      row["status"] = "ok";
+      for (const auto& [k, v] : (*rec)["result"].items()) {
+        if (v.is_primitive() && !row.contains(k)) row[k] = v;
       }
-    } catch (const json::exception&) {
-      // Never written by us (writes are atomic); skip rather than lose the rest.
+      row["kernels"] = (*rec)["result"].value("kernels", json::array()).size();
+      row["seconds"] = rec->value("seconds", 0.0);
     }
+    rows.push_back(std::move(row));
   }
+  return rows;
 }
 
-bool ResultStore::has(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return index_.count(key) != 0;
-}
-
-const json* ResultStore::get(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  const auto it = index_.find(key);
-  return it == index_.end() ? nullptr : &records_[it->second];
-}
-
-void ResultStore::put(const json& record) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const std::string key = record.at("key");
-  if (index_.count(key)) {
-    records_[index_[key]] = record;
-  } else {
-    index_[key] = records_.size();
-    records_.push_back(record);
-  }
-  std::string text;
-  for (const auto& r : records_) text += r.dump() + "\n";
-  write_text_atomic(path_, text);
-}
-
-size_t ResultStore::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return records_.size();
-}
-
-std::vector<json> ResultStore::records() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return records_;
-}
+}  // namespace
 
 std::vector<json> sweep_rows(const SweepSpec& spec, const ResultStore& store,
                              const std::map<std::string, std::string>& keys,
                              double register_bit_area_um2) {
   std::vector<json> rows;
+  if (spec.tool == "sim") return sim_rows(spec, store, keys);
   for (const auto& pt : spec.points) {
     json row = pt.params;
     row.erase("where");
@@ -328,8 +358,13 @@ std::vector<json> sweep_rows(const SweepSpec& spec, const ResultStore& store,
 }
 
 std::string rows_csv(const std::vector<json>& rows) {
-  std::vector<std::string> cols = {"id", "design", "shape", "m",     "n",
-                                   "k",  "act",    "wbits", "label", "status"};
+  // The leading columns that some row has (a sim batch has no design, shape, ...), then the rest.
+  std::vector<std::string> cols;
+  for (const char* c :
+       {"id", "design", "shape", "m", "n", "k", "act", "wbits", "label", "status"}) {
+    if (std::any_of(rows.begin(), rows.end(), [c](const json& r) { return r.contains(c); }))
+      cols.push_back(c);
+  }
   std::set<std::string> seen(cols.begin(), cols.end());
   for (const auto& r : rows) {
     for (const auto& [k, v] : r.items()) {
@@ -439,98 +474,91 @@ SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   if (opt.out_dir.empty()) throw InputError("--out: an output directory is required");
   if (opt.jobs < 1) throw InputError("-j: at least one job");
   fs::create_directories(opt.out_dir);
+  // One process per store: a second one (a Slurm submitter, a local run) would overwrite records
+  // the first puts, and submit or run the same points again.
+  const FileLock lock(opt.out_dir + "/.lock", "--out " + opt.out_dir);
   // Temp files of a store write that was killed before its rename.
   for (const auto& e : fs::directory_iterator(opt.out_dir)) {
     if (e.path().filename().string().find(".tmp.") != std::string::npos) fs::remove(e.path());
   }
   ResultStore store(opt.out_dir + "/results.jsonl");
+  // Records Slurm tasks wrote after their submitter was gone (synth/executor.h).
+  collect_task_records(opt.out_dir, store);
+  const std::string out_abs = fs::absolute(opt.out_dir).lexically_normal().string();
+  const std::string ltc = opt.ltc_binary.empty() ? self_binary() : opt.ltc_binary;
 
   // Distinct design points (a MAC point at several weight widths is one netlist).
-  std::map<std::string, std::string> keys;  // config id -> store key
-  std::vector<std::pair<hw::TensorCoreConfig, std::string>> todo;
+  std::map<std::string, std::string> keys;  // point id -> store key
+  std::vector<SweepTask> todo;
   SweepSummary sum;
-  for (const auto& pt : spec.points) {
-    const std::string id = pt.config.id();
-    if (keys.count(id)) continue;
-    std::string hash = "unknown";
+  std::string ltc_fingerprint;  // sim points: results depend on the simulator's code
+  if (spec.tool == "sim") {
     try {
-      hash = opt.rtl_hash ? opt.rtl_hash(pt.config) : design_source(pt.config).source_hash();
+      ltc_fingerprint = fnv1a_hex(read_text(ltc));
     } catch (const std::exception&) {
-      // The point fails when it runs, with the reason in its record.
+      throw InputError("ltc binary " + ltc + " cannot be read (sim points run it)");
     }
-    const std::string key = point_key(spec, pt.config, hash);
-    keys[id] = key;
+  }
+  for (const auto& pt : spec.points) {
+    if (keys.count(pt.id)) continue;
+    std::string key;
+    json job;
+    if (spec.tool == "sim") {
+      key = fmt::format("sim|{}|ltc={}", pt.id, ltc_fingerprint);
+      job = {{"kind", "sim"},
+             {"key", key},
+             {"id", pt.id},
+             {"sweep", spec.name},
+             {"args", pt.sim_args},
+             {"ltc", ltc},
+             {"timeout_s", opt.tool_timeout_s},
+             {"workdir", out_abs + "/work/sim-" + fnv1a_hex(pt.id)}};
+    } else {
+      std::string hash = "unknown";
+      try {
+        hash = opt.rtl_hash ? opt.rtl_hash(pt.config) : design_source(pt.config).source_hash();
+      } catch (const std::exception&) {
+        // The point fails when it runs, with the reason in its record.
+      }
+      key = point_key(spec, pt.config, hash);
+      job = {{"kind", "ppa"},
+             {"key", key},
+             {"sweep", spec.name},
+             {"config", pt.config},
+             {"clock_ns", spec.clock_ns},
+             {"activity", spec.activity == ActivityMode::kMeasured ? "measured" : "assumed"},
+             {"cycles", spec.cycles},
+             {"seed", spec.seed},
+             {"timeout_s", opt.tool_timeout_s},
+             {"keep_work", opt.keep_work},
+             {"workdir", out_abs + "/work/" + sanitize(pt.id)}};
+    }
+    keys[pt.id] = key;
     ++sum.points;
     const json* rec = store.get(key);
     if (rec && (rec->value("status", "") == "ok" || !opt.retry_failed)) {
       ++sum.reused;
       continue;
     }
-    todo.emplace_back(pt.config, key);
+    todo.push_back({key, pt.id, job});
   }
   if (opt.limit > 0 && static_cast<int>(todo.size()) > opt.limit) todo.resize(opt.limit);
   if (opt.report_only) todo.clear();
 
-  std::atomic<size_t> next{0};
-  std::atomic<int> ok{0}, failed{0};
-  std::mutex log_mu;
-  auto worker = [&] {
-    for (;;) {
-      const size_t i = next++;
-      if (i >= todo.size()) return;
-      const auto& [config, key] = todo[i];
-      PpaOptions po;
-      po.clock_ns = spec.clock_ns;
-      po.activity = spec.activity;
-      po.sim.cycles = spec.cycles;
-      po.sim.seed = spec.seed;
-      po.tool_timeout_s = opt.tool_timeout_s;
-      po.workdir = opt.out_dir + "/work/" + sanitize(config.id());
-      json rec = {{"key", key},         {"id", config.id()},         {"config", config},
-                  {"sweep", spec.name}, {"clock_ns", spec.clock_ns}, {"tools", tool_versions()},
-                  {"finished", ""}};
-      const auto ts = std::chrono::steady_clock::now();
-      std::string status;
-      try {
-        fs::remove_all(po.workdir);
-        const PpaResult r = opt.runner ? opt.runner(config, po) : run_ppa(config, po);
-        rec["status"] = "ok";
-        rec["rtl_hash"] = r.rtl_hash;
-        rec["result"] = r;
-        ++ok;
-        status = fmt::format("ok  area {:.0f} um2, {:.3f} ns, {:.3f} mW", r.area_um2, r.delay_ns,
-                             r.power_mw);
-        if (!opt.keep_work) remove_bulky_files(po.workdir);
-      } catch (const std::exception& e) {
-        rec["status"] = "error";
-        rec["error"] = e.what();
-        ++failed;
-        status = std::string("FAILED: ") + e.what();
-      }
-      const double secs =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
-      rec["seconds"] = secs;
-      rec["finished"] = now_iso();
-      store.put(rec);
-      if (opt.progress) {
-        std::lock_guard<std::mutex> lock(log_mu);
-        fmt::print(stderr, "[{}/{}] {} {:.1f} s: {}\n", ok + failed, todo.size(), config.id(), secs,
-                   status);
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  const int n = std::min<int>(opt.jobs, std::max<size_t>(todo.size(), 1));
-  for (int t = 0; t < n; ++t) threads.emplace_back(worker);
-  for (auto& t : threads) t.join();
+  if (!todo.empty()) {
+    const auto executor = opt.executor ? opt.executor : std::make_shared<LocalExecutor>(opt.jobs);
+    const auto runner = [&opt](const SweepTask& t) { return run_sweep_task(t.job, opt.runner); };
+    const ExecutorRun er = executor->run(todo, runner, store, opt.out_dir, opt.progress);
+    sum.ok = er.ok;
+    sum.failed = er.failed;
+    sum.resubmitted = er.resubmitted;
+  }
   sum.ran = static_cast<int>(todo.size());
-  sum.ok = ok;
-  sum.failed = failed;
 
   // Operand storage: the area of one register bit, measured once and kept in the store.
   double reg_bit = 0;
   json reg_record;
-  if (spec.operand_storage) {
+  if (spec.operand_storage && spec.tool == "ppa") {
     const std::string key = fmt::format("operand-register-bit|liberty={}|yosys={}", kDefaultLiberty,
                                         tool_versions().value("yosys", ""));
     const json* rec = store.get(key);
@@ -584,6 +612,87 @@ SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   write_text_atomic(sj, summary.dump(2) + "\n");
   sum.files.push_back(sj);
   return sum;
+}
+
+std::string self_binary() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("ltc") : p.string();
+}
+
+json run_sweep_task(
+    const json& job,
+    const std::function<PpaResult(const hw::TensorCoreConfig&, const PpaOptions&)>& ppa_runner) {
+  const std::string kind = job.value("kind", "");
+  json rec = {{"key", job.at("key")}, {"sweep", job.value("sweep", "")}};
+  const auto ts = std::chrono::steady_clock::now();
+  if (kind == "ppa") {
+    const hw::TensorCoreConfig config = job.at("config").get<hw::TensorCoreConfig>();
+    PpaOptions po;
+    po.clock_ns = job.value("clock_ns", 0.0);
+    po.activity = job.value("activity", "measured") == "measured" ? ActivityMode::kMeasured
+                                                                  : ActivityMode::kAssumed;
+    po.sim.cycles = job.value("cycles", 0);
+    po.sim.seed = job.value("seed", uint64_t{1});
+    po.tool_timeout_s = job.value("timeout_s", 3600.0);
+    po.workdir = job.at("workdir").get<std::string>();
+    rec = {{"key", job.at("key")},  {"id", config.id()},       {"config", config},
+           {"sweep", rec["sweep"]}, {"clock_ns", po.clock_ns}, {"tools", tool_versions()},
+           {"finished", ""}};
+    try {
+      fs::remove_all(po.workdir);
+      const PpaResult r = ppa_runner ? ppa_runner(config, po) : run_ppa(config, po);
+      rec["status"] = "ok";
+      rec["rtl_hash"] = r.rtl_hash;
+      rec["result"] = r;
+      if (!job.value("keep_work", false)) remove_bulky_files(po.workdir);
+    } catch (const std::exception& e) {
+      rec["status"] = "error";
+      rec["error"] = e.what();
+    }
+  } else if (kind == "sim") {
+    // A child process: the simulator is not linked into the PPA library, and one simulation's
+    // SystemC kernel per process is what `ltc sim` assumes.
+    rec["id"] = job.at("id");
+    rec["args"] = job.at("args");
+    const std::string workdir = job.at("workdir");
+    std::vector<std::string> argv = {job.at("ltc").get<std::string>(), "sim"};
+    for (const auto& a : job.at("args")) argv.push_back(a.get<std::string>());
+    argv.push_back("--json");
+    try {
+      fs::create_directories(workdir);
+      const ProcessResult pr =
+          run_process(argv, workdir, workdir + "/sim.log", job.value("timeout_s", 3600.0));
+      json result;
+      std::istringstream lines(pr.log);
+      for (std::string line; std::getline(lines, line);) {
+        if (!line.empty() && line[0] == '{') result = json::parse(line, nullptr, false);
+      }
+      if (pr.timed_out) {
+        throw std::runtime_error(fmt::format("ltc sim timed out after {} s (log {}/sim.log)",
+                                             job.value("timeout_s", 3600.0), workdir));
+      }
+      if (pr.exit_code != 0 || !result.is_object()) {
+        std::string last;
+        std::istringstream again(pr.log);
+        for (std::string line; std::getline(again, line);) {
+          if (!line.empty()) last = line;
+        }
+        throw std::runtime_error(
+            fmt::format("ltc sim exited {}: {} (log {}/sim.log)", pr.exit_code, last, workdir));
+      }
+      rec["status"] = "ok";
+      rec["result"] = result;
+    } catch (const std::exception& e) {
+      rec["status"] = "error";
+      rec["error"] = e.what();
+    }
+  } else {
+    throw InputError("sweep task: kind '" + kind + "' (valid: ppa, sim)");
+  }
+  rec["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
+  rec["finished"] = now_iso();
+  return rec;
 }
 
 }  // namespace ltc::synth

@@ -1,29 +1,36 @@
-// Design-space sweeps: a JSON spec expands to design points, each run through the PPA flow in
-// parallel, each result stored (JSON lines: parameters, tool versions, RTL hash, results or the
-// error) in a store that a rerun resumes from. Spec format: synth/sweeps/README.md.
+// Design-space sweeps: a JSON spec expands to design points, each run through the PPA flow (or,
+// for a spec with "tool": "sim", each an `ltc sim` run) by an executor (synth/executor.h: on this
+// machine or as Slurm job arrays), each result stored (JSON lines: parameters, tool versions, RTL
+// hash, results or the error) in a store that a rerun resumes from. Spec format:
+// synth/sweeps/README.md.
 #pragma once
 
 #include "model/hw/tensor_core.h"
+#include "synth/executor.h"
 #include "synth/ppa.h"
+#include "synth/result_store.h"
 
 #include <nlohmann/json.hpp>
 
 #include <functional>
 #include <map>
-#include <mutex>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace ltc::synth {
 
 struct SweepPoint {
-  nlohmann::json params;  // the grid values as written (e.g. wbits for a MAC point)
-  hw::TensorCoreConfig config;
+  nlohmann::json params;        // the grid values as written (e.g. wbits for a MAC point)
+  std::string id;               // same id, same run: config.id(), or for a sim point its flags
+  hw::TensorCoreConfig config;  // PPA points
+  std::vector<std::string> sim_args;  // sim points: `ltc sim` arguments (without --json)
 };
 
 struct SweepSpec {
   std::string name, title, description;
-  double clock_ns = 0;  // 0: each point at its own maximum clock
+  std::string tool = "ppa";  // "ppa": points through the PPA flow; "sim": `ltc sim` runs
+  double clock_ns = 0;       // 0: each point at its own maximum clock
   ActivityMode activity = ActivityMode::kMeasured;
   int cycles = 0;  // activity cycles; 0: auto by netlist size
   uint64_t seed = 1;
@@ -48,24 +55,6 @@ struct SweepSpec {
 std::string point_key(const SweepSpec& spec, const hw::TensorCoreConfig& c,
                       const std::string& rtl_hash);
 
-// JSON-lines results store, rewritten atomically (temp file + rename) on every put: a killed sweep
-// leaves either the old or the new file, never half a record.
-class ResultStore {
- public:
-  explicit ResultStore(std::string path);  // loads the records already there
-  bool has(const std::string& key) const;
-  const nlohmann::json* get(const std::string& key) const;
-  void put(const nlohmann::json& record);  // record["key"] identifies it
-  size_t size() const;
-  std::vector<nlohmann::json> records() const;
-
- private:
-  std::string path_;
-  mutable std::mutex mu_;
-  std::vector<nlohmann::json> records_;
-  std::map<std::string, size_t> index_;
-};
-
 struct SweepOptions {
   std::string out_dir;
   int jobs = 1;
@@ -75,6 +64,10 @@ struct SweepOptions {
   int limit = 0;              // run at most this many new points (0: all); for benchmarks
   bool report_only = false;   // run nothing: write the reports from the store as it is
   double tool_timeout_s = 3600;
+  // Where the points run (null: LocalExecutor with `jobs`); SlurmExecutor for a cluster.
+  std::shared_ptr<SweepExecutor> executor;
+  // The ltc binary sim points run (default: this one, /proc/self/exe).
+  std::string ltc_binary;
   // The flow run per point; tests substitute their own. Default: run_ppa(config, options).
   std::function<PpaResult(const hw::TensorCoreConfig&, const PpaOptions&)> runner;
   // The RTL hash per point (part of the store key). Default: design_source(config).source_hash().
@@ -85,6 +78,7 @@ struct SweepSummary {
   int points = 0;  // distinct design points in the spec
   int reused = 0;  // already in the store
   int ran = 0, ok = 0, failed = 0;
+  int resubmitted = 0;  // Slurm: tasks submitted again after ending without a record
   double seconds = 0;
   nlohmann::json ratios;           // computed ratios vs the paper's
   nlohmann::json crossovers;       // where design a stops beating design b along x
@@ -92,6 +86,17 @@ struct SweepSummary {
 };
 
 SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& opt);
+
+// Runs one task's job (what run_sweep hands its executor, and what a Slurm array task runs):
+// {"kind": "ppa", ...} through run_ppa (or `ppa_runner` when set), {"kind": "sim", ...} as an
+// `ltc sim --json` child process. Returns its record; a failing point gives status "error".
+nlohmann::json run_sweep_task(
+    const nlohmann::json& job,
+    const std::function<PpaResult(const hw::TensorCoreConfig&, const PpaOptions&)>& ppa_runner =
+        nullptr);
+
+// The running ltc binary (/proc/self/exe), which sim tasks and Slurm tasks run.
+std::string self_binary();
 
 // One row per spec point: its params, derived columns (shape, mnk) and the stored result.
 // `register_bit_area_um2` > 0 adds the operand-storage columns.

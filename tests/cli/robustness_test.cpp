@@ -196,6 +196,12 @@ TEST(BadInput, EveryCommandRefusesWithExit2NamingTheFlag) {
       {gemm + "--stages 1", "--stages"},
       {"report --out x -j 0", "-j"},
       {"sweep dp4 --out x --limit -3", "--limit"},
+      {"sweep dp4 --out x --executor cloud", "--executor"},
+      {"sweep dp4 --out x --executor slurm --sbatch-template /nonexistent.sh", "--sbatch-template"},
+      {"sweep dp4 --out x --executor slurm --max-retries -1", "--max-retries"},
+      {"sweep dp4 --out x --partition cpu", "--partition"},
+      {"sweep dp4 --out x --executor slurm -j 4", "-j"},
+      {"sweep-task /nonexistent/batch-1.json 0", "/nonexistent/batch-1.json"},
       {"list nothing", "what"},
       {"sim --model llama2-7b --gpu a100-lut4x --phase decode --seq 64", "--seq"},
   };

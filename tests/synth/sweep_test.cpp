@@ -8,6 +8,7 @@
 #include "synth_test_util.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -185,6 +186,195 @@ TEST(Sweep, FailedPointIsRecordedAndDoesNotStopTheSweep) {
   SweepOptions retry = options(dir, again);
   retry.retry_failed = true;
   EXPECT_EQ(run_sweep(spec, retry).ran, 1);
+}
+
+// An executor that runs the tasks in order and remembers what it was given.
+struct RecordingExecutor : SweepExecutor {
+  std::vector<SweepTask> seen;
+  std::string name() const override { return "recording"; }
+  ExecutorRun run(const std::vector<SweepTask>& tasks, const TaskRunner& runner, ResultStore& store,
+                  const std::string&, bool) override {
+    ExecutorRun r;
+    for (const auto& t : tasks) {
+      seen.push_back(t);
+      const json rec = runner(t);
+      (rec["status"] == "ok" ? r.ok : r.failed)++;
+      store.put(rec);
+    }
+    return r;
+  }
+};
+
+TEST(SweepExecutor, GetsEachMissingPointOnceAsASelfContainedJob) {
+  const auto dir = scratch_dir("");
+  const SweepSpec spec = SweepSpec::parse(tiny_spec(), "tiny.json");
+  FakeRunner fake;
+  SweepOptions o = options(dir, fake);
+  o.limit = 2;
+  run_sweep(spec, o);  // the local executor runs two
+  auto ex = std::make_shared<RecordingExecutor>();
+  o.limit = 0;
+  o.executor = ex;
+  const SweepSummary s = run_sweep(spec, o);
+  EXPECT_EQ(s.reused, 2);
+  ASSERT_EQ(ex->seen.size(), 3u);
+  EXPECT_EQ(s.ok, 3);
+  for (const auto& t : ex->seen) {
+    EXPECT_EQ(t.job["kind"], "ppa");
+    EXPECT_EQ(t.job["key"], t.key);
+    EXPECT_EQ(t.job["config"].get<hw::TensorCoreConfig>().id(), t.id);
+    EXPECT_EQ(t.job["clock_ns"], 10.0);
+    EXPECT_EQ(t.job["activity"], "assumed");
+    EXPECT_TRUE(std::filesystem::path(t.job["workdir"].get<std::string>()).is_absolute());
+  }
+  EXPECT_EQ(ResultStore(dir + "/results.jsonl").size(), 5u);
+}
+
+TEST(SweepExecutor, RecordsWrittenByTasksJoinTheStoreOnTheNextRun) {
+  // What a Slurm task does after its submitter was killed: run from the manifest, write its
+  // record into <out>/records/; the next run takes it instead of running the point again.
+  const auto dir = scratch_dir("");
+  const SweepSpec spec = SweepSpec::parse(tiny_spec(), "tiny.json");
+  FakeRunner fake;
+  SweepOptions o = options(dir, fake);
+  o.limit = 1;
+  struct Capture : RecordingExecutor {
+    ExecutorRun run(const std::vector<SweepTask>& tasks, const TaskRunner&, ResultStore&,
+                    const std::string&, bool) override {
+      seen = tasks;
+      return {};
+    }
+  };
+  auto capture = std::make_shared<Capture>();
+  o.executor = capture;
+  run_sweep(spec, o);
+  ASSERT_EQ(capture->seen.size(), 1u);
+  const SweepTask t = capture->seen[0];
+  const std::string manifest = dir + "/batch.json";
+  std::ofstream(manifest) << json{{"format", "ltc-sweep-batch/1"},
+                                  {"out_dir", dir},
+                                  {"tasks", json::array({json{
+                                                {"key", t.key}, {"id", t.id}, {"job", t.job}}})}}
+                                 .dump();
+  const json rec = run_manifest_task(manifest, 0, [&](const SweepTask& task) {
+    return run_sweep_task(
+        task.job, [&](const hw::TensorCoreConfig& c, const PpaOptions& p) { return fake(c, p); });
+  });
+  EXPECT_EQ(rec["status"], "ok");
+  EXPECT_TRUE(std::filesystem::exists(task_record_path(dir, t.key)));
+
+  FakeRunner later;
+  SweepOptions again = options(dir, later);
+  const SweepSummary s = run_sweep(spec, again);
+  EXPECT_EQ(s.reused, 1);
+  EXPECT_EQ(s.ran, 4);
+  EXPECT_EQ(later.calls, 4);
+  EXPECT_FALSE(std::filesystem::exists(task_record_path(dir, t.key)));  // moved into the store
+  EXPECT_EQ(ResultStore(dir + "/results.jsonl").get(t.key)->at("result")["area_um2"],
+            rec["result"]["area_um2"]);
+}
+
+TEST(SweepExecutor, ManifestTaskIndexOutOfRangeNamesTheRange) {
+  const auto dir = scratch_dir("");
+  std::ofstream(dir + "/batch.json") << json{
+      {"format", "ltc-sweep-batch/1"},
+      {"out_dir", dir},
+      {"tasks", json::array({{}})}}.dump();
+  try {
+    run_manifest_task(dir + "/batch.json", 3, [](const SweepTask&) { return json(); });
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("tasks 0..0"), std::string::npos) << e.what();
+  }
+  std::ofstream(dir + "/other.json") << "{}";
+  EXPECT_THROW(run_manifest_task(dir + "/other.json", 0, [](const SweepTask&) { return json(); }),
+               InputError);
+}
+
+TEST(SlurmExecutor, WithoutSbatchOnPathSaysWhatIsMissing) {
+  const auto dir = scratch_dir("");
+  const char* old_path = std::getenv("PATH");
+  const std::string saved = old_path ? old_path : "";
+  ::setenv("PATH", dir.c_str(), 1);
+  const SweepSpec spec = SweepSpec::parse(tiny_spec(), "tiny.json");
+  FakeRunner fake;
+  SweepOptions o = options(dir, fake);
+  o.executor = std::make_shared<SlurmExecutor>(SlurmOptions{});
+  std::string what;
+  try {
+    run_sweep(spec, o);
+  } catch (const InputError& e) {
+    what = e.what();
+  }
+  ::setenv("PATH", saved.c_str(), 1);
+  EXPECT_NE(what.find("sbatch is not on PATH"), std::string::npos) << what;
+  EXPECT_EQ(fake.calls, 0);
+}
+
+TEST(SlurmExecutor, TemplateWithoutCommandLineIsRejected) {
+  const auto dir = scratch_dir("");
+  std::ofstream(dir + "/site.sh") << "#!/bin/bash\n#SBATCH --account=x\n";
+  SlurmOptions so;
+  so.sbatch_template = dir + "/site.sh";
+  try {
+    SlurmExecutor ex(so);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("{command}"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SweepSpec, SimGridKeysBecomeSimFlags) {
+  const SweepSpec s = SweepSpec::parse(json::parse(R"({
+    "name": "decode", "tool": "sim",
+    "grid": [{"label": "LUT", "model": "tiny", "gpu": "a100-lut4x", "batch": [1, 8],
+              "functional": true, "per-kernel": false}]
+  })"),
+                                       "decode.json");
+  EXPECT_EQ(s.tool, "sim");
+  ASSERT_EQ(s.points.size(), 2u);
+  // Keys in the order nlohmann::json keeps them (sorted); "label" only names the row.
+  EXPECT_EQ(s.points[0].sim_args, (std::vector<std::string>{"--batch", "1", "--functional", "--gpu",
+                                                            "a100-lut4x", "--model", "tiny"}));
+  EXPECT_EQ(s.points[1].id, "--batch 8 --functional --gpu a100-lut4x --model tiny");
+  // A relative trace path becomes absolute: each run has its own work folder.
+  const std::string trace = "traces/examples/gemm-m3n100k70-int2-int8.lmt";
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(LTC_SOURCE_DIR);
+  const SweepSpec t =
+      SweepSpec::parse(json{{"tool", "sim"}, {"grid", json::array({{{"file", trace}}})}}, "t.json");
+  std::filesystem::current_path(cwd);
+  EXPECT_EQ(t.points[0].sim_args,
+            (std::vector<std::string>{std::string(LTC_SOURCE_DIR) + "/" + trace}));
+  auto msg = [](const char* text) {
+    try {
+      SweepSpec::parse(json::parse(text), "x.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(msg(R"({"tool": "sim", "grid": [{"gpu": "a100"}]})").find("'model'"),
+            std::string::npos);
+  EXPECT_NE(msg(R"({"tool": "synth", "grid": [{"gpu": "a100"}]})").find("valid: ppa, sim"),
+            std::string::npos);
+  EXPECT_NE(msg(R"({"tool": "sim", "grid": [{"model": "m", "batch": {"a": 1}}]})").find("'batch'"),
+            std::string::npos);
+}
+
+TEST(Sweep, SecondProcessOnOneStoreIsRefusedNamingTheHolder) {
+  const auto dir = scratch_dir("");
+  const FileLock held(dir + "/.lock", "--out " + dir);  // as a running ltc sweep holds it
+  FakeRunner fake;
+  try {
+    run_sweep(SweepSpec::parse(tiny_spec(), "tiny.json"), options(dir, fake));
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("another ltc process"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("pid " + std::to_string(::getpid())), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(fake.calls, 0);
 }
 
 TEST(ResultStore, IgnoresATornLineAndRewritesAtomically) {
