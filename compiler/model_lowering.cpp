@@ -919,6 +919,16 @@ class ModelLowerer {
     }
     traces::Kernel kr = it->second;
     kr.name = name;
+    // What it computes, as compile_gemm records it (gemm_lowering.cpp): the simulator's
+    // --functional check and its linear-layer totals (gemm_time_ms) see every GEMM.
+    kr.gemm.path = traces::GemmPath::kMma;
+    kr.gemm.batch = batch;
+    kr.gemm.m = m;
+    kr.gemm.n = n;
+    kr.gemm.k = k;
+    kr.gemm.group = k;
+    kr.gemm.wbits = weight_bits;
+    kr.gemm.act = a;
     return kr;
   }
 

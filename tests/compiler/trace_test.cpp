@@ -399,8 +399,9 @@ TEST(ModelTrace, LowBitWeightsWithoutLutCoresDequantizeThenMac) {
 namespace ltc::traces {
 namespace {
 
-// Every distinct LUT GEMM kernel of a model trace, run alone with its tables from the fused
-// producer, equals the golden mpGEMM bit for bit (INT and FluxBin weights, decode and prefill).
+// Every distinct GEMM kernel of a model trace, run alone (LUT GEMMs with their tables from the
+// fused producer), equals the golden GEMM bit for bit (INT and FluxBin weights, decode and
+// prefill): the four LUT shapes and the dense FP16 LM head on the MAC tensor cores.
 TEST(ModelTrace, EveryLutGemmKernelOfAModelStepRunsExactly) {
   const llm::ModelConfig m =
       llm::load_model(std::string(LTC_SOURCE_DIR) + "/traces/examples/tiny-llama.config.json");
@@ -419,7 +420,7 @@ TEST(ModelTrace, EveryLutGemmKernelOfAModelStepRunsExactly) {
     step.acts = s.acts;
     const Trace t = compiler::compile_model(m, step, gpu);
     const auto checks = compiler::check_trace_gemms(t, 5);
-    EXPECT_EQ(checks.size(), 4u) << s.weights;  // q/o, k/v, gate/up, down shapes
+    EXPECT_EQ(checks.size(), 5u) << s.weights;  // q/o, k/v, gate/up, down shapes; lm_head
     for (const auto& c : checks) {
       EXPECT_FALSE(c.skipped) << c.kernel;
       EXPECT_GT(c.check.outputs, 0u) << c.kernel;
