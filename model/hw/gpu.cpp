@@ -256,6 +256,24 @@ void GpuConfig::finalize() {
   fraction(w, "achievable.tensor_fraction", achievable.tensor_fraction);
   fraction(w, "achievable.cuda_core_fraction", achievable.cuda_core_fraction);
   fraction(w, "achievable.flash_attention_fraction", achievable.flash_attention_fraction);
+  for (const auto* key : {"elementwise_bw_fraction", "attention_bw_fraction"}) {
+    const double v = std::string(key) == "elementwise_bw_fraction"
+                         ? achievable.elementwise_bw_fraction
+                         : achievable.attention_bw_fraction;
+    if (v < 0 || v > 1) {
+      throw InputError(w + ": field 'achievable." + key +
+                       "' must be in [0, 1] (0: dram_bw_fraction)");
+    }
+  }
+  for (const auto& p : achievable.gemm_paths) {
+    if (p.tensor_fraction < 0 || p.tensor_fraction > 1 || p.dram_bw_fraction < 0 ||
+        p.dram_bw_fraction > 1 || p.tile_m < 0 || p.tile_m > 256 || p.fixed_us < 0 ||
+        p.max_split_k < 0 || p.max_split_k > 64) {
+      throw InputError(w + ": achievable.gemm_paths " + p.act + " x " + p.weight +
+                       ": fractions must be in [0, 1] (0: the GPU-wide value), tile_m in 0..256, "
+                       "fixed_us >= 0, max_split_k in 0..64");
+    }
+  }
   positive(w, "achievable.sm_dram_gbps", achievable.sm_dram_gbps);
   if (achievable.overlap_exponent < 1) {
     throw InputError(w + ": field 'achievable.overlap_exponent' must be >= 1");
@@ -364,6 +382,16 @@ void to_json(json& j, const GpuConfig& g) {
         {"capacity_mb", c.capacity_mb}, {"bw_gbps", c.bw_gbps}, {"latency_ns", c.latency_ns}};
   };
   const auto& a = g.achievable;
+  json paths = json::array();
+  for (const auto& p : a.gemm_paths) {
+    paths.push_back({{"act", p.act},
+                     {"weight", p.weight},
+                     {"tensor_fraction", p.tensor_fraction},
+                     {"dram_bw_fraction", p.dram_bw_fraction},
+                     {"tile_m", p.tile_m},
+                     {"fixed_us", p.fixed_us},
+                     {"max_split_k", p.max_split_k}});
+  }
   j = json{{"name", g.name},
            {"description", g.description},
            {"sms", g.sms},
@@ -422,6 +450,9 @@ void to_json(json& j, const GpuConfig& g) {
              {"throttle_per_efold", a.throttle_per_efold},
              {"throttle_onset_ms", a.throttle_onset_ms},
              {"throttle_max", a.throttle_max},
+             {"elementwise_bw_fraction", a.elementwise_bw_fraction},
+             {"attention_bw_fraction", a.attention_bw_fraction},
+             {"gemm_paths", paths},
              {"source", a.source}}},
            {"tensor_area_mm2_per_sm", g.tensor_area_mm2_per_sm},
            {"tensor_power_w_per_sm", g.tensor_power_w_per_sm},
@@ -526,6 +557,24 @@ void from_json(const json& j, GpuConfig& g) {
     a.opt("throttle_per_efold", x.throttle_per_efold);
     a.opt("throttle_onset_ms", x.throttle_onset_ms);
     a.opt("throttle_max", x.throttle_max);
+    a.opt("elementwise_bw_fraction", x.elementwise_bw_fraction);
+    a.opt("attention_bw_fraction", x.attention_bw_fraction);
+    if (a.has("gemm_paths")) {
+      for (const auto& e : a.array("gemm_paths", "{act, weight, tensor_fraction, ...}")) {
+        const FieldReader p(e,
+                            a.where() + " gemm_paths[" + std::to_string(x.gemm_paths.size()) + "]");
+        GemmPathRates r;
+        p.req("act", r.act);
+        p.req("weight", r.weight);
+        p.opt("tensor_fraction", r.tensor_fraction);
+        p.opt("dram_bw_fraction", r.dram_bw_fraction);
+        p.opt("tile_m", r.tile_m);
+        p.opt("fixed_us", r.fixed_us);
+        p.opt("max_split_k", r.max_split_k);
+        p.reject_unknown();
+        x.gemm_paths.push_back(r);
+      }
+    }
     a.opt("source", x.source);
     a.reject_unknown();
   }
@@ -561,6 +610,14 @@ void from_json(const json& j, GpuConfig& g) {
   }
   f.reject_unknown();
   g.finalize();
+}
+
+const GemmPathRates* AchievableRates::gemm_path(std::string_view act,
+                                                std::string_view weight) const {
+  for (const auto& p : gemm_paths) {
+    if (p.act == act && p.weight == weight) return &p;
+  }
+  return nullptr;
 }
 
 std::string builtin_config_dir(std::string_view kind) {

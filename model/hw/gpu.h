@@ -42,6 +42,18 @@ struct CacheLevel {
 };
 
 // Fractions of peak a tuned kernel reaches, and fixed costs: the calibrated part of the machine.
+// Achievable rates of one GEMM operand path whose kernels differ from the dense FP16 ones
+// (INT8 x INT8, FP8, weight-only INT4 as bf16 x int4 on a GPU without that MAC pair): fitted by
+// `ltc calibrate` on the path's measured GEMMs. A 0 falls back to the GPU-wide value.
+struct GemmPathRates {
+  std::string act, weight;      // operand names as in mac_tensor ("int8", "fp8e4m3", "int4")
+  double tensor_fraction = 0;   // of the path's dense peak (dequantize paths: act x act peak)
+  double dram_bw_fraction = 0;  // streaming weights and activations
+  int tile_m = 0;               // rows of the path's smallest kernel tile (M padded up to it)
+  double fixed_us = 0;          // per launch (0: kernel_fixed_us)
+  int max_split_k = 0;          // K splits its kernels use at most (0: the library's 16)
+};
+
 struct AchievableRates {
   double dram_bw_fraction = 0.85;  // streaming kernels (GEMV, norms, copies) vs DRAM peak
   double l2_bw_fraction = 0.7;
@@ -55,7 +67,17 @@ struct AchievableRates {
   double throttle_per_efold = 0;   // sustained-power clock drop per e-fold of busy time
   double throttle_onset_ms = 0.5;  // compute-bound busy time before clocks start to drop
   double throttle_max = 1.25;      // slowdown floor: boost clock / lowest sustained clock
-  std::string source;              // where these numbers come from
+  // Eager elementwise kernels (norms, RoPE, activations, residuals, KV-cache copies: often
+  // strided views, not vectorized) vs DRAM peak; 0: dram_bw_fraction.
+  double elementwise_bw_fraction = 0;
+  // Decode attention (split-KV FlashAttention streaming the KV cache) vs DRAM peak; 0:
+  // dram_bw_fraction.
+  double attention_bw_fraction = 0;
+  std::vector<GemmPathRates> gemm_paths;
+  std::string source;  // where these numbers come from
+
+  // The entry for (act, weight), or nullptr.
+  const GemmPathRates* gemm_path(std::string_view act, std::string_view weight) const;
 };
 
 // The SM microarchitecture the cycle-level simulator (sim/) needs beyond the rates above: what

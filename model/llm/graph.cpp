@@ -137,21 +137,34 @@ class GraphBuilder {
   void build_layer(std::vector<Op>& ops) const {
     const bool low = s_.weights.is_low_bit();
     const bool qkv_bias = m_.linear_bias || m_.qkv_bias;
+    const bool parallel = m_.parallel_attention;
     ops.push_back(norm("attn_norm", rows_));
     const std::string qkv_tables = precompute(ops, "attn_precompute", m_.hidden, true);
     ops.push_back(linear("q_proj", rows_, m_.q_dim(), m_.hidden, low, qkv_tables, qkv_bias));
     ops.push_back(linear("k_proj", rows_, m_.kv_dim(), m_.hidden, low, qkv_tables, qkv_bias));
+    ops.back().launch_with = "q_proj";
     ops.push_back(linear("v_proj", rows_, m_.kv_dim(), m_.hidden, low, qkv_tables, qkv_bias));
+    ops.back().launch_with = "q_proj";
     if (m_.position == PositionKind::kRope) {
-      ops.push_back(
-          elementwise("rope", OpKind::kRope, rows_ * (m_.q_dim() + m_.kv_dim()), 1, kRopeFlops));
+      const int64_t heads = m_.heads + m_.kv_heads;
+      Op rope = elementwise("rope", OpKind::kRope, rows_ * heads * m_.rotary_dims(), 1, kRopeFlops);
+      rope.passthrough_elements = rows_ * heads * (m_.head_dim - m_.rotary_dims());
+      rope.read_bytes += double(rope.passthrough_elements) * hb_;
+      rope.write_bytes += double(rope.passthrough_elements) * hb_;
+      ops.push_back(rope);
     }
     ops.push_back(attention());
     const std::string o_tables = precompute(ops, "o_precompute", m_.q_dim(), false);
     ops.push_back(linear("o_proj", rows_, m_.hidden, m_.q_dim(), low, o_tables, m_.linear_bias));
-    ops.push_back(elementwise("attn_residual", OpKind::kResidual, rows_ * m_.hidden, 2, 1));
-    ops.push_back(norm("ffn_norm", rows_));
-    const std::string ffn_tables = precompute(ops, "ffn_precompute", m_.hidden, true);
+    if (m_.post_norms) ops.push_back(norm("post_attn_norm", rows_));
+    std::string ffn_tables = qkv_tables;  // parallel with one norm: the FFN reads attn_norm's
+    if (!parallel) {
+      ops.push_back(elementwise("attn_residual", OpKind::kResidual, rows_ * m_.hidden, 2, 1));
+    }
+    if (!parallel || m_.parallel_norms > 1) {
+      ops.push_back(norm("ffn_norm", rows_));
+      ffn_tables = precompute(ops, "ffn_precompute", m_.hidden, true);
+    }
     const bool gated = m_.ffn == FfnKind::kGated;
     if (gated) {
       ops.push_back(
@@ -159,6 +172,7 @@ class GraphBuilder {
     }
     ops.push_back(
         linear("up_proj", rows_, m_.intermediate, m_.hidden, low, ffn_tables, m_.linear_bias));
+    if (gated) ops.back().launch_with = "gate_proj";
     const std::string& a = m_.activation;
     const double act_flops = a.find("relu") != std::string::npos   ? kReluFlops
                              : a.find("gelu") != std::string::npos ? kGeluFlops
@@ -168,6 +182,11 @@ class GraphBuilder {
     const std::string down_tables = precompute(ops, "down_precompute", m_.intermediate, true);
     ops.push_back(
         linear("down_proj", rows_, m_.hidden, m_.intermediate, low, down_tables, m_.linear_bias));
+    if (m_.post_norms) ops.push_back(norm("post_ffn_norm", rows_));
+    if (parallel) {
+      // Attention branch + MLP branch, then + the layer input.
+      ops.push_back(elementwise("attn_residual", OpKind::kResidual, rows_ * m_.hidden, 2, 1));
+    }
     ops.push_back(elementwise("ffn_residual", OpKind::kResidual, rows_ * m_.hidden, 2, 1));
   }
 

@@ -3,11 +3,15 @@
 // GEMM shape or element count, FLOPs and bytes by precision.
 //
 // Graph of one decoder layer (pre-norm; names follow Hugging Face modules):
-//   attn_norm [-> attn_precompute] -> q_proj, k_proj, v_proj -> rope (RoPE models) -> attention
-//   (QK^T, softmax, PV over the KV cache, appends the new K/V) [-> o_precompute] -> o_proj
-//   -> attn_residual -> ffn_norm [-> ffn_precompute] -> gate_proj + up_proj (gated) or up_proj
-//   (plain, OPT's fc1) -> ffn_act (act(gate) * up, or act(up)) [-> down_precompute] -> down_proj
-//   (OPT's fc2) -> ffn_residual
+//   attn_norm [-> attn_precompute] -> q_proj, k_proj, v_proj -> rope (RoPE models, on the
+//   rotary dims of each head) -> attention (QK^T, softmax, PV over the KV cache, appends the new
+//   K/V) [-> o_precompute] -> o_proj [-> post_attn_norm (Gemma-2)] -> attn_residual -> ffn_norm
+//   [-> ffn_precompute] -> gate_proj + up_proj (gated) or up_proj (plain, OPT's fc1) -> ffn_act
+//   (act(gate) * up, or act(up)) [-> down_precompute] -> down_proj (OPT's fc2)
+//   [-> post_ffn_norm (Gemma-2)] -> ffn_residual
+// Parallel attention and MLP (ModelConfig::parallel_attention: Phi, Falcon, GPT-J): the FFN
+// reads attn_norm's output (no ffn_norm unless the model has two parallel norms), and both
+// residual adds (attention branch + MLP branch, + the layer input) come after down_proj.
 // Before it: embedding (token lookup, + learned positions, + embedding norm). After the last
 // layer: final_norm -> lm_head (on the last token of each sequence).
 //
@@ -121,6 +125,12 @@ struct Op {
   double write_bytes = 0;      // activations / tables written
   double kv_bytes = 0;         // KV cache read + appended (attention)
   std::string fused_into;      // non-empty: this op runs inside that producer (no own launch)
+  // kLinear: the GEMM this one shares its input with and runs in one launch with, its weight
+  // concatenated along N (k_proj, v_proj -> q_proj; up_proj -> gate_proj): the reference step's
+  // fused QKV and gate+up linears (model/roofline/README.md). Empty: its own launch (or the
+  // first of its group).
+  std::string launch_with;
+  int64_t passthrough_elements = 0;  // kRope: q/k elements outside the rotary dims (copied)
   bool tensor_core() const { return kind == OpKind::kLinear || kind == OpKind::kAttention; }
   double bytes() const { return weight_bytes + read_bytes + write_bytes + kv_bytes; }
 };

@@ -64,7 +64,11 @@ int64_t ModelConfig::layer_parameters() const {
   const int64_t ffn_mats = ffn == FfnKind::kGated ? 3 : 2;
   int64_t mlp = ffn_mats * hidden * intermediate;
   if (linear_bias) mlp += (ffn_mats - 1) * intermediate + hidden;
-  return 2 * norm_params + attn + mlp;
+  return layer_norms() * norm_params + attn + mlp;
+}
+
+int64_t ModelConfig::layer_norms() const {
+  return (parallel_attention ? parallel_norms : 2) + (post_norms ? 2 : 0);
 }
 
 int64_t ModelConfig::head_parameters() const {
@@ -185,7 +189,10 @@ ModelConfig model_from_hf_config(const json& j, const std::string& src) {
   }
   c.intermediate =
       int_field(j, {"intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size"}, src);
-  if (c.intermediate == 0) c.intermediate = 4 * c.hidden;  // GPT-2 / BLOOM convention
+  if (c.intermediate == 0) {
+    c.intermediate = 4 * c.hidden;  // GPT-2 / BLOOM / Falcon convention
+    c.ffn_implicit = true;
+  }
   c.vocab = int_field(j, {"vocab_size"}, src);
   c.max_positions = int_field(j, {"max_position_embeddings", "n_positions", "seq_length"}, src);
   c.tied_embeddings = bool_field(j, "tie_word_embeddings", false);
@@ -221,6 +228,18 @@ ModelConfig model_from_hf_config(const json& j, const std::string& src) {
     c.position = PositionKind::kRope;  // gpt_neox, gptj, falcon, phi, codegen
     c.linear_bias = true;
   }
+  // Parallel attention + MLP (one residual add of both branches), per architecture's flag.
+  if (type == "phi" || type == "gptj") {
+    c.parallel_attention = true;
+  } else if (type == "gpt_neox") {
+    c.parallel_attention = bool_field(j, "use_parallel_residual", true);
+  } else if (type == "falcon") {
+    const bool new_arch = bool_field(j, "new_decoder_architecture", false);
+    c.parallel_attention = new_arch || bool_field(j, "parallel_attn", true);
+    if (new_arch) c.parallel_norms = int_field(j, {"num_ln_in_parallel_attn"}, src) == 1 ? 1 : 2;
+    c.linear_bias = bool_field(j, "bias", false);
+  }
+  if (type == "gemma2" || type == "gemma3_text") c.post_norms = true;
   if (type == "opt") {
     c.position = PositionKind::kLearned;
     c.learned_positions = c.max_positions + 2;  // OPT's learned positions are offset by 2
@@ -244,6 +263,24 @@ ModelConfig model_from_hf_config(const json& j, const std::string& src) {
     c.position = PositionKind::kAlibi;
     c.embedding_norm = true;
     if (!j.contains("tie_word_embeddings")) c.tied_embeddings = true;
+  }
+  if (type == "falcon" && bool_field(j, "alibi", false)) c.position = PositionKind::kAlibi;
+  if (c.position == PositionKind::kRope && c.head_dim > 0) {
+    // Partial rotary: Phi's partial_rotary_factor, GPT-NeoX's rotary_pct, GPT-J's rotary_dim.
+    c.rotary_dim = c.head_dim;
+    double fraction = 1;
+    for (const char* key : {"partial_rotary_factor", "rotary_pct"}) {
+      if (j.contains(key) && j[key].is_number()) fraction = j[key].get<double>();
+    }
+    if (!(fraction > 0 && fraction <= 1)) {
+      throw InputError(src + ": field 'partial_rotary_factor' / 'rotary_pct' must be in (0, 1]");
+    }
+    c.rotary_dim = int64_t(double(c.head_dim) * fraction);
+    if (const int64_t rd = int_field(j, {"rotary_dim"}, src); rd > 0) c.rotary_dim = rd;
+    if (c.rotary_dim < 1 || c.rotary_dim > c.head_dim) {
+      throw InputError(src + ": rotary dims " + std::to_string(c.rotary_dim) +
+                       " must be in 1..head_dim " + std::to_string(c.head_dim));
+    }
   }
   if (j.contains("sliding_window") && !j["sliding_window"].is_null() &&
       !(j["sliding_window"].is_boolean() && !j["sliding_window"].get<bool>())) {

@@ -38,15 +38,28 @@ struct ModelConfig {
   std::string activation = "silu";  // hidden_act / activation_function
   NormKind norm = NormKind::kRmsNorm;
   PositionKind position = PositionKind::kRope;
-  int64_t learned_positions = 0;      // rows of the learned position table (OPT: max + 2)
-  bool tied_embeddings = false;       // LM head shares the embedding matrix
-  bool linear_bias = false;           // every linear layer has a bias (OPT, BLOOM)
-  bool qkv_bias = false;              // only q/k/v have biases (Qwen2)
-  bool embedding_norm = false;        // a LayerNorm right after the embedding (BLOOM)
+  int64_t learned_positions = 0;  // rows of the learned position table (OPT: max + 2)
+  bool tied_embeddings = false;   // LM head shares the embedding matrix
+  bool linear_bias = false;       // every linear layer has a bias (OPT, BLOOM)
+  bool qkv_bias = false;          // only q/k/v have biases (Qwen2)
+  bool embedding_norm = false;    // a LayerNorm right after the embedding (BLOOM)
+  // Attention and MLP read the same normed input and their outputs are added to the residual
+  // together (Phi, Falcon-7B, GPT-J, GPT-NeoX): one norm per layer, or two (Falcon's new
+  // decoder architecture: one for each branch).
+  bool parallel_attention = false;
+  int64_t parallel_norms = 1;         // parallel_attention: norms per layer (1 or 2)
+  int64_t rotary_dim = 0;             // RoPE models: rotated dims of each head (Phi-2: 0.4 x 80)
+  bool post_norms = false;            // Gemma-2: RMSNorms on the attention and FFN outputs
+  bool ffn_implicit = false;          // the config gives no FFN width: 4 x hidden assumed
   std::vector<std::string> warnings;  // what the loader ignored or assumed (never silent)
 
   int64_t q_dim() const { return heads * head_dim; }
   int64_t kv_dim() const { return kv_heads * head_dim; }
+  // Norms in one decoder layer: 2 (pre-attention, pre-FFN), parallel_norms with parallel
+  // attention, + 2 post-norms (Gemma-2).
+  int64_t layer_norms() const;
+  // Rotated dims per head: rotary_dim, or the whole head when unset (0).
+  int64_t rotary_dims() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
 
   // Parameters, by the same accounting as PyTorch's sum(p.numel()): weights, biases, norm
   // parameters, embeddings, the LM head unless tied.

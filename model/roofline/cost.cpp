@@ -3,6 +3,7 @@
 #include "model/golden/error.h"
 #include "model/tiling/tiling.h"
 
+#include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -78,7 +79,7 @@ OpCost memory_bound(const Machine& m, const std::string& name, const std::string
   c.bytes = bytes;
   c.kernels = kernels;
   c.unit = "cuda cores";
-  c.memory_ms = bytes / m.dram_bytes_per_s() * 1e3;
+  c.memory_ms = bytes / m.elementwise_bytes_per_s() * 1e3;
   c.compute_ms = flops / cuda_rate(m, t) * 1e3;
   const double fixed_ms = kernels * m.elementwise_fixed_s() * 1e3;
   c.ms = std::max(c.memory_ms, c.compute_ms) + fixed_ms;
@@ -89,16 +90,35 @@ OpCost memory_bound(const Machine& m, const std::string& name, const std::string
   return c;
 }
 
+// The weight operand name a path entry of the `achievable` section (hw::GemmPathRates) uses.
+std::string path_weight_name(const llm::WeightFormat& w) {
+  if (w.kind == llm::WeightFormatKind::kFloat) return std::string(golden::dtype_name(w.dtype));
+  if (w.kind == llm::WeightFormatKind::kInt) return "int" + std::to_string(w.bits);
+  return w.name();
+}
+
 }  // namespace
 
 OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
   const GemmPath path = m.gemm_path(g.weights, g.acts, g.tables);
   const auto& a = m.achievable();
   const int sms = m.sms();
-  const double per_sm_tensor = path.peak_tops * 1e12 * a.tensor_fraction / sms;
+  // Paths whose kernels were measured apart (INT8, FP8, weight-only INT4) have their own rates.
+  const hw::GemmPathRates* rates =
+      path.unit == GemmUnit::kLut
+          ? nullptr
+          : a.gemm_path(golden::dtype_name(g.acts), path_weight_name(g.weights));
+  const double tensor_fraction =
+      rates && rates->tensor_fraction > 0 ? rates->tensor_fraction : a.tensor_fraction;
+  const double per_sm_tensor = path.peak_tops * 1e12 * tensor_fraction / sms;
   const double per_sm_cuda = cuda_rate(m, DType::kFp16) / sms;
   const double xb = g.x_bytes_per_element(), wb = g.w_bytes_per_element();
-  const double dram_bw = m.dram_bytes_per_s();
+  const double dram_bw = rates && rates->dram_bw_fraction > 0
+                             ? m.gpu().dram.bw_gbps * 1e9 * rates->dram_bw_fraction
+                             : m.dram_bytes_per_s();
+  const int min_tile_m = rates ? rates->tile_m : 0;
+  const int max_split_k = rates && rates->max_split_k > 0 ? rates->max_split_k : kMaxSplitK;
+  const double fixed_s = rates && rates->fixed_us > 0 ? rates->fixed_us * 1e-6 : m.kernel_fixed_s();
 
   OpCost best;
   double best_s = INFINITY;
@@ -135,7 +155,8 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
           (g.bytes() + reduce_bytes) / std::min(dram_bw, active * m.sm_dram_bytes_per_s());
       double t_total = overlap(t_compute, t_dram, a.overlap_exponent);
       if (t_compute > t_dram) t_total *= throttle(m, t_compute);
-      t_total += m.kernel_fixed_s();
+      // Split-K: the partial sums are added by a second (reduce) kernel.
+      t_total += fixed_s + (!stream_k && s > 1 ? m.elementwise_fixed_s() : 0.0);
       if (t_total < best_s) {
         best_s = t_total;
         best.tile = TileChoice{t.tm, t.tn, stream_k ? 1 : s, tiles, waves, stream_k};
@@ -147,11 +168,11 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
                      : inner == t_tensor  ? "compute"
                      : inner == t_dequant ? "dequant"
                                           : "l2";
-        if (m.kernel_fixed_s() > std::max(t_compute, t_dram)) best.bound = "fixed";
+        if (fixed_s > std::max(t_compute, t_dram)) best.bound = "fixed";
         best.bytes = g.bytes() + reduce_bytes;
       }
     };
-    for (int s = 1; s <= kMaxSplitK; ++s) {
+    for (int s = 1; s <= max_split_k; ++s) {
       if (s > 1 && (base * s > sms || ceil_div(g.k, s) < kMinSplitKDepth)) break;
       evaluate(s, false);
     }
@@ -186,6 +207,15 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
     if (!chosen) {
       for (Tile t : kLutTiles) consider(t, true, m.gpu().lut_tensor->core.shape.n);
     }
+  } else if (min_tile_m > 0) {
+    // The path's kernels pad M up to their smallest tile (INT8 IMMA tiles of 32 rows; 1 for
+    // GEMV-like weight-only kernels).
+    for (Tile t : {Tile{min_tile_m, 64}, Tile{min_tile_m, 128}, Tile{min_tile_m, 256}}) {
+      consider(t, true, kMacWarpN);
+    }
+    for (Tile t : kMacTiles) {
+      if (t.tm > min_tile_m) consider(t, true, kMacWarpN);
+    }
   } else {
     for (Tile t : kMacTiles) consider(t, true, kMacWarpN);
   }
@@ -193,7 +223,7 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
   best.kind = "gemm";
   best.ms = best_s * 1e3;
   best.flops = g.flops();
-  best.kernels = 1;
+  best.kernels = best.tile.split_k > 1 ? 2 : 1;  // + the split-K reduce kernel
   best.unit = path.description;
   if (g.tables && g.tables_in_kernel) best.unit += ", tables built in kernel";
   best.tensor_busy_s = g.flops() / (path.peak_tops * 1e12);
@@ -212,9 +242,11 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
   c.kind = "attention";
   c.flops = op.flops;
   c.bytes = op.bytes();
-  c.kernels = 3;  // attention kernel + K and V cache appends
+  // The reference step's SDPA: the attention kernel and a second one (decode: the split-KV
+  // reduction; prefill: a memset of its statistics), plus the K and V cache copies.
+  c.kernels = 4;
   c.unit = "flash attention (mac " + std::string(golden::dtype_name(step.hidden)) + ")";
-  const double fixed_s = m.kernel_fixed_s() + 2 * m.elementwise_fixed_s();
+  const double fixed_s = m.kernel_fixed_s() + 3 * m.elementwise_fixed_s();
   int64_t units = at.batch * at.heads;
   if (!at.causal && at.q_len <= 16) {
     // Decode: stream the KV cache. FlashAttention-2 folds the query heads of a KV group into
@@ -228,7 +260,7 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
             ? 1
             : std::max<int64_t>(1, std::min(ceil_div(sms, units), ceil_div(at.kv_len, 256)));
     const double active = double(std::min<int64_t>(units * splits, sms));
-    const double bw = std::min(m.dram_bytes_per_s(), active * m.sm_dram_bytes_per_s());
+    const double bw = std::min(m.attention_bytes_per_s(), active * m.sm_dram_bytes_per_s());
     c.memory_ms = c.bytes / bw * 1e3;
     const double padded_rows = 16.0 * ceil_div(rows, 16);
     const double padded_flops = 4.0 * units * padded_rows * at.kv_len * at.head_dim;
@@ -287,10 +319,16 @@ OpCost op_cost(const Machine& m, const llm::Op& op, const llm::StepConfig& step)
       if (fused) c.unit = "cuda cores, fused into " + op.fused_into;
       return c;
     }
-    case llm::OpKind::kRope:
-      // Eager RoPE: q*cos + rotate_half(q)*sin on q and k (several elementwise kernels, about
-      // twice the minimal traffic).
-      return memory_bound(m, op.name, kind, op.flops, 2.0 * op.bytes(), 3, step.hidden);
+    case llm::OpKind::kRope: {
+      // Eager RoPE on q and k each: x*cos, rotate_half (neg of one half, cat), *sin, add: 5
+      // kernels moving 10 elements per rotated element (the graph counts 2); partial rotary adds
+      // one cat of the rotated and pass-through parts (2 per element).
+      const double rotated = double(op.elements), pass = double(op.passthrough_elements);
+      const double hb = op.bytes() / (2.0 * (rotated + pass));
+      const bool partial = pass > 0;
+      const double bytes = hb * (10.0 * rotated + (partial ? 2.0 * (rotated + pass) : 0.0));
+      return memory_bound(m, op.name, kind, op.flops, bytes, partial ? 12 : 10, step.hidden);
+    }
     case llm::OpKind::kActivation: {
       // Gated FFN: act(gate) then * up: two kernels, 10 bytes per element instead of 6.
       const bool gated = op.read_bytes > 1.5 * op.write_bytes;
@@ -305,6 +343,50 @@ OpCost op_cost(const Machine& m, const llm::Op& op, const llm::StepConfig& step)
   }
   return {};
 }
+
+namespace {
+
+// A linear op of a launch group (llm::Op::launch_with: the fused QKV or gate+up linear) costs
+// its share, by N, of the group's one GEMM (N concatenated, the input read once); the group's
+// first op carries its launches. Any other op: op_cost.
+OpCost launch_group_cost(const Machine& m, const std::vector<llm::Op>& ops, const llm::Op& op,
+                         const llm::StepConfig& step) {
+  if (op.kind != llm::OpKind::kLinear) return op_cost(m, op, step);
+  const std::string& leader = op.launch_with.empty() ? op.name : op.launch_with;
+  const llm::Op* first = nullptr;
+  std::vector<const llm::Op*> members;
+  for (const auto& o : ops) {
+    if (o.kind != llm::OpKind::kLinear) continue;
+    if (o.name == leader) first = &o;
+    if (o.launch_with == leader) members.push_back(&o);
+  }
+  if (members.empty() || first == nullptr) return op_cost(m, op, step);
+  GemmProblem g = gemm_of(*first, step);
+  std::string names;
+  for (const auto* o : members) {
+    g.n += o->gemm.n;
+    g.weight_bytes += o->weight_bytes;
+    g.out_bytes += o->write_bytes;
+    names += (names.empty() ? "" : ", ") + o->name;
+  }
+  const OpCost all = gemm_cost(m, g);
+  OpCost c = all;
+  c.name = op.name;
+  c.kind = std::string(llm::op_kind_name(op.kind));
+  const double share = double(op.gemm.n) / double(g.n);
+  c.ms = all.ms * share;
+  c.compute_ms = all.compute_ms * share;
+  c.memory_ms = all.memory_ms * share;
+  c.flops = op.flops;
+  c.tensor_busy_s = all.tensor_busy_s * share;
+  c.bytes = all.bytes * share;
+  c.kernels = &op == first ? all.kernels : 0;
+  c.unit += fmt::format(", one launch: {}{}{} (N = {})", first->name, names.empty() ? "" : ", ",
+                        names, g.n);
+  return c;
+}
+
+}  // namespace
 
 StepEstimate estimate_step(const Machine& m, const llm::StepGraph& graph) {
   StepEstimate e;
@@ -323,7 +405,7 @@ StepEstimate estimate_step(const Machine& m, const llm::StepGraph& graph) {
   auto run = [&](const std::vector<llm::Op>& ops, std::vector<OpCost>& out, double times) {
     double ms = 0;
     for (const auto& op : ops) {
-      out.push_back(op_cost(m, op, s));
+      out.push_back(launch_group_cost(m, ops, op, s));
       ms += out.back().ms;
       busy += times * out.back().tensor_busy_s;
       bytes += times * out.back().bytes;

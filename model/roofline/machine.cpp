@@ -25,6 +25,9 @@ Machine::Machine(hw::GpuConfig gpu) : gpu_(std::move(gpu)) {
   dram_bps_ = gpu_.dram.bw_gbps * 1e9 * a.dram_bw_fraction;
   l2_bps_ = gpu_.l2.bw_gbps * 1e9 * a.l2_bw_fraction;
   sm_dram_bps_ = a.sm_dram_gbps * 1e9;
+  auto or_dram = [&](double f) { return f > 0 ? gpu_.dram.bw_gbps * 1e9 * f : dram_bps_; };
+  elementwise_bps_ = or_dram(a.elementwise_bw_fraction);
+  attention_bps_ = or_dram(a.attention_bw_fraction);
 }
 
 double Machine::cuda_flops_per_s(DType t) const {

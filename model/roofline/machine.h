@@ -38,6 +38,8 @@ class Machine {
   double dram_bytes_per_s() const { return dram_bps_; }  // achievable, whole GPU
   double l2_bytes_per_s() const { return l2_bps_; }      // achievable operand bandwidth
   double sm_dram_bytes_per_s() const { return sm_dram_bps_; }
+  double elementwise_bytes_per_s() const { return elementwise_bps_; }  // eager CUDA-core kernels
+  double attention_bytes_per_s() const { return attention_bps_; }      // decode KV streaming
   double l2_capacity_bytes() const { return gpu_.l2_bytes(); }
   double register_bytes_per_sm() const { return gpu_.register_file_kb_per_sm * 1024.0; }
   // CUDA-core rate (FLOP/s, achievable) for elementwise work in `t` (fp16/bf16 use the half rate).
@@ -60,7 +62,7 @@ class Machine {
 
  private:
   hw::GpuConfig gpu_;
-  double dram_bps_ = 0, l2_bps_ = 0, sm_dram_bps_ = 0;
+  double dram_bps_ = 0, l2_bps_ = 0, sm_dram_bps_ = 0, elementwise_bps_ = 0, attention_bps_ = 0;
 };
 
 }  // namespace ltc::roofline

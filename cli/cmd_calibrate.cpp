@@ -1,0 +1,71 @@
+// `ltc calibrate`: fit a GPU's `achievable` section to profiler measurements
+// (model/roofline/calibrate.h) and print the in-sample and leave-one-model-out errors.
+#include "cli/command.h"
+#include "cli/options.h"
+#include "model/golden/error.h"
+#include "model/roofline/calibrate.h"
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <memory>
+
+namespace ltc::cli {
+namespace {
+
+struct CalibrateOptions {
+  std::string gpu = "h200";
+  std::vector<std::string> measurements;
+  std::string out;
+  bool no_lomo = false;
+  bool json = false;
+};
+
+void run(const CalibrateOptions& o) {
+  const hw::GpuConfig gpu = hw::load_gpu(o.gpu);
+  const auto data = roofline::load_measurements(o.measurements);
+  roofline::CalibrateOptions opts;
+  opts.lomo = !o.no_lomo;
+  const auto r = roofline::calibrate(gpu, data, opts);
+  if (!r.device_mismatch.empty()) fmt::print(stderr, "ltc: warning: {}\n", r.device_mismatch);
+  if (!o.out.empty()) {
+    const std::string text = roofline::calibrated_gpu_json(roofline::gpu_file_path(o.gpu), r);
+    std::ofstream out(o.out);
+    if (!out || !(out << text)) throw InputError("--out: cannot write '" + o.out + "'");
+  }
+  if (o.json) {
+    nlohmann::json j = r;
+    if (!o.out.empty()) j["out"] = o.out;
+    fmt::print("{}\n", j.dump());
+    return;
+  }
+  fmt::print("{}", roofline::format_calibration(r));
+  if (!o.out.empty()) fmt::print("wrote {}\n", o.out);
+}
+
+CommandRegistrar reg{
+    43, [](CLI::App& app) {
+      auto opts = std::make_shared<CalibrateOptions>();
+      CLI::App* sub = app.add_subcommand(
+          "calibrate",
+          "Fit a GPU's achievable rates to profiler measurements (tools/profile-gpu); print "
+          "in-sample and leave-one-model-out errors");
+      add_gpu_option(sub, opts->gpu)->capture_default_str();
+      sub->add_option("--measurements", opts->measurements,
+                      "measurement files: profiles (schema ltc-gpu-profile/1) and/or GEMM lists "
+                      "({\"gemm\": [...]})")
+          ->required()
+          ->expected(1, -1);
+      sub->add_option("--out", opts->out, "write the GPU file with the fitted achievable section");
+      sub->add_flag("--no-lomo", opts->no_lomo, "skip the leave-one-model-out fits");
+      sub->add_flag("--json", opts->json, "print one JSON object");
+      set_examples(sub, {"ltc calibrate --gpu h200 --measurements "
+                         "configs/calibration/h200-profile.json --out h200.json",
+                         "ltc calibrate --gpu h200 --measurements "
+                         "configs/calibration/h200-profile.json --json"});
+      sub->callback([opts] { run(*opts); });
+    }};
+
+}  // namespace
+}  // namespace ltc::cli

@@ -1,0 +1,794 @@
+#include "model/roofline/calibrate.h"
+
+#include "model/golden/error.h"
+#include "model/roofline/estimate.h"
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace ltc::roofline {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr char kProfileSchema[] = "ltc-gpu-profile/1";
+constexpr char kValidInputs[] =
+    "a profile written by tools/profile-gpu/profile_gpu.py (schema ltc-gpu-profile/1, e.g. "
+    "configs/calibration/h200-profile.json) or a GEMM list {\"gemm\": [{name, M, N, K, ms}]} "
+    "(e.g. configs/calibration/h200-gemm.json)";
+
+json read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open file (valid input: " + kValidInputs + ")");
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    throw InputError(path + ": not valid JSON: " + plain_json_error(e));
+  }
+}
+
+// The config file a profile's model names: its "source" as given (working directory), under
+// the repository (config_dir()/..), next to the profile, else the built-in model of its name.
+std::string resolve_model(const std::string& profile, const std::string& name,
+                          const std::string& source) {
+  std::vector<fs::path> tries;
+  if (!source.empty()) {
+    tries.push_back(source);
+    tries.push_back(fs::path(llm::config_dir()).parent_path() / source);
+    tries.push_back(fs::path(profile).parent_path() / fs::path(source).filename());
+    tries.push_back(fs::path(profile).parent_path() / "profile-models" /
+                    fs::path(source).filename());
+  }
+  for (const auto& p : tries) {
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) return p.string();
+  }
+  return name;  // a built-in name (load_model names the valid ones when it is not)
+}
+
+// The profile recorded the shape it measured; the model graph must build the same layer.
+void check_shape(const std::string& where, const llm::ModelConfig& c, const json& shape) {
+  auto mismatch = [&](const std::string& field, const std::string& graph, const std::string& prof) {
+    throw InputError(where + ": the model graph gives " + field + " = " + graph +
+                     " but the profile measured " + prof + " (fix the config or model/llm)");
+  };
+  auto num = [&](const char* key, int64_t ours) {
+    if (!shape.contains(key) || !shape[key].is_number_integer()) return;
+    const int64_t v = shape[key].get<int64_t>();
+    if (v != ours) mismatch(key, std::to_string(ours), std::to_string(v));
+  };
+  auto flag = [&](const char* key, bool ours) {
+    if (!shape.contains(key) || !shape[key].is_boolean()) return;
+    const bool v = shape[key].get<bool>();
+    if (v != ours) mismatch(key, ours ? "true" : "false", v ? "true" : "false");
+  };
+  num("hidden", c.hidden);
+  num("heads", c.heads);
+  num("kv_heads", c.kv_heads);
+  num("head_dim", c.head_dim);
+  num("ffn", c.intermediate);
+  flag("ffn_implicit", c.ffn_implicit);
+  flag("gated", c.ffn == llm::FfnKind::kGated);
+  num("rotary_dim", c.position == llm::PositionKind::kRope ? c.rotary_dims() : 0);
+  flag("parallel", c.parallel_attention);
+  if (c.parallel_attention) num("parallel_norms", c.parallel_norms);
+  flag("post_norms", c.post_norms);
+  flag("qkv_bias", c.linear_bias || c.qkv_bias);
+  flag("o_bias", c.linear_bias);
+  flag("mlp_bias", c.linear_bias);
+  if (shape.contains("norm") && shape["norm"].is_string()) {
+    const std::string ours = c.norm == llm::NormKind::kLayerNorm ? "layer_norm" : "rms_norm";
+    if (shape["norm"] != ours) mismatch("norm", ours, shape["norm"].get<std::string>());
+  }
+}
+
+void read_profile(const std::string& path, const json& j, Measurements& out) {
+  const std::string schema = j.value("schema", "");
+  if (schema != kProfileSchema) {
+    throw InputError(path + ": schema '" + schema + "' is not supported (valid: " + kProfileSchema +
+                     ")");
+  }
+  auto array = [&](const char* key) -> const json& {
+    if (!j.contains(key) || !j[key].is_array()) {
+      throw InputError(path + ": field '" + std::string(key) + "' must be an array (schema " +
+                       kProfileSchema + ", tools/profile-gpu/README.md)");
+    }
+    return j[key];
+  };
+  if (j.contains("settings") && j["settings"].value("dtype", "fp16") != "fp16") {
+    throw InputError(path + ": settings.dtype '" + j["settings"].value("dtype", "") +
+                     "' is not supported (valid: fp16, the reference step's dtype)");
+  }
+  const std::string device =
+      j.contains("device") && j["device"].is_object() ? j["device"].value("name", "") : "";
+  if (!device.empty()) {
+    if (!out.device.empty() && out.device != device) {
+      throw InputError(path + ": measured on an " + device + " but the other files on an " +
+                       out.device + " (give measurements of one GPU)");
+    }
+    out.device = device;
+  }
+  const json& models = array("models");
+  for (size_t i = 0; i < models.size(); ++i) {
+    const auto& e = models[i];
+    const std::string where = path + ": models[" + std::to_string(i) + "]";
+    if (!e.contains("name") || !e["name"].is_string()) {
+      throw InputError(where + ": field 'name' must be a string");
+    }
+    ProfileModel pm;
+    pm.name = e["name"].get<std::string>();
+    const std::string source = e.value("source", "");
+    try {
+      pm.config = llm::load_model(resolve_model(path, pm.name, source));
+    } catch (const InputError& ex) {
+      throw InputError(where + " '" + pm.name + "': " + ex.what());
+    }
+    if (e.contains("shape")) check_shape(where + " '" + pm.name + "'", pm.config, e["shape"]);
+    const bool known = std::any_of(out.models.begin(), out.models.end(),
+                                   [&](const ProfileModel& m) { return m.name == pm.name; });
+    if (!known) out.models.push_back(pm);
+  }
+  auto has_model = [&](const std::string& n) {
+    return std::any_of(out.models.begin(), out.models.end(),
+                       [&](const ProfileModel& m) { return m.name == n; });
+  };
+  const json& steps = array("steps");
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const auto& e = steps[i];
+    const std::string where = path + ": steps[" + std::to_string(i) + "]";
+    StepMeasurement s;
+    try {
+      s.model = e.at("model").get<std::string>();
+      s.phase = llm::parse_phase(e.at("phase").get<std::string>(), where + ": phase");
+      s.batch = e.at("batch").get<int64_t>();
+      s.length = s.phase == llm::Phase::kDecode ? e.at("context").get<int64_t>()
+                                                : e.at("seq").get<int64_t>();
+      s.ms = e.at("ms_per_layer").get<double>();
+    } catch (const json::exception& ex) {
+      throw InputError(where + ": " + plain_json_error(ex));
+    }
+    if (!has_model(s.model)) {
+      throw InputError(where + ": model '" + s.model + "' is not in the file's 'models'");
+    }
+    if (!(s.ms > 0) || s.batch < 1 || s.length < (s.phase == llm::Phase::kDecode ? 0 : 1)) {
+      throw InputError(where + ": needs ms_per_layer > 0, batch >= 1, context >= 0 / seq >= 1");
+    }
+    out.steps.push_back(s);
+  }
+  if (j.contains("ops")) {
+    for (size_t i = 0; i < array("ops").size(); ++i) {
+      const auto& e = j["ops"][i];
+      if (e.value("op", "") != "gemm") continue;  // other operators: not fitted here
+      const std::string where = path + ": ops[" + std::to_string(i) + "]";
+      GemmMeasurement g;
+      try {
+        g.model = e.value("model", "");
+        g.name = e.value("name", "");
+        g.dtype = e.at("dtype").get<std::string>();
+        g.m = e.at("M").get<int64_t>();
+        g.m_run = e.value("M_run", g.m);
+        g.n = e.at("N").get<int64_t>();
+        g.k = e.at("K").get<int64_t>();
+        g.ms = e.at("ms").get<double>();
+        g.group_size = e.value("int4_group_size", 0);
+      } catch (const json::exception& ex) {
+        throw InputError(where + ": " + plain_json_error(ex));
+      }
+      try {
+        gemm_path_spec(g.dtype);
+      } catch (const InputError& ex) {
+        throw InputError(where + ": " + ex.what());
+      }
+      if (!(g.ms > 0) || g.m < 1 || g.m_run < g.m || g.n < 1 || g.k < 1) {
+        throw InputError(where + ": needs ms > 0, M, N, K >= 1 and M_run >= M");
+      }
+      out.gemms.push_back(g);
+    }
+  }
+}
+
+void read_gemm_list(const std::string& path, Measurements& out) {
+  std::string device;
+  for (const auto& c : load_gemm_measurements(path, &device)) {
+    GemmMeasurement g;
+    g.name = c.name;
+    g.dtype = "fp16";
+    g.m = g.m_run = c.m;
+    g.n = c.n;
+    g.k = c.k;
+    g.ms = c.measured_ms;
+    out.gemms.push_back(g);
+  }
+  if (!device.empty()) {
+    if (!out.device.empty() && out.device != device) {
+      throw InputError(path + ": measured on an " + device + " but the other files on an " +
+                       out.device + " (give measurements of one GPU)");
+    }
+    out.device = device;
+  }
+}
+
+double clamp(double v, double lo, double hi) {
+  return std::max(lo, std::min(hi, v));
+}
+
+hw::GemmPathRates& path_entry(hw::AchievableRates& a, const std::string& act,
+                              const std::string& weight) {
+  for (auto& p : a.gemm_paths) {
+    if (p.act == act && p.weight == weight) return p;
+  }
+  a.gemm_paths.push_back(hw::GemmPathRates{act, weight, 0, 0, 0, 0, 0});
+  return a.gemm_paths.back();
+}
+
+// The (act, weight) names of a dtype path's entry in the `achievable` section.
+std::pair<std::string, std::string> path_names(const std::string& dtype) {
+  const auto spec = gemm_path_spec(dtype);
+  const auto w = llm::parse_weight_format(spec.weights);
+  const std::string weight = w.kind == llm::WeightFormatKind::kInt
+                                 ? "int" + std::to_string(w.bits)
+                                 : std::string(golden::dtype_name(w.dtype));
+  return {spec.acts, weight};
+}
+
+StepRequest step_request(const StepMeasurement& s) {
+  StepRequest r;
+  r.model = s.model;
+  r.phase = s.phase;
+  r.batch = s.batch;
+  r.length = s.length;
+  return r;
+}
+
+double step_ms(const Machine& m, const Measurements& data, const StepMeasurement& s) {
+  return estimate(m, data.model(s.model), step_request(s)).layer_ms;
+}
+
+double gemm_ms(const Machine& m, const GemmMeasurement& g) {
+  const auto spec = gemm_path_spec(g.dtype);
+  std::string weights = spec.weights;
+  if (g.dtype == "int4wo" && g.group_size > 0) weights = "int4:g=" + std::to_string(g.group_size);
+  const auto w = llm::parse_weight_format(weights);
+  const auto a = golden::parse_act_dtype(spec.acts, "GEMM acts");
+  return gemm_cost(m, make_gemm(g.m_run, g.n, g.k, w, a)).ms;
+}
+
+Machine machine_with(const hw::GpuConfig& gpu, const hw::AchievableRates& rates) {
+  hw::GpuConfig g = gpu;
+  g.achievable = rates;
+  return Machine(std::move(g));
+}
+
+double mean_abs(const std::vector<double>& errors) {
+  if (errors.empty()) return 0;
+  double s = 0;
+  for (double e : errors) s += std::abs(e);
+  return s / double(errors.size());
+}
+
+double gemm_objective(const hw::GpuConfig& gpu, const hw::AchievableRates& rates,
+                      const Measurements& data, const std::vector<size_t>& gemms) {
+  const Machine m = machine_with(gpu, rates);
+  std::vector<double> e;
+  for (size_t i : gemms) {
+    const auto& g = data.gemms[i];
+    e.push_back(gemm_ms(m, g) / g.ms - 1);
+  }
+  return mean_abs(e);
+}
+
+FitParameter scalar(const std::string& name, double hw::AchievableRates::*field, double lo,
+                    double hi, bool log_scale = false) {
+  FitParameter p;
+  p.name = name;
+  p.get = [field](const hw::AchievableRates& a) { return a.*field; };
+  p.set = [field](hw::AchievableRates& a, double v) { a.*field = v; };
+  p.lo = lo;
+  p.hi = hi;
+  p.log_scale = log_scale;
+  return p;
+}
+
+ErrorSummary summarize(const std::string& group, const std::vector<const CaseResult*>& cases) {
+  ErrorSummary s;
+  s.group = group;
+  s.cases = int(cases.size());
+  std::vector<double> in, out;
+  for (const auto* c : cases) {
+    in.push_back(c->error());
+    if (c->lomo_ms > 0) out.push_back(c->lomo_error());
+    s.max_abs = std::max(s.max_abs, std::abs(c->error()));
+  }
+  s.mape = mean_abs(in);
+  s.lomo_mape = mean_abs(out);
+  return s;
+}
+
+std::string format_files(const std::vector<std::string>& files) {
+  std::string s;
+  for (const auto& f : files) s += (s.empty() ? "" : " ") + f;
+  return s;
+}
+
+}  // namespace
+
+const llm::ModelConfig& Measurements::model(const std::string& name) const {
+  for (const auto& m : models) {
+    if (m.name == name) return m.config;
+  }
+  throw std::out_of_range("no model " + name);
+}
+
+GemmPathSpec gemm_path_spec(const std::string& dtype) {
+  if (dtype == "fp16") return {"fp16", "fp16"};
+  if (dtype == "bf16") return {"bf16", "bf16"};
+  if (dtype == "int8") return {"int8", "int8"};
+  if (dtype == "fp8") return {"fp8e4m3", "fp8e4m3"};
+  if (dtype == "int4wo") return {"int4:g=128", "bf16"};
+  throw InputError("GEMM dtype '" + dtype +
+                   "' is not known (valid: fp16, bf16, int8, fp8, int4wo)");
+}
+
+Measurements load_measurements(const std::vector<std::string>& files) {
+  if (files.empty()) {
+    throw InputError(std::string("--measurements: give at least one file (valid: ") + kValidInputs +
+                     ")");
+  }
+  Measurements out;
+  out.files = files;
+  for (const auto& path : files) {
+    const json j = read_json(path);
+    if (!j.is_object()) {
+      throw InputError(path + ": a measurement file must be a JSON object (valid: " + kValidInputs +
+                       ")");
+    }
+    if (j.contains("schema")) {
+      read_profile(path, j, out);
+    } else if (j.contains("gemm")) {
+      read_gemm_list(path, out);
+    } else {
+      throw InputError(path + ": no 'schema' and no 'gemm' field (valid: " + kValidInputs + ")");
+    }
+  }
+  return out;
+}
+
+std::vector<FitParameter> step_parameters() {
+  using A = hw::AchievableRates;
+  return {
+      scalar("dram_bw_fraction", &A::dram_bw_fraction, 0.5, 1.0),
+      scalar("tensor_fraction", &A::tensor_fraction, 0.4, 1.0),
+      scalar("l2_bw_fraction", &A::l2_bw_fraction, 0.2, 1.0),
+      scalar("kernel_fixed_us", &A::kernel_fixed_us, 0.5, 15, true),
+      scalar("elementwise_fixed_us", &A::elementwise_fixed_us, 0.2, 8, true),
+      scalar("elementwise_bw_fraction", &A::elementwise_bw_fraction, 0.1, 1.0),
+      scalar("attention_bw_fraction", &A::attention_bw_fraction, 0.2, 1.0),
+      scalar("flash_attention_fraction", &A::flash_attention_fraction, 0.1, 0.9),
+      scalar("sm_dram_gbps", &A::sm_dram_gbps, 5, 200, true),
+      scalar("overlap_exponent", &A::overlap_exponent, 1, 16, true),
+      scalar("throttle_per_efold", &A::throttle_per_efold, 0, 0.3),
+  };
+}
+
+std::vector<FitParameter> path_parameters(const std::string& dtype) {
+  const auto [act, weight] = path_names(dtype);
+  const std::string pre = "gemm_paths[" + act + " x " + weight + "].";
+  auto field = [&, act = act, weight = weight](const std::string& name,
+                                               double hw::GemmPathRates::*f, double lo, double hi,
+                                               bool log_scale) {
+    FitParameter p;
+    p.name = pre + name;
+    p.get = [=](const hw::AchievableRates& a) {
+      const auto* e = a.gemm_path(act, weight);
+      return e ? e->*f : 0.0;
+    };
+    p.set = [=](hw::AchievableRates& a, double v) { path_entry(a, act, weight).*f = v; };
+    p.lo = lo;
+    p.hi = hi;
+    p.log_scale = log_scale;
+    return p;
+  };
+  FitParameter tile;
+  tile.name = pre + "tile_m";
+  tile.get = [act = act, weight = weight](const hw::AchievableRates& a) {
+    const auto* e = a.gemm_path(act, weight);
+    return e ? double(e->tile_m) : 0.0;
+  };
+  tile.set = [act = act, weight = weight](hw::AchievableRates& a, double v) {
+    path_entry(a, act, weight).tile_m = int(v);
+  };
+  tile.choices = {1, 16, 32, 64};
+  FitParameter split = tile;
+  split.name = pre + "max_split_k";
+  split.get = [act = act, weight = weight](const hw::AchievableRates& a) {
+    const auto* e = a.gemm_path(act, weight);
+    return e ? double(e->max_split_k) : 0.0;
+  };
+  split.set = [act = act, weight = weight](hw::AchievableRates& a, double v) {
+    path_entry(a, act, weight).max_split_k = int(v);
+  };
+  split.choices = {16, 4, 1};
+  return {field("tensor_fraction", &hw::GemmPathRates::tensor_fraction, 0.005, 1.0, true),
+          field("dram_bw_fraction", &hw::GemmPathRates::dram_bw_fraction, 0.05, 1.0, false),
+          field("fixed_us", &hw::GemmPathRates::fixed_us, 0.5, 15, true), tile, split};
+}
+
+hw::AchievableRates coordinate_search(
+    const hw::AchievableRates& start, const std::vector<FitParameter>& params,
+    const std::function<double(const hw::AchievableRates&)>& objective, const CalibrateOptions& o) {
+  hw::AchievableRates best = start;
+  // Start inside the bounds (0 means "GPU-wide value" for path entries: start at mid-range).
+  for (const auto& p : params) {
+    if (!p.choices.empty()) {
+      const double v = p.get(best);
+      if (std::find(p.choices.begin(), p.choices.end(), v) == p.choices.end()) {
+        p.set(best, p.choices.front());
+      }
+    } else {
+      const double v = p.get(best);
+      const double mid = p.log_scale ? std::sqrt(p.lo * p.hi) : 0.5 * (p.lo + p.hi);
+      p.set(best, v > 0 || p.lo == 0 ? clamp(v, p.lo, p.hi) : mid);
+    }
+  }
+  double best_f = objective(best);
+  for (int sweep = 0; sweep < o.sweeps; ++sweep) {
+    const double shrink = std::pow(0.5, sweep);
+    for (const auto& p : params) {
+      std::vector<double> tries;
+      if (!p.choices.empty()) {
+        tries = p.choices;
+      } else {
+        const double v = p.get(best);
+        for (int i = -o.grid; i <= o.grid; ++i) {
+          if (i == 0) continue;
+          const double t = double(i) / o.grid * shrink;
+          const double x = p.log_scale ? std::exp(std::log(v) + t * std::log(p.hi / p.lo) / 2)
+                                       : v + t * (p.hi - p.lo) / 2;
+          tries.push_back(clamp(x, p.lo, p.hi));
+        }
+      }
+      for (double x : tries) {
+        hw::AchievableRates trial = best;
+        p.set(trial, x);
+        const double f = objective(trial);
+        if (f < best_f - 1e-12) {
+          best_f = f;
+          best = trial;
+        }
+      }
+    }
+  }
+  return best;
+}
+
+double step_objective(const hw::GpuConfig& gpu, const hw::AchievableRates& rates,
+                      const Measurements& data, const std::vector<size_t>& steps) {
+  const Machine m = machine_with(gpu, rates);
+  std::vector<double> decode, prefill;
+  for (size_t i : steps) {
+    const auto& s = data.steps[i];
+    const double e = step_ms(m, data, s) / s.ms - 1;
+    (s.phase == llm::Phase::kDecode ? decode : prefill).push_back(e);
+  }
+  if (decode.empty()) return mean_abs(prefill);
+  if (prefill.empty()) return mean_abs(decode);
+  return 0.5 * (mean_abs(decode) + mean_abs(prefill));
+}
+
+CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
+                            const CalibrateOptions& o) {
+  CalibrationResult r;
+  r.gpu = gpu.name;
+  r.data = data;
+  r.before = gpu.achievable;
+  if (!data.device.empty()) {
+    // "NVIDIA H200" -> "h200": built-in GPU names are product names in lower case.
+    std::string key;
+    for (char ch : data.device) key += char(std::tolower(static_cast<unsigned char>(ch)));
+    if (key.rfind("nvidia ", 0) == 0) key = key.substr(7);
+    key.erase(std::remove(key.begin(), key.end(), ' '), key.end());
+    if (gpu.name.rfind(key, 0) != 0) {
+      r.device_mismatch = "the measurements are from an " + data.device +
+                          " but the fit is for gpu '" + gpu.name + "' (use --gpu " + key + ")";
+    }
+  }
+  std::set<std::string> models_seen;
+  for (const auto& s : data.steps) models_seen.insert(s.model);
+  for (const auto& g : data.gemms) {
+    if (!g.model.empty()) models_seen.insert(g.model);
+  }
+  const std::vector<std::string> models(models_seen.begin(), models_seen.end());
+
+  // Which cases each fit sees: steps (FP16), and each low-bit path's GEMMs.
+  auto step_ids = [&](const std::string& skip) {
+    std::vector<size_t> ids;
+    for (size_t i = 0; i < data.steps.size(); ++i) {
+      if (data.steps[i].model != skip) ids.push_back(i);
+    }
+    return ids;
+  };
+  std::set<std::string> path_dtypes;
+  for (const auto& g : data.gemms) {
+    if (g.dtype != "fp16" && g.dtype != "bf16") path_dtypes.insert(g.dtype);
+  }
+  auto gemm_ids = [&](const std::string& dtype, const std::string& skip) {
+    std::vector<size_t> ids;
+    for (size_t i = 0; i < data.gemms.size(); ++i) {
+      const auto& g = data.gemms[i];
+      if (g.dtype == dtype && (skip.empty() || g.model != skip)) ids.push_back(i);
+    }
+    return ids;
+  };
+  const auto step_params = step_parameters();
+  auto fit = [&](const std::string& skip) {
+    hw::AchievableRates a = gpu.achievable;
+    const auto ids = step_ids(skip);
+    if (!ids.empty()) {
+      a = coordinate_search(
+          a, step_params,
+          [&](const hw::AchievableRates& x) { return step_objective(gpu, x, data, ids); }, o);
+    }
+    for (const auto& dtype : path_dtypes) {
+      const auto gids = gemm_ids(dtype, skip);
+      if (gids.empty()) continue;
+      a = coordinate_search(
+          a, path_parameters(dtype),
+          [&](const hw::AchievableRates& x) { return gemm_objective(gpu, x, data, gids); }, o);
+    }
+    return a;
+  };
+
+  r.fitted = fit("");
+  if (!data.steps.empty()) {
+    for (const auto& p : step_params) r.parameters.push_back(p.name);
+  }
+  for (const auto& dtype : path_dtypes) {
+    for (const auto& p : path_parameters(dtype)) r.parameters.push_back(p.name);
+  }
+  r.fitted.source = "";
+  {
+    const Machine m = machine_with(gpu, r.fitted);
+    const Machine before(gpu);
+    std::vector<double> before_errors;
+    for (const auto& s : data.steps) {
+      CaseResult c;
+      c.model = s.model;
+      c.phase = std::string(llm::phase_name(s.phase));
+      c.what = "step";
+      c.batch = s.batch;
+      c.length = s.length;
+      c.measured_ms = s.ms;
+      c.estimated_ms = step_ms(m, data, s);
+      r.steps.push_back(c);
+      before_errors.push_back(step_ms(before, data, s) / s.ms - 1);
+    }
+    r.before_step_mape = mean_abs(before_errors);
+    for (const auto& g : data.gemms) {
+      CaseResult c;
+      c.model = g.model;
+      c.what = g.dtype;
+      c.name = g.name;
+      c.m = g.m;
+      c.m_run = g.m_run;
+      c.n = g.n;
+      c.k = g.k;
+      c.measured_ms = g.ms;
+      c.estimated_ms = gemm_ms(m, g);
+      r.gemms.push_back(c);
+    }
+  }
+  if (o.lomo && models.size() > 1) {
+    for (const auto& held_out : models) {
+      const Machine m = machine_with(gpu, fit(held_out));
+      for (size_t i = 0; i < data.steps.size(); ++i) {
+        if (data.steps[i].model == held_out) {
+          r.steps[i].lomo_ms = step_ms(m, data, data.steps[i]);
+        }
+      }
+      for (size_t i = 0; i < data.gemms.size(); ++i) {
+        if (data.gemms[i].model == held_out) r.gemms[i].lomo_ms = gemm_ms(m, data.gemms[i]);
+      }
+    }
+  }
+  auto select = [](const std::vector<CaseResult>& cases,
+                   const std::function<bool(const CaseResult&)>& keep) {
+    std::vector<const CaseResult*> out;
+    for (const auto& c : cases) {
+      if (keep(c)) out.push_back(&c);
+    }
+    return out;
+  };
+  for (const char* phase : {"decode", "prefill"}) {
+    auto cases = select(r.steps, [&](const CaseResult& c) { return c.phase == phase; });
+    if (!cases.empty()) r.by_phase.push_back(summarize(phase, cases));
+  }
+  if (!r.steps.empty()) {
+    r.by_phase.push_back(summarize("all", select(r.steps, [](const CaseResult&) { return true; })));
+  }
+  for (const auto& pm : data.models) {
+    auto cases = select(r.steps, [&](const CaseResult& c) { return c.model == pm.name; });
+    if (!cases.empty()) r.by_model.push_back(summarize(pm.name, cases));
+  }
+  std::vector<std::string> dtypes;
+  for (const auto& g : data.gemms) {
+    if (std::find(dtypes.begin(), dtypes.end(), g.dtype) == dtypes.end()) {
+      dtypes.push_back(g.dtype);
+    }
+  }
+  for (const auto& d : dtypes) {
+    r.by_dtype.push_back(
+        summarize(d, select(r.gemms, [&](const CaseResult& c) { return c.what == d; })));
+  }
+  auto low = [&](const std::string& group, const std::function<bool(const CaseResult&)>& keep) {
+    auto cases = select(r.gemms, keep);
+    if (!cases.empty()) r.low_bit.push_back(summarize(group, cases));
+  };
+  low("int8 x int8, M < 32 (padded)",
+      [](const CaseResult& c) { return c.what == "int8" && c.m < 32; });
+  low("int8 x int8, all M", [](const CaseResult& c) { return c.what == "int8"; });
+  low("fp8 e4m3, all M", [](const CaseResult& c) { return c.what == "fp8"; });
+  low("int4 weight-only, M = 1",
+      [](const CaseResult& c) { return c.what == "int4wo" && c.m == 1; });
+  low("int4 weight-only, all M", [](const CaseResult& c) { return c.what == "int4wo"; });
+
+  std::string phases;
+  for (const auto& p : r.by_phase) {
+    if (p.group == "all") continue;
+    phases += fmt::format("{}{} {:.1f}% (leave-one-model-out {:.1f}%)", phases.empty() ? "" : ", ",
+                          p.group, 100 * p.mape, 100 * p.lomo_mape);
+  }
+  r.fitted.source = fmt::format(
+      "fitted by ltc calibrate on {} ({} steps of {} models, {} GEMMs{}): step MAPE {}; "
+      "parameters: {}",
+      format_files(data.files), data.steps.size(), data.models.size(), data.gemms.size(),
+      data.device.empty() ? "" : ", measured on an " + data.device, phases.empty() ? "n/a" : phases,
+      fmt::format("{}", r.parameters.size()));
+  r.command = "ltc calibrate --gpu " + gpu.name + " --measurements " + format_files(data.files);
+  return r;
+}
+
+std::string gpu_file_path(const std::string& name_or_path) {
+  std::error_code ec;
+  if (fs::is_regular_file(name_or_path, ec)) return name_or_path;
+  return hw::builtin_config_dir("gpus") + "/" + name_or_path + ".json";
+}
+
+std::string calibrated_gpu_json(const std::string& gpu_file, const CalibrationResult& r) {
+  std::ifstream in(gpu_file);
+  if (!in) throw InputError(gpu_file + ": cannot open the GPU file");
+  nlohmann::ordered_json j;
+  try {
+    j = nlohmann::ordered_json::parse(in);
+  } catch (const json::exception& e) {
+    throw InputError(gpu_file + ": not valid JSON: " + plain_json_error(e));
+  }
+  hw::GpuConfig g;
+  g.achievable = r.fitted;
+  json full;
+  hw::to_json(full, g);
+  nlohmann::ordered_json a;
+  // Fields in the order of hw::AchievableRates, as the GPU files write them.
+  for (const char* key :
+       {"dram_bw_fraction", "l2_bw_fraction", "tensor_fraction", "cuda_core_fraction",
+        "kernel_fixed_us", "elementwise_fixed_us", "flash_attention_fraction", "sm_dram_gbps",
+        "overlap_exponent", "throttle_onset_ms", "throttle_per_efold", "throttle_max",
+        "elementwise_bw_fraction", "attention_bw_fraction", "gemm_paths", "source"}) {
+    const json& v = full["achievable"][key];
+    a[key] = v.is_number_float() ? nlohmann::ordered_json(std::round(v.get<double>() * 1e4) / 1e4)
+                                 : nlohmann::ordered_json::parse(v.dump());
+  }
+  j["achievable"] = a;
+  return j.dump(1) + "\n";
+}
+
+void to_json(json& j, const CalibrationResult& r) {
+  auto summaries = [](const std::vector<ErrorSummary>& v) {
+    json a = json::array();
+    for (const auto& s : v) {
+      a.push_back({{"group", s.group},
+                   {"cases", s.cases},
+                   {"mape", s.mape},
+                   {"lomo_mape", s.lomo_mape},
+                   {"max_abs_error", s.max_abs}});
+    }
+    return a;
+  };
+  auto cases = [](const std::vector<CaseResult>& v) {
+    json a = json::array();
+    for (const auto& c : v) {
+      json e = {{"model", c.model},
+                {"what", c.what},
+                {"measured_ms", c.measured_ms},
+                {"estimated_ms", c.estimated_ms},
+                {"error", c.error()}};
+      if (c.what == "step") {
+        e["phase"] = c.phase;
+        e["batch"] = c.batch;
+        e[c.phase == "decode" ? "context" : "seq"] = c.length;
+      } else {
+        e["name"] = c.name;
+        e["M"] = c.m;
+        e["M_run"] = c.m_run;
+        e["N"] = c.n;
+        e["K"] = c.k;
+      }
+      if (c.lomo_ms > 0) {
+        e["lomo_ms"] = c.lomo_ms;
+        e["lomo_error"] = c.lomo_error();
+      }
+      a.push_back(e);
+    }
+    return a;
+  };
+  hw::GpuConfig g;
+  g.achievable = r.fitted;
+  json full;
+  hw::to_json(full, g);
+  j = json{{"gpu", r.gpu},
+           {"device", r.data.device},
+           {"files", r.data.files},
+           {"command", r.command},
+           {"parameters", r.parameters},
+           {"achievable", full["achievable"]},
+           {"before_step_mape", r.before_step_mape},
+           {"by_phase", summaries(r.by_phase)},
+           {"by_model", summaries(r.by_model)},
+           {"by_dtype", summaries(r.by_dtype)},
+           {"low_bit", summaries(r.low_bit)},
+           {"steps", cases(r.steps)},
+           {"gemms", cases(r.gemms)}};
+  if (!r.device_mismatch.empty()) j["device_mismatch"] = r.device_mismatch;
+}
+
+std::string format_calibration(const CalibrationResult& r) {
+  std::string s = fmt::format("{} fitted on {}{}\n", r.gpu, format_files(r.data.files),
+                              r.data.device.empty() ? "" : " (" + r.data.device + ")");
+  hw::GpuConfig g;
+  g.achievable = r.fitted;
+  json full;
+  hw::to_json(full, g);
+  s += "achievable:\n";
+  for (const auto& [key, v] : full["achievable"].items()) {
+    if (key == "source" || key == "gemm_paths") continue;
+    s += fmt::format("  {:<26} {}\n", key, v.dump());
+  }
+  for (const auto& p : r.fitted.gemm_paths) {
+    s += fmt::format(
+        "  gemm path {} x {}: tensor_fraction {:.4f}, dram_bw_fraction {:.4f}, "
+        "fixed_us {:.2f}, tile_m {}, max_split_k {}\n",
+        p.act, p.weight, p.tensor_fraction, p.dram_bw_fraction, p.fixed_us, p.tile_m,
+        p.max_split_k);
+  }
+  auto table = [&](const char* title, const std::vector<ErrorSummary>& v) {
+    if (v.empty()) return;
+    s += fmt::format("{:<32} {:>6} {:>10} {:>10} {:>10}\n", title, "cases", "MAPE", "LOMO MAPE",
+                     "max |err|");
+    for (const auto& e : v) {
+      s += fmt::format("  {:<30} {:>6} {:>9.2f}% {:>9.2f}% {:>9.1f}%\n", e.group, e.cases,
+                       100 * e.mape, 100 * e.lomo_mape, 100 * e.max_abs);
+    }
+  };
+  table("steps by phase", r.by_phase);
+  table("steps by model", r.by_model);
+  table("GEMMs by path", r.by_dtype);
+  table("low-bit GEMMs", r.low_bit);
+  if (!r.steps.empty()) {
+    s += fmt::format("before the fit (the GPU file's section): step MAPE {:.2f}%\n",
+                     100 * r.before_step_mape);
+  }
+  if (!r.device_mismatch.empty()) s += "note: " + r.device_mismatch + "\n";
+  s += "reproduce: " + r.command + "\n";
+  return s;
+}
+
+}  // namespace ltc::roofline

@@ -1,0 +1,159 @@
+// `ltc calibrate`: fit a GPU's `achievable` section (model/hw/gpu.h) to profiler measurements
+// (tools/profile-gpu, schema ltc-gpu-profile/1; or a GEMM-only file as
+// configs/calibration/h200-gemm.json) and measure the roofline's error on them: in sample, and
+// leave-one-model-out (fit on every model but one, estimate that one).
+//
+// What is fitted is a handful of physical parameters, never a correction per point: achievable
+// DRAM and L2 bandwidth, tensor efficiency, fixed cost per kernel class, compute/memory overlap,
+// FlashAttention efficiency (decode steps and prefill steps, FP16), and per low-bit GEMM path
+// (INT8 x INT8, FP8, weight-only INT4) its tensor efficiency, DRAM efficiency and the smallest M
+// its kernels' tiles cover. The search is a bounded coordinate search (calibrate.cpp).
+#pragma once
+
+#include "model/hw/gpu.h"
+#include "model/llm/graph.h"
+#include "model/llm/model_config.h"
+#include "model/roofline/machine.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ltc::roofline {
+
+// One measured decode or prefill step of the reference step (issue #17; time per layer).
+struct StepMeasurement {
+  std::string model;  // profile model name
+  llm::Phase phase = llm::Phase::kDecode;
+  int64_t batch = 1;
+  int64_t length = 0;  // decode: context L; prefill: sequence S
+  double ms = 0;       // per decoder layer
+};
+
+// One measured GEMM Y[M,N] = X[M,K] W[N,K]^T on one path.
+struct GemmMeasurement {
+  std::string model;                       // "" for a GEMM-only file
+  std::string name;                        // "qkv", "o", "gate_up", "down", or the file's name
+  std::string dtype;                       // "fp16", "bf16", "int8", "fp8", "int4wo"
+  int64_t m = 0, m_run = 0, n = 0, k = 0;  // m_run: the M the kernel ran (padded for int8/fp8)
+  int group_size = 0;                      // int4wo: scale group
+  double ms = 0;
+};
+
+struct ProfileModel {
+  std::string name;
+  llm::ModelConfig config;
+};
+
+// Everything read from one or more measurement files.
+struct Measurements {
+  std::vector<std::string> files;
+  std::string device;  // the GPU the files were measured on ("NVIDIA H200"), "" if not given
+  std::vector<ProfileModel> models;
+  std::vector<StepMeasurement> steps;
+  std::vector<GemmMeasurement> gemms;
+  const llm::ModelConfig& model(const std::string& name) const;  // throws std::out_of_range
+};
+
+// Reads the files; throws InputError naming the file, the entry and what is valid (missing
+// file, invalid JSON, unknown schema, a model config that disagrees with the shape the profile
+// recorded). Model configs named by a profile ("source") are found relative to the working
+// directory, the repository (llm::config_dir()/..), or the profile's directory.
+Measurements load_measurements(const std::vector<std::string>& files);
+
+// The GEMM problem and measured-kernel M a measurement stands for (act/weight formats of its
+// dtype path: int8 x int8, fp8e4m3 x fp8e4m3, bf16 x int4:g=G, ...).
+struct GemmPathSpec {
+  std::string weights, acts;
+};
+GemmPathSpec gemm_path_spec(const std::string& dtype);  // throws InputError on an unknown dtype
+
+// A parameter the fit may move: a number inside hw::AchievableRates, its bounds, and whether
+// the search steps it on a log scale.
+struct FitParameter {
+  std::string name;  // "dram_bw_fraction", "gemm_paths[int8 x int8].tensor_fraction", ...
+  std::function<double(const hw::AchievableRates&)> get;
+  std::function<void(hw::AchievableRates&, double)> set;
+  double lo = 0, hi = 0;
+  bool log_scale = false;
+  std::vector<double> choices;  // a discrete parameter: the values tried (else lo..hi)
+};
+
+// One estimated case: a step (model, phase, batch, length) or a GEMM (dtype, shape).
+struct CaseResult {
+  std::string model, phase, what;  // what: "step" or the GEMM dtype
+  int64_t batch = 0, length = 0;   // steps
+  std::string name;                // GEMMs: name
+  int64_t m = 0, m_run = 0, n = 0, k = 0;
+  double measured_ms = 0;
+  double estimated_ms = 0;  // with the fit on all models
+  double lomo_ms = 0;       // with the fit on all models but this one (0 when not computed)
+  double error() const { return (estimated_ms - measured_ms) / measured_ms; }
+  double lomo_error() const { return (lomo_ms - measured_ms) / measured_ms; }
+};
+
+// Mean absolute percentage errors (fractions) over a set of cases.
+struct ErrorSummary {
+  std::string group;  // "decode", "prefill", a model name, a GEMM dtype
+  int cases = 0;
+  double mape = 0, lomo_mape = 0, max_abs = 0;
+};
+
+struct CalibrateOptions {
+  bool lomo = true;  // leave-one-model-out fits (one per model)
+  int sweeps = 6;    // coordinate-search sweeps over all parameters
+  int grid = 8;      // points tried per parameter and sweep, each side of the current value
+};
+
+struct CalibrationResult {
+  std::string gpu;
+  Measurements data;
+  hw::AchievableRates fitted;
+  hw::AchievableRates before;           // the GPU file's section
+  std::vector<std::string> parameters;  // what the fit moved
+  std::vector<CaseResult> steps;        // every step case
+  std::vector<CaseResult> gemms;        // every GEMM case
+  std::vector<ErrorSummary> by_phase;   // decode, prefill, all
+  std::vector<ErrorSummary> by_model;   // steps per model
+  std::vector<ErrorSummary> by_dtype;   // GEMMs per dtype path
+  // Low-bit GEMMs the issue names: int8 at M < 32 (padded kernels), fp8, int4wo at M = 1.
+  std::vector<ErrorSummary> low_bit;
+  double before_step_mape = 0;  // the GPU file's section on the same steps
+  std::string device_mismatch;  // set when the files were measured on another GPU
+  std::string command;          // the `ltc calibrate` command that reproduces it
+};
+
+// The step and low-bit parameters the fit moves (the GEMM paths of `data`'s dtypes).
+std::vector<FitParameter> step_parameters();
+std::vector<FitParameter> path_parameters(const std::string& dtype);
+
+// Minimizes `objective` over `params` from `start` by bounded coordinate search; returns the
+// best section found. Deterministic.
+hw::AchievableRates coordinate_search(
+    const hw::AchievableRates& start, const std::vector<FitParameter>& params,
+    const std::function<double(const hw::AchievableRates&)>& objective, const CalibrateOptions& o);
+
+// Mean absolute percentage error of the roofline on `steps` (both phases weighted equally when
+// both are present) on `gpu` with `rates`.
+double step_objective(const hw::GpuConfig& gpu, const hw::AchievableRates& rates,
+                      const Measurements& data, const std::vector<size_t>& steps);
+
+CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
+                            const CalibrateOptions& o = {});
+
+// The GPU file's text (`gpu_file`, JSON) with only its `achievable` section replaced by the
+// fit; `source` says what it was fitted on and the errors reached. Key order and every other
+// section are kept as they are.
+std::string calibrated_gpu_json(const std::string& gpu_file, const CalibrationResult& r);
+// The file a GPU name or path stands for (configs/gpus/<name>.json for a built-in name).
+std::string gpu_file_path(const std::string& name_or_path);
+
+// Per-case measured vs estimated and the error summaries, as one JSON object (what
+// `ltc calibrate --json` prints and a report can plot).
+void to_json(nlohmann::json& j, const CalibrationResult& r);
+std::string format_calibration(const CalibrationResult& r);
+
+}  // namespace ltc::roofline
