@@ -240,6 +240,11 @@ ModelConfig model_from_hf_config(const json& j, const std::string& src) {
     c.linear_bias = bool_field(j, "bias", false);
   }
   if (type == "gemma2" || type == "gemma3_text") c.post_norms = true;
+  // Architectures whose Hugging Face config class ties the LM head to the embedding by default.
+  if ((type == "falcon" || type == "gemma" || type == "gemma2") &&
+      !j.contains("tie_word_embeddings")) {
+    c.tied_embeddings = true;
+  }
   if (type == "opt") {
     c.position = PositionKind::kLearned;
     c.learned_positions = c.max_positions + 2;  // OPT's learned positions are offset by 2

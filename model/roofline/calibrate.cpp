@@ -440,21 +440,32 @@ hw::AchievableRates coordinate_search(
       p.set(best, v > 0 || p.lo == 0 ? clamp(v, p.lo, p.hi) : mid);
     }
   }
+  // Normalized coordinate of a continuous parameter: 0 at lo, 1 at hi (log or linear).
+  auto to_u = [](const FitParameter& p, double v) {
+    return p.log_scale ? std::log(v / p.lo) / std::log(p.hi / p.lo) : (v - p.lo) / (p.hi - p.lo);
+  };
+  auto from_u = [](const FitParameter& p, double u) {
+    u = clamp(u, 0, 1);
+    return p.log_scale ? p.lo * std::exp(u * std::log(p.hi / p.lo)) : p.lo + u * (p.hi - p.lo);
+  };
   double best_f = objective(best);
-  for (int sweep = 0; sweep < o.sweeps; ++sweep) {
-    const double shrink = std::pow(0.5, sweep);
+  // Sweeps over the parameters with steps halving each time (then more at the finest step
+  // while they still improve, at most `sweeps` more), each followed by a pattern move along the
+  // sweep's net direction (Hooke-Jeeves), which follows valleys of correlated parameters.
+  double last_f = best_f;
+  for (int sweep = 0; sweep < 2 * o.sweeps; ++sweep) {
+    if (sweep >= o.sweeps && !(best_f < last_f * (1 - 1e-4))) break;
+    last_f = sweep >= o.sweeps - 1 ? best_f : last_f;
+    const double step = 0.5 * std::pow(0.5, std::min(sweep, o.sweeps - 1));
+    const hw::AchievableRates sweep_start = best;
     for (const auto& p : params) {
       std::vector<double> tries;
       if (!p.choices.empty()) {
         tries = p.choices;
       } else {
-        const double v = p.get(best);
+        const double u = to_u(p, p.get(best));
         for (int i = -o.grid; i <= o.grid; ++i) {
-          if (i == 0) continue;
-          const double t = double(i) / o.grid * shrink;
-          const double x = p.log_scale ? std::exp(std::log(v) + t * std::log(p.hi / p.lo) / 2)
-                                       : v + t * (p.hi - p.lo) / 2;
-          tries.push_back(clamp(x, p.lo, p.hi));
+          if (i != 0) tries.push_back(from_u(p, u + double(i) / o.grid * step));
         }
       }
       for (double x : tries) {
@@ -467,8 +478,110 @@ hw::AchievableRates coordinate_search(
         }
       }
     }
+    for (double t : {1.0, 2.0, 4.0, 8.0}) {
+      hw::AchievableRates trial = best;
+      bool moved = false;
+      for (const auto& p : params) {
+        if (!p.choices.empty()) continue;
+        const double u0 = to_u(p, p.get(sweep_start)), u1 = to_u(p, p.get(best));
+        if (u1 == u0) continue;
+        p.set(trial, from_u(p, u1 + t * (u1 - u0)));
+        moved = true;
+      }
+      if (!moved) break;
+      const double f = objective(trial);
+      if (!(f < best_f - 1e-12)) break;
+      best_f = f;
+      best = trial;
+    }
   }
+  // Polish the continuous parameters with Nelder-Mead in normalized coordinates, started from
+  // a simplex of one coarse step along each axis.
+  std::vector<const FitParameter*> cont;
+  for (const auto& p : params) {
+    if (p.choices.empty()) cont.push_back(&p);
+  }
+  const size_t n = cont.size();
+  if (n == 0 || o.polish_evaluations <= 0) return best;
+  auto point = [&](const std::vector<double>& u) {
+    hw::AchievableRates a = best;
+    for (size_t i = 0; i < n; ++i) cont[i]->set(a, from_u(*cont[i], u[i]));
+    return a;
+  };
+  std::vector<std::vector<double>> x(n + 1, std::vector<double>(n));
+  std::vector<double> f(n + 1);
+  for (size_t i = 0; i < n; ++i) x[0][i] = clamp(to_u(*cont[i], cont[i]->get(best)), 0, 1);
+  f[0] = best_f;
+  for (size_t k = 1; k <= n; ++k) {
+    x[k] = x[0];
+    x[k][k - 1] += x[0][k - 1] < 0.9 ? 0.1 : -0.1;
+    f[k] = objective(point(x[k]));
+  }
+  int evaluations = int(n);
+  while (evaluations < o.polish_evaluations) {
+    std::vector<size_t> order(n + 1);
+    for (size_t i = 0; i <= n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return f[a] < f[b]; });
+    const size_t lo = order[0], hi = order[n], second = order[n - 1];
+    if (f[hi] - f[lo] < 1e-7) break;
+    std::vector<double> c(n, 0.0);
+    for (size_t i = 0; i <= n; ++i) {
+      if (i == hi) continue;
+      for (size_t d = 0; d < n; ++d) c[d] += x[i][d] / double(n);
+    }
+    auto along = [&](double t) {
+      std::vector<double> y(n);
+      for (size_t d = 0; d < n; ++d) y[d] = clamp(c[d] + t * (x[hi][d] - c[d]), 0, 1);
+      return y;
+    };
+    auto eval = [&](const std::vector<double>& y) {
+      ++evaluations;
+      return objective(point(y));
+    };
+    const auto r = along(-1);
+    const double fr = eval(r);
+    if (fr < f[lo]) {
+      const auto e = along(-2);
+      const double fe = eval(e);
+      x[hi] = fe < fr ? e : r;
+      f[hi] = std::min(fe, fr);
+    } else if (fr < f[second]) {
+      x[hi] = r;
+      f[hi] = fr;
+    } else {
+      const auto k = along(0.5);
+      const double fk = eval(k);
+      if (fk < f[hi]) {
+        x[hi] = k;
+        f[hi] = fk;
+      } else {
+        for (size_t i = 0; i <= n; ++i) {
+          if (i == lo) continue;
+          for (size_t d = 0; d < n; ++d) x[i][d] = x[lo][d] + 0.5 * (x[i][d] - x[lo][d]);
+          f[i] = eval(x[i]);
+        }
+      }
+    }
+  }
+  const size_t at = size_t(std::min_element(f.begin(), f.end()) - f.begin());
+  if (f[at] < best_f) best = point(x[at]);
   return best;
+}
+
+double fit_objective(const hw::GpuConfig& gpu, const hw::AchievableRates& rates,
+                     const Measurements& data, const std::vector<size_t>& steps,
+                     const std::vector<size_t>& fp16_gemms) {
+  const double s = steps.empty() ? 0 : step_objective(gpu, rates, data, steps);
+  if (fp16_gemms.empty()) return s;
+  const double g = gemm_objective(gpu, rates, data, fp16_gemms);
+  if (steps.empty()) return g;
+  // Each phase and the GEMMs count alike.
+  const bool both =
+      std::any_of(steps.begin(), steps.end(),
+                  [&](size_t i) { return data.steps[i].phase == llm::Phase::kDecode; }) &&
+      std::any_of(steps.begin(), steps.end(),
+                  [&](size_t i) { return data.steps[i].phase == llm::Phase::kPrefill; });
+  return both ? (2 * s + g) / 3 : (s + g) / 2;
 }
 
 double step_objective(const hw::GpuConfig& gpu, const hw::AchievableRates& rates,
@@ -533,10 +646,16 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
   auto fit = [&](const std::string& skip) {
     hw::AchievableRates a = gpu.achievable;
     const auto ids = step_ids(skip);
-    if (!ids.empty()) {
+    // FP16 GEMMs of the profiles (not those of GEMM-only files: they stay a test) pin the
+    // tensor and DRAM parameters the steps share.
+    std::vector<size_t> fp16;
+    for (size_t i : gemm_ids("fp16", skip)) {
+      if (!data.gemms[i].model.empty()) fp16.push_back(i);
+    }
+    if (!ids.empty() || !fp16.empty()) {
       a = coordinate_search(
           a, step_params,
-          [&](const hw::AchievableRates& x) { return step_objective(gpu, x, data, ids); }, o);
+          [&](const hw::AchievableRates& x) { return fit_objective(gpu, x, data, ids, fp16); }, o);
     }
     for (const auto& dtype : path_dtypes) {
       const auto gids = gemm_ids(dtype, skip);

@@ -104,8 +104,9 @@ struct ErrorSummary {
 
 struct CalibrateOptions {
   bool lomo = true;  // leave-one-model-out fits (one per model)
-  int sweeps = 6;    // coordinate-search sweeps over all parameters
-  int grid = 8;      // points tried per parameter and sweep, each side of the current value
+  int sweeps = 5;    // coordinate-search sweeps over all parameters
+  int grid = 6;      // points tried per parameter and sweep, each side of the current value
+  int polish_evaluations = 400;  // Nelder-Mead polish of the continuous parameters (0: none)
 };
 
 struct CalibrationResult {
@@ -140,6 +141,12 @@ hw::AchievableRates coordinate_search(
 // both are present) on `gpu` with `rates`.
 double step_objective(const hw::GpuConfig& gpu, const hw::AchievableRates& rates,
                       const Measurements& data, const std::vector<size_t>& steps);
+
+// What the step fit minimizes: the step objective and the MAPE of the FP16 GEMMs `fp16_gemms`,
+// weighted as a third phase.
+double fit_objective(const hw::GpuConfig& gpu, const hw::AchievableRates& rates,
+                     const Measurements& data, const std::vector<size_t>& steps,
+                     const std::vector<size_t>& fp16_gemms);
 
 CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
                             const CalibrateOptions& o = {});

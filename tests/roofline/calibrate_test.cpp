@@ -20,23 +20,287 @@ std::string calibration_file(const std::string& name) {
   return llm::config_dir() + "/calibration/" + name;
 }
 
-TEST(Calibrate, PrintH200) {
-  const auto data = load_measurements({calibration_file("h200-profile.json")});
+double summary_mape(const std::vector<ErrorSummary>& v, const std::string& group) {
+  for (const auto& s : v) {
+    if (s.group == group) return s.mape;
+  }
+  return INFINITY;
+}
+
+// What the fit reaches on configs/calibration/h200-profile.json (model/roofline/README.md),
+// rounded up by about half a point.
+constexpr double kDecodeMape = 0.045, kPrefillMape = 0.036;
+constexpr double kDecodeLomoMape = 0.06, kPrefillLomoMape = 0.05, kModelLomoMape = 0.15;
+constexpr double kInt8SmallMMape = 0.12, kInt8Mape = 0.15, kFp8Mape = 0.075, kInt4M1Mape = 0.09;
+constexpr double kOldGemmMape = 0.06;
+
+// Prints the fit without leave-one-model-out and the old GEMM-only file's cases (run with
+// --gtest_also_run_disabled_tests).
+TEST(Calibrate, DISABLED_PrintH200) {
+  const auto data = load_measurements(
+      {calibration_file("h200-profile.json"), calibration_file("h200-gemm.json")});
   CalibrateOptions o;
   o.lomo = false;
   const auto r = calibrate(hw::load_gpu("h200"), data, o);
   std::printf("%s", format_calibration(r).c_str());
-  for (const auto& c : r.steps) {
-    std::printf("%-12s %-7s B%-4ld L%-5ld meas %.4f est %.4f %+.1f%%\n", c.model.c_str(),
-                c.phase.c_str(), long(c.batch), long(c.length), c.measured_ms, c.estimated_ms,
-                100 * c.error());
-  }
   for (const auto& c : r.gemms) {
-    if (c.what == "fp16" || c.what == "bf16") continue;
-    std::printf("%-12s %-7s %-8s M%-5ld(%ld) N%-6ld K%-6ld meas %.4f est %.4f %+.1f%%\n",
-                c.model.c_str(), c.what.c_str(), c.name.c_str(), long(c.m), long(c.m_run),
-                long(c.n), long(c.k), c.measured_ms, c.estimated_ms, 100 * c.error());
+    if (!c.model.empty()) continue;
+    std::printf("%-20s M%-5ld N%-6ld K%-6ld meas %.4f est %.4f %+.1f%%\n", c.name.c_str(),
+                long(c.m), long(c.n), long(c.k), c.measured_ms, c.estimated_ms, 100 * c.error());
   }
+}
+
+// The fit on the committed H200 profile (and the old GEMM-only file, reported, not fitted),
+// with leave-one-model-out, computed once for the tests below (about a minute on one core).
+class H200Fit : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const auto data = load_measurements(
+        {calibration_file("h200-profile.json"), calibration_file("h200-gemm.json")});
+    result_ = new CalibrationResult(calibrate(hw::load_gpu("h200"), data));
+    std::printf("%s", format_calibration(*result_).c_str());
+  }
+  static void TearDownTestSuite() {
+    delete result_;
+    result_ = nullptr;
+  }
+  static const ErrorSummary& summary(const std::vector<ErrorSummary>& v, const std::string& g) {
+    for (const auto& s : v) {
+      if (s.group == g) return s;
+    }
+    throw std::runtime_error("no error group " + g);
+  }
+  static CalibrationResult* result_;
+};
+CalibrationResult* H200Fit::result_ = nullptr;
+
+// Bounds: what the fit reaches on the committed files (model/roofline/README.md) plus a margin
+// of about half a point; a change to the roofline or the fit that loses accuracy fails here.
+TEST_F(H200Fit, StepErrorsStayUnderTheBoundsReached) {
+  const auto& d = summary(result_->by_phase, "decode");
+  const auto& p = summary(result_->by_phase, "prefill");
+  EXPECT_EQ(d.cases, 72);
+  EXPECT_EQ(p.cases, 36);
+  EXPECT_LT(d.mape, kDecodeMape);
+  EXPECT_LT(p.mape, kPrefillMape);
+  EXPECT_LT(d.lomo_mape, kDecodeLomoMape);
+  EXPECT_LT(p.lomo_mape, kPrefillLomoMape);
+  for (const auto& m : result_->by_model) EXPECT_LT(m.lomo_mape, kModelLomoMape) << m.group;
+  // The fit improves on the GPU file's section (GEMM-only calibration) it started from.
+  EXPECT_LT(summary(result_->by_phase, "all").mape, result_->before_step_mape);
+}
+
+TEST_F(H200Fit, LeaveOneModelOutEstimatesEveryStepFromAFitWithoutItsModel) {
+  int differ = 0;
+  for (const auto& c : result_->steps) {
+    ASSERT_GT(c.lomo_ms, 0) << c.model;
+    differ += std::abs(c.lomo_ms - c.estimated_ms) > 1e-9;
+  }
+  // Held-out fits differ from the full fit (they saw other data).
+  EXPECT_GT(differ, int(result_->steps.size()) / 2);
+  // Out of sample is no better than in sample overall.
+  const auto& all = summary(result_->by_phase, "all");
+  EXPECT_GE(all.lomo_mape, all.mape);
+}
+
+TEST_F(H200Fit, LowBitGemmsWithinTheBoundsReached) {
+  EXPECT_LT(summary(result_->low_bit, "int8 x int8, M < 32 (padded)").mape, kInt8SmallMMape);
+  EXPECT_LT(summary(result_->low_bit, "int8 x int8, all M").mape, kInt8Mape);
+  EXPECT_LT(summary(result_->low_bit, "fp8 e4m3, all M").mape, kFp8Mape);
+  EXPECT_LT(summary(result_->low_bit, "int4 weight-only, M = 1").mape, kInt4M1Mape);
+  // int8 at M <= 16 ran padded to M = 17 (torch._int_mm's limit); the estimate uses that M.
+  for (const auto& c : result_->gemms) {
+    if (c.what == "int8" && c.m < 17) {
+      EXPECT_EQ(c.m_run, 17);
+    }
+  }
+}
+
+// The old GEMM-only calibration (42 cuBLAS fp16 GEMMs) stays a test case of the refit section.
+TEST_F(H200Fit, OldGemmOnlyCalibrationStaysAccurate) {
+  std::vector<double> errors;
+  for (const auto& c : result_->gemms) {
+    if (c.model.empty()) errors.push_back(std::abs(c.error()));
+  }
+  ASSERT_EQ(errors.size(), 42u);
+  double mape = 0;
+  for (double e : errors) mape += e / errors.size();
+  EXPECT_LT(mape, kOldGemmMape);
+}
+
+// The calibrated file is the GPU file with only `achievable` replaced: `sm` (the simulator's)
+// and everything else kept, and it loads back with the fitted values.
+TEST_F(H200Fit, CalibratedGpuFileKeepsEverySectionButAchievable) {
+  const std::string path = gpu_file_path("h200");
+  const std::string text = calibrated_gpu_json(path, *result_);
+  const auto before = nlohmann::json::parse(std::ifstream(path));
+  const auto after = nlohmann::json::parse(text);
+  for (const auto& [key, v] : before.items()) {
+    if (key != "achievable") {
+      EXPECT_EQ(after.at(key), v) << key;
+    }
+  }
+  const auto g = hw::parse_gpu_json(text, "calibrated");
+  EXPECT_NEAR(g.achievable.dram_bw_fraction, result_->fitted.dram_bw_fraction, 1e-4);
+  EXPECT_NEAR(g.achievable.kernel_fixed_us, result_->fitted.kernel_fixed_us, 1e-4);
+  EXPECT_EQ(g.achievable.gemm_paths.size(), result_->fitted.gemm_paths.size());
+}
+
+// Synthetic data made by the roofline itself from known parameters: the fit recovers them.
+// Hand check of one point: int8 M = 1, N = K = 8192 is DRAM bound, 64 MiB of weights at
+// 0.6 x 4.8 TB/s = 23.3 us, plus the 3 us launch: 26.3 us.
+TEST(Calibrate, SyntheticGemmsRecoverKnownPathParameters) {
+  hw::GpuConfig gpu = hw::load_gpu("h200");
+  gpu.achievable.gemm_paths.clear();
+  hw::AchievableRates truth = gpu.achievable;
+  truth.gemm_paths.push_back(hw::GemmPathRates{"int8", "int8", 0.5, 0.6, 32, 3.0, 1});
+  const Machine m_truth([&] {
+    hw::GpuConfig g = gpu;
+    g.achievable = truth;
+    return g;
+  }());
+  Measurements data;
+  for (int64_t mm : {1, 16, 64, 256, 1024, 4096}) {
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{8192, 8192}, {4096, 14336}, {28672, 4096}}) {
+      GemmMeasurement g;
+      g.model = "synthetic";
+      g.dtype = "int8";
+      g.m = g.m_run = mm;
+      g.n = n;
+      g.k = k;
+      g.ms = gemm_cost(m_truth,
+                       make_gemm(mm, n, k, llm::parse_weight_format("int8"), golden::DType::kInt8))
+                 .ms;
+      data.gemms.push_back(g);
+    }
+  }
+  const double hand_ms = (3.0e-6 + 8192.0 * 8192 / (4800e9 * 0.6)) * 1e3;
+  EXPECT_NEAR(data.gemms[0].ms, hand_ms, 0.03 * hand_ms);
+  const auto r = calibrate(gpu, data);
+  const auto* p = r.fitted.gemm_path("int8", "int8");
+  ASSERT_NE(p, nullptr);
+  EXPECT_NEAR(p->tensor_fraction, 0.5, 0.02);
+  EXPECT_NEAR(p->dram_bw_fraction, 0.6, 0.02);
+  EXPECT_NEAR(p->fixed_us, 3.0, 0.2);
+  EXPECT_EQ(p->tile_m, 32);
+  EXPECT_LT(summary_mape(r.by_dtype, "int8"), 0.01);
+}
+
+// Steps made by the roofline from known DRAM fraction and fixed costs (three models, both
+// phases): the coordinate search over those three parameters, started elsewhere, finds them.
+TEST(Calibrate, SyntheticStepsRecoverKnownParameters) {
+  const hw::GpuConfig gpu = hw::load_gpu("h200");
+  hw::AchievableRates truth = gpu.achievable;
+  truth.dram_bw_fraction = 0.7;
+  truth.kernel_fixed_us = 4.0;
+  truth.elementwise_fixed_us = 1.5;
+  Measurements data;
+  // Different kernel mixes (OPT has no RoPE kernels) separate the two fixed costs.
+  for (const std::string name : {"llama2-7b", "opt-6.7b", "llama3.2-1b"}) {
+    const std::string file = calibration_file("profile-models/" + name + ".json");
+    data.models.push_back(ProfileModel{name, llm::load_model(name == "llama2-7b" ? name : file)});
+  }
+  hw::GpuConfig g = gpu;
+  g.achievable = truth;
+  const Machine m(g);
+  for (const auto& pm : data.models) {
+    for (auto [phase, b, l] : {std::tuple{llm::Phase::kDecode, 1, 512},
+                               {llm::Phase::kDecode, 64, 2048},
+                               {llm::Phase::kPrefill, 1, 512},
+                               {llm::Phase::kPrefill, 4, 2048}}) {
+      StepRequest r;
+      r.phase = phase;
+      r.batch = b;
+      r.length = l;
+      data.steps.push_back(
+          StepMeasurement{pm.name, phase, b, l, estimate(m, pm.config, r).layer_ms});
+    }
+  }
+  std::vector<FitParameter> params;
+  for (const auto& p : step_parameters()) {
+    if (p.name == "dram_bw_fraction" || p.name == "kernel_fixed_us" ||
+        p.name == "elementwise_fixed_us") {
+      params.push_back(p);
+    }
+  }
+  ASSERT_EQ(params.size(), 3u);
+  hw::AchievableRates start = gpu.achievable;
+  start.dram_bw_fraction = 0.9;
+  start.kernel_fixed_us = 8;
+  start.elementwise_fixed_us = 4;
+  std::vector<size_t> all(data.steps.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const CalibrateOptions o;
+  const auto fitted = coordinate_search(
+      start, params,
+      [&](const hw::AchievableRates& a) { return step_objective(gpu, a, data, all); }, o);
+  EXPECT_NEAR(fitted.dram_bw_fraction, 0.7, 0.01);
+  EXPECT_NEAR(fitted.kernel_fixed_us, 4.0, 0.2);
+  EXPECT_NEAR(fitted.elementwise_fixed_us, 1.5, 0.1);
+  EXPECT_LT(step_objective(gpu, fitted, data, all), 0.003);
+}
+
+TEST(Calibrate, MissingFileNamesItAndTheValidInputs) {
+  try {
+    load_measurements({"/nonexistent/profile.json"});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("/nonexistent/profile.json"), std::string::npos) << w;
+    EXPECT_NE(w.find("ltc-gpu-profile/1"), std::string::npos) << w;
+  }
+  EXPECT_THROW(load_measurements({}), InputError);
+}
+
+std::string write_temp(const std::string& name, const nlohmann::json& j) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << j.dump();
+  return path;
+}
+
+TEST(Calibrate, WrongSchemaNamesTheValidOne) {
+  const std::string path = write_temp("calib_schema.json", {{"schema", "ltc-gpu-profile/9"}});
+  try {
+    load_measurements({path});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find(path), std::string::npos) << w;
+    EXPECT_NE(w.find("'ltc-gpu-profile/9' is not supported (valid: ltc-gpu-profile/1)"),
+              std::string::npos)
+        << w;
+  }
+  const std::string neither = write_temp("calib_neither.json", {{"steps", 1}});
+  EXPECT_THROW(load_measurements({neither}), InputError);
+}
+
+TEST(Calibrate, UnknownGpuNamesTheBuiltinOnes) {
+  try {
+    hw::load_gpu("h900");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("h200"), std::string::npos) << e.what();
+  }
+}
+
+// A profile whose recorded shape disagrees with what the model graph builds from the config
+// is refused, naming the model and the field: the fit never compares different layers.
+TEST(Calibrate, ShapeTheGraphDoesNotBuildIsRefused) {
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(calibration_file("h200-profile.json")));
+  for (auto& m : j["models"]) {
+    if (m["name"] == "phi-2") m["shape"]["rotary_dim"] = 80;
+    m["source"] = llm::config_dir() + "/../" + m["source"].get<std::string>();
+  }
+  const std::string path = write_temp("calib_shape.json", j);
+  try {
+    load_measurements({path});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("'phi-2'"), std::string::npos) << w;
+    EXPECT_NE(w.find("rotary_dim = 32 but the profile measured 80"), std::string::npos) << w;
+  }
+  EXPECT_THROW(gemm_path_spec("int3"), InputError);
 }
 
 }  // namespace
