@@ -266,9 +266,10 @@ void GpuConfig::finalize() {
     }
   }
   for (const auto& p : achievable.gemm_paths) {
-    if (p.tensor_fraction < 0 || p.tensor_fraction > 1 || p.dram_bw_fraction < 0 ||
-        p.dram_bw_fraction > 1 || p.tile_m < 0 || p.tile_m > 256 || p.fixed_us < 0 ||
-        p.max_split_k < 0 || p.max_split_k > 64) {
+    if (p.tensor_fraction < 0 || p.tensor_fraction > 1 || p.small_tile_fraction < 0 ||
+        p.small_tile_fraction > 1 || p.dram_bw_fraction < 0 || p.dram_bw_fraction > 1 ||
+        p.tile_m < 0 || p.tile_m > 256 || p.fixed_us < 0 || p.max_split_k < 0 ||
+        p.max_split_k > 64) {
       throw InputError(w + ": achievable.gemm_paths " + p.act + " x " + p.weight +
                        ": fractions must be in [0, 1] (0: the GPU-wide value), tile_m in 0..256, "
                        "fixed_us >= 0, max_split_k in 0..64");
@@ -389,6 +390,7 @@ void to_json(json& j, const GpuConfig& g) {
                      {"tensor_fraction", p.tensor_fraction},
                      {"dram_bw_fraction", p.dram_bw_fraction},
                      {"tile_m", p.tile_m},
+                     {"small_tile_fraction", p.small_tile_fraction},
                      {"fixed_us", p.fixed_us},
                      {"max_split_k", p.max_split_k}});
   }
@@ -569,6 +571,7 @@ void from_json(const json& j, GpuConfig& g) {
         p.opt("tensor_fraction", r.tensor_fraction);
         p.opt("dram_bw_fraction", r.dram_bw_fraction);
         p.opt("tile_m", r.tile_m);
+        p.opt("small_tile_fraction", r.small_tile_fraction);
         p.opt("fixed_us", r.fixed_us);
         p.opt("max_split_k", r.max_split_k);
         p.reject_unknown();

@@ -46,12 +46,13 @@ struct CacheLevel {
 // (INT8 x INT8, FP8, weight-only INT4 as bf16 x int4 on a GPU without that MAC pair): fitted by
 // `ltc calibrate` on the path's measured GEMMs. A 0 falls back to the GPU-wide value.
 struct GemmPathRates {
-  std::string act, weight;      // operand names as in mac_tensor ("int8", "fp8e4m3", "int4")
-  double tensor_fraction = 0;   // of the path's dense peak (dequantize paths: act x act peak)
-  double dram_bw_fraction = 0;  // streaming weights and activations
-  int tile_m = 0;               // rows of the path's smallest kernel tile (M padded up to it)
-  double fixed_us = 0;          // per launch (0: kernel_fixed_us)
-  int max_split_k = 0;          // K splits its kernels use at most (0: the library's 16)
+  std::string act, weight;         // operand names as in mac_tensor ("int8", "fp8e4m3", "int4")
+  double tensor_fraction = 0;      // of the path's dense peak (dequantize paths: act x act peak)
+  double dram_bw_fraction = 0;     // streaming weights and activations
+  int tile_m = 0;                  // rows of the path's smallest kernel tile (M padded up to it)
+  double small_tile_fraction = 0;  // tensor efficiency of its tiles under 128 rows (0: as above)
+  double fixed_us = 0;             // per launch (0: kernel_fixed_us)
+  int max_split_k = 0;             // K splits its kernels use at most (0: the library's 16)
 };
 
 struct AchievableRates {

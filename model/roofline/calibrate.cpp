@@ -227,7 +227,7 @@ hw::GemmPathRates& path_entry(hw::AchievableRates& a, const std::string& act,
   for (auto& p : a.gemm_paths) {
     if (p.act == act && p.weight == weight) return p;
   }
-  a.gemm_paths.push_back(hw::GemmPathRates{act, weight, 0, 0, 0, 0, 0});
+  a.gemm_paths.push_back(hw::GemmPathRates{act, weight, 0, 0, 0, 0, 0, 0});
   return a.gemm_paths.back();
 }
 
@@ -419,8 +419,11 @@ std::vector<FitParameter> path_parameters(const std::string& dtype) {
   };
   split.choices = {16, 4, 1};
   return {field("tensor_fraction", &hw::GemmPathRates::tensor_fraction, 0.005, 1.0, true),
+          field("small_tile_fraction", &hw::GemmPathRates::small_tile_fraction, 0.005, 1.0, true),
           field("dram_bw_fraction", &hw::GemmPathRates::dram_bw_fraction, 0.05, 1.0, false),
-          field("fixed_us", &hw::GemmPathRates::fixed_us, 0.5, 15, true), tile, split};
+          field("fixed_us", &hw::GemmPathRates::fixed_us, 0.5, 15, true),
+          tile,
+          split};
 }
 
 hw::AchievableRates coordinate_search(
@@ -660,9 +663,37 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
     for (const auto& dtype : path_dtypes) {
       const auto gids = gemm_ids(dtype, skip);
       if (gids.empty()) continue;
-      a = coordinate_search(
-          a, path_parameters(dtype),
-          [&](const hw::AchievableRates& x) { return gemm_objective(gpu, x, data, gids); }, o);
+      const auto params = path_parameters(dtype);
+      auto objective = [&](const hw::AchievableRates& x) {
+        return gemm_objective(gpu, x, data, gids);
+      };
+      // The discrete parameters (tile rows, K splits) make the objective rugged: a quick fit of
+      // the continuous ones for every combination of them, then the full search from the best.
+      std::vector<FitParameter> continuous, discrete;
+      for (const auto& p : params) (p.choices.empty() ? continuous : discrete).push_back(p);
+      CalibrateOptions quick = o;
+      quick.sweeps = 2;
+      quick.grid = 4;
+      quick.polish_evaluations = 0;
+      hw::AchievableRates best = a;
+      double best_f = INFINITY;
+      std::vector<size_t> pick(discrete.size(), 0);
+      while (true) {
+        hw::AchievableRates start = a;
+        for (size_t i = 0; i < discrete.size(); ++i) {
+          discrete[i].set(start, discrete[i].choices[pick[i]]);
+        }
+        const auto trial = coordinate_search(start, continuous, objective, quick);
+        const double f = objective(trial);
+        if (f < best_f) {
+          best_f = f;
+          best = trial;
+        }
+        size_t i = 0;
+        while (i < pick.size() && ++pick[i] == discrete[i].choices.size()) pick[i++] = 0;
+        if (i == pick.size()) break;
+      }
+      a = coordinate_search(best, params, objective, o);
     }
     return a;
   };
@@ -768,7 +799,7 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
   }
   r.fitted.source = fmt::format(
       "fitted by ltc calibrate on {} ({} steps of {} models, {} GEMMs{}): step MAPE {}; "
-      "parameters: {}",
+      "{} fitted parameters",
       format_files(data.files), data.steps.size(), data.models.size(), data.gemms.size(),
       data.device.empty() ? "" : ", measured on an " + data.device, phases.empty() ? "n/a" : phases,
       fmt::format("{}", r.parameters.size()));
@@ -791,23 +822,38 @@ std::string calibrated_gpu_json(const std::string& gpu_file, const CalibrationRe
   } catch (const json::exception& e) {
     throw InputError(gpu_file + ": not valid JSON: " + plain_json_error(e));
   }
-  hw::GpuConfig g;
-  g.achievable = r.fitted;
-  json full;
-  hw::to_json(full, g);
-  nlohmann::ordered_json a;
-  // Fields in the order of hw::AchievableRates, as the GPU files write them.
-  for (const char* key :
-       {"dram_bw_fraction", "l2_bw_fraction", "tensor_fraction", "cuda_core_fraction",
-        "kernel_fixed_us", "elementwise_fixed_us", "flash_attention_fraction", "sm_dram_gbps",
-        "overlap_exponent", "throttle_onset_ms", "throttle_per_efold", "throttle_max",
-        "elementwise_bw_fraction", "attention_bw_fraction", "gemm_paths", "source"}) {
-    const json& v = full["achievable"][key];
-    a[key] = v.is_number_float() ? nlohmann::ordered_json(std::round(v.get<double>() * 1e4) / 1e4)
-                                 : nlohmann::ordered_json::parse(v.dump());
+  const auto& f = r.fitted;
+  auto round4 = [](double v) { return std::round(v * 1e4) / 1e4; };
+  nlohmann::ordered_json paths = nlohmann::ordered_json::array();
+  for (const auto& p : f.gemm_paths) {
+    paths.push_back({{"act", p.act},
+                     {"weight", p.weight},
+                     {"tensor_fraction", round4(p.tensor_fraction)},
+                     {"small_tile_fraction", round4(p.small_tile_fraction)},
+                     {"dram_bw_fraction", round4(p.dram_bw_fraction)},
+                     {"fixed_us", round4(p.fixed_us)},
+                     {"tile_m", p.tile_m},
+                     {"max_split_k", p.max_split_k}});
   }
+  // Fields in the order of hw::AchievableRates, as the GPU files write them.
+  nlohmann::ordered_json a = {{"dram_bw_fraction", round4(f.dram_bw_fraction)},
+                              {"l2_bw_fraction", round4(f.l2_bw_fraction)},
+                              {"tensor_fraction", round4(f.tensor_fraction)},
+                              {"cuda_core_fraction", round4(f.cuda_core_fraction)},
+                              {"kernel_fixed_us", round4(f.kernel_fixed_us)},
+                              {"elementwise_fixed_us", round4(f.elementwise_fixed_us)},
+                              {"flash_attention_fraction", round4(f.flash_attention_fraction)},
+                              {"sm_dram_gbps", round4(f.sm_dram_gbps)},
+                              {"overlap_exponent", round4(f.overlap_exponent)},
+                              {"throttle_onset_ms", round4(f.throttle_onset_ms)},
+                              {"throttle_per_efold", round4(f.throttle_per_efold)},
+                              {"throttle_max", round4(f.throttle_max)},
+                              {"elementwise_bw_fraction", round4(f.elementwise_bw_fraction)},
+                              {"attention_bw_fraction", round4(f.attention_bw_fraction)},
+                              {"gemm_paths", paths},
+                              {"source", f.source}};
   j["achievable"] = a;
-  return j.dump(1) + "\n";
+  return j.dump(1, ' ', true) + "\n";  // ASCII, as the shipped files
 }
 
 void to_json(json& j, const CalibrationResult& r) {
@@ -883,10 +929,10 @@ std::string format_calibration(const CalibrationResult& r) {
   }
   for (const auto& p : r.fitted.gemm_paths) {
     s += fmt::format(
-        "  gemm path {} x {}: tensor_fraction {:.4f}, dram_bw_fraction {:.4f}, "
-        "fixed_us {:.2f}, tile_m {}, max_split_k {}\n",
-        p.act, p.weight, p.tensor_fraction, p.dram_bw_fraction, p.fixed_us, p.tile_m,
-        p.max_split_k);
+        "  gemm path {} x {}: tensor_fraction {:.4f} (tiles < 128 rows {:.4f}), "
+        "dram_bw_fraction {:.4f}, fixed_us {:.2f}, tile_m {}, max_split_k {}\n",
+        p.act, p.weight, p.tensor_fraction, p.small_tile_fraction, p.dram_bw_fraction, p.fixed_us,
+        p.tile_m, p.max_split_k);
   }
   auto table = [&](const char* title, const std::vector<ErrorSummary>& v) {
     if (v.empty()) return;

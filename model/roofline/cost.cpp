@@ -111,6 +111,11 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
   const double tensor_fraction =
       rates && rates->tensor_fraction > 0 ? rates->tensor_fraction : a.tensor_fraction;
   const double per_sm_tensor = path.peak_tops * 1e12 * tensor_fraction / sms;
+  // Tiles under 128 rows (small-M kernels) may run at their own efficiency on a fitted path.
+  constexpr int kSmallTileRows = 128;
+  const double per_sm_tensor_small = rates && rates->small_tile_fraction > 0
+                                         ? path.peak_tops * 1e12 * rates->small_tile_fraction / sms
+                                         : per_sm_tensor;
   const double per_sm_cuda = cuda_rate(m, DType::kFp16) / sms;
   const double xb = g.x_bytes_per_element(), wb = g.w_bytes_per_element();
   const double dram_bw = rates && rates->dram_bw_fraction > 0
@@ -134,7 +139,8 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
       const int64_t tiles = stream_k ? base : base * s;
       const int64_t waves = ceil_div(tiles, sms);
       const double active = double(std::min<int64_t>(tiles, sms));
-      const double t_tensor = 2.0 * t.tm * t.tn * kk / per_sm_tensor;
+      const double t_tensor =
+          2.0 * t.tm * t.tn * kk / (t.tm < kSmallTileRows ? per_sm_tensor_small : per_sm_tensor);
       const double t_dequant = path.dequant_ops_per_weight * double(t.tn) * kk / per_sm_cuda;
       const double t_l2 = (t.tm * xb + t.tn * wb) * kk / (m.l2_bytes_per_s() / active);
       // In-kernel tables: built per k step before the tensor core can use them (a barrier

@@ -49,6 +49,19 @@ TEST(Cli, JsonIsOneObjectOnStdout) {
   EXPECT_EQ(j.at("max_rel_err").get<double>() < 1e-12, true);
 }
 
+// `ltc calibrate` on the GEMM-only file (nothing to fit: no steps, no profile GEMMs) reports
+// the GPU file's section against every GEMM, as one JSON object.
+TEST(Cli, CalibrateJsonReportsEveryCase) {
+  const std::string file = std::string(LTC_SOURCE_DIR) + "/configs/calibration/h200-gemm.json";
+  const CliRun r = run("calibrate --gpu h200 --measurements " + file + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("gemms").size(), 42u);
+  EXPECT_EQ(j.at("steps").size(), 0u);
+  EXPECT_EQ(j.at("by_dtype").at(0).at("group"), "fp16");
+  EXPECT_NE(j.at("command").get<std::string>().find("ltc calibrate --gpu h200"), std::string::npos);
+}
+
 TEST(Numerics, TableQuantizationErrorIsWithinItsStepSize) {
   // An INT8 table entry is off by at most half a step, max|T|/254, so relative to sum|a*w| the
   // error cannot exceed about 1/254 per output (hand bound); FP16 tables are 2^-11-accurate.

@@ -203,6 +203,10 @@ TEST(BadInput, EveryCommandRefusesWithExit2NamingTheFlag) {
       {"sweep dp4 --out x --executor slurm -j 4", "-j"},
       {"sweep-task /nonexistent/batch-1.json 0", "/nonexistent/batch-1.json"},
       {"list nothing", "what"},
+      {"calibrate --gpu h200 --measurements /nonexistent/profile.json",
+       "/nonexistent/profile.json"},
+      {"calibrate --gpu h900 --measurements " + config("calibration/h200-gemm.json"), "--gpu"},
+      {"calibrate --gpu h200 --measurements " + config("gpus/h200.json"), "gpus/h200.json"},
       {"sim --model llama2-7b --gpu a100-lut4x --phase decode --seq 64", "--seq"},
   };
   for (const auto& c : cases) {

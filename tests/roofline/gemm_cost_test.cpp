@@ -1,6 +1,7 @@
 // The GEMM cost model against hand calculations, against real H200 measurements (the shipped
 // calibration file), and the precision paths (LUT, native MAC, dequantize-then-MAC).
 #include "model/golden/error.h"
+#include "model/llm/model_config.h"
 #include "model/roofline/estimate.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 
 namespace ltc::roofline {
 namespace {
@@ -26,27 +28,40 @@ double ms(const Machine& m, int64_t M, int64_t N, int64_t K, const std::string& 
   return gemm_cost(m, make_gemm(M, N, K, wf(w), a, tables)).ms;
 }
 
-// Stated bound: the fitted model is within 4% MAPE of 42 real cuBLAS fp16 GEMMs on an H200
-// (M = 1..4096, LLaMA-2-13B/70B and OPT-175B shapes), and no single shape is off by > 15%.
-TEST(GemmCalibration, H200MapeWithinFourPercent) {
+// The old GEMM-only calibration (42 cuBLAS fp16 GEMMs on an H200, M = 1..4096, LLaMA-2-13B/70B
+// and OPT-175B shapes) is no longer fitted: configs/gpus/h200.json is fitted on the reference-step
+// profile (configs/calibration/h200-profile.json, model/roofline/README.md). It stays a test of
+// the refit section, from another session: its long compute-bound GEMMs ran 10-20% faster than
+// the profile's (748 vs 661 TFLOP/s at 8192^3; the profile's clocks sat at the power cap), so the
+// bound is 8% MAPE (2.65% when it was fitted on it) and 25% per shape.
+TEST(GemmCalibration, H200MapeWithinEightPercent) {
   const auto rep = check_gemms(machine("h200"), kCalibration);
   ASSERT_EQ(rep.gemms.size(), 42u);
   for (const auto& c : rep.gemms) {
-    EXPECT_LT(std::abs(c.error()), 0.15)
+    EXPECT_LT(std::abs(c.error()), 0.25)
         << c.name << " M=" << c.m << " measured " << c.measured_ms << " model " << c.model_ms;
   }
   std::printf("H200 GEMM MAPE: %.2f%%\n", 100 * rep.mape);
-  EXPECT_LT(rep.mape, 0.04);
+  EXPECT_LT(rep.mape, 0.08);
 }
 
-// The 8192^3 ceiling in the same file was not used by the fit: an independent check.
-TEST(GemmCalibration, H200LargeGemmMatchesMeasuredCeiling) {
-  std::ifstream in(kCalibration);
+// The profile's 8192^3 FP16 GEMM (`peaks`, not used by the fit): an independent check, within
+// 10% (the fitted throttle, a log of the busy time capped at x1.25, slows this 1.7 ms GEMM a
+// little more than the profile's GEMMs of up to 1.1 ms that it was fitted on).
+TEST(GemmCalibration, H200LargeGemmMatchesTheProfilesCeiling) {
+  std::ifstream in(llm::config_dir() + "/calibration/h200-profile.json");
   const auto j = nlohmann::json::parse(in);
-  const double measured_tflops = j.at("gemm_8192_fp16_TFLOPs").get<double>();
+  double measured_tflops = 0;
+  for (const auto& p : j.at("peaks")) {
+    if (p.value("what", "") == "gemm" && p.value("dtype", "") == "fp16" &&
+        p.value("M", 0) == 8192) {
+      measured_tflops = p.at("tflops").get<double>();
+    }
+  }
+  ASSERT_GT(measured_tflops, 0);
   const double t = ms(machine("h200"), 8192, 8192, 8192);
   const double tflops = 2.0 * 8192.0 * 8192 * 8192 / (t * 1e-3) / 1e12;
-  EXPECT_NEAR(tflops, measured_tflops, 0.05 * measured_tflops);
+  EXPECT_NEAR(tflops, measured_tflops, 0.10 * measured_tflops);
 }
 
 TEST(GemmCost, GemvIsWeightBytesOverAchievableBandwidthPlusFixedCost) {
@@ -108,11 +123,32 @@ TEST(GemmPath, NativeIntegerPairsUseTheirTensorRate) {
   EXPECT_DOUBLE_EQ(a100.gemm_path(wf("int4"), golden::DType::kInt8, false).peak_tops, 1248);
   EXPECT_DOUBLE_EQ(h200.gemm_path(wf("int8"), golden::DType::kInt8, false).peak_tops, 1979);
   EXPECT_DOUBLE_EQ(h200.gemm_path(wf("fp8e4m3"), golden::DType::kFp8E4M3, false).peak_tops, 1979);
-  // A large INT8 GEMM runs at about twice the FP16 speed on the same GPU.
-  const double f16 = ms(h200, 4096, 8192, 8192);
-  const double i8 = ms(h200, 4096, 8192, 8192, "int8", golden::DType::kInt8);
-  EXPECT_GT(f16 / i8, 1.6);
-  EXPECT_LT(f16 / i8, 2.1);
+  // Twice the peak is not twice the speed: torch._int_mm (cuBLASLt) at the profile's M = 4096
+  // LLM shapes runs 0.9x..1.4x the FP16 speed (configs/calibration/h200-profile.json). The fitted
+  // INT8 path (configs/gpus/h200.json gemm_paths), fitted over M = 1..4096, gives the mean
+  // ratio within 20% (it is 16% pessimistic here: model/roofline/README.md).
+  std::ifstream in(llm::config_dir() + "/calibration/h200-profile.json");
+  const auto j = nlohmann::json::parse(in);
+  std::map<std::string, double> fp16_ms;
+  for (const auto& o : j.at("ops")) {
+    if (o.value("op", "") == "gemm" && o.value("M", 0) == 4096 && o.value("dtype", "") == "fp16") {
+      fp16_ms[o.at("model").get<std::string>() + o.at("name").get<std::string>()] = o.at("ms");
+    }
+  }
+  double measured = 0, model = 0;
+  int n = 0;
+  for (const auto& o : j.at("ops")) {
+    if (o.value("op", "") != "gemm" || o.value("M", 0) != 4096 || o.value("dtype", "") != "int8") {
+      continue;
+    }
+    const int64_t N = o.at("N"), K = o.at("K");
+    measured += fp16_ms.at(o.at("model").get<std::string>() + o.at("name").get<std::string>()) /
+                o.at("ms").get<double>();
+    model += ms(h200, 4096, N, K) / ms(h200, 4096, N, K, "int8", golden::DType::kInt8);
+    ++n;
+  }
+  ASSERT_EQ(n, 36);
+  EXPECT_NEAR(model / n, measured / n, 0.20 * measured / n);
 }
 
 TEST(GemmPath, LutTensorCoreRunsLowBitGemmsFromTables) {
