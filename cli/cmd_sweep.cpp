@@ -1,5 +1,5 @@
 // `ltc sweep SPEC --out DIR -j N`: many design points through the PPA flow (or `ltc sim` runs),
-// resumable, with CSV, SVG plots and the ratios against the paper (synth/sweep.h). SPEC is a JSON
+// resumable, with CSV and the ratios against the paper (synth/sweep.h). SPEC is a JSON
 // file, a built-in name (dp-k, dp4, wbits, dse), or `all` for the four built-ins into one results
 // store. `--executor slurm` runs the points as Slurm job arrays (synth/executor.h); each array
 // task runs `ltc sweep-task MANIFEST INDEX`.
@@ -139,12 +139,11 @@ CommandRegistrar reg{
       CLI::App* sub = app.add_subcommand(
           "sweep",
           "Many design points through the PPA flow (or ltc sim runs), here or as Slurm job "
-          "arrays; resumable; CSV + SVG in --out");
+          "arrays; resumable; CSV in --out (the report plots it)");
       sub->add_option("spec", o->spec,
                       "sweep spec JSON, a built-in name (dp-k, dp4, wbits, dse) or 'all'")
           ->required();
-      sub->add_option("--out", o->out, "results folder (results.jsonl, CSV, SVG, summary)")
-          ->required();
+      sub->add_option("--out", o->out, "results folder (results.jsonl, CSV, summary)")->required();
       sub->add_option("-j,--jobs", o->jobs, "design points in parallel")->capture_default_str();
       sub->add_flag("--retry-failed", o->retry_failed, "rerun points stored as failed");
       sub->add_flag("--keep-work", o->keep_work, "keep netlists and simulation files");
@@ -152,7 +151,7 @@ CommandRegistrar reg{
       sub->add_option("--limit", o->limit, "run at most this many new points (0: all)")
           ->check(in_range(0, 1e9));
       sub->add_flag("--report-only", o->report_only,
-                    "run nothing; write CSV, SVG and summary from the stored results");
+                    "run nothing; write CSV and summary from the stored results");
       sub->add_option("--timeout-s", o->timeout_s, "limit per tool run")
           ->capture_default_str()
           ->check(in_range(1, 1e6));

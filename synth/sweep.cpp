@@ -1,7 +1,6 @@
 #include "synth/sweep.h"
 
 #include "model/golden/error.h"
-#include "synth/plot.h"
 #include "synth/process.h"
 
 #include <fmt/format.h>
@@ -582,20 +581,14 @@ SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
                   {"how", "64-bit register with load enable synthesized by the same Yosys flow"}};
   }
 
-  // Reports: CSV, one SVG per plot, summary.json (ratios vs the paper).
+  // Reports: CSV and summary.json (ratios vs the paper); plots are drawn by the DSE report.
   const auto rows = sweep_rows(spec, store, keys, reg_bit);
   const std::string csv = opt.out_dir + "/" + spec.name + ".csv";
   write_text_atomic(csv, rows_csv(rows));
   sum.files.push_back(csv);
-  for (size_t i = 0; i < spec.plots.size(); ++i) {
-    const PlotSpec ps = parse_plot(spec.plots[i]);
-    const std::string name = spec.plots[i].value("file", fmt::format("{}-{}", spec.name, i + 1));
-    const std::string svg = opt.out_dir + "/" + name + ".svg";
-    write_text_atomic(svg, svg_plot(ps, rows));
-    sum.files.push_back(svg);
-  }
   sum.ratios = compute_ratios(spec.ratios, rows);
   sum.crossovers = compute_crossovers(spec.raw.value("crossovers", json::array()), rows);
+  sum.rows = rows;
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   int pending = 0, errors = 0;
   for (const auto& r : rows) {
@@ -693,6 +686,38 @@ json run_sweep_task(
   rec["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
   rec["finished"] = now_iso();
   return rec;
+}
+
+PlotSpec parse_plot(const json& j) {
+  if (!j.is_object() || !j.contains("x") || !j.contains("y") || !j["x"].is_string() ||
+      !j["y"].is_string()) {
+    throw InputError("plot: needs at least 'x' and 'y' (column names)");
+  }
+  PlotSpec p;
+  p.x = j["x"];
+  p.y = j["y"];
+  p.file = j.value("file", "");
+  p.title = j.value("title", p.y + " vs " + p.x);
+  p.y_label = j.value("y_label", p.y);
+  if (j.contains("series")) p.series = j["series"].get<std::vector<std::string>>();
+  p.filter = j.value("filter", json::object());
+  p.log_y = j.value("log_y", false);
+  p.bars = j.value("bars", false);
+  return p;
+}
+
+bool row_matches(const json& row, const json& filter) {
+  if (!filter.is_object()) return true;
+  for (const auto& [key, want] : filter.items()) {
+    if (!row.contains(key)) return false;
+    const json& have = row[key];
+    if (want.is_array()) {
+      if (std::find(want.begin(), want.end(), have) == want.end()) return false;
+    } else if (have != want) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace ltc::synth

@@ -74,15 +74,32 @@ struct SweepOptions {
   std::function<std::string(const hw::TensorCoreConfig&)> rtl_hash;
 };
 
+// One plot of a sweep spec ("plots": see README.md), drawn by the DSE report: lines (numeric x)
+// or grouped bars (categorical x), one series per distinct value of the series columns.
+struct PlotSpec {
+  std::string file, title, x, y, y_label;
+  std::vector<std::string> series;  // columns whose values name a series
+  nlohmann::json filter;            // only rows matching these column values
+  bool log_y = false;
+  bool bars = false;  // categorical x
+};
+
+// Throws InputError when `j` lacks x or y.
+PlotSpec parse_plot(const nlohmann::json& j);
+
+// True when `row` has every (column, value) of `filter` (value may be a list of allowed values).
+bool row_matches(const nlohmann::json& row, const nlohmann::json& filter);
+
 struct SweepSummary {
   int points = 0;  // distinct design points in the spec
   int reused = 0;  // already in the store
   int ran = 0, ok = 0, failed = 0;
   int resubmitted = 0;  // Slurm: tasks submitted again after ending without a record
   double seconds = 0;
-  nlohmann::json ratios;           // computed ratios vs the paper's
-  nlohmann::json crossovers;       // where design a stops beating design b along x
-  std::vector<std::string> files;  // CSV, SVGs, summary
+  nlohmann::json ratios;             // computed ratios vs the paper's
+  nlohmann::json crossovers;         // where design a stops beating design b along x
+  std::vector<std::string> files;    // CSV, summary
+  std::vector<nlohmann::json> rows;  // one per spec point (sweep_rows), for plots and reports
 };
 
 SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& opt);

@@ -1,181 +1,218 @@
 #include "cli/report/report.h"
 
 #include "cli/report/html.h"
-#include "cli/report/numerics.h"
-#include "cli/report/ppa_section.h"
-#include "cli/report/roofline_section.h"
+#include "cli/report/section.h"
 #include "model/golden/error.h"
 #include "synth/sweep.h"
 
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <functional>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace ltc::report {
 namespace fs = std::filesystem;
 
 namespace {
 
-// Writes `text` to `path` through a temporary file and a rename: never a half-written file.
-void write_atomic(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error("cannot write " + tmp.string());
-    f << text;
-    if (!f.flush()) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
+// The files of the plotting library, inlined in this order.
+constexpr const char* kLibraryFiles[] = {"vega/build/vega.min.js",
+                                         "vega-lite/build/vega-lite.min.js",
+                                         "vega-embed/build/vega-embed.min.js"};
+
+std::string read_text(const fs::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot read " + path.string());
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
 }
 
-struct Context {
-  const ReportOptions& opt;
-  fs::path dir;
-  std::vector<std::string> files;
-  void progress(const std::string& line) const {
-    if (opt.progress) fmt::print(stderr, "[report] {}\n", line);
+// The plotting library and the code that draws every plot of the page (div.plot with its
+// spec in the script element beside it). window.ltcReport counts what rendered, for the browser
+// test and for anyone who opens the console.
+std::string page_scripts(const std::string& library_dir) {
+  std::string s;
+  for (const char* file : kLibraryFiles) {
+    std::string js = read_text(fs::path(library_dir) / file);
+    for (size_t p = js.find("</script"); p != std::string::npos; p = js.find("</script", p + 2)) {
+      js.replace(p, 2, "<\\/");
+    }
+    s += "<script>/* " + std::string(file) + " */\n" + js + "\n</script>\n";
   }
-  void write(const std::string& name, const std::string& text) {
-    write_atomic(dir / name, text);
-    files.push_back((dir / name).string());
-  }
-};
-
-std::string fmt_sci(double v) {
-  return fmt::format("{:.2e}", v);
+  s += R"(<script>
+(function () {
+  var state = window.ltcReport = {plots: 0, rendered: 0, failed: [], done: false};
+  var divs = Array.prototype.slice.call(document.querySelectorAll('div.plot'));
+  state.plots = divs.length;
+  Promise.all(divs.map(function (div) {
+    var spec = JSON.parse(document.getElementById(div.id + '-spec').textContent);
+    return vegaEmbed(div, spec, {mode: 'vega-lite', actions: false, renderer: 'svg'})
+      .then(function () { state.rendered++; div.setAttribute('data-rendered', 'yes'); })
+      .catch(function (e) {
+        state.failed.push(div.id);
+        div.textContent = 'This plot failed to render: ' + e;
+        console.error(div.id + ': ' + e);
+      });
+  })).then(function () { state.done = true; });
+})();
+</script>
+)";
+  return s;
 }
 
-// ---- numerics ---------------------------------------------------------------------------------
-std::string numerics_section(Context& ctx) {
-  const char* acts[] = {"int8", "fp16", "bf16", "fp8e4m3", "fp8e5m2"};
-  const char* weights[] = {"int2:g=128", "int4:g=128", "ternary", "binary:kb=2,g=128,s=8"};
-  std::vector<std::vector<std::string>> rows;
-  double fp16_rms[2] = {0, 0};  // mean rms error of FP16 activations without / with table quant
-  int fp16_runs[2] = {0, 0};
-  std::string csv =
-      "acts,weights,quantize_table,max_rel_err,rms_rel_err,grouped_exact,outputs,command\n";
-  for (const char* a : acts) {
-    for (const char* w : weights) {
-      for (bool quant : {false, true}) {
-        NumericsOptions o;
-        o.m = 2;
-        o.n = 128;
-        o.k = 1024;
-        o.acts = a;
-        o.weights = w;
-        o.quantize_table = quant;
-        ctx.progress("numerics " + o.command());
-        const NumericsResult r = run_numerics(o);
-        if (std::string(a) == "fp16") {
-          fp16_rms[quant] += r.rms_rel;
-          ++fp16_runs[quant];
-        }
-        const std::string exact =
-            r.grouped_exact < 0 ? "-" : fmt::format("{}/{}", r.grouped_exact, r.total);
-        rows.push_back({a, w, quant ? "int8" : "off", fmt_sci(r.max_rel), fmt_sci(r.rms_rel), exact,
-                        o.command()});
-        csv += fmt::format("{},\"{}\",{},{},{},{},{},\"{}\"\n", a, w, quant ? 1 : 0, r.max_rel,
-                           r.rms_rel, r.grouped_exact, r.total, o.command());
-      }
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
+  return buf;
+}
+
+std::string machine() {
+  std::string cpu = "unknown CPU";
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      cpu = line.substr(line.find(':') + 2);
+      break;
     }
   }
-  ctx.write("numerics.csv", csv);
-  std::string html = para(
-      "Error of the LUT datapath (golden model: table precompute in the table format, optional "
-      "INT8 table quantization, bit-serial accumulation in FP32/INT32) on a 2x128x1024 mpGEMM "
-      "with LLM-like activations (N(0,1) with 2% outlier channels x20), relative to "
-      "sum|a*w| per output. Compared with: the dense dequantize-then-GEMM in double; for INT8 "
-      "activations also the grouped integer reference, which must match bit for bit. The paper "
-      "reports no accuracy loss from table quantization on LLaMA-2-7B (WikiText-2 PPL 7.68 -> "
-      "7.69). Measured here for FP16 activations, averaged over the weight formats: rms "
-      "relative error " +
-      fmt_sci(fp16_rms[0] / fp16_runs[0]) + " with FP16 tables and " +
-      fmt_sci(fp16_rms[1] / fp16_runs[1]) +
-      " with INT8-quantized tables. Multi-basis binary "
-      "with INT8 activations re-quantizes a*alpha_c to INT8 (scale fusion), hence its error.");
-  html += table({"acts", "weights", "table", "max rel. err", "rms rel. err",
-                 "exact vs integer ref.", "reproduce"},
-                rows);
-  html += para("Table as CSV: numerics.csv.");
-  return html;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return fmt::format("{} ({}, {} hardware threads)", host, cpu,
+                     std::thread::hardware_concurrency());
 }
 
-// A section whose body also produces a CSV table, written beside the page.
-std::function<std::string(Context&)> with_csv(const std::string& file,
-                                              std::string (*body)(std::string*)) {
-  return [file, body](Context& ctx) {
-    std::string csv;
-    std::string html = body(&csv);
-    ctx.write(file, csv);
-    return html + para("Table as CSV: " + file + ".");
-  };
+std::string verdict_cell(const Comparison& c) {
+  return c.verdict == Comparison::Verdict::kMatch
+             ? "<span class=\"ok\">&#10003; matches</span>"
+             : "<span class=\"differs\">&#8800; differs</span>";
+}
+
+std::string summary_html(const ReportOptions& opt, const std::vector<Comparison>& comparisons,
+                         const std::vector<std::pair<std::string, double>>& section_seconds,
+                         double total_s, const std::vector<std::string>& failed) {
+  std::string html = para(
+      "Design-space exploration of LUT-based tensor cores (LUT Tensor Core, Mo et al., ISCA'25) "
+      "with open tools: the paper's figures beside ltc's, then one section per study. Every "
+      "number is computed by this run or read from a measurement file in the repository, and "
+      "carries the ltc command that reproduces it (hover a point in a plot to see it).");
+  const std::string command = opt.command.empty() ? "ltc report --out " + opt.out_dir : opt.command;
+  html += "<p class=\"run\"><b>ltc " + escape(std::string(LTC_VERSION)) + "</b> &middot; " +
+          escape(utc_now()) + " &middot; " + escape(machine()) + " &middot; " +
+          escape(fmt::format("{:.0f} s", total_s)) +
+          " (PPA points already in a results store "
+          "are reused) &middot; <code>" +
+          escape(command) + "</code>";
+  if (!failed.empty()) {
+    html += " &middot; <span class=\"warn\">failed:";
+    for (const auto& id : failed) html += " <a href=\"#" + id + "\">" + escape(id) + "</a>";
+    html += "</span>";
+  }
+  html += "</p>\n";
+  int matches = 0;
+  for (const auto& c : comparisons) matches += c.verdict == Comparison::Verdict::kMatch;
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& c : comparisons) {
+    const bool ratio = c.paper_value != 0 && c.ours_value != 0;
+    rows.push_back({"<a href=\"#" + c.section + "\">" + escape(c.figure) + "</a>", escape(c.paper),
+                    escape(c.ours),
+                    ratio ? fmt::format("{:.2f}", c.ours_value / c.paper_value) : "",
+                    verdict_cell(c), escape(c.reason)});
+  }
+  html += "<h2 id=\"paper-vs-ltc\">Paper vs ltc</h2>\n";
+  html +=
+      para(fmt::format("{} figures: {} match, {} differ (the reason is in the last column; "
+                       "each figure links to its section).",
+                       comparisons.size(), matches, comparisons.size() - matches));
+  html += "<div class=\"summary\">\n" +
+          table({"figure", "paper", "ltc", "ltc / paper", "", "why"}, rows, true) + "</div>\n";
+  std::vector<std::vector<std::string>> times;
+  for (const auto& [title, s] : section_seconds) times.push_back({title, fixed(s, 1)});
+  html += details("time per section", table({"section", "time (s)"}, times));
+  return html;
 }
 
 }  // namespace
 
+std::string plotting_library_dir() {
+  if (const char* env = std::getenv("LTC_REPORT_JS_DIR"); env && *env) return env;
+  return std::string(LTC_SOURCE_DIR) + "/cli/report/web/node_modules";
+}
+
 ReportResult write_report(const ReportOptions& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
   if (opt.out_dir.empty()) throw InputError("--out: the report directory must not be empty");
   if (opt.jobs < 1 || opt.jobs > 64) {
     throw InputError("-j: " + std::to_string(opt.jobs) + " is out of range (valid: 1..64)");
   }
   for (const std::string& sweep : opt.sweeps) {
-    synth::SweepSpec::builtin_path(sweep);  // bad names are bad input, before any work
+    const std::string path = sweep_spec_path(sweep);
+    if (!fs::exists(path)) {
+      throw InputError("--sweeps: '" + sweep +
+                       "' is neither a built-in sweep (synth/sweeps/*.json) nor a JSON file");
+    }
   }
-  Context ctx{opt, fs::path(opt.out_dir), {}};
+  const std::string library = plotting_library_dir();
+  for (const char* file : kLibraryFiles) {
+    if (!fs::exists(fs::path(library) / file)) {
+      throw std::runtime_error(
+          "the plotting library is not installed: " + (fs::path(library) / file).string() +
+          " is missing; run scripts/setup (npm ci in cli/report/web)");
+    }
+  }
   std::error_code ec;
-  fs::create_directories(ctx.dir, ec);
+  fs::create_directories(opt.out_dir, ec);
   if (ec) throw InputError("--out: cannot create directory " + opt.out_dir + ": " + ec.message());
 
-  ReportResult result;
+  std::vector<SectionDef> defs = {numerics_section()};
+  for (const std::string& sweep : opt.sweeps) defs.push_back(ppa_sweep_section(sweep));
+  for (auto make : {gemm_calibration_section, step_validation_section, end_to_end_section,
+                    operator_breakdown_section, table1_section, table3_section, fig16_section,
+                    bitllm_section, simulator_section}) {
+    defs.push_back(make());
+  }
+
+  SectionContext ctx(opt, opt.out_dir);
   std::vector<Section> sections;
-  auto add = [&](const std::string& id, const std::string& title,
-                 const std::function<std::string(Context&)>& body) {
-    const auto t0 = std::chrono::steady_clock::now();
-    ctx.progress("section " + title);
+  std::vector<std::pair<std::string, double>> seconds;
+  std::vector<std::string> failed;
+  for (const SectionDef& def : defs) {
+    const auto s0 = std::chrono::steady_clock::now();
+    ctx.progress("section " + def.title);
+    const size_t first_comparison = ctx.comparisons().size();
+    const int failed_before = ctx.failed_parts;
     std::string html;
     try {
-      html = body(ctx);
+      html = def.build(ctx);
     } catch (const std::exception& e) {
-      ++result.failed_parts;
+      ++ctx.failed_parts;
       html = "<p class=\"warn\">This part failed: " + escape(e.what()) + "</p>\n";
     }
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    ctx.progress(fmt::format("section {} done in {:.1f} s", title, s));
-    sections.push_back({id, title, html});
-  };
-  add("numerics", "Numerics of the LUT datapath", numerics_section);
-  for (const std::string& sweep : opt.sweeps) {
-    add("ppa-" + sweep, "PPA sweep: " + sweep, [&](Context& c) {
-      PpaSectionOptions po{(c.dir / "ppa" / sweep).string(), opt.jobs, opt.progress};
-      int failed = 0;
-      std::string html = ppa_sweep_html(sweep, po, &c.files, &failed);
-      if (failed) ++result.failed_parts;
-      return html;
-    });
+    if (ctx.failed_parts != failed_before) failed.push_back(def.id);
+    for (size_t i = first_comparison; i < ctx.comparisons().size(); ++i) {
+      ctx.comparisons()[i].section = def.id;
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+    ctx.progress(fmt::format("section {} done in {:.1f} s", def.title, s));
+    seconds.push_back({def.title, s});
+    sections.push_back({def.id, def.title, html});
   }
-  add("calibration", "Roofline calibration: H200 FP16 GEMMs",
-      with_csv("calibration.csv", roofline_calibration_html));
-  add("table1", "Table I: table precompute overhead, separate vs fused",
-      with_csv("table1.csv", roofline_table1_html));
-  add("table3", "Table III: LLaMA 3B on A100 vs BitNet b1.58 3B on A100-LUT",
-      with_csv("table3.csv", roofline_table3_html));
-  add("fig16", "Figure 16 trend: peak vs end-to-end gain",
-      with_csv("fig16.csv", roofline_fig16_html));
-  add("bitllm", "Low-bit decode falls short of the ideal speedup (BitLLM)",
-      with_csv("bitllm.csv", roofline_bitllm_html));
+  const double total_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string head = summary_html(opt, ctx.comparisons(), seconds, total_s, failed);
+  ctx.write("index.html", page("ltc DSE report", head, sections, page_scripts(library)));
 
-  const std::string intro =
-      para("Design-space exploration of LUT-based tensor cores, generated by `ltc report --out " +
-           opt.out_dir + "` (ltc " + std::string(LTC_VERSION) +
-           "). Each table names the command that reproduces it and what it is compared with.");
-  ctx.write("index.html", page("ltc DSE report", intro, sections));
-  result.index_html = (ctx.dir / "index.html").string();
-  result.files = ctx.files;
+  ReportResult result;
+  result.index_html = (fs::path(opt.out_dir) / "index.html").string();
+  result.files = ctx.files();
+  result.failed_parts = ctx.failed_parts;
   return result;
 }
 

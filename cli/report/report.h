@@ -1,7 +1,9 @@
-// `ltc report`: the design-space-exploration report on built-in defaults, as one HTML page with
-// CSV tables and SVG plots beside it. Every figure carries the `ltc` command that reproduces it
-// and what it is compared with. Expensive parts (PPA sweeps) keep their results in DIR and are
-// resumed on a rerun; the page is written atomically at the end.
+// `ltc report`: the design-space-exploration report on built-in defaults, as one HTML page that
+// opens with a summary (what was run, and every reproduced paper figure beside ours), then one
+// section per study with Vega-Lite plots (the library inlined: the page works offline) and their
+// data as CSV beside the page. Every figure carries the `ltc` command that reproduces it.
+// Expensive parts (PPA sweeps) keep their results in DIR and are resumed on a rerun; the page is
+// written atomically at the end.
 #pragma once
 
 #include <string>
@@ -12,10 +14,14 @@ namespace ltc::report {
 struct ReportOptions {
   std::string out_dir = "report";
   int jobs = 2;  // parallel PPA points
-  // Built-in PPA sweeps run by default: dp4, dp-k and wbits (DP-sized points, ~15 min together on
-  // 2 cores); dse (180 tile-sized points, ~56 min at -j 2) is opt-in with --sweeps.
-  std::vector<std::string> sweeps = {"dp4", "dp-k", "wbits"};
+  // Built-in PPA sweeps run by default (synth/sweeps/): sized so that the whole report, build
+  // included, takes under 15 minutes on 2 cores from an empty results store. wbits-crossovers and
+  // dse-lut-fp16 are slices of wbits and dse that share their results stores; the full sweeps
+  // (dse: 180 points, ~56 min at -j 2) are benchmark runs: --sweeps dp4 dp-k wbits dse.
+  std::vector<std::string> sweeps = {"dp4", "dp-k", "wbits-crossovers", "dse-lut-fp16"};
   bool progress = false;  // progress lines on stderr
+  bool quick = false;     // fewer cases per section (tests, a first look); same sections
+  std::string command;    // how the report was asked for, printed on the page
 };
 
 struct ReportResult {
@@ -24,6 +30,12 @@ struct ReportResult {
   int failed_parts = 0;  // sections that reported an error (the page says which)
 };
 
+// Throws InputError on bad options, std::runtime_error when the plotting library is missing
+// (scripts/setup installs it).
 ReportResult write_report(const ReportOptions& opt);
+
+// Where the plotting library's built files are: $LTC_REPORT_JS_DIR, else the npm install that
+// scripts/setup makes in cli/report/web/node_modules.
+std::string plotting_library_dir();
 
 }  // namespace ltc::report
