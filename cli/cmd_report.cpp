@@ -20,11 +20,11 @@ CommandRegistrar reg{
                       "output directory (reruns resume finished PPA points)");
       sub->add_option("-j,--jobs", opts->jobs, "parallel PPA design points")
           ->check(in_range(1, 1024));
-      sub->add_option(
-          "--sweeps", opts->sweeps,
-          "PPA sweeps: built-in names (synth/sweeps/) or spec files (default: dp4 "
-          "dp-k wbits-crossovers dse-lut-fp16; the full wbits and dse: ~1 h on 2 cores, "
-          "resumable)");
+      sub->add_option("--sweeps", opts->sweeps,
+                      "PPA sweeps: built-in names (synth/sweeps/) or spec files (default: dp4 "
+                      "dp-k dse-lut-fp16; also wbits-crossovers (+4 min); the full wbits and dse: "
+                      "~1 h on 2 cores, "
+                      "resumable)");
       auto no_ppa = std::make_shared<bool>(false);
       sub->add_flag("--no-ppa", *no_ppa, "skip the PPA sweeps (Yosys/OpenSTA)");
       sub->add_flag("--quick", opts->quick,
