@@ -100,5 +100,6 @@ SectionDef fig16_section();
 SectionDef bitllm_section();
 SectionDef ppa_sweep_section(const std::string& sweep);
 SectionDef simulator_section();
+SectionDef kernel_experiment_section();
 
 }  // namespace ltc::report
