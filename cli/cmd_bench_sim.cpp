@@ -55,8 +55,7 @@ double peak_rss_mib() {
 
 nlohmann::json figures(const std::string& what, const sim::RunStats& r) {
   const sim::KernelStats t = r.total();
-  uint64_t warp_instructions = 0;
-  for (auto n : t.issued) warp_instructions += n;
+  const uint64_t warp_instructions = t.warp_instructions();
   return {{"workload", what},
           {"kernels", r.kernels.size()},
           {"cycles", r.cycles},

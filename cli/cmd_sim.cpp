@@ -52,10 +52,7 @@ std::string op_of(const std::string& kernel) {
 }
 
 std::string top_stall(const sim::KernelStats& k) {
-  size_t best = 0;
-  for (size_t i = 1; i < k.stall_cycles.size(); ++i) {
-    if (k.stall_cycles[i] > k.stall_cycles[best]) best = i;
-  }
+  const size_t best = size_t(k.binding_stall());
   const double all = double(k.issue_cycles) + [&] {
     double s = 0;
     for (auto c : k.stall_cycles) s += double(c);
@@ -117,11 +114,7 @@ void print_table(const sim::RunStats& r, bool per_kernel) {
     std::string counts;
     for (const auto& [m, n] : methods)
       counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, m);
-    const uint64_t full = [&] {
-      uint64_t n = 0;
-      for (auto c : r.total().issued) n += c;
-      return n;
-    }();
+    const uint64_t full = r.total().warp_instructions();
     fmt::print(
         "sampled: {}; kernels: {}; {} of {} warp instructions simulated ({:.2f}%); error against "
         "full runs: sim/README.md (ltc bench sim --only sample)\n",

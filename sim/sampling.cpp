@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -20,10 +19,6 @@ using traces::Opcode;
 // Weights of the two samples x0 < x1 that extrapolate a linear function to x.
 std::pair<double, double> linear_weights(double x0, double x1, double x) {
   return {(x1 - x) / (x1 - x0), (x - x0) / (x1 - x0)};
-}
-
-uint64_t issued_total(const KernelStats& s) {
-  return std::accumulate(s.issued.begin(), s.issued.end(), uint64_t(0));
 }
 
 // sum_i w[i] * s[i] for every counter and the cycles, rounded, never below zero.
@@ -136,7 +131,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       out->interrupted = true;
       return {};
     }
-    info.simulated_instructions += issued_total(r.kernels[0]);
+    info.simulated_instructions += r.kernels[0].warp_instructions();
     ++info.runs;
     runs.push_back(std::move(r.kernels[0]));
   }

@@ -42,6 +42,20 @@ double KernelStats::tensor_utilization() const {
   return denom > 0 ? double(tensor_busy_cycles) / denom : 0;
 }
 
+uint64_t KernelStats::warp_instructions() const {
+  uint64_t n = 0;
+  for (auto c : issued) n += c;
+  return n;
+}
+
+Stall KernelStats::binding_stall() const {
+  size_t best = 0;
+  for (size_t i = 1; i < stall_cycles.size(); ++i) {
+    if (stall_cycles[i] > stall_cycles[best]) best = i;
+  }
+  return Stall(best);
+}
+
 double KernelStats::achieved_occupancy() const {
   const double denom = double(cycles) * double(sms) * double(max_warps_per_sm);
   return denom > 0 ? double(warp_cycles) / denom : 0;

@@ -86,6 +86,8 @@ struct KernelStats {
   KernelStats& operator+=(const KernelStats& o);  // counters add; name/cycles kept
   double tensor_utilization() const;              // busy / (cycles x tensor cores)
   double achieved_occupancy() const;              // resident warps / (cycles x SMs x max warps)
+  uint64_t warp_instructions() const;             // issued, every opcode
+  Stall binding_stall() const;                    // the stall reason with the most cycles
   double time_ms() const { return clock_ghz > 0 ? double(cycles) / (clock_ghz * 1e6) : 0.0; }
 };
 

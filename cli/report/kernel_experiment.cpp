@@ -19,14 +19,6 @@ struct Config {
   int64_t m, n, k;
 };
 
-std::string top_stall(const sim::KernelStats& k) {
-  size_t best = 0;
-  for (size_t i = 1; i < k.stall_cycles.size(); ++i) {
-    if (k.stall_cycles[i] > k.stall_cycles[best]) best = i;
-  }
-  return std::string(sim::stall_name(sim::Stall(best)));
-}
-
 KernelExperimentRow run_one(const Config& c, bool full, bool progress) {
   hw::GpuConfig gpu = hw::load_gpu(c.gpu);
   if (!c.gpu_set.empty()) gpu = hw::with_overrides(gpu, c.gpu_set);
@@ -53,16 +45,7 @@ KernelExperimentRow run_one(const Config& c, bool full, bool progress) {
   row.k = c.k;
   row.tiles_per_tensor_core = gpu.lut_tensor ? gpu.lut_tensor->tiles_per_tensor_core : 0;
   row.register_file_kb = gpu.register_file_kb_per_sm;
-  const hw::GpuConfig mac = hw::load_gpu("a100");
-  if (gpu.tensor_area_mm2_per_sm > 0 && mac.tensor_area_mm2_per_sm > 0) {
-    // The JSON's area is for its built-in tile count; --gpu-set changes the tiles.
-    const hw::GpuConfig base = hw::load_gpu(c.gpu);
-    const double tiles_scale = base.lut_tensor && gpu.lut_tensor
-                                   ? double(gpu.lut_tensor->tiles_per_tensor_core) /
-                                         double(base.lut_tensor->tiles_per_tensor_core)
-                                   : 1.0;
-    row.area_vs_mac = base.tensor_area_mm2_per_sm * tiles_scale / mac.tensor_area_mm2_per_sm;
-  }
+  row.area_vs_mac = tensor_area_vs_a100(c.gpu, c.gpu_set);
   const sim::KernelStats total = r.total();
   row.cycles = r.cycles;
   row.time_ms = r.time_ms();
@@ -71,7 +54,7 @@ KernelExperimentRow run_one(const Config& c, bool full, bool progress) {
   const auto big = std::max_element(
       r.kernels.begin(), r.kernels.end(),
       [](const sim::KernelStats& a, const sim::KernelStats& b) { return a.cycles < b.cycles; });
-  if (big != r.kernels.end()) row.top_stall = top_stall(*big);
+  if (big != r.kernels.end()) row.top_stall = std::string(sim::stall_name(big->binding_stall()));
   row.wall_s = r.wall_s;
   row.command = fmt::format(
       "ltc compile gemm --m {} --n {} --k {} --weights {} --acts fp16 --gpu {}{}{} --out g.lmt && "
@@ -83,6 +66,19 @@ KernelExperimentRow run_one(const Config& c, bool full, bool progress) {
 }
 
 }  // namespace
+
+double tensor_area_vs_a100(const std::string& gpu_name, const std::string& gpu_set) {
+  const hw::GpuConfig mac = hw::load_gpu("a100");
+  const hw::GpuConfig base = hw::load_gpu(gpu_name);
+  if (mac.tensor_area_mm2_per_sm <= 0 || base.tensor_area_mm2_per_sm <= 0) return 0;
+  // The JSON's area is for its built-in tile count; --gpu-set may change the tiles.
+  const hw::GpuConfig g = gpu_set.empty() ? base : hw::with_overrides(base, gpu_set);
+  const double tiles_scale = base.lut_tensor && g.lut_tensor
+                                 ? double(g.lut_tensor->tiles_per_tensor_core) /
+                                       double(base.lut_tensor->tiles_per_tensor_core)
+                                 : 1.0;
+  return base.tensor_area_mm2_per_sm * tiles_scale / mac.tensor_area_mm2_per_sm;
+}
 
 KernelExperiment run_kernel_experiment(bool full, bool progress) {
   // LLaMA2-13B's FFN up/gate projection, batch of 2048 tokens (the paper's kernel experiment).

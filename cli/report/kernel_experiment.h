@@ -38,6 +38,11 @@ struct KernelExperiment {
   std::string method;                     // sampled simulation's method line, or "full"
 };
 
+// Tensor-core area of one SM of `gpu_name` (with --gpu-set `gpu_set`) relative to the A100's MAC
+// tensor cores: the GPU files' tensor_area_mm2_per_sm (the paper's Table III), scaled by the
+// LUT tiles per tensor core; 0 when a file gives no area.
+double tensor_area_vs_a100(const std::string& gpu_name, const std::string& gpu_set);
+
 // Runs every configuration (sampled simulation unless `full`); `progress` lines go to stderr.
 KernelExperiment run_kernel_experiment(bool full, bool progress);
 

@@ -23,21 +23,6 @@ using nlohmann::json;
 
 namespace {
 
-// Tensor-core area of one SM relative to the A100's, from the GPU JSONs (paper Table III tile
-// areas) and the sweep point's tiles per tensor core.
-double area_vs_mac(const std::string& gpu_name, const std::string& gpu_set) {
-  const hw::GpuConfig mac = hw::load_gpu("a100");
-  const hw::GpuConfig base = hw::load_gpu(gpu_name);
-  const hw::GpuConfig g = gpu_set.empty() ? base : hw::with_overrides(base, gpu_set);
-  if (mac.tensor_area_mm2_per_sm <= 0 || base.tensor_area_mm2_per_sm <= 0) return 0;
-  double scale = 1;
-  if (base.lut_tensor && g.lut_tensor) {
-    scale = double(g.lut_tensor->tiles_per_tensor_core) /
-            double(base.lut_tensor->tiles_per_tensor_core);
-  }
-  return base.tensor_area_mm2_per_sm * scale / mac.tensor_area_mm2_per_sm;
-}
-
 std::string experiment_html(SectionContext& ctx) {
   ctx.progress("kernel experiment: LLaMA2-13B W_INT1 A_FP16 mpGEMM, 9 sampled simulations");
   const KernelExperiment e = run_kernel_experiment(false, false);
@@ -184,7 +169,7 @@ std::string sweep_html(SectionContext& ctx) {
     values.push_back({{"configuration", p.flags["gpu"] + (set.empty() ? "" : " " + set)},
                       {"phase", phase},
                       {"speedup", mac_ms[phase] / p.linear_ms},
-                      {"area_pct", 100 * area_vs_mac(p.flags["gpu"], set)},
+                      {"area_pct", 100 * tensor_area_vs_a100(p.flags["gpu"], set)},
                       {"linear_ms", p.linear_ms},
                       {"reproduce", "ltc sim " + p.id},
                       {"pareto", false}});
