@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <memory>
 
@@ -31,8 +32,19 @@ void run(const CalibrateOptions& o) {
   if (!r.device_mismatch.empty()) fmt::print(stderr, "ltc: warning: {}\n", r.device_mismatch);
   if (!o.out.empty()) {
     const std::string text = roofline::calibrated_gpu_json(roofline::gpu_file_path(o.gpu), r);
-    std::ofstream out(o.out);
-    if (!out || !(out << text)) throw InputError("--out: cannot write '" + o.out + "'");
+    // Written whole or not at all: a temporary beside it, renamed over it.
+    const std::string tmp = o.out + ".tmp";
+    {
+      std::ofstream out(tmp);
+      if (!out || !(out << text) || !out.flush()) {
+        std::remove(tmp.c_str());
+        throw InputError("--out: cannot write '" + o.out + "'");
+      }
+    }
+    if (std::rename(tmp.c_str(), o.out.c_str()) != 0) {
+      std::remove(tmp.c_str());
+      throw InputError("--out: cannot write '" + o.out + "'");
+    }
   }
   if (o.json) {
     nlohmann::json j = r;

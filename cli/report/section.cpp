@@ -40,6 +40,42 @@ std::string csv_cell(const json& v) {
   return v.dump();
 }
 
+// Tooltip fields whose values are all numbers show as numbers: integers with thousands
+// separators, others to four significant digits (d3-format, what Vega-Lite's "format" takes).
+// The CSV beside the plot keeps every digit.
+void format_tooltips(json& node, const json& values) {
+  if (node.is_array()) {
+    for (auto& e : node) format_tooltips(e, values);
+    return;
+  }
+  if (!node.is_object()) return;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (it.key() != "tooltip" || !it.value().is_array()) {
+      format_tooltips(it.value(), values);
+      continue;
+    }
+    for (auto& field : it.value()) {
+      if (!field.is_object() || !field.contains("field")) continue;
+      const std::string name = field["field"].get<std::string>();
+      bool numeric = false, integral = true;
+      for (const auto& row : values) {
+        if (!row.is_object() || !row.contains(name) || row[name].is_null()) continue;
+        const json& v = row[name];
+        if (!v.is_number()) {
+          numeric = false;
+          break;
+        }
+        numeric = true;
+        const double d = v.get<double>();
+        integral = integral && std::floor(d) == d && std::abs(d) < 1e15;
+      }
+      if (!numeric) continue;
+      field["type"] = "quantitative";
+      field["format"] = integral ? ",d" : ",.4~r";
+    }
+  }
+}
+
 }  // namespace
 
 void SectionContext::progress(const std::string& line) const {
@@ -56,6 +92,7 @@ std::string SectionContext::write(const std::string& name, const std::string& te
 std::string SectionContext::plot(const std::string& name, json spec, const json& values) {
   const std::string csv = write(name + ".csv", values_csv(values));
   if (!spec.contains("data")) spec["data"] = {{"values", values}};
+  format_tooltips(spec, values);
   if (!spec.contains("width") && (spec.contains("mark") || spec.contains("layer"))) {
     spec["width"] = 680;
   }

@@ -31,8 +31,10 @@ std::string text_of(const json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
-// The `ltc ppa` line that reruns one design point of a sweep row.
+// The `ltc ppa` line that reruns one design point of a sweep row (a sim sweep's rows carry
+// their `ltc sim` line in "reproduce").
 std::string ppa_command(const json& row) {
+  if (row.contains("reproduce") && row["reproduce"].is_string()) return row["reproduce"];
   std::string s = fmt::format("ltc ppa --design {} --m {} --n {} --k {} --act {}",
                               text_of(row.value("design", json("?"))),
                               number(row.value("m", json())), number(row.value("n", json())),
@@ -205,17 +207,25 @@ std::string build(SectionContext& ctx, const std::string& sweep) {
   so.out_dir = (ctx.dir() / "ppa" / store).string();
   so.jobs = ctx.options().jobs;
   so.progress = ctx.options().progress;
-  const synth::SweepSummary sum = synth::run_sweep(spec, so);
+  synth::SweepSummary sum = synth::run_sweep(spec, so);
   if (sum.failed) ctx.failed_parts += 1;
   ctx.files().insert(ctx.files().end(), sum.files.begin(), sum.files.end());
+  const bool sim = spec.tool == "sim";
+  if (sim) {
+    // A sim point's id is its `ltc sim` arguments (synth/sweep.h).
+    for (auto& r : sum.rows) r["reproduce"] = "ltc sim " + r.value("id", std::string());
+  }
 
   std::string html = para(spec.title) + para(spec.description);
   html += para(fmt::format(
-      "{} design points: {} reused from the results store, {} run now ({} ok, {} failed), {:.0f} "
-      "s. Yosys + OpenSTA on the open OSU 0.18 um cells with switching activity measured by "
-      "gate-level simulation; absolute figures are 180 nm ones, so compare ratios and rankings "
-      "with the paper's 28 nm Design Compiler figures.",
-      sum.points, sum.reused, sum.ran, sum.ok, sum.failed, sum.seconds));
+      "{} {}: {} reused from the results store, {} run now ({} ok, {} failed), {:.0f} s. {}",
+      sum.points, sim ? "simulator runs" : "design points", sum.reused, sum.ran, sum.ok, sum.failed,
+      sum.seconds,
+      sim ? "Each point is one ltc sim run of the cycle-level simulator (sim/README.md); hover a "
+            "point for its command."
+          : "Yosys + OpenSTA on the open OSU 0.18 um cells with switching activity measured by "
+            "gate-level simulation; absolute figures are 180 nm ones, so compare ratios and "
+            "rankings with the paper's 28 nm Design Compiler figures."));
   for (size_t i = 0; i < spec.plots.size(); ++i) {
     const synth::PlotSpec p = synth::parse_plot(spec.plots[i]);
     html += sweep_plot(ctx, p,

@@ -107,6 +107,7 @@ struct CalibrateOptions {
   int sweeps = 5;    // coordinate-search sweeps over all parameters
   int grid = 6;      // points tried per parameter and sweep, each side of the current value
   int polish_evaluations = 400;  // Nelder-Mead polish of the continuous parameters (0: none)
+  int threads = 0;  // leave-one-model-out fits run in parallel (0: one per hardware thread)
 };
 
 struct CalibrationResult {
@@ -123,6 +124,7 @@ struct CalibrationResult {
   // Low-bit GEMMs the issue names: int8 at M < 32 (padded kernels), fp8, int4wo at M = 1.
   std::vector<ErrorSummary> low_bit;
   double before_step_mape = 0;  // the GPU file's section on the same steps
+  double start_step_mape = 0;   // where every fit's search starts (generic defaults) on them
   std::string device_mismatch;  // set when the files were measured on another GPU
   std::string command;          // the `ltc calibrate` command that reproduces it
 };

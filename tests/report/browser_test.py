@@ -240,6 +240,13 @@ def main():
                 "(document.getElementById('vg-tooltip-element') || {}).innerText || ''")
             if "reproduce" not in tip or "ltc gemm" not in tip:
                 failures.append(f"hovering a calibration point shows no reproduce command: {tip!r}")
+            # Numbers on hover are formatted: four significant digits, not a double's 17.
+            lines = [l.strip() for l in tip.splitlines() if l.strip()]
+            shown = dict(zip(lines[0::2], lines[1::2]))  # "key", "value" lines in turn
+            for key in ("measured_ms", "estimated_ms"):
+                digits = shown.get(key, "").replace(",", "").replace(".", "").lstrip("0")
+                if not digits.isdigit() or len(digits) > 4:
+                    failures.append(f"hover shows {key} unformatted: {shown.get(key)!r}")
             browser.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": 1, "y": 1},
                          session=True)
         browser.evaluate("window.scrollTo(0, 0)")
