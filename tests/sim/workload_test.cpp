@@ -108,12 +108,13 @@ TEST(FirstPrinciples, DoublingTensorCoresHalvesComputeBoundAndKeepsMemoryBound) 
   o.kernel = "gemm.lmma";
   // The same trace on both machines (compiled for the base GPU).
   const hw::GpuConfig base = lut_1x(4), twice = lut_1x(8);
-  const traces::Trace compute = compiled_gemm(base, 1728, 4096, 2048, "int8", golden::DType::kInt8);
+  // One full wave (216 blocks of 32 x 512 on 108 SMs x 2) with a long K loop: the costs that do
+  // not shrink with the tensor cores (filling the cp.async pipeline, the epilogue) are then about
+  // 1% of the time. Measured 0.507; at K = 2048 the same tiles give 0.541 (sim/README.md).
+  const traces::Trace compute = compiled_gemm(base, 1728, 2048, 8192, "int8", golden::DType::kInt8);
   const double c1 = double(sim::simulate(compute, base, o).cycles);
   const double c2 = double(sim::simulate(compute, twice, o).cycles);
-  // Measured 0.547: the per-K-tile barrier and the shared-memory traffic do not shrink with the
-  // tensor cores (the issue asks for 0.5 within 5%; sim/README.md "What it reproduces").
-  EXPECT_NEAR(c2 / c1, 0.5, 0.05) << c1 << " -> " << c2;
+  EXPECT_NEAR(c2 / c1, 0.5, 0.025) << c1 << " -> " << c2;  // 0.5 within 5%
   const hw::GpuConfig lut4 = hw::load_gpu("a100-lut4x");
   hw::GpuConfig lut4_twice = lut4;
   lut4_twice.tensor_cores_per_sm = 8;
