@@ -2,12 +2,11 @@
 // y = y + term_k for every k whose enable bit is set (a clear bit skips the add, so -0 stays -0).
 // The ADD baseline's unit (terms: scaled activations, enables: a weight plane) and the MAC
 // baseline's accumulation (terms: products, all enabled).
-`include "ltc_dtype.svh"
 
 module ltc_add_unit #(
   parameter int K = 4,
-  parameter int AccType = 7,
-  localparam int AccWidth = `LTC_DT_WIDTH(AccType)
+  parameter int AccType = ltc_pkg::FP32,
+  localparam int AccWidth = ltc_pkg::width(AccType)
 ) (
   input  logic [AccWidth-1:0]   acc_i,
   input  logic [K*AccWidth-1:0] terms_i,

@@ -4,19 +4,18 @@
 // significands is exact before the single rounding: the same value as converting code - zero to
 // FP16 and one ltc_fp_mul, and as golden::dequantize_codes. A zero difference gives a zero with the
 // scale's sign; an infinite scale times zero and a NaN scale give the canonical NaN.
-`include "ltc_dtype.svh"
 
 module ltc_dequant_unit #(
   parameter int WBits = 4,
-  parameter int OutType = 3,
-  localparam int OutWidth = `LTC_DT_WIDTH(OutType)
+  parameter int OutType = ltc_pkg::FP16,
+  localparam int OutWidth = ltc_pkg::width(OutType)
 ) (
   input  logic [WBits-1:0]    code_i,
   input  logic [WBits-1:0]    zero_i,
   input  logic [15:0]         scale_i,
   output logic [OutWidth-1:0] w_o
 );
-  localparam int ScaleType = 3;  // FP16
+  localparam int ScaleType = ltc_pkg::FP16;
   localparam int ProdWidth = 11 + WBits;
 
   logic                 s_sign, s_zero, s_inf, s_nan;

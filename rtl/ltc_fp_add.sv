@@ -1,19 +1,18 @@
 // IEEE addition in float format Type, round to nearest even, subnormals kept; x + (-x) = +0,
 // (-0) + (-0) = -0; NaN operands and inf - inf give the canonical NaN; overflow follows the format
 // (infinity, or 448 for E4M3). Align with guard, round and sticky bits, add, normalize, round once.
-`include "ltc_dtype.svh"
 
 module ltc_fp_add #(
-  parameter int Type = 7,
-  localparam int Width = `LTC_DT_WIDTH(Type)
+  parameter int Type = ltc_pkg::FP32,
+  localparam int Width = ltc_pkg::width(Type)
 ) (
   input  logic [Width-1:0] a_i,
   input  logic [Width-1:0] b_i,
   output logic [Width-1:0] y_o
 );
-  localparam int Exp = `LTC_DT_EXP(Type);
-  localparam int Man = `LTC_DT_MAN(Type);
-  localparam bit HasInf = `LTC_DT_HAS_INF(Type);
+  localparam int Exp = ltc_pkg::exp_bits(Type);
+  localparam int Man = ltc_pkg::man_bits(Type);
+  localparam bit HasInf = ltc_pkg::has_inf(Type);
   localparam int SumWidth = Man + 5;  // carry, hidden bit, fraction, guard, round, sticky
   localparam logic [11:0] Bias = 12'((1 << (Exp - 1)) - 1);
 

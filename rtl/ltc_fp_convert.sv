@@ -1,19 +1,18 @@
 // Float to float conversion times 2^scale with one rounding: widening (exact), the bit-serial
 // plane scale (an exponent add: exact unless it overflows) and output narrowing (RNE).
-`include "ltc_dtype.svh"
 
 module ltc_fp_convert #(
-  parameter int InType = 3,
-  parameter int OutType = 7,
+  parameter int InType = ltc_pkg::FP16,
+  parameter int OutType = ltc_pkg::FP32,
   parameter int ScaleWidth = 3,
-  localparam int InWidth = `LTC_DT_WIDTH(InType),
-  localparam int OutWidth = `LTC_DT_WIDTH(OutType)
+  localparam int InWidth = ltc_pkg::width(InType),
+  localparam int OutWidth = ltc_pkg::width(OutType)
 ) (
   input  logic [InWidth-1:0]    x_i,
   input  logic [ScaleWidth-1:0] scale_i,
   output logic [OutWidth-1:0]   y_o
 );
-  localparam int InMan = `LTC_DT_MAN(InType);
+  localparam int InMan = ltc_pkg::man_bits(InType);
 
   logic               sign, zero, inf, nan;
   logic signed [11:0] exp;

@@ -1,21 +1,20 @@
 // Float product of formats TypeA and TypeB rounded once (RNE) to format OutType: the MAC baseline's
 // multiplier. inf * 0 and NaN operands give the canonical NaN.
-`include "ltc_dtype.svh"
 
 module ltc_fp_mul #(
-  parameter int TypeA = 3,
-  parameter int TypeB = 3,
-  parameter int OutType = 7,
-  localparam int WidthA = `LTC_DT_WIDTH(TypeA),
-  localparam int WidthB = `LTC_DT_WIDTH(TypeB),
-  localparam int OutWidth = `LTC_DT_WIDTH(OutType)
+  parameter int TypeA = ltc_pkg::FP16,
+  parameter int TypeB = ltc_pkg::FP16,
+  parameter int OutType = ltc_pkg::FP32,
+  localparam int WidthA = ltc_pkg::width(TypeA),
+  localparam int WidthB = ltc_pkg::width(TypeB),
+  localparam int OutWidth = ltc_pkg::width(OutType)
 ) (
   input  logic [WidthA-1:0]   a_i,
   input  logic [WidthB-1:0]   b_i,
   output logic [OutWidth-1:0] y_o
 );
-  localparam int ManA = `LTC_DT_MAN(TypeA);
-  localparam int ManB = `LTC_DT_MAN(TypeB);
+  localparam int ManA = ltc_pkg::man_bits(TypeA);
+  localparam int ManB = ltc_pkg::man_bits(TypeB);
   localparam int ProdWidth = ManA + ManB + 2;
 
   logic                 a_sign, a_zero, a_inf, a_nan, b_sign, b_zero, b_inf, b_nan;

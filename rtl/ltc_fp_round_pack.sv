@@ -1,12 +1,11 @@
 // Rounds sign * sig * 2^(exp - (SigWidth-1)) (plus a sticky fraction below sig) to nearest, ties to
 // even, into float format Type: gradual underflow, overflow to infinity (E4M3: saturate to 448),
 // canonical NaN. sig_i must be normalized (MSB 1) unless the value underflows to zero anyway.
-`include "ltc_dtype.svh"
 
 module ltc_fp_round_pack #(
-  parameter int Type = 7,
+  parameter int Type = ltc_pkg::FP32,
   parameter int SigWidth = 24,
-  localparam int Width = `LTC_DT_WIDTH(Type)
+  localparam int Width = ltc_pkg::width(Type)
 ) (
   input  logic                sign_i,
   input  logic                zero_i,
@@ -17,9 +16,9 @@ module ltc_fp_round_pack #(
   input  logic                sticky_i,
   output logic [Width-1:0]    y_o
 );
-  localparam int Exp = `LTC_DT_EXP(Type);
-  localparam int Man = `LTC_DT_MAN(Type);
-  localparam bit HasInf = `LTC_DT_HAS_INF(Type);
+  localparam int Exp = ltc_pkg::exp_bits(Type);
+  localparam int Man = ltc_pkg::man_bits(Type);
+  localparam bit HasInf = ltc_pkg::has_inf(Type);
   localparam int XW = SigWidth + Man + 2;
   localparam logic signed [12:0] Bias = 13'((1 << (Exp - 1)) - 1);
   localparam logic signed [12:0] ExpOnes = 13'((1 << Exp) - 1);

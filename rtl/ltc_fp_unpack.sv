@@ -1,12 +1,11 @@
 // Float unpack: sign, class, unbiased exponent and normalized significand (subnormals are
 // normalized, so sig_o[Man] is 1 for every finite nonzero input).
-`include "ltc_dtype.svh"
 
 module ltc_fp_unpack #(
-  parameter int Type = 3,
-  localparam int Exp = `LTC_DT_EXP(Type),
-  localparam int Man = `LTC_DT_MAN(Type),
-  localparam int Width = `LTC_DT_WIDTH(Type)
+  parameter int Type = ltc_pkg::FP16,
+  localparam int Exp = ltc_pkg::exp_bits(Type),
+  localparam int Man = ltc_pkg::man_bits(Type),
+  localparam int Width = ltc_pkg::width(Type)
 ) (
   input  logic [Width-1:0]   x_i,
   output logic               sign_o,
@@ -29,7 +28,7 @@ module ltc_fp_unpack #(
   assign exp_ones  = &exp_field;
   assign exp_zero  = ~|exp_field;
 
-  if (`LTC_DT_HAS_INF(Type)) begin : g_ieee
+  if (ltc_pkg::has_inf(Type)) begin : g_ieee
     assign nan_o = exp_ones & (|frac);
     assign inf_o = exp_ones & ~(|frac);
   end else begin : g_e4m3

@@ -1,14 +1,13 @@
 // The conventional LUT's precompute unit: all 2^K entries T[p] = sum_k (2 p_k - 1) a_k from K
 // activations, in the table format, k ascending with one rounded add per step. Entries sharing
 // their low bits share the partial sums (a prefix tree: 2^2 + ... + 2^K adders).
-`include "ltc_dtype.svh"
 
 module ltc_full_table #(
   parameter int K = 4,
-  parameter int ActType = 3,
-  parameter int TableType = 3,
-  localparam int ActWidth = `LTC_DT_WIDTH(ActType),
-  localparam int TableWidth = `LTC_DT_WIDTH(TableType)
+  parameter int ActType = ltc_pkg::FP16,
+  parameter int TableType = ltc_pkg::FP16,
+  localparam int ActWidth = ltc_pkg::width(ActType),
+  localparam int TableWidth = ltc_pkg::width(TableType)
 ) (
   input  logic [K*ActWidth-1:0]          acts_i,
   output logic [(1<<K)*TableWidth-1:0]   table_o
@@ -25,7 +24,7 @@ module ltc_full_table #(
     assign act = acts_i[k*ActWidth +: ActWidth];
     if (ActType == TableType) begin : g_same
       assign conv = act;
-    end else if (`LTC_DT_IS_FLOAT(TableType)) begin : g_float
+    end else if (ltc_pkg::is_float(TableType)) begin : g_float
       ltc_fp_convert #(
         .InType    (ActType),
         .OutType   (TableType),
@@ -39,7 +38,7 @@ module ltc_full_table #(
       assign conv = {{(TW - ActWidth) {act[ActWidth-1]}}, act};
     end
     assign pos[k*TW +: TW] = conv;
-    if (`LTC_DT_IS_FLOAT(TableType)) begin : g_neg_float
+    if (ltc_pkg::is_float(TableType)) begin : g_neg_float
       assign neg[k*TW +: TW] = {~conv[TW-1], conv[TW-2:0]};
     end else begin : g_neg_int
       assign neg[k*TW +: TW] = -conv;

@@ -1,11 +1,10 @@
 // LUT unit: selects one of the 2^(K-1) half-table entries with the low K-1 weight bits and negates
 // it when the top bit is set. Weights are transformed offline, so there is no index inversion.
-`include "ltc_dtype.svh"
 
 module ltc_lut_unit #(
   parameter int K = 4,
-  parameter int TableType = 3,
-  localparam int TableWidth = `LTC_DT_WIDTH(TableType),
+  parameter int TableType = ltc_pkg::FP16,
+  localparam int TableWidth = ltc_pkg::width(TableType),
   localparam int HalfSize = 1 << (K - 1)
 ) (
   input  logic [HalfSize*TableWidth-1:0] table_i,
@@ -21,7 +20,7 @@ module ltc_lut_unit #(
   end
 
   // Integers wrap (-(-128) = -128 in int8); floats flip the sign (NaN is canonicalized later).
-  if (`LTC_DT_IS_FLOAT(TableType)) begin : g_float
+  if (ltc_pkg::is_float(TableType)) begin : g_float
     assign negated = {~selected[TableWidth-1], selected[TableWidth-2:0]};
   end else begin : g_int
     assign negated = -selected;

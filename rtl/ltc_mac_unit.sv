@@ -1,22 +1,21 @@
 // The MAC baseline's K multipliers: prod_k = a_k * w_k rounded once to the accumulator format
 // (exact for int8 x int8 -> int32 and fp16 x fp16 -> fp32).
-`include "ltc_dtype.svh"
 
 module ltc_mac_unit #(
   parameter int K = 4,
-  parameter int ActType = 3,
-  parameter int WeightType = 3,
-  parameter int AccType = 7,
-  localparam int ActWidth = `LTC_DT_WIDTH(ActType),
-  localparam int WeightWidth = `LTC_DT_WIDTH(WeightType),
-  localparam int AccWidth = `LTC_DT_WIDTH(AccType)
+  parameter int ActType = ltc_pkg::FP16,
+  parameter int WeightType = ltc_pkg::FP16,
+  parameter int AccType = ltc_pkg::FP32,
+  localparam int ActWidth = ltc_pkg::width(ActType),
+  localparam int WeightWidth = ltc_pkg::width(WeightType),
+  localparam int AccWidth = ltc_pkg::width(AccType)
 ) (
   input  logic [K*ActWidth-1:0]    a_i,
   input  logic [K*WeightWidth-1:0] w_i,
   output logic [K*AccWidth-1:0]    prod_o
 );
   for (genvar k = 0; k < K; k++) begin : g_mul
-    if (`LTC_DT_IS_FLOAT(AccType)) begin : g_float
+    if (ltc_pkg::is_float(AccType)) begin : g_float
       ltc_fp_mul #(
         .TypeA  (ActType),
         .TypeB  (WeightType),

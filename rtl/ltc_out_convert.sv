@@ -1,11 +1,10 @@
 // Accumulator to output format: a wire when they match, else one RNE conversion.
-`include "ltc_dtype.svh"
 
 module ltc_out_convert #(
-  parameter int AccType = 7,
-  parameter int OutType = 7,
-  localparam int AccWidth = `LTC_DT_WIDTH(AccType),
-  localparam int OutWidth = `LTC_DT_WIDTH(OutType)
+  parameter int AccType = ltc_pkg::FP32,
+  parameter int OutType = ltc_pkg::FP32,
+  localparam int AccWidth = ltc_pkg::width(AccType),
+  localparam int OutWidth = ltc_pkg::width(OutType)
 ) (
   input  logic [AccWidth-1:0] acc_i,
   output logic [OutWidth-1:0] out_o

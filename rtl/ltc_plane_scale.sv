@@ -1,20 +1,19 @@
 // Bit-serial plane scale: widens a table entry (or activation) to the accumulator format and
 // multiplies it by 2^plane. Integers: sign extension and a wrapping shift; floats: an exponent add
 // with overflow to infinity (ltc_fp_convert).
-`include "ltc_dtype.svh"
 
 module ltc_plane_scale #(
-  parameter int InType = 3,
-  parameter int AccType = 7,
+  parameter int InType = ltc_pkg::FP16,
+  parameter int AccType = ltc_pkg::FP32,
   parameter int PlaneWidth = 1,
-  localparam int InWidth = `LTC_DT_WIDTH(InType),
-  localparam int AccWidth = `LTC_DT_WIDTH(AccType)
+  localparam int InWidth = ltc_pkg::width(InType),
+  localparam int AccWidth = ltc_pkg::width(AccType)
 ) (
   input  logic [InWidth-1:0]    x_i,
   input  logic [PlaneWidth-1:0] plane_i,
   output logic [AccWidth-1:0]   y_o
 );
-  if (`LTC_DT_IS_FLOAT(InType)) begin : g_float
+  if (ltc_pkg::is_float(InType)) begin : g_float
     ltc_fp_convert #(
       .InType    (InType),
       .OutType   (AccType),

@@ -71,4 +71,29 @@ module ltc_tile_ctrl #(
 
   assign out_valid_o = acc_last_q;
   assign done_o      = acc_last_q & out_ready_i;
+
+`ifdef VERILATOR  // checked in the Verilator models (--assert); Yosys and Icarus do not read them
+  if (Depth < 0) begin : g_bad_depth
+    $error("ltc_tile_ctrl: Depth (PipeStages - 1) must be at least 0");
+  end
+
+  // The result handshake (rtl/README.md): a result stays valid until it is taken, the tile takes a
+  // beat exactly when no result waits or the waiting one leaves, and done marks the taking.
+  a_out_held : assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                out_valid_o && !out_ready_i |=> out_valid_o)
+    else $error("ltc_tile_ctrl: out_valid_o fell before out_ready_i took the result");
+  a_ready : assert property (@(posedge clk_i) disable iff (!rst_ni)
+                             in_ready_o == (!out_valid_o || out_ready_i))
+    else $error("ltc_tile_ctrl: in_ready_o is not !out_valid_o | out_ready_i");
+  a_done : assert property (@(posedge clk_i) disable iff (!rst_ni)
+                            done_o == (out_valid_o && out_ready_i))
+    else $error("ltc_tile_ctrl: done_o is not out_valid_o & out_ready_i");
+  // Nothing moves while a result waits: the accumulators keep it, the plane counter stands.
+  a_stall : assert property (@(posedge clk_i) disable iff (!rst_ni)
+                             !advance_o |-> !acc_en_o)
+    else $error("ltc_tile_ctrl: an accumulator took a sum while the tile was stalled");
+  a_plane_held : assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                  !(in_valid_i && advance_o) |=> $stable(plane_q))
+    else $error("ltc_tile_ctrl: the plane counter moved without an accepted beat");
+`endif
 endmodule

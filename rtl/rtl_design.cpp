@@ -16,31 +16,32 @@ using hw::TensorCoreDesign;
 
 namespace {
 
-// Leaf modules first; each top lists only what it instantiates.
+// The package first, then leaf modules; each top lists only what it instantiates.
 const std::vector<std::string> kCommonSources = {
-    "ltc_norm_shift.sv", "ltc_fp_unpack.sv",   "ltc_fp_round_pack.sv", "ltc_fp_convert.sv",
-    "ltc_fp_add.sv",     "ltc_pipe_reg.sv",    "ltc_tile_ctrl.sv",     "ltc_plane_scale.sv",
-    "ltc_acc_add.sv",    "ltc_out_convert.sv", "ltc_accumulator.sv"};
+    "ltc_pkg.sv",         "ltc_norm_shift.sv", "ltc_fp_unpack.sv", "ltc_fp_round_pack.sv",
+    "ltc_fp_convert.sv",  "ltc_fp_add.sv",     "ltc_pipe_reg.sv",  "ltc_tile_ctrl.sv",
+    "ltc_plane_scale.sv", "ltc_acc_add.sv",    "ltc_add_unit.sv",  "ltc_out_convert.sv",
+    "ltc_accumulator.sv", "ltc_tile_shell.sv"};
 
 std::vector<std::string> sources_for(const hw::TensorCoreConfig& c) {
   std::vector<std::string> files = kCommonSources;
   switch (c.design) {
     case TensorCoreDesign::kLut:
-      files.insert(files.end(), {"ltc_lut_unit.sv", "ltc_lut_tile.sv"});
+      files.insert(files.end(), {"ltc_lut_unit.sv", "ltc_lut_lane.sv", "ltc_lut_tile.sv"});
       break;
     case TensorCoreDesign::kLutNaive:
-      files.insert(files.end(), {"ltc_full_table.sv", "ltc_lut_naive_tile.sv"});
+      files.insert(files.end(), {"ltc_full_table.sv", "ltc_lut_lane.sv", "ltc_lut_naive_tile.sv"});
       break;
     case TensorCoreDesign::kAdd:
-      files.insert(files.end(), {"ltc_add_unit.sv", "ltc_add_tile.sv"});
+      files.insert(files.end(), {"ltc_add_tile.sv"});
       break;
     case TensorCoreDesign::kMac:
       if (c.mac_dequant()) {
         files.insert(files.end(), {"ltc_fp_mul.sv", "ltc_dequant_unit.sv", "ltc_mac_unit.sv",
-                                   "ltc_add_unit.sv", "ltc_mac_dequant_tile.sv"});
+                                   "ltc_mac_array.sv", "ltc_mac_dequant_tile.sv"});
       } else {
         files.insert(files.end(),
-                     {"ltc_fp_mul.sv", "ltc_mac_unit.sv", "ltc_add_unit.sv", "ltc_mac_tile.sv"});
+                     {"ltc_fp_mul.sv", "ltc_mac_unit.sv", "ltc_mac_array.sv", "ltc_mac_tile.sv"});
       }
       break;
   }

@@ -18,13 +18,14 @@ struct VerilogParam {
 
 struct RtlDesign {
   std::string top;  // "ltc_lut_tile", "ltc_lut_naive_tile", "ltc_mac_tile", "ltc_add_tile"
-  std::vector<VerilogParam> params;       // every parameter of the top, in declaration order
-  std::vector<std::string> sources;       // absolute paths of the .sv files, leaves first
-  std::vector<std::string> include_dirs;  // for `include "ltc_dtype.svh"` (read_verilog -I, -I)
+  std::vector<VerilogParam> params;  // every parameter of the top, in declaration order
+  std::vector<std::string> sources;  // absolute paths of the .sv files: ltc_pkg.sv, leaves, top
+  std::vector<std::string> include_dirs;  // the RTL directory (read_verilog -I, verilator -I)
 };
 
 // The Verilog encoding of a dtype (the *Type parameters of every top): the value of
-// ltc::golden::DType, i.e. 0 int8, 1 int16, 2 int32, 3 fp16, 4 bf16, 5 fp8e4m3, 6 fp8e5m2, 7 fp32.
+// ltc::golden::DType, i.e. 0 int8, 1 int16, 2 int32, 3 fp16, 4 bf16, 5 fp8e4m3, 6 fp8e5m2, 7 fp32,
+// the same as ltc_pkg::dtype_e in rtl/ltc_pkg.sv (tests/rtl checks the two agree).
 int dtype_code(golden::DType t);
 
 // Validates the configuration (InputError naming the field) and maps it to its RTL.

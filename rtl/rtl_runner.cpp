@@ -28,7 +28,7 @@ namespace {
 constexpr uint32_t kStimMagic = 0x4c544331;
 constexpr uint32_t kOutMagic = 0x4c544f31;
 // Part of the cache key: bump when the build recipe changes.
-constexpr const char* kRunRecipe = "verilator-O3-xfast-optfast-O0-v2";
+constexpr const char* kRunRecipe = "verilator-O3-xfast-optfast-O0-assert-v2";
 constexpr const char* kSpeedRecipe = "verilator-O3-xfast-optfast-O2-v2-regin";
 constexpr const char* kLibraryRecipe = "verilator-O3-xfast-optfast-O0-v1-shared";
 constexpr const char* kOptimizedLibraryRecipe = "verilator-O3-xfast-optfast-O2-v1-shared";
@@ -258,6 +258,8 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
                                    "-o",           output,
                                    "-MAKEFLAGS",   cxx_opt(options)};
   if (options.trace) argv.push_back("--trace");
+  // The verification models check the RTL's assertions (ltc_tile_ctrl's handshake properties).
+  if (!speed && !options.library) argv.push_back("--assert");
   if (options.library) {
     // Position-independent objects linked into a .so whose own symbols bind inside it, so
     // several design points' models (every one a class Vtile) load side by side.

@@ -1,11 +1,13 @@
 // The design-point -> Verilog mapping the PPA flow builds from, and Verilator lint of every top.
 #include "rtl/rtl_design.h"
 #include "model/golden/error.h"
+#include "model/golden/fp.h"
 #include "rtl_test_util.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -26,7 +28,7 @@ int64_t param(const RtlDesign& d, const std::string& name) {
 }
 
 TEST(RtlDesign, DtypeCodesAreTheGoldenEnumValues) {
-  // rtl/ltc_dtype.svh decodes these numbers.
+  // rtl/ltc_pkg.sv's dtype_e holds these numbers (PackageAgreesWithTheCppSide checks it).
   EXPECT_EQ(dtype_code(DType::kInt8), 0);
   EXPECT_EQ(dtype_code(DType::kInt16), 1);
   EXPECT_EQ(dtype_code(DType::kInt32), 2);
@@ -120,22 +122,117 @@ TEST(RtlDesign, SourceHashFollowsContents) {
   std::filesystem::remove(f);
 }
 
+struct Lint {
+  int rc;
+  std::string out;
+};
+
+// verilator --lint-only -Wall on `top` of `sources`, with parameter overrides.
+Lint lint(const std::string& top, const std::vector<std::string>& sources,
+          const std::vector<VerilogParam>& params) {
+  std::string cmd = "verilator --lint-only -Wall --top-module " + top;
+  for (const auto& p : params) cmd += " -G" + p.name + "=" + std::to_string(p.value);
+  for (const auto& s : sources) cmd += " " + s;
+  cmd += " 2>&1";
+  Lint r{-1, ""};
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buf[512];
+  while (fgets(buf, sizeof buf, pipe)) r.out += buf;
+  r.rc = pclose(pipe);
+  return r;
+}
+
 // verilator --lint-only -Wall must be clean for every top over a spread of parameters.
 void expect_lint_clean(const hw::TensorCoreConfig& c) {
   const RtlDesign d = rtl_design(c);
-  std::string cmd = "verilator --lint-only -Wall --top-module " + d.top;
-  for (const auto& inc : d.include_dirs) cmd += " -I" + inc;
-  for (const auto& p : d.params) cmd += " -G" + p.name + "=" + std::to_string(p.value);
-  for (const auto& s : d.sources) cmd += " " + s;
-  cmd += " 2>&1";
-  std::string out;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  char buf[512];
-  while (fgets(buf, sizeof buf, pipe)) out += buf;
-  const int rc = pclose(pipe);
-  EXPECT_EQ(rc, 0) << c.id() << "\n" << out;
-  EXPECT_EQ(out, "") << c.id();
+  const Lint r = lint(d.top, d.sources, d.params);
+  EXPECT_EQ(r.rc, 0) << c.id() << "\n" << r.out;
+  EXPECT_EQ(r.out, "") << c.id();
+}
+
+// A module that fails elaboration unless ltc_pkg gives every dtype the code `code(t)`, and the
+// width, float-ness and float fields of model/golden.
+std::string package_check_module(int (*code)(DType)) {
+  std::string v = "module ltc_pkg_check;\n";
+  int i = 0;
+  for (DType t : golden::kAllDTypes) {
+    std::string name(golden::dtype_name(t));
+    for (auto& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    const bool fp = golden::is_float(t);
+    const std::string c = std::to_string(code(t));
+    std::string cond = "ltc_pkg::" + name + " != " + c + " || ltc_pkg::width(" + c +
+                       ") != " + std::to_string(golden::dtype_bits(t)) + " || ltc_pkg::is_float(" +
+                       c + ") != " + (fp ? "1" : "0");
+    if (fp) {
+      const auto& f = golden::fp_format(t);
+      cond += " || ltc_pkg::exp_bits(" + c + ") != " + std::to_string(f.exp_bits) +
+              " || ltc_pkg::man_bits(" + c + ") != " + std::to_string(f.man_bits) +
+              " || ltc_pkg::has_inf(" + c + ") != " + (f.has_inf ? "1" : "0");
+    }
+    v += "  if (" + cond + ") begin : g_" + std::to_string(i++) + "\n    $error(\"ltc_pkg and " +
+         "the C++ side disagree on " + name + "\");\n  end\n";
+  }
+  return v + "endmodule\n";
+}
+
+int shifted_code(DType t) {
+  return (dtype_code(t) + 1) % 8;
+}
+
+TEST(RtlPackage, AgreesWithTheCppSide) {
+  // rtl_design.cpp's dtype_code and model/golden's formats against rtl/ltc_pkg.sv, as Verilator
+  // evaluates the package; a shifted code table must be caught.
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string pkg = rtl_source_dir() + "/ltc_pkg.sv";
+  const std::string good = (dir / "ltc_pkg_check.sv").string();
+  std::ofstream(good) << package_check_module(dtype_code);
+  const Lint ok = lint("ltc_pkg_check", {pkg, good}, {});
+  EXPECT_EQ(ok.rc, 0) << ok.out;
+  EXPECT_EQ(ok.out, "");
+  std::ofstream(good) << package_check_module(shifted_code);
+  const Lint bad = lint("ltc_pkg_check", {pkg, good}, {});
+  EXPECT_NE(bad.rc, 0);
+  EXPECT_NE(bad.out.find("ltc_pkg and the C++ side disagree on INT8"), std::string::npos)
+      << bad.out;
+  std::filesystem::remove(good);
+}
+
+// Elaborating `config`'s top with one parameter overridden fails with `message`.
+void expect_rejected(const hw::TensorCoreConfig& config, const std::string& name, int64_t value,
+                     const std::string& message) {
+  RtlDesign d = rtl_design(config);
+  bool found = false;
+  for (auto& p : d.params) {
+    if (p.name == name) {
+      p.value = value;
+      found = true;
+    }
+  }
+  ASSERT_TRUE(found) << d.top << " has no parameter " << name;
+  const Lint r = lint(d.top, d.sources, d.params);
+  EXPECT_NE(r.rc, 0) << d.top << " " << name << "=" << value;
+  EXPECT_NE(r.out.find(message), std::string::npos) << r.out;
+}
+
+TEST(RtlAssertions, OutOfRangeParametersAreRejectedByName) {
+  const auto lut = test::config(TensorCoreDesign::kLut, 2, 8, 4, DType::kFp16, 4);
+  expect_rejected(lut, "K", 9, "ltc tile: K must be 1..8");
+  expect_rejected(lut, "WBits", 0, "ltc tile: WBits must be 1..8");
+  expect_rejected(lut, "PipeStages", 0, "ltc tile: PipeStages must be at least 1");
+  expect_rejected(lut, "AccType", dtype_code(DType::kBf16), "AccType must be INT32, FP16 or FP32");
+  expect_rejected(lut, "TableType", dtype_code(DType::kFp32), "ltc_lut_tile: TableType must be");
+  const auto add = test::config(TensorCoreDesign::kAdd, 2, 8, 4, DType::kFp16, 2);
+  expect_rejected(add, "ActType", dtype_code(DType::kInt8), "ltc_add_tile: ActType must be");
+  const auto mac = test::config(TensorCoreDesign::kMac, 2, 8, 4, DType::kInt8, 1);
+  expect_rejected(mac, "OutType", dtype_code(DType::kFp32), "OutType must equal an INT32 AccType");
+  expect_rejected(mac, "WeightType", dtype_code(DType::kFp16), "ltc_mac_tile: ActType and");
+  auto dq = test::config(TensorCoreDesign::kMac, 2, 8, 4, DType::kFp16, 4);
+  dq.weight = DType::kInt8;
+  expect_rejected(dq, "WBits", 9, "ltc_mac_dequant_tile: ActType and AccType must be floats");
+  const auto naive = test::config(TensorCoreDesign::kLutNaive, 2, 8, 4, DType::kFp16, 2);
+  expect_rejected(naive, "TableType", dtype_code(DType::kFp8E4M3),
+                  "ltc_lut_naive_tile: TableType must hold ActType");
 }
 
 TEST(RtlLint, LutTileIsCleanForEveryFormat) {
