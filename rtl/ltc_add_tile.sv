@@ -2,32 +2,15 @@
 // activations whose weight bit is set, one add per bit, k ascending, each activation widened and
 // scaled by 2^b (shared per row). Same interface and beat protocol as ltc_lut_tile.
 module ltc_add_tile #(
-  parameter int M = 2,
-  parameter int N = 64,
-  parameter int K = 4,
-  parameter int WBits = 4,
-  parameter int ActType = ltc_pkg::FP16,
-  parameter int AccType = ltc_pkg::FP32,
-  parameter int OutType = ltc_pkg::FP32,
-  parameter int PipeStages = 1,
-  localparam int ActWidth = ltc_pkg::width(ActType),
-  localparam int AccWidth = ltc_pkg::width(AccType),
-  localparam int OutWidth = ltc_pkg::width(OutType)
+  parameter int M = 2, parameter int N = 64, parameter int K = 4, parameter int WBits = 4,
+  parameter int ActType = ltc_pkg::FP16, parameter int AccType = ltc_pkg::FP32,
+  parameter int OutType = ltc_pkg::FP32, parameter int PipeStages = 1,
+  localparam int AWidth = M * K * ltc_pkg::width(ActType), localparam int WWidth = N * K
 ) (
-  input  logic                    clk_i,
-  input  logic                    rst_ni,
-  input  logic                    in_valid_i,
-  output logic                    in_ready_o,
-  input  logic                    in_first_i,
-  input  logic                    in_last_i,
-  input  logic [M*K*ActWidth-1:0] in_a_i,
-  input  logic [N*K-1:0]          in_w_i,
-  input  logic [M*N*AccWidth-1:0] in_c_i,
-  output logic                    out_valid_o,
-  input  logic                    out_ready_i,
-  output logic [M*N*OutWidth-1:0] out_o,
-  output logic                    done_o
+`include "ltc_tile_ports.svh"
 );
+  localparam int ActWidth = ltc_pkg::width(ActType);
+  localparam int AccWidth = ltc_pkg::width(AccType);
   localparam int PlaneWidth = ltc_pkg::plane_width(WBits);
 
 `ifndef __ICARUS__  // Icarus Verilog 11 has no elaboration-time $error
@@ -46,35 +29,17 @@ module ltc_add_tile #(
 
   // Stages: after the shared scale, then the operands.
   ltc_tile_shell #(
-    .M          (M),
-    .N          (N),
-    .K          (K),
-    .Planes     (WBits),
-    .AccType    (AccType),
-    .OutType    (OutType),
-    .PipeStages (PipeStages),
-    .InnerStages(2),
-    .OpWidth    (M * K * ActWidth + N * K),
-    .Terms      (K),
-    .Gated      (1'b1)
+    .M(M), .N(N), .K(K), .Planes(WBits), .AccType(AccType), .OutType(OutType),
+    .PipeStages(PipeStages), .InnerStages(2), .AWidth(AWidth), .WWidth(WWidth), .Terms(K),
+    .Gated(1'b1)
   ) u_shell (
-    .clk_i      (clk_i),
-    .rst_ni     (rst_ni),
-    .in_valid_i (in_valid_i),
-    .in_ready_o (in_ready_o),
-    .in_first_i (in_first_i),
-    .in_last_i  (in_last_i),
-    .in_op_i    ({in_a_i, in_w_i}),
-    .in_c_i     (in_c_i),
-    .out_valid_o(out_valid_o),
-    .out_ready_i(out_ready_i),
-    .out_o      (out_o),
-    .done_o     (done_o),
-    .advance_o  (advance),
-    .op_o       ({acts, patterns}),
-    .plane_o    (plane),
-    .terms_i    (terms),
-    .enables_i  (enables)
+    .*,
+    .advance_o(advance),
+    .a_o      (acts),
+    .w_o      (patterns),
+    .plane_o  (plane),
+    .terms_i  (terms),
+    .enables_i(enables)
   );
 
   for (genvar i = 0; i < M * K; i++) begin : g_scale

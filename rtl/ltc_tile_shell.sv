@@ -1,7 +1,8 @@
 // What every tile top shares (rtl/README.md, "Ports"): the handshakes, stage valids and plane
 // counter (ltc_tile_ctrl), the operand registers, C travelling with its beat, one accumulator per
-// output element and the results gathered onto out_o. A top passes its operands through in_op_i
-// and returns, per element m*N+n, the Terms terms its datapath computes from op_o.
+// output element and the results gathered onto out_o. A top connects its ports to the same-named
+// ones here (.*) and returns, per element m*N+n, the Terms terms its datapath computes from a_o
+// and w_o.
 //
 // Stages: PipeStages registers from the operand ports to the accumulator, the accumulator
 // included. The top's datapath holds InnerStages of them (its own registers and the accumulator);
@@ -15,7 +16,8 @@ module ltc_tile_shell #(
   parameter int OutType = ltc_pkg::FP32,
   parameter int PipeStages = 1,
   parameter int InnerStages = 1,
-  parameter int OpWidth = 1,
+  parameter int AWidth = 1,  // in_a_i
+  parameter int WWidth = 1,  // in_w_i
   parameter int PlaneDepth = 0,  // plane registers after the operand registers
   parameter int Terms = 1,
   parameter bit Gated = 1'b0,    // see ltc_accumulator
@@ -23,23 +25,13 @@ module ltc_tile_shell #(
   localparam int OutWidth = ltc_pkg::width(OutType),
   localparam int PlaneWidth = ltc_pkg::plane_width(Planes)
 ) (
-  input  logic                          clk_i,
-  input  logic                          rst_ni,
-  input  logic                          in_valid_i,
-  output logic                          in_ready_o,
-  input  logic                          in_first_i,
-  input  logic                          in_last_i,
-  input  logic [OpWidth-1:0]            in_op_i,
-  input  logic [M*N*AccWidth-1:0]       in_c_i,
-  output logic                          out_valid_o,
-  input  logic                          out_ready_i,
-  output logic [M*N*OutWidth-1:0]       out_o,
-  output logic                          done_o,
   output logic                          advance_o,  // enable of the top's datapath registers
-  output logic [OpWidth-1:0]            op_o,       // in_op_i after the operand registers
-  output logic [PlaneWidth-1:0]         plane_o,    // its plane index, PlaneDepth registers later
+  output logic [AWidth-1:0]             a_o,        // in_a_i after the operand registers
+  output logic [WWidth-1:0]             w_o,        // in_w_i after the operand registers
+  output logic [PlaneWidth-1:0]         plane_o,    // their plane index, PlaneDepth registers later
   input  logic [M*N*Terms*AccWidth-1:0] terms_i,
-  input  logic [M*N*Terms-1:0]          enables_i
+  input  logic [M*N*Terms-1:0]          enables_i,
+`include "ltc_tile_ports.svh"
 );
   localparam int OpDepth = (PipeStages > InnerStages) ? PipeStages - InnerStages : 0;
 
@@ -95,11 +87,11 @@ module ltc_tile_shell #(
     .q_o  (c_add)
   );
 
-  ltc_pipe_reg #(.Width(OpWidth + PlaneWidth), .Depth(OpDepth)) u_in_pipe (
+  ltc_pipe_reg #(.Width(AWidth + WWidth + PlaneWidth), .Depth(OpDepth)) u_in_pipe (
     .clk_i(clk_i),
     .en_i (advance),
-    .d_i  ({in_op_i, plane_in}),
-    .q_o  ({op_o, plane_op})
+    .d_i  ({in_a_i, in_w_i, plane_in}),
+    .q_o  ({a_o, w_o, plane_op})
   );
 
   ltc_pipe_reg #(.Width(PlaneWidth), .Depth(PlaneDepth)) u_plane_pipe (

@@ -25,24 +25,27 @@ const std::vector<std::string> kCommonSources = {
 
 std::vector<std::string> sources_for(const hw::TensorCoreConfig& c) {
   std::vector<std::string> files = kCommonSources;
+  // The LUT and MAC tops share a core (ltc_lut_core, ltc_mac_core) that names every module of
+  // the family, so each family's files come together.
+  const std::vector<std::string> lut = {"ltc_lut_unit.sv", "ltc_full_table.sv", "ltc_lut_lane.sv",
+                                        "ltc_lut_core.sv"};
+  const std::vector<std::string> mac = {"ltc_fp_mul.sv", "ltc_dequant_unit.sv", "ltc_mac_unit.sv",
+                                        "ltc_mac_core.sv"};
   switch (c.design) {
     case TensorCoreDesign::kLut:
-      files.insert(files.end(), {"ltc_lut_unit.sv", "ltc_lut_lane.sv", "ltc_lut_tile.sv"});
+      files.insert(files.end(), lut.begin(), lut.end());
+      files.push_back("ltc_lut_tile.sv");
       break;
     case TensorCoreDesign::kLutNaive:
-      files.insert(files.end(), {"ltc_full_table.sv", "ltc_lut_lane.sv", "ltc_lut_naive_tile.sv"});
+      files.insert(files.end(), lut.begin(), lut.end());
+      files.push_back("ltc_lut_naive_tile.sv");
       break;
     case TensorCoreDesign::kAdd:
-      files.insert(files.end(), {"ltc_add_tile.sv"});
+      files.push_back("ltc_add_tile.sv");
       break;
     case TensorCoreDesign::kMac:
-      if (c.mac_dequant()) {
-        files.insert(files.end(), {"ltc_fp_mul.sv", "ltc_dequant_unit.sv", "ltc_mac_unit.sv",
-                                   "ltc_mac_array.sv", "ltc_mac_dequant_tile.sv"});
-      } else {
-        files.insert(files.end(),
-                     {"ltc_fp_mul.sv", "ltc_mac_unit.sv", "ltc_mac_array.sv", "ltc_mac_tile.sv"});
-      }
+      files.insert(files.end(), mac.begin(), mac.end());
+      files.push_back(c.mac_dequant() ? "ltc_mac_dequant_tile.sv" : "ltc_mac_tile.sv");
       break;
   }
   for (auto& f : files) f = rtl_source_dir() + "/" + f;

@@ -20,7 +20,8 @@ struct RtlDesign {
   std::string top;  // "ltc_lut_tile", "ltc_lut_naive_tile", "ltc_mac_tile", "ltc_add_tile"
   std::vector<VerilogParam> params;  // every parameter of the top, in declaration order
   std::vector<std::string> sources;  // absolute paths of the .sv files: ltc_pkg.sv, leaves, top
-  std::vector<std::string> include_dirs;  // the RTL directory (read_verilog -I, verilator -I)
+  std::vector<std::string>
+      include_dirs;  // for `include "ltc_tile_ports.svh"` (read_verilog -I, -I)
 };
 
 // The Verilog encoding of a dtype (the *Type parameters of every top): the value of

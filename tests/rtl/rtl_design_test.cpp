@@ -127,10 +127,10 @@ struct Lint {
   std::string out;
 };
 
-// verilator --lint-only -Wall on `top` of `sources`, with parameter overrides.
+// verilator --lint-only -Wall on `top` of `sources` (includes from rtl/), with parameter overrides.
 Lint lint(const std::string& top, const std::vector<std::string>& sources,
           const std::vector<VerilogParam>& params) {
-  std::string cmd = "verilator --lint-only -Wall --top-module " + top;
+  std::string cmd = "verilator --lint-only -Wall -I" + rtl_source_dir() + " --top-module " + top;
   for (const auto& p : params) cmd += " -G" + p.name + "=" + std::to_string(p.value);
   for (const auto& s : sources) cmd += " " + s;
   cmd += " 2>&1";
