@@ -43,7 +43,7 @@ module ltc_lut_core #(
     .w_o      (patterns),
     .plane_o  (plane),
     .terms_i  (terms),
-    .enables_i('1)
+    .enables_i({M * N{1'b1}})
   );
 
   localparam int RowEntries = Precompute ? 2 * HalfSize : HalfSize;

@@ -41,7 +41,7 @@ module ltc_mac_core #(
     .w_o      (wq),
     .plane_o  (unused_plane),
     .terms_i  (prods),
-    .enables_i('1)
+    .enables_i({M * N * K{1'b1}})
   );
 
   if (CodeBits == 0) begin : g_weights

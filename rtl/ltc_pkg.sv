@@ -17,14 +17,14 @@ package ltc_pkg;
 
   // The functions below name the formats through these: Yosys 0.23 resolves an enum item inside a
   // package function only with the package prefix, which Icarus Verilog 11 rejects there.
-  localparam dtype_e DtInt8 = INT8;
-  localparam dtype_e DtInt16 = INT16;
-  localparam dtype_e DtInt32 = INT32;
-  localparam dtype_e DtFp16 = FP16;
-  localparam dtype_e DtBf16 = BF16;
-  localparam dtype_e DtFp8E4M3 = FP8E4M3;
-  localparam dtype_e DtFp8E5M2 = FP8E5M2;
-  localparam dtype_e DtFp32 = FP32;
+  localparam int DtInt8 = INT8;
+  localparam int DtInt16 = INT16;
+  localparam int DtInt32 = INT32;
+  localparam int DtFp16 = FP16;
+  localparam int DtBf16 = BF16;
+  localparam int DtFp8E4M3 = FP8E4M3;
+  localparam int DtFp8E5M2 = FP8E5M2;
+  localparam int DtFp32 = FP32;
 
   // Parameters hold codes as int (the PPA flow sets them by value), so the functions take int.
   function automatic int width(int t);
