@@ -502,6 +502,12 @@ ActivityResult gatesim_activity(const DesignSource& src, const std::vector<PortD
   }
   r.outputs_path = workdir + "/outputs_gate.txt";
   r.simulator = "ltc gatesim";
+  std::vector<std::string> data_inputs;
+  for (const auto& i : inputs) {
+    if (i != src.clock_port) data_inputs.push_back(i);
+  }
+  r.nets = std::make_shared<const NetActivity>(
+      sim.net_activity(data_inputs, {src.clock_port}, opt.cycles));
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

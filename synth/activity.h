@@ -9,9 +9,11 @@
 #pragma once
 
 #include "synth/design_source.h"
+#include "synth/gatesim.h"
 #include "synth/yosys_flow.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,8 @@ struct ActivityResult {
   double net_activity = 0;           // mean toggles per cycle over every other net bit
   std::string outputs_path;          // per-cycle outputs (hex), for the gate-level check
   std::string simulator;             // "ltc gatesim" or "iverilog"
+  // Every net's toggles and the cells (gatesim only; null with iverilog): the per-net power.
+  std::shared_ptr<const NetActivity> nets;
   double seconds = 0;
 };
 

@@ -337,6 +337,7 @@ GateSim::GateSim(const std::string& json_path, const std::string& top,
   const uint32_t scratch = static_cast<uint32_t>(value_.size());
   value_.push_back(0);
   toggles_.push_back(0);
+  high_steps_.assign(value_.size(), 0);
   touched_step_.assign(value_.size(), 0);
   start_value_.assign(value_.size(), 0);
   for (auto& p : pins_) {
@@ -374,6 +375,8 @@ void GateSim::step() {
     for (uint32_t n : touched_) {
       if (value_[n] != start_value_[n]) ++toggles_[n];
     }
+    for (size_t n = 0; n < value_.size(); ++n) high_steps_[n] += value_[n];
+    ++counted_steps_;
   }
   touched_.clear();
   ++step_;
@@ -473,6 +476,55 @@ GateSim::ToggleSums GateSim::toggle_sums(const std::vector<std::string>& input_p
     }
   }
   return s;
+}
+
+NetActivity GateSim::net_activity(const std::vector<std::string>& input_ports,
+                                  const std::vector<std::string>& clock_ports, int cycles) const {
+  NetActivity a;
+  a.cycles = cycles;
+  const size_t n = value_.size() - 1;  // the scratch node of unused outputs is not a net
+  a.toggles.assign(toggles_.begin(), toggles_.begin() + n);
+  a.high_fraction.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    a.high_fraction[i] = counted_steps_ ? double(high_steps_[i]) / counted_steps_ : value_[i];
+  }
+  const uint32_t scratch = static_cast<uint32_t>(n);
+  auto add = [&](const Cell& c) {
+    const CellType& t = types_[c.type];
+    NetActivity::Cell out;
+    out.type = t.name;
+    for (int k = 0; k < t.n_in; ++k) out.in.push_back(pins_[c.in + k]);
+    for (int o = 0; o < t.n_out; ++o) {
+      const uint32_t node = pins_[c.out + o];
+      out.out.push_back(node == scratch ? NetActivity::kNoNet : node);
+    }
+    a.cells.push_back(std::move(out));
+  };
+  for (const Cell& c : flops_) add(c);
+  for (const Cell& c : comb_) add(c);
+  std::vector<uint8_t> is_input(n, 0), is_clock(n, 0);
+  for (const auto& p : clock_ports) {
+    const auto it = ports_.find(p);
+    if (it == ports_.end()) continue;
+    for (uint32_t node : it->second) {
+      if (node > kConst1 && !is_clock[node]) a.clock_nodes.push_back(node);
+      is_clock[node] = 1;
+    }
+  }
+  for (const auto& p : input_ports) {
+    const auto it = ports_.find(p);
+    if (it == ports_.end()) continue;
+    for (uint32_t node : it->second) {
+      if (node > kConst1 && !is_clock[node] && !is_input[node]) a.input_nodes.push_back(node);
+      is_input[node] = 1;
+    }
+  }
+  for (const auto& [name, nodes] : ports_) {
+    if (std::find(input_ports.begin(), input_ports.end(), name) != input_ports.end()) continue;
+    if (std::find(clock_ports.begin(), clock_ports.end(), name) != clock_ports.end()) continue;
+    for (uint32_t node : nodes) a.output_nodes.push_back(node);
+  }
+  return a;
 }
 
 }  // namespace ltc::synth

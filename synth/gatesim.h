@@ -18,6 +18,22 @@
 
 namespace ltc::synth {
 
+// Every net's measured switching and the cells that connect them, for the per-net power model
+// (power.h). Nodes are electrical nets (a kept module's port net and its parent's net are one).
+struct NetActivity {
+  static constexpr uint32_t kNoNet = UINT32_MAX;
+  struct Cell {
+    std::string type;               // liberty cell
+    std::vector<uint32_t> in, out;  // nodes, in the liberty's pin order (inputs, outputs)
+  };
+  int cycles = 0;                     // measured cycles
+  std::vector<double> toggles;        // per node, over the measured cycles
+  std::vector<double> high_fraction;  // per node: share of the measured time steps at 1
+  std::vector<Cell> cells;            // flip-flops first, then combinational in topological order
+  std::vector<uint32_t> input_nodes, clock_nodes, output_nodes;  // top-level port bits
+  size_t nodes() const { return toggles.size(); }
+};
+
 class GateSim {
  public:
   // Throws std::runtime_error naming the file and the cell or net on: an unknown cell type, a
@@ -50,6 +66,10 @@ class GateSim {
   };
   ToggleSums toggle_sums(const std::vector<std::string>& input_ports,
                          const std::vector<std::string>& skip_ports) const;
+  // Per-net toggles and high time since counting began, with the cell connectivity. `cycles` is
+  // the number of measured clock cycles the toggles are over.
+  NetActivity net_activity(const std::vector<std::string>& input_ports,
+                           const std::vector<std::string>& clock_ports, int cycles) const;
 
  private:
   struct CellType {
@@ -80,6 +100,8 @@ class GateSim {
   std::vector<uint32_t> pins_;      // node indices of cell pins
   std::vector<uint8_t> value_;
   std::vector<uint32_t> toggles_;
+  std::vector<uint32_t> high_steps_;  // per node: counted steps that ended with the node at 1
+  uint32_t counted_steps_ = 0;
   std::vector<uint32_t> touched_step_;                  // per node: the step that first changed it
   std::vector<uint8_t> start_value_;                    // per node: its value when that step began
   std::vector<uint32_t> touched_;                       // nodes changed in the current step

@@ -1,6 +1,7 @@
 #include "synth/ppa.h"
 
 #include "model/golden/error.h"
+#include "synth/power.h"
 #include "synth/process.h"
 
 #include <fmt/format.h>
@@ -58,6 +59,7 @@ PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOption
   sta.liberty = opt.liberty;
   sta.timeout_s = opt.tool_timeout_s;
   sta.clock_ns = opt.clock_ns > 0 ? opt.clock_ns : opt.timing_clock_ns;
+  std::shared_ptr<const NetActivity> nets;
   if (opt.activity == ActivityMode::kMeasured) {
     ActivityOptions ao = opt.sim;
     ao.timeout_s = opt.tool_timeout_s;
@@ -73,6 +75,7 @@ PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOption
               : 200;
     }
     const ActivityResult act = measure_activity(src, syn, ao, opt.workdir);
+    nets = act.nets;
     sta.global_activity = act.net_activity;
     sta.input_activity = act.input_activity;
     r.activity_kind = "measured: gate-level zero-delay simulation (" + act.simulator +
@@ -107,10 +110,39 @@ PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOption
   r.clock_ns = opt.clock_ns > 0 ? opt.clock_ns : r.delay_ns;
   // Dynamic power in OpenSTA is activity per cycle x f: rescale it to the chosen clock.
   const double dyn_scale = st.clock_ns / r.clock_ns;
-  r.internal_mw = st.internal_mw * dyn_scale;
-  r.switching_mw = st.switching_mw * dyn_scale;
-  r.leakage_mw = st.leakage_mw;
-  r.power_mw = st.total_mw_at(r.clock_ns);
+  r.avg_internal_mw = st.internal_mw * dyn_scale;
+  r.avg_switching_mw = st.switching_mw * dyn_scale;
+  r.avg_leakage_mw = st.leakage_mw;
+  r.power_avg_activity_mw = st.total_mw_at(r.clock_ns);
+  if (nets) {
+    const auto t = std::chrono::steady_clock::now();
+    PowerOptions po;
+    po.clock_ns = r.clock_ns;
+    po.output_load_pf = sta.output_load_pf;
+    const auto lib = power_library(opt.liberty);
+    po.wire_load = liberty_wire_load(*lib);
+    if (!po.wire_load && !opt.lef.empty()) {
+      po.wire_load = lef_wire_load(opt.lef, opt.wire_layer, syn.area_um2 / syn.cells);
+    }
+    const NetPowerResult np = net_power(*nets, *lib, po);
+    r.internal_mw = np.internal_mw;
+    r.switching_mw = np.switching_mw + np.input_switching_mw;
+    r.input_switching_mw = np.input_switching_mw;
+    r.leakage_mw = np.leakage_mw;
+    r.power_mw = np.total_mw;
+    r.power_model = np.model;
+    r.seconds["power"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  } else {
+    r.internal_mw = r.avg_internal_mw;
+    r.switching_mw = r.avg_switching_mw;
+    r.leakage_mw = r.avg_leakage_mw;
+    r.power_mw = r.power_avg_activity_mw;
+    r.power_model = "OpenSTA report_power at the average activity (no per-net activity: " +
+                    std::string(opt.activity == ActivityMode::kMeasured
+                                    ? "the iverilog netlist simulator gives only the averages)"
+                                    : "activity assumed)");
+  }
 
   r.tops = ops_per_cycle / r.clock_ns / 1000.0;
   r.tops_per_mm2 = r.tops / (r.area_um2 * 1e-6);
@@ -148,6 +180,13 @@ void to_json(nlohmann::json& j, const PpaResult& r) {
                      {"internal_mw", r.internal_mw},
                      {"switching_mw", r.switching_mw},
                      {"leakage_mw", r.leakage_mw},
+                     {"input_switching_mw", r.input_switching_mw},
+                     {"power_model", r.power_model},
+                     {"power_avg_activity_mw", r.power_avg_activity_mw},
+                     {"power_avg_activity",
+                      {{"internal_mw", r.avg_internal_mw},
+                       {"switching_mw", r.avg_switching_mw},
+                       {"leakage_mw", r.avg_leakage_mw}}},
                      {"ops_per_cycle", r.ops_per_cycle},
                      {"tops", r.tops},
                      {"tops_per_mm2", r.tops_per_mm2},

@@ -33,6 +33,10 @@ struct PpaOptions {
   bool gate_check = false;  // also simulate the RTL and compare outputs cycle by cycle
   std::string liberty = kDefaultLiberty;
   std::string cell_models = kDefaultCellModels;
+  // Wire-load estimate for the per-net power when the liberty has no wire_load: this LEF's
+  // routing layer (power.h, lef_wire_load); empty: pin capacitances only.
+  std::string lef = kDefaultLef;
+  std::string wire_layer = "metal2";
   std::string workdir;  // where scripts, logs and netlists go (required)
   double tool_timeout_s = 3600;
   // Tiles with at least this many units (M*N) keep their per-unit modules as hierarchy
@@ -60,7 +64,15 @@ struct PpaResult {
   double delay_ns = 0;  // critical path incl. setup
   double fmax_mhz = 0;
   double clock_ns = 0;  // the period power and throughput are taken at
+  // The flow's power (power.h): every net's measured toggles with its own load and slew; the
+  // switching of the nets the input ports and the clock drive (operand and clock delivery into
+  // the tile's pins) is part of switching_mw and also given alone. Without per-net activity
+  // (assumed activity, or the iverilog netlist simulator), OpenSTA's figure.
   double power_mw = 0, internal_mw = 0, switching_mw = 0, leakage_mw = 0;
+  double input_switching_mw = 0;
+  std::string power_model;  // how power_mw was computed
+  // OpenSTA's report_power with one average activity for all nets (and one for the inputs).
+  double power_avg_activity_mw = 0, avg_internal_mw = 0, avg_switching_mw = 0, avg_leakage_mw = 0;
   double ops_per_cycle = 0;
   double tops = 0, tops_per_mm2 = 0, tops_per_w = 0;
   std::string activity_kind;  // how OpenSTA received activity

@@ -14,6 +14,7 @@ namespace ltc::synth {
 
 inline constexpr const char* kDefaultLiberty = "/usr/share/qflow/tech/osu018/osu018_stdcells.lib";
 inline constexpr const char* kDefaultCellModels = "/usr/share/qflow/tech/osu018/osu018_stdcells.v";
+inline constexpr const char* kDefaultLef = "/usr/share/qflow/tech/osu018/osu018_stdcells.lef";
 
 struct SynthOptions {
   std::string liberty = kDefaultLiberty;
