@@ -43,12 +43,22 @@ PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOption
   so.liberty = opt.liberty;
   so.timeout_s = opt.tool_timeout_s;
   so.keep_modules = opt.keep_modules;
+  so.delay_target_ps = opt.delay_target_ps;
+  so.max_fanout = opt.max_fanout;
   r.synth_mode = "flat";
   if (!so.keep_modules.empty()) {
     r.synth_mode = "units kept:";
     for (const auto& m : so.keep_modules) r.synth_mode += " " + m;
   }
+  r.synth_mode += opt.delay_target_ps > 0
+                      ? fmt::format("; abc -D {:g} with buffering and sizing", opt.delay_target_ps)
+                      : std::string("; abc area mapping");
+  if (opt.max_fanout > 0)
+    r.synth_mode += fmt::format("; fanout <= {} across modules", opt.max_fanout);
   const SynthResult syn = run_yosys(src, so, opt.workdir);
+  r.fanout_buffers = syn.fanout_buffers;
+  r.fanout_nets = syn.fanout_nets;
+  r.max_fanout_before = syn.max_fanout_before;
   r.area_um2 = syn.area_um2;
   r.cells = syn.cells;
   r.flip_flops = syn.flip_flops;
@@ -199,6 +209,9 @@ void to_json(nlohmann::json& j, const PpaResult& r) {
                        {"net_bits", r.activity_nets}}},
                      {"rtl_hash", r.rtl_hash},
                      {"synth_mode", r.synth_mode},
+                     {"fanout_buffers", r.fanout_buffers},
+                     {"fanout_nets", r.fanout_nets},
+                     {"max_fanout_before", r.max_fanout_before},
                      {"tools", tool_versions()},
                      {"seconds", r.seconds},
                      {"library", "osu018 (OSU 0.18 um, qflow-tech-osu018)"}};

@@ -45,6 +45,11 @@ struct PpaOptions {
   // +7% on an M1N4K4 FP16 LUT tile). Smaller tiles are flattened whole. 0: always flatten.
   int hierarchical_from_units = 16;
   std::vector<std::string> keep_modules;  // for run_ppa(DesignSource): modules kept as hierarchy
+  // Timing-driven synthesis (yosys_flow.h): ABC's delay target (1 ps: as fast as it maps, with its
+  // buffering and gate sizing; 0: area mapping, no buffers) and the fanout limit of the buffering
+  // pass across kept modules (fanout_buffer.h; 0: off).
+  double delay_target_ps = 1;
+  int max_fanout = 16;
 };
 
 // The per-unit modules of the rtl/ tiles (LUT lookup, accumulator, plane scaling, ADD and MAC
@@ -81,7 +86,9 @@ struct PpaResult {
   std::optional<int> gate_check_mismatches;  // when PpaOptions::gate_check
   int gate_check_cycles = 0;
   std::string rtl_hash;
-  std::string synth_mode;                 // "flat" or "units kept: ..."
+  std::string synth_mode;                   // "flat" or "units kept: ...", and the mapping
+  int fanout_buffers = 0, fanout_nets = 0;  // inserted by the fanout pass (in area_um2, cells)
+  int max_fanout_before = 0;
   std::map<std::string, double> seconds;  // per stage: yosys, activity, sta, gate_check, total
   std::string workdir;
 };

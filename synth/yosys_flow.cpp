@@ -1,9 +1,11 @@
 #include "synth/yosys_flow.h"
 
+#include "synth/fanout_buffer.h"
 #include "synth/process.h"
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <filesystem>
 #include <regex>
 #include <sstream>
@@ -67,9 +69,28 @@ std::string yosys_script(const DesignSource& src, const SynthOptions& opt) {
   }
   s << "synth -flatten -noshare -top " << src.top << "\n"
     << "dfflibmap -liberty " << opt.liberty << "\n"
-    << "abc -liberty " << opt.liberty << "\n"
-    << "opt_clean -purge\n"
-    << "setundef -zero\n"
+    << "abc -liberty " << opt.liberty
+    << (opt.delay_target_ps > 0 ? fmt::format(" -constr abc.constr -D {:.0f}", opt.delay_target_ps)
+                                : std::string())
+    << "\n"
+    << "opt_clean -purge\n";
+  if (opt.max_fanout > 0) {
+    // The fanout pass (fanout_buffer.h) runs between two yosys runs: yosys_finish_script goes on.
+    s << "write_json mapped.json\n";
+  } else {
+    s << yosys_finish_script(src, opt);
+  }
+  return s.str();
+}
+
+std::string yosys_finish_script(const DesignSource& src, const SynthOptions& opt) {
+  std::ostringstream s;
+  if (opt.max_fanout > 0) {
+    s << "read_liberty -lib " << opt.liberty << "\n"
+      << "read_json buffered.json\n"
+      << "hierarchy -top " << src.top << "\n";
+  }
+  s << "setundef -zero\n"
     // Buffers instead of plain net-to-net assigns keep the netlist OpenSTA-clean.
     << "insbuf -buf BUFX2 A Y\n"
     << "opt_clean -purge\n"
@@ -122,6 +143,10 @@ SynthResult run_yosys(const DesignSource& src, const SynthOptions& opt,
     write_text_atomic(workdir + "/top_params.sv", with_parameter_defaults(src));
   }
   write_text_atomic(workdir + "/synth.ys", yosys_script(src, opt));
+  if (opt.delay_target_ps > 0) {
+    write_text_atomic(workdir + "/abc.constr", fmt::format("set_driving_cell {}\nset_load {}\n",
+                                                           opt.driving_cell, opt.load_pf));
+  }
   SynthResult r;
   r.log_path = workdir + "/yosys.log";
   const ProcessResult p = run_process({"yosys", "-q", "-l", "yosys.log.full", "synth.ys"}, workdir,
@@ -142,6 +167,32 @@ SynthResult run_yosys(const DesignSource& src, const SynthOptions& opt,
     throw std::runtime_error(fmt::format(
         "yosys failed (exit {}): {} (log {})", p.exit_code,
         errors.empty() ? std::string("no error text") : join_errors(errors), r.log_path));
+  }
+  if (opt.max_fanout > 0) {
+    FanoutBufferOptions fo;
+    fo.max_fanout = opt.max_fanout;
+    fo.buffer_cell = opt.buffer_cell;
+    const auto t = std::chrono::steady_clock::now();
+    const FanoutBufferResult b =
+        buffer_high_fanout(workdir + "/mapped.json", workdir + "/buffered.json", src.top, fo);
+    r.fanout_buffers = b.buffers;
+    r.fanout_nets = b.nets;
+    r.max_fanout_before = b.max_fanout_in;
+    r.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    write_text_atomic(workdir + "/finish.ys", yosys_finish_script(src, opt));
+    const ProcessResult q = run_process({"yosys", "-q", "-l", "yosys_finish.log.full", "finish.ys"},
+                                        workdir, workdir + "/yosys_finish.log", opt.timeout_s);
+    r.seconds += q.seconds;
+    if (q.timed_out) {
+      throw std::runtime_error(
+          fmt::format("yosys timed out after {:.0f} s ({})", opt.timeout_s, workdir));
+    }
+    const auto qerr = error_lines(q.log);
+    if (q.exit_code != 0 || !qerr.empty()) {
+      throw std::runtime_error(fmt::format(
+          "yosys (after fanout buffering) failed (exit {}): {} (log {}/yosys_finish.log)",
+          q.exit_code, qerr.empty() ? std::string("no error text") : join_errors(qerr), workdir));
+    }
   }
   parse_yosys_stat(read_text(workdir + "/stat.txt"), r);
   for (const auto& [type, n] : r.cells_by_type) {

@@ -23,6 +23,16 @@ struct SynthOptions {
   // synthesized once per parameter set. Faster on large tiles; no optimization across their
   // boundaries. Empty: the whole design is flattened.
   std::vector<std::string> keep_modules;
+  // Timing-driven mapping: `abc -D <delay_target_ps> -constr` (driving cell and load below), whose
+  // script maps for delay and then buffers high-fanout nets and sizes gates (ABC's buffer;
+  // upsize; dnsize). 0: the area-oriented default script, no buffering.
+  double delay_target_ps = 0;
+  std::string driving_cell = "BUFX2";
+  double load_pf = 0.01;
+  // Nets (top-level, after mapping) with more sinks than this get a tree of buffer_cell:
+  // the fanout that ABC does not see across kept module boundaries. 0: none.
+  int max_fanout = 0;
+  std::string buffer_cell = "BUFX4";
 };
 
 struct SynthResult {
@@ -35,9 +45,12 @@ struct SynthResult {
   std::string sta_netlist;   // workdir/netlist.v (bit ports, for OpenSTA)
   double seconds = 0;
   std::string log_path;
+  int fanout_buffers = 0, fanout_nets = 0, max_fanout_before = 0;  // fanout_buffer.h
 };
 
 std::string yosys_script(const DesignSource& src, const SynthOptions& opt);
+// After mapping (and the fanout pass when opt.max_fanout > 0): constants, checks, stat, netlists.
+std::string yosys_finish_script(const DesignSource& src, const SynthOptions& opt);
 
 // The text of src.top_source with the defaults of src.params replaced by their values: how the
 // flow sets parameters when top_source is given (Yosys 0.23's chparam asserts on tiles that it
