@@ -24,6 +24,7 @@ struct BenchPpaOptions {
   std::string out;
   int jobs = 2;
   bool json = false;
+  bool vs_unit = false;  // also the single unit (M1N1K4) at the same formats: critical paths
 };
 
 void run(const BenchPpaOptions& o) {
@@ -37,13 +38,32 @@ void run(const BenchPpaOptions& o) {
   po.workdir = (root / "point").string();
   po.sim.cycles = 0;  // auto by netlist size, as ltc ppa does
   const synth::PpaResult r = synth::run_ppa(config, po);
-  nlohmann::json j = {
-      {"point", config.id()}, {"seconds", r.seconds}, {"cells", r.cells}, {"area_um2", r.area_um2}};
+  nlohmann::json j = {{"point", config.id()},   {"seconds", r.seconds},   {"cells", r.cells},
+                      {"area_um2", r.area_um2}, {"delay_ns", r.delay_ns}, {"power_mw", r.power_mw}};
+  auto stage = [&r](const char* s) {
+    const auto it = r.seconds.find(s);
+    return it == r.seconds.end() ? 0.0 : it->second;
+  };
   if (!o.json) {
     fmt::print(
-        "ppa point {}: {:.1f} s (yosys {:.1f} s, activity {:.1f} s, sta {:.1f} s), {} cells\n",
-        config.id(), r.seconds.at("total"), r.seconds.at("yosys"), r.seconds.at("activity"),
-        r.seconds.at("sta"), r.cells);
+        "ppa point {}: {:.1f} s (yosys {:.1f} s, activity {:.1f} s, sta {:.1f} s, power {:.1f} s), "
+        "{} cells, critical path {:.3f} ns\n",
+        config.id(), stage("total"), stage("yosys"), stage("activity"), stage("sta"),
+        stage("power"), r.cells, r.delay_ns);
+  }
+  if (o.vs_unit) {
+    auto unit = config;
+    unit.shape = golden::LmmaShape{1, 1, config.shape.k};
+    synth::PpaOptions uo = po;
+    uo.workdir = (root / "unit").string();
+    const synth::PpaResult u = synth::run_ppa(unit, uo);
+    const double ratio = r.delay_ns / u.delay_ns;
+    j["unit"] = {{"point", unit.id()}, {"delay_ns", u.delay_ns}, {"ratio", ratio}};
+    if (!o.json) {
+      fmt::print("critical path {} {:.3f} ns vs unit {} {:.3f} ns: {:.2f}x (issue #14: <= 1.5x)\n",
+                 config.id(), r.delay_ns, unit.id(), u.delay_ns, ratio);
+    }
+    std::filesystem::remove_all(root / "unit");
   }
   if (!o.sweep.empty()) {
     std::vector<std::string> names =
@@ -87,6 +107,9 @@ CommandRegistrar reg{
           ->capture_default_str()
           ->check(in_range(1, 1024));
       set_examples(sub, {"ltc bench ppa", "ltc bench ppa --sweep dp4 -j 2 --json"});
+      sub->add_flag("--vs-unit", o->vs_unit,
+                    "also synthesize the single unit (M1N1K4) at the same formats and compare "
+                    "critical paths");
       sub->add_flag("--json", o->json, "print one JSON object");
       sub->callback([o] { run(*o); });
     }};

@@ -100,13 +100,19 @@ void run(const PpaCliOptions& o) {
     return;
   }
   fmt::print("{}  (osu018 0.18 um, Yosys + OpenSTA)\n", config.id());
-  fmt::print("  area       {:12.1f} um2  ({} cells, {} flip-flops)\n", r.area_um2, r.cells,
-             r.flip_flops);
-  fmt::print("  delay      {:12.3f} ns   (fmax {:.1f} MHz)\n", r.delay_ns, r.fmax_mhz);
+  fmt::print("  area       {:12.1f} um2  ({} cells, {} flip-flops, {} fanout buffers)\n",
+             r.area_um2, r.cells, r.flip_flops, r.fanout_buffers);
+  fmt::print("  delay      {:12.3f} ns   (fmax {:.1f} MHz; {})\n", r.delay_ns, r.fmax_mhz,
+             r.synth_mode);
   fmt::print(
-      "  power      {:12.4f} mW   at {:.3f} ns (internal {:.4f}, switching {:.4f}, "
-      "leakage {:.6f})\n",
-      r.power_mw, r.clock_ns, r.internal_mw, r.switching_mw, r.leakage_mw);
+      "  power      {:12.4f} mW   at {:.3f} ns (internal {:.4f}, switching {:.4f} of which "
+      "input-port nets {:.4f}, leakage {:.6f}): {}\n",
+      r.power_mw, r.clock_ns, r.internal_mw, r.switching_mw, r.input_switching_mw, r.leakage_mw,
+      r.power_model);
+  fmt::print(
+      "  power avg  {:12.4f} mW   (OpenSTA report_power at the average activity: internal {:.4f}, "
+      "switching {:.4f})\n",
+      r.power_avg_activity_mw, r.avg_internal_mw, r.avg_switching_mw);
   fmt::print("  ops/cycle  {:12.1f}\n", r.ops_per_cycle);
   fmt::print("  TOPS       {:12.5f}\n  TOPS/mm2   {:12.5f}\n  TOPS/W     {:12.4f}\n", r.tops,
              r.tops_per_mm2, r.tops_per_w);
@@ -127,8 +133,8 @@ void run(const PpaCliOptions& o) {
     const auto it = r.seconds.find(stage);
     return it == r.seconds.end() ? 0.0 : it->second;
   };
-  fmt::print("  time       yosys {:.1f} s, activity {:.1f} s, sta {:.1f} s\n", sec("yosys"),
-             sec("activity"), sec("sta"));
+  fmt::print("  time       yosys {:.1f} s, activity {:.1f} s, sta {:.1f} s, power {:.1f} s\n",
+             sec("yosys"), sec("activity"), sec("sta"), sec("power"));
 }
 
 CommandRegistrar reg{

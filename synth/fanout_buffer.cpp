@@ -66,7 +66,8 @@ FanoutBufferResult buffer_high_fanout(const std::string& json_in, const std::str
       if (index < bits.size() && bits[index].is_number()) {
         const int64_t bit = bits[index].get<int64_t>();
         count = 0;
-        for (const auto& [cname, cell] : mod.value("cells", json::object()).items()) {
+        const json mod_cells = mod.value("cells", json::object());
+        for (const auto& [cname, cell] : mod_cells.items()) {
           const std::string type = cell.at("type").get<std::string>();
           const json& dirs = cell.value("port_directions", json::object());
           for (const auto& [pin, cbits] : cell.at("connections").items()) {

@@ -255,10 +255,14 @@ std::string point_key(const SweepSpec& spec, const hw::TensorCoreConfig& c,
   // with iverilog's activities or another hierarchy is not mixed with this flow's results.
   std::string hier;
   for (const auto& m : kept_modules(c, PpaOptions{})) hier += (hier.empty() ? "" : "+") + m;
-  return fmt::format("{}|clock={}|activity={}|cycles={}|seed={}|rtl={}|netsim=ltc|hier={}", c.id(),
-                     spec.clock_ns,
-                     spec.activity == ActivityMode::kMeasured ? "measured" : "assumed", spec.cycles,
-                     spec.seed, rtl_hash, hier.empty() ? "flat" : hier);
+  // So are the mapping and the power model (issue #14): results of the older flow are not reused.
+  const PpaOptions flow;
+  return fmt::format(
+      "{}|clock={}|activity={}|cycles={}|seed={}|rtl={}|netsim=ltc|hier={}|map=D{}|fanout={}|"
+      "power=per-net",
+      c.id(), spec.clock_ns, spec.activity == ActivityMode::kMeasured ? "measured" : "assumed",
+      spec.cycles, spec.seed, rtl_hash, hier.empty() ? "flat" : hier, flow.delay_target_ps,
+      flow.max_fanout);
 }
 
 namespace {
@@ -339,6 +343,15 @@ std::vector<json> sweep_rows(const SweepSpec& spec, const ResultStore& store,
       row["power_iso_mw"] = r["power_mw"].get<double>() * iso;
       row["area_x_power_iso"] =
           row["area_iso_um2"].get<double>() * row["power_iso_mw"].get<double>();
+      // OpenSTA's average-activity power beside the per-net figure (issue #14), when recorded.
+      if (r.contains("power_avg_activity_mw")) {
+        row["power_avg_activity_mw"] = r["power_avg_activity_mw"];
+        row["pj_per_op_avg_activity"] = r["power_avg_activity_mw"].get<double>() *
+                                        r["clock_ns"].get<double>() /
+                                        r["ops_per_cycle"].get<double>();
+        row["input_switching_mw"] = r.value("input_switching_mw", 0.0);
+        row["fanout_buffers"] = r.value("fanout_buffers", 0);
+      }
       row["activity_nets"] = r["activity"]["nets"];
       row["activity_input"] = r["activity"]["input"];
       row["seconds"] = r["seconds"].value("total", 0.0);
