@@ -197,8 +197,8 @@ bool paper_range(const json& paper, double* lo, double* hi) {
 }
 
 constexpr const char* kFlowReason =
-    "open 0.18 um cells and Yosys without DesignWare or gate sizing vs the paper's 28 nm Design "
-    "Compiler: ";
+    "open 0.18 um cells and Yosys/ABC (delay-targeted mapping with buffering and sizing, no "
+    "DesignWare) vs the paper's 28 nm Design Compiler: ";
 
 std::string build(SectionContext& ctx, const std::string& sweep) {
   const synth::SweepSpec spec = synth::SweepSpec::load(sweep_spec_path(sweep));
@@ -223,9 +223,11 @@ std::string build(SectionContext& ctx, const std::string& sweep) {
       sum.seconds,
       sim ? "Each point is one ltc sim run of the cycle-level simulator (sim/README.md); hover a "
             "point for its command."
-          : "Yosys + OpenSTA on the open OSU 0.18 um cells with switching activity measured by "
-            "gate-level simulation; absolute figures are 180 nm ones, so compare ratios and "
-            "rankings with the paper's 28 nm Design Compiler figures."));
+          : "Yosys + OpenSTA on the open OSU 0.18 um cells; power from every net's own toggles "
+            "measured by gate-level simulation, with its own load and slew (synth/power.h; "
+            "OpenSTA's one-average-activity figure is kept as power_avg_activity_mw); absolute "
+            "figures are 180 nm ones, so compare ratios and rankings with the paper's 28 nm "
+            "Design Compiler figures."));
   for (size_t i = 0; i < spec.plots.size(); ++i) {
     const synth::PlotSpec p = synth::parse_plot(spec.plots[i]);
     html += sweep_plot(ctx, p,
