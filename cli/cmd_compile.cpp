@@ -1,5 +1,5 @@
 // `ltc compile gemm|model|run|convert`: lower an mpGEMM or a whole model step to an LMMA trace
-// (SPEC §9), run a GEMM trace through the functional interpreter, convert text <-> binary.
+// (docs/cli.md), run a GEMM trace through the functional interpreter, convert text <-> binary.
 #include "cli/command.h"
 #include "cli/model_step.h"
 #include "cli/options.h"

@@ -1,5 +1,5 @@
 // `ltc ppa`: one tensor-core design point through Yosys + OpenSTA (synth/ppa.h): area, critical
-// path, power with measured switching activity, ops/cycle, TOPS/mm^2 and TOPS/W (SPEC §9).
+// path, power with measured switching activity, ops/cycle, TOPS/mm^2 and TOPS/W (docs/cli.md).
 #include "cli/command.h"
 #include "cli/options.h"
 #include "model/golden/error.h"

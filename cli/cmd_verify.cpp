@@ -1,4 +1,4 @@
-// `ltc verify` (SPEC §9): a design point's verilated RTL against the golden model on random
+// `ltc verify` (docs/cli.md): a design point's verilated RTL against the golden model on random
 // operands; builds the verilated model on demand (cached). Exit 1 when any output bit differs.
 #include "cli/command.h"
 #include "cli/options.h"

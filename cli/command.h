@@ -1,5 +1,5 @@
 // Subcommand registry for the `ltc` binary. Each cli/cmd_*.cpp registers its subcommands with a
-// static CommandRegistrar, so adding a command never touches main.cpp. SPEC §9 is the contract:
+// static CommandRegistrar, so adding a command never touches main.cpp. docs/cli.md is the contract:
 // exit 0 on success, 2 on bad input (message names the flag/file/line and what is valid), 1 on a
 // failed run; `--json` prints exactly one JSON object on stdout.
 #pragma once
@@ -29,7 +29,7 @@ void set_exit_code(int code);
 // `ltc bench` is shared by several components: each adds its own `ltc bench <part>` under it.
 CLI::App& bench_command(CLI::App& app);
 
-// True when stderr is a terminal: progress output goes to stderr only then (SPEC §9).
+// True when stderr is a terminal: progress output goes to stderr only then (docs/cli.md#output).
 bool progress_enabled();
 
 }  // namespace ltc::cli

@@ -1,5 +1,6 @@
 // One design point through the whole flow: Yosys synthesis, measured switching activity,
-// OpenSTA timing and power, and the derived figures the paper reports (SPEC §7):
+// OpenSTA timing and power, and the derived figures the paper reports
+// (docs/published-figures.md#ppa):
 //   ops/cycle (TensorCoreConfig::ops_per_cycle), TOPS = ops/cycle x f, TOPS/mm^2, TOPS/W.
 // Absolute numbers are for the OSU 0.18 um cells; ratios between designs are what compares with
 // the paper's 28 nm figures.

@@ -1,6 +1,7 @@
 // Runs an external tool (yosys, sta, iverilog, vvp) as a child process with a timeout, its
 // stdout and stderr captured to a log file, and scans that log for error text: the tools
-// sometimes report errors yet exit 0 (SPEC §8), so the text decides as much as the exit code.
+// sometimes report errors yet exit 0 (docs/tools.md#known-pitfalls), so the text decides as much as
+// the exit code.
 #pragma once
 
 #include <string>

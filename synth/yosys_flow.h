@@ -1,7 +1,7 @@
 // Synthesis with Yosys to a liberty cell library: the script, the run and the parsed report
 // (area in um^2 and cells by type). Two netlists are written from the same mapped design: one
 // with vector ports for gate-level simulation, one with split bit ports that OpenSTA 2019 reads
-// without its `assign {a,b} = ...` syntax error (SPEC §8).
+// without its `assign {a,b} = ...` syntax error (docs/tools.md#known-pitfalls).
 #pragma once
 
 #include "synth/design_source.h"

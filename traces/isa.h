@@ -1,4 +1,4 @@
-// The LMMA instruction set at the level a cycle model schedules (SPEC §4). It lives in traces/,
+// The LMMA instruction set at the level a cycle model schedules (docs/isa.md). It lives in traces/,
 // the contract between compiler and simulator, so the simulator links it without the compiler.
 //
 // Every operand that varies between warps or iterations is an Affine expression of the block

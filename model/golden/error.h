@@ -1,5 +1,5 @@
 // The one error type for bad input anywhere in ltc: the message names the parameter, file or line
-// and the valid range. The CLI maps it to exit code 2 (SPEC §9).
+// and the valid range. The CLI maps it to exit code 2 (docs/cli.md#exit-codes-and-errors).
 #pragma once
 
 #include <algorithm>

@@ -11,7 +11,8 @@
 //    S[m,n,g] = decode(acc)
 // Epilogue (lut_gemm_epilogue), in double, g ascending, with A_g = sum_{k in g} a_k (k ascending):
 //    Y[m,n] = sum_g s_g * ((0.5 * S + 0.5 * (2^W - 1) * A_g) - z_g * A_g)
-// using sum_k a_k q_k = 1/2 sum_b 2^b T[p_b] + 1/2 (2^W - 1) sum_k a_k (SPEC §2).
+// using sum_k a_k q_k = 1/2 sum_b 2^b T[p_b] + 1/2 (2^W - 1) sum_k a_k
+// (docs/arithmetic.md#symmetric-reinterpretation).
 #pragma once
 
 #include "model/golden/dtype.h"

@@ -1,6 +1,6 @@
-// The LUT tensor core's arithmetic (SPEC §2, §3): half tables, the offline weight transform, and
-// the LMMA semantic function that RTL, compiler interpreter and simulator must reproduce bit for
-// bit.
+// The LUT tensor core's arithmetic (docs/arithmetic.md#the-table, docs/hardware.md#tile): half
+// tables, the offline weight transform, and the LMMA semantic function that RTL, compiler
+// interpreter and simulator must reproduce bit for bit.
 //
 // Definitions (K = activations per table, 1..8; W = weight planes, 1..8):
 //  * Pattern p of K weight bits, bit k for activation k. Full table T[p] = sum_k (2 p_k - 1) a_k.

@@ -1,4 +1,5 @@
-// Semantics of the baseline tensor cores (SPEC §3), for the RTL baselines and the PPA comparison.
+// Semantics of the baseline tensor cores (docs/hardware.md#baselines), for the RTL baselines and
+// the PPA comparison.
 #pragma once
 
 #include "model/golden/dtype.h"

@@ -1,7 +1,8 @@
-// Weight formats (SPEC §2) and how each maps onto unsigned bit planes: real weight
-// r = s * (q - z) with q an unsigned W-bit code and (s, z) per output row and per group of G input
-// columns. Signed INTn, binary +-1 and ternary are the same form with a fixed zero point, so one
-// LUT datapath serves all of them; multi-basis binary (FluxBin) has its own type below.
+// Weight formats (docs/arithmetic.md#weight-quantization) and how each maps onto unsigned bit
+// planes: real weight r = s * (q - z) with q an unsigned W-bit code and (s, z) per output row and
+// per group of G input columns. Signed INTn, binary +-1 and ternary are the same form with a fixed
+// zero point, so one LUT datapath serves all of them; multi-basis binary (FluxBin) has its own type
+// below.
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,9 @@
 // One GPU: the machine description shared by the roofline (model/roofline), the compiler's
 // scheduler (register and shared-memory capacity, tensor-core shape) and the cycle-level simulator.
-// Built-in machines are JSON files under configs/gpus/ (SPEC §6 figures); a user's machine is any
-// JSON file with the same fields. Datasheet figures are peaks; the `achievable` section holds the
-// few fitted fractions (calibrated on H200 measurements) that turn peaks into real rates.
+// Built-in machines are JSON files under configs/gpus/
+// (docs/published-figures.md#gpu-datasheet-figures); a user's machine is any JSON file with the
+// same fields. Datasheet figures are peaks; the `achievable` section holds the few fitted fractions
+// (calibrated on H200 measurements) that turn peaks into real rates.
 #pragma once
 
 #include "model/hw/tensor_core.h"
@@ -17,8 +18,8 @@
 namespace ltc::hw {
 
 // Dense MAC tensor-core throughput of the whole GPU for one (activation, weight) operand pair.
-// Weight names are the SPEC §9 weight values that a MAC core takes natively: fp16, bf16,
-// fp8e4m3, fp8e5m2, int8, int4.
+// Weight names are the weight values of docs/cli.md#values that a MAC core takes natively: fp16,
+// bf16, fp8e4m3, fp8e5m2, int8, int4.
 struct MacTensorRate {
   std::string act;     // "fp16", "bf16", "int8", "fp8e4m3", "fp8e5m2"
   std::string weight;  // "fp16", "bf16", "int8", "int4", "fp8e4m3", "fp8e5m2"

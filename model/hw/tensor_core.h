@@ -56,10 +56,11 @@ struct TensorCoreConfig {
   // Operations per cycle the way the paper counts them: 2*M*N*K per plane-cycle for a 1-bit
   // weight, divided by W_BIT for wider weights (lut, lut-naive, add); 2*M*N*K for mac.
   double ops_per_cycle() const;
-  // Operand storage one LMMA reads, in bits (SPEC §3): the tables M * 2^(K-1) * LUT_BIT (lut) or
-  // activations M * K * A_BIT (lut-naive builds its full table inside; add, mac), plus the weights
-  // K * N * W_BIT (all planes; mac: K * N * weight bits, codes when it dequantizes). The tile RTL
-  // reads operands from ports; the PPA sweep adds this storage as registers to compare shapes.
+  // Operand storage one LMMA reads, in bits (docs/hardware.md#operand-storage): the tables M *
+  // 2^(K-1) * LUT_BIT (lut) or activations M * K * A_BIT (lut-naive builds its full table inside;
+  // add, mac), plus the weights K * N * W_BIT (all planes; mac: K * N * weight bits, codes when it
+  // dequantizes). The tile RTL reads operands from ports; the PPA sweep adds this storage as
+  // registers to compare shapes.
   int64_t operand_bits() const;
 };
 

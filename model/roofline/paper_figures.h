@@ -1,5 +1,5 @@
-// Published end-to-end figures of the LUT Tensor Core paper (SPEC §7) that the roofline is compared
-// with: one copy, read by the reproduction tests and by the report.
+// Published end-to-end figures of the LUT Tensor Core paper (docs/published-figures.md) that the
+// roofline is compared with: one copy, read by the reproduction tests and by the report.
 #pragma once
 
 #include "model/llm/graph.h"

@@ -1,4 +1,5 @@
-// The `ltc` command-line contract (SPEC §9): exit codes, --json output, errors that name the flag.
+// The `ltc` command-line contract (docs/cli.md): exit codes, --json output, errors that name the
+// flag.
 #include "cli/report/numerics.h"
 #include "model/golden/error.h"
 #include "tests/cli/cli_run.h"

@@ -1,5 +1,5 @@
-// The table algebra of SPEC §2: oddness, half table + sign, the offline transform, LMMA equals the
-// conventional full-table lookup, and validation of bad parameters.
+// The table algebra of docs/arithmetic.md#the-table: oddness, half table + sign, the offline
+// transform, LMMA equals the conventional full-table lookup, and validation of bad parameters.
 #include "model/golden/error.h"
 #include "model/golden/fp.h"
 #include "model/golden/lmma.h"

@@ -1,5 +1,5 @@
 // Decode and prefill step estimates: the operator list, its sums, the KV-cache traffic, the
-// bounds, the JSON contract of SPEC §9, and any Hugging Face config.json.
+// bounds, the JSON contract of docs/cli.md#output, and any Hugging Face config.json.
 #include "model/golden/error.h"
 #include "model/roofline/estimate.h"
 

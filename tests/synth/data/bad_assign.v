@@ -1,4 +1,4 @@
-// A netlist OpenSTA 2019 rejects with a syntax error while still exiting 0 (SPEC §8).
+// A netlist OpenSTA 2019 rejects with a syntax error while still exiting 0 (docs/tools.md#known-pitfalls).
 module bad_assign(a, b, y);
   input [1:0] a;
   input b;
