@@ -2,7 +2,7 @@
 // the paper's reference shape) by stage, and optionally a whole built-in sweep at -j N.
 #include "cli/command.h"
 #include "cli/options.h"
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "synth/ppa.h"
 #include "synth/sweep.h"
 

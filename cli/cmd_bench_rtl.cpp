@@ -2,7 +2,7 @@
 // activations, one weight plane per LMMA, back to back), in plain C++ and inside SystemC.
 #include "cli/command.h"
 #include "cli/options.h"
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/hw/tensor_core.h"
 #include "rtl/rtl_runner.h"
 

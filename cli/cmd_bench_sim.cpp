@@ -15,6 +15,7 @@
 #include "cli/command.h"
 #include "cli/options.h"
 #include "cli/report/kernel_experiment.h"
+#include "common/config_dir.h"
 #include "compiler/gemm_lowering.h"
 #include "compiler/model_lowering.h"
 #include "model/hw/gpu.h"

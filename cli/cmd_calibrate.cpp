@@ -2,7 +2,7 @@
 // (model/roofline/calibrate.h) and print the in-sample and leave-one-model-out errors.
 #include "cli/command.h"
 #include "cli/options.h"
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/roofline/calibrate.h"
 
 #include <fmt/core.h>

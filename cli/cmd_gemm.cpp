@@ -2,7 +2,7 @@
 // --calibration FILE, the model against every measured GEMM in FILE and its MAPE.
 #include "cli/command.h"
 #include "cli/options.h"
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/golden/gemm.h"
 #include "model/roofline/estimate.h"
 

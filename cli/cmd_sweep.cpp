@@ -5,7 +5,7 @@
 // task runs `ltc sweep-task MANIFEST INDEX`.
 #include "cli/command.h"
 #include "cli/options.h"
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "synth/sweep.h"
 
 #include <fmt/core.h>

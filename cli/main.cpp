@@ -1,6 +1,6 @@
 #include "cli/command.h"
 #include "cli/options.h"
-#include "model/golden/error.h"
+#include "common/error.h"
 
 #include <fmt/core.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 #include "cli/model_step.h"
 
+#include "common/error.h"
 #include "model/golden/dtype.h"
-#include "model/golden/error.h"
 #include "model/llm/precision.h"
 
 #include <fmt/core.h>

@@ -1,6 +1,6 @@
 #include "cli/options.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/hw/gpu.h"
 #include "model/llm/model_config.h"
 

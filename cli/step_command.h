@@ -5,7 +5,7 @@
 #include "cli/command.h"
 #include "cli/model_step.h"
 #include "cli/options.h"
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/roofline/estimate.h"
 
 #include <fmt/core.h>

@@ -1,7 +1,8 @@
 #include "compiler/gemm_lowering.h"
 
+#include "common/error.h"
+#include "common/int_math.h"
 #include "compiler/program_builder.h"
-#include "model/golden/error.h"
 
 #include <algorithm>
 #include <functional>
@@ -14,10 +15,6 @@ namespace {
 using golden::DType;
 using traces::Instr;
 using traces::Opcode;
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 Instr mem(Opcode op, uint32_t tensor, uint64_t bytes, const traces::Affine& addr) {
   Instr in;

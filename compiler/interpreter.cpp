@@ -1,6 +1,6 @@
 #include "compiler/interpreter.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 
 namespace ltc::compiler {
 

@@ -1,8 +1,9 @@
 #include "compiler/model_lowering.h"
 
+#include "common/error.h"
+#include "common/int_math.h"
 #include "compiler/gemm_lowering.h"
 #include "compiler/program_builder.h"
-#include "model/golden/error.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,10 +22,6 @@ using llm::OpKind;
 using traces::Affine;
 using traces::Instr;
 using traces::Opcode;
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 Instr mem(Opcode op, uint32_t tensor, uint64_t bytes, const Affine& addr) {
   Instr in;

@@ -1,6 +1,6 @@
 #include "rtl/rtl_design.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/golden/fp.h"
 
 #include <algorithm>
@@ -70,26 +70,6 @@ std::vector<std::string> all_rtl_sources() {
   }
   std::sort(files.begin(), files.end());
   return files;
-}
-
-std::string source_hash(const std::vector<std::string>& sources) {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&](unsigned char c) {
-    h ^= c;
-    h *= 1099511628211ull;
-  };
-  for (const auto& path : sources) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError("RTL source " + path + " cannot be read");
-    for (char c : std::filesystem::path(path).filename().string())
-      mix(static_cast<unsigned char>(c));
-    for (std::istreambuf_iterator<char> it(in), end; it != end; ++it) {
-      mix(static_cast<unsigned char>(*it));
-    }
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
 }
 
 RtlDesign rtl_design(const hw::TensorCoreConfig& c) {

@@ -34,9 +34,7 @@ RtlDesign rtl_design(const hw::TensorCoreConfig& config);
 
 // Directory holding the .sv files (<repo>/rtl).
 std::string rtl_source_dir();
-// Every .sv file of the RTL (for lint and hashing).
+// Every .sv and .svh file of the RTL (for lint and hashing).
 std::vector<std::string> all_rtl_sources();
-// 16 hex digits: a hash (FNV-1a 64) of the contents of `sources`; changes whenever the RTL does.
-std::string source_hash(const std::vector<std::string>& sources);
 
 }  // namespace ltc::rtl

@@ -1,10 +1,12 @@
 #include "rtl/rtl_runner.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
+#include "common/file_io.h"
+#include "common/hash.h"
+#include "common/process.h"
 #include "rtl/rtl_design.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,34 +65,8 @@ std::string tail_of(const std::string& path, size_t max_chars) {
   return s.size() > max_chars ? s.substr(s.size() - max_chars) : s;
 }
 
-class FileLock {
- public:
-  explicit FileLock(const std::string& path) : fd_(::open(path.c_str(), O_CREAT | O_RDWR, 0644)) {
-    if (fd_ < 0) throw std::runtime_error("cannot open lock file " + path);
-    if (::flock(fd_, LOCK_EX) != 0) throw std::runtime_error("cannot lock " + path);
-  }
-  ~FileLock() {
-    ::flock(fd_, LOCK_UN);
-    ::close(fd_);
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-
- private:
-  int fd_;
-};
-
 size_t words_for_bits(uint64_t bits) {
   return static_cast<size_t>((bits + 31) / 32);
-}
-
-int run_command(const std::vector<std::string>& argv) {
-  std::string cmd;
-  for (const auto& a : argv) cmd += quote(a) + " ";
-  cmd += "1>&2";  // the harness's messages must not mix with `--json` output on stdout
-  const int rc = std::system(cmd.c_str());
-  if (rc == -1) return -1;
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
 }
 
 std::string temp_path(const std::string& stem) {
@@ -235,7 +211,7 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
   fs::create_directories(root);
   const std::string name = hc.id() + suffix + "-" + key;
   const fs::path dir = root / name;
-  const std::string output = options.library ? "tile_lib.so" : "tile_harness";
+  const std::string output = library ? "tile_lib.so" : "tile_harness";
   const fs::path exe = dir / output;
   FileLock lock((root / (name + ".lock")).string());
   if (fs::exists(dir / "ok") && fs::exists(exe)) return exe.string();
@@ -243,7 +219,6 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
   fs::remove_all(dir);
   fs::create_directories(dir);
   const fs::path obj = dir / "obj";
-  const bool speed = (options.bench || options.systemc) && !options.library;
   const fs::path wrapper = dir / "ltc_bench_top.sv";
   if (speed) std::ofstream(wrapper) << registered_input_top(hc, design);
   std::vector<std::string> argv = {"verilator",    "--cc",
@@ -281,11 +256,10 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
   argv.push_back(harness_source(options));
   const std::string log = (dir / "build.log").string();
   std::string cmd;
-  for (const auto& a : argv) cmd += quote(a) + " ";
-  cmd += "> " + quote(log) + " 2>&1";
-  { std::ofstream(dir / "command.sh") << cmd << "\n"; }
-  const int rc = std::system(cmd.c_str());
-  if (rc != 0 || !fs::exists(obj / output)) {
+  for (const auto& a : argv) cmd += shell_quote(a) + " ";
+  { std::ofstream(dir / "command.sh") << cmd << "> " << shell_quote(log) << " 2>&1\n"; }
+  const ProcessResult built = run_process(argv, ".", log, 0);
+  if (built.exit_code != 0 || !fs::exists(obj / output)) {
     throw std::runtime_error("verilator build of " + hc.id() + " failed (log " + log + "):\n" +
                              tail_of(log, 3000));
   }
@@ -336,7 +310,8 @@ TileRun run_tile(const std::string& harness, const hw::TensorCoreConfig& c,
   }
   std::vector<std::string> argv = {harness, "run", stim, out};
   if (!stalls.vcd.empty()) argv.push_back(stalls.vcd);
-  const int rc = run_command(argv);
+  // The harness's messages go to stderr: they must not mix with `--json` output on stdout.
+  const int rc = run_process(argv, ".", "", 0).exit_code;
   std::vector<uint32_t> r;
   {
     std::ifstream f(out, std::ios::binary);
@@ -364,9 +339,9 @@ TileRun run_tile(const std::string& harness, const hw::TensorCoreConfig& c,
 
 double bench_harness(const std::string& harness, uint64_t cycles, int planes) {
   const std::string out = temp_path("ltc-bench");
-  const std::string cmd = "SC_COPYRIGHT_MESSAGE=DISABLE " + quote(harness) + " bench " +
+  const std::string cmd = "SC_COPYRIGHT_MESSAGE=DISABLE " + shell_quote(harness) + " bench " +
                           std::to_string(cycles) + " " + std::to_string(planes) + " > " +
-                          quote(out);
+                          shell_quote(out);
   const int rc = std::system(cmd.c_str());
   const std::string text = tail_of(out, 4096);
   fs::remove(out);

@@ -1,6 +1,6 @@
 #include "rtl/rtl_verify.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/golden/fp.h"
 #include "model/golden/lmma.h"
 #include "model/golden/mac.h"

@@ -1,6 +1,7 @@
 #include "sim/gpu.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
+#include "common/int_math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,10 +13,6 @@ namespace {
 
 using traces::Instr;
 using traces::Opcode;
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 // Bytes one SIMT load/store instruction moves per warp at most (32 threads x 16 bytes).
 constexpr int64_t kSimtBytes = 512;

@@ -1,6 +1,6 @@
 #include "sim/memory.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 
 #include <cmath>
 #include <stdexcept>

@@ -1,6 +1,6 @@
 #include "sim/rtl_tensor_core.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/golden/lmma.h"
 
 #include <algorithm>

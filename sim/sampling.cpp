@@ -1,6 +1,6 @@
 #include "sim/sampling.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "sim/gpu.h"
 
 #include <fmt/format.h>

@@ -1,6 +1,6 @@
 #include "sim/simulator.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "sim/functional.h"
 #include "sim/gpu.h"
 #include "sim/rtl_tensor_core.h"

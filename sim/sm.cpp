@@ -1,6 +1,6 @@
 #include "sim/sm.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,6 +1,6 @@
 #include "sim/tensor_core.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "sim/rtl_tensor_core.h"
 
 #include <string>

@@ -1,8 +1,10 @@
 #include "synth/activity.h"
 
+#include "common/file_io.h"
+#include "common/process.h"
 #include "model/golden/lmma.h"
 #include "synth/gatesim.h"
-#include "synth/process.h"
+#include "synth/tool_log.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 #include "synth/design_source.h"
 
-#include "synth/process.h"
+#include "common/hash.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,28 +11,7 @@
 namespace ltc::synth {
 
 std::string DesignSource::source_hash() const {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](const std::string& s) {
-    for (unsigned char c : s) {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
-    h ^= 0xff;
-    h *= 1099511628211ull;
-  };
-  std::vector<std::string> sorted = sources;
-  for (const auto& dir : include_dirs) {
-    for (const auto& e : std::filesystem::directory_iterator(dir)) {
-      const auto ext = e.path().extension();
-      if (ext == ".svh" || ext == ".vh") sorted.push_back(e.path().string());
-    }
-  }
-  std::sort(sorted.begin(), sorted.end());
-  for (const auto& path : sorted) {
-    mix(std::filesystem::path(path).filename().string());
-    mix(read_text(path));
-  }
-  return fmt::format("{:016x}", h);
+  return hdl_fingerprint(sources, include_dirs);
 }
 
 PortStimulus default_stimulus(const std::string& port_name, const std::string& clock_port) {

@@ -49,8 +49,8 @@ struct DesignSource {
   // Ports not listed here get a role from their name (rst*/reset* -> reset, *valid*/*en* ->
   // enable, everything else uniform random data).
   std::vector<PortStimulus> ports;
-  // FNV-1a 64 over the sources' names and contents and the headers (*.svh, *.vh) in the include
-  // dirs (hex); the results store keys on it.
+  // common/hash.h hdl_fingerprint of the sources and the include dirs' headers; the results store
+  // keys on it.
   std::string source_hash() const;
 };
 

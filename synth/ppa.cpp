@@ -1,8 +1,9 @@
 #include "synth/ppa.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
+#include "common/file_io.h"
+#include "common/process.h"
 #include "synth/power.h"
-#include "synth/process.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 #include "synth/result_store.h"
 
-#include "synth/process.h"
+#include "common/file_io.h"
 
 #include <fstream>
 

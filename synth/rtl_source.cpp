@@ -1,6 +1,6 @@
 // Maps a tensor-core design point to its RTL through rtl/rtl_design.h (issue 3's mapping); the
 // flow never carries its own Verilog of the tensor cores. Port roles follow rtl/README.md.
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "rtl/rtl_design.h"
 #include "synth/ppa.h"
 

@@ -1,6 +1,8 @@
 #include "synth/sta_flow.h"
 
-#include "synth/process.h"
+#include "common/file_io.h"
+#include "common/process.h"
+#include "synth/tool_log.h"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,9 @@
 #include "synth/sweep.h"
 
-#include "model/golden/error.h"
-#include "synth/process.h"
+#include "common/error.h"
+#include "common/file_io.h"
+#include "common/hash.h"
+#include "common/process.h"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,9 @@
 #include "synth/yosys_flow.h"
 
+#include "common/file_io.h"
+#include "common/process.h"
 #include "synth/fanout_buffer.h"
-#include "synth/process.h"
+#include "synth/tool_log.h"
 
 #include <fmt/format.h>
 

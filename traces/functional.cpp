@@ -1,6 +1,7 @@
 #include "traces/functional.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
+#include "common/int_math.h"
 #include "model/golden/fp.h"
 #include "model/golden/gemm.h"
 #include "model/golden/lmma.h"
@@ -27,10 +28,6 @@ golden::DType mma_out_dtype(golden::DType act) {
 }
 
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 bool has_precompute(const Kernel& k) {
   for (const auto& in : k.program) {

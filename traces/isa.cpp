@@ -1,6 +1,6 @@
 #include "traces/isa.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 
 #include <algorithm>
 #include <cctype>

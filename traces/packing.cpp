@@ -1,6 +1,6 @@
 #include "traces/packing.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/golden/lmma.h"
 
 #include <string>

@@ -1,6 +1,6 @@
 #include "traces/trace.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 
 #include <nlohmann/json.hpp>
 

@@ -2,7 +2,8 @@
 
 #include "cli/report/html.h"
 #include "cli/report/section.h"
-#include "model/golden/error.h"
+#include "common/error.h"
+#include "common/file_io.h"
 #include "synth/sweep.h"
 
 #include <fmt/core.h>
@@ -26,21 +27,13 @@ constexpr const char* kLibraryFiles[] = {"vega/build/vega.min.js",
                                          "vega-lite/build/vega-lite.min.js",
                                          "vega-embed/build/vega-embed.min.js"};
 
-std::string read_text(const fs::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::runtime_error("cannot read " + path.string());
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 // The plotting library and the code that draws every plot of the page (div.plot with its
 // spec in the script element beside it). window.ltcReport counts what rendered, for the browser
 // test and for anyone who opens the console.
 std::string page_scripts(const std::string& library_dir) {
   std::string s;
   for (const char* file : kLibraryFiles) {
-    std::string js = read_text(fs::path(library_dir) / file);
+    std::string js = read_text((fs::path(library_dir) / file).string());
     for (size_t p = js.find("</script"); p != std::string::npos; p = js.find("</script", p + 2)) {
       js.replace(p, 2, "<\\/");
     }

@@ -1,6 +1,7 @@
 #include "cli/report/section.h"
 
 #include "cli/report/html.h"
+#include "common/file_io.h"
 
 #include <fmt/core.h>
 
@@ -14,18 +15,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-// Writes `text` to `path` through a temporary file and a rename: never a half-written file.
-void write_atomic(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error("cannot write " + tmp.string());
-    f << text;
-    if (!f.flush()) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
-}
 
 std::string csv_cell(const json& v) {
   if (v.is_null()) return "";
@@ -84,7 +73,7 @@ void SectionContext::progress(const std::string& line) const {
 
 std::string SectionContext::write(const std::string& name, const std::string& text) {
   fs::create_directories((dir_ / name).parent_path());
-  write_atomic(dir_ / name, text);
+  write_text_atomic((dir_ / name).string(), text);
   files_.push_back((dir_ / name).string());
   return name;
 }

@@ -1,6 +1,6 @@
 #include "model/golden/fp.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 
 #include <cmath>
 #include <string>

@@ -1,6 +1,6 @@
 #include "model/golden/gemm.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/golden/fp.h"
 #include "model/golden/lmma.h"
 

@@ -1,6 +1,6 @@
 #include "model/golden/mac.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/golden/fp.h"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 #include "model/golden/weights.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 
 #include <algorithm>
 #include <cmath>

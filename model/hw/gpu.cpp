@@ -1,6 +1,7 @@
 #include "model/hw/gpu.h"
 
-#include "model/golden/error.h"
+#include "common/config_dir.h"
+#include "common/error.h"
 
 #include <nlohmann/json.hpp>
 
@@ -623,25 +624,10 @@ const GemmPathRates* AchievableRates::gemm_path(std::string_view act,
   return nullptr;
 }
 
-std::string builtin_config_dir(std::string_view kind) {
-  std::vector<fs::path> candidates;
-  if (const char* env = std::getenv("LTC_CONFIG_DIR"); env && *env) candidates.emplace_back(env);
-#ifdef LTC_SOURCE_DIR
-  candidates.emplace_back(fs::path(LTC_SOURCE_DIR) / "configs");
-#endif
-  candidates.emplace_back("/usr/local/share/ltc/configs");
-  candidates.emplace_back("/usr/share/ltc/configs");
-  for (const auto& c : candidates) {
-    std::error_code ec;
-    if (fs::is_directory(c / kind, ec)) return (c / kind).string();
-  }
-  return (candidates.front() / kind).string();
-}
-
 std::vector<std::string> builtin_gpu_names() {
   std::vector<std::string> names;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(builtin_config_dir("gpus"), ec)) {
+  for (const auto& e : fs::directory_iterator(config_dir("gpus"), ec)) {
     if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
   }
   std::sort(names.begin(), names.end());
@@ -673,7 +659,7 @@ GpuConfig load_gpu(std::string_view name_or_path) {
     if (!fs::is_regular_file(arg, ec)) throw InputError("--gpu: no such file '" + arg + "'");
     return parse_gpu_json(read_file(arg), arg);
   }
-  const fs::path builtin = fs::path(builtin_config_dir("gpus")) / (arg + ".json");
+  const fs::path builtin = fs::path(config_dir("gpus")) / (arg + ".json");
   if (!fs::is_regular_file(builtin, ec)) {
     std::string valid;
     for (const auto& n : builtin_gpu_names()) valid += (valid.empty() ? "" : ", ") + n;

@@ -218,9 +218,6 @@ void to_json(nlohmann::json& j, const GpuConfig& g);
 // Throws InputError naming the missing or bad field ("gpu: field 'sms' ...").
 void from_json(const nlohmann::json& j, GpuConfig& g);
 
-// Directory holding built-in configurations of one kind ("gpus", "models"): $LTC_CONFIG_DIR/<kind>
-// if set, else <source tree>/configs/<kind>, else <prefix>/share/ltc/configs/<kind>.
-std::string builtin_config_dir(std::string_view kind);
 // Names of the built-in GPUs (file stems under configs/gpus), sorted.
 std::vector<std::string> builtin_gpu_names();
 // A built-in name ("a100", "h200-drm") or the path of a JSON file. Throws InputError naming the

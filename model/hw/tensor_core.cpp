@@ -1,6 +1,6 @@
 #include "model/hw/tensor_core.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/golden/fp.h"
 
 #include <nlohmann/json.hpp>

@@ -1,15 +1,12 @@
 #include "model/llm/graph.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
+#include "common/int_math.h"
 
 #include <string>
 
 namespace ltc::llm {
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 // FLOPs per element of the CUDA-core operators (order of magnitude: reductions, rsqrt, exp).
 constexpr double kRmsNormFlops = 4, kLayerNormFlops = 7, kRopeFlops = 3, kSiluFlops = 5,

@@ -1,6 +1,7 @@
 #include "model/llm/model_config.h"
 
-#include "model/golden/error.h"
+#include "common/config_dir.h"
+#include "common/error.h"
 
 #include <nlohmann/json.hpp>
 
@@ -118,15 +119,10 @@ void ModelConfig::validate() const {
   }
 }
 
-std::string config_dir() {
-  if (const char* env = std::getenv("LTC_CONFIG_DIR"); env && *env) return env;
-  return std::string(LTC_SOURCE_DIR) + "/configs";
-}
-
 std::vector<std::string> builtin_model_names() {
   std::vector<std::string> names;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(config_dir() + "/models", ec)) {
+  for (const auto& e : fs::directory_iterator(config_dir("models"), ec)) {
     if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
   }
   std::sort(names.begin(), names.end());
@@ -303,7 +299,7 @@ ModelConfig load_model(std::string_view name_or_path) {
   std::string path = arg;
   bool builtin = false;
   if (!fs::exists(path)) {
-    path = config_dir() + "/models/" + arg + ".json";
+    path = config_dir("models") + "/" + arg + ".json";
     builtin = true;
     if (arg.find('/') != std::string::npos || !fs::exists(path)) {
       std::string names;

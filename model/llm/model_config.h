@@ -83,7 +83,4 @@ ModelConfig load_model(std::string_view name_or_path);
 // `source` names the input in error messages.
 ModelConfig model_from_hf_config(const nlohmann::json& j, const std::string& source);
 
-// Directory of the shipped data files (configs/): $LTC_CONFIG_DIR, else the source tree's.
-std::string config_dir();
-
 }  // namespace ltc::llm

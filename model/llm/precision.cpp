@@ -1,6 +1,6 @@
 #include "model/llm/precision.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 
 #include <string>
 

@@ -1,6 +1,7 @@
 #include "model/roofline/calibrate.h"
 
-#include "model/golden/error.h"
+#include "common/config_dir.h"
+#include "common/error.h"
 #include "model/roofline/estimate.h"
 
 #include <fmt/core.h>
@@ -47,7 +48,7 @@ std::string resolve_model(const std::string& profile, const std::string& name,
   std::vector<fs::path> tries;
   if (!source.empty()) {
     tries.push_back(source);
-    tries.push_back(fs::path(llm::config_dir()).parent_path() / source);
+    tries.push_back(fs::path(config_dir()).parent_path() / source);
     tries.push_back(fs::path(profile).parent_path() / fs::path(source).filename());
     tries.push_back(fs::path(profile).parent_path() / "profile-models" /
                     fs::path(source).filename());
@@ -866,7 +867,7 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
 std::string gpu_file_path(const std::string& name_or_path) {
   std::error_code ec;
   if (fs::is_regular_file(name_or_path, ec)) return name_or_path;
-  return hw::builtin_config_dir("gpus") + "/" + name_or_path + ".json";
+  return config_dir("gpus") + "/" + name_or_path + ".json";
 }
 
 std::string calibrated_gpu_json(const std::string& gpu_file, const CalibrationResult& r) {

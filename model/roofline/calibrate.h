@@ -61,7 +61,7 @@ struct Measurements {
 // Reads the files; throws InputError naming the file, the entry and what is valid (missing
 // file, invalid JSON, unknown schema, a model config that disagrees with the shape the profile
 // recorded). Model configs named by a profile ("source") are found relative to the working
-// directory, the repository (llm::config_dir()/..), or the profile's directory.
+// directory, the repository (config_dir()/..), or the profile's directory.
 Measurements load_measurements(const std::vector<std::string>& files);
 
 // The GEMM problem and measured-kernel M a measurement stands for (act/weight formats of its

@@ -1,6 +1,7 @@
 #include "model/roofline/cost.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
+#include "common/int_math.h"
 #include "model/tiling/tiling.h"
 
 #include <fmt/core.h>
@@ -14,10 +15,6 @@ namespace ltc::roofline {
 using golden::DType;
 
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 struct Tile {
   int tm, tn;

@@ -1,6 +1,6 @@
 #include "model/roofline/workload.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/golden/gemm.h"
 
 namespace ltc::roofline {

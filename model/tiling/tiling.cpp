@@ -1,6 +1,7 @@
 #include "model/tiling/tiling.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
+#include "common/int_math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,10 +11,6 @@
 
 namespace ltc::tiling {
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 int64_t pow2_at_least(int64_t x) {
   int64_t p = 1;

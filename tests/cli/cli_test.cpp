@@ -1,7 +1,7 @@
 // The `ltc` command-line contract (docs/cli.md): exit codes, --json output, errors that name the
 // flag.
 #include "cli/report/numerics.h"
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "tests/cli/cli_run.h"
 
 #include <gtest/gtest.h>

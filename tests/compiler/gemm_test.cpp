@@ -1,10 +1,10 @@
 // Functional closure: emitted GEMM traces, executed by the interpreter with the golden LMMA,
 // reproduce the golden mpGEMM for many shapes, including ones the tiles do not divide.
 #include "model/golden/gemm.h"
+#include "common/error.h"
 #include "compiler/gemm_lowering.h"
 #include "compiler/interpreter.h"
 #include "compiler/packing.h"
-#include "model/golden/error.h"
 #include "model/golden/lmma.h"
 #include "model/hw/gpu.h"
 #include "model/tiling/tiling.h"

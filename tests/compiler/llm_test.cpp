@@ -1,5 +1,5 @@
 // Model configurations and the step graph against published sizes and hand calculations.
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/llm/graph.h"
 #include "model/llm/model_config.h"
 #include "model/llm/precision.h"

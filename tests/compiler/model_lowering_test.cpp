@@ -5,7 +5,7 @@
 // prefill runs exactly the key tiles on or below the diagonal. Every access stays inside its
 // tensor and no two warps store the same bytes.
 #include "compiler/model_lowering.h"
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/hw/gpu.h"
 #include "model/llm/graph.h"
 #include "model/llm/model_config.h"

@@ -1,6 +1,6 @@
 // Tile selection: capacities respected, operand sizes charged by their real bytes.
 #include "model/tiling/tiling.h"
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/hw/gpu.h"
 
 #include <gtest/gtest.h>

@@ -1,10 +1,10 @@
 // The LMMA ISA and the trace format: syntax round trips, validation against the tensor core,
 // text <-> binary identity, and clear errors for malformed input.
 #include "traces/trace.h"
+#include "common/error.h"
 #include "compiler/gemm_lowering.h"
 #include "compiler/interpreter.h"
 #include "compiler/model_lowering.h"
-#include "model/golden/error.h"
 #include "model/hw/gpu.h"
 #include "traces/isa.h"
 

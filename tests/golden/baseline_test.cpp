@@ -1,6 +1,6 @@
 // Baseline tensor-core semantics: MAC dot products against native arithmetic, the ADD bit-serial
 // core and the dequantize-then-MAC path against the integer/double references.
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/golden/fp.h"
 #include "model/golden/mac.h"
 #include "tests/golden/test_util.h"

@@ -1,8 +1,8 @@
 // Format conversions and IEEE operations, checked exhaustively against computations that do not
 // use the golden encoder: the compiler's _Float16, native float arithmetic, integer bit tricks and
 // brute-force nearest-value search.
+#include "common/error.h"
 #include "model/golden/dtype.h"
-#include "model/golden/error.h"
 #include "model/golden/fp.h"
 #include "tests/golden/test_util.h"
 

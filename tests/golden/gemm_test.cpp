@@ -2,7 +2,7 @@
 // (every weight format, W_BIT 1..8, K 1..8), and within a bound derived from the formats for
 // floating-point activations, with and without table quantization.
 #include "model/golden/gemm.h"
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/golden/fp.h"
 #include "model/golden/lmma.h"
 #include "tests/golden/test_util.h"

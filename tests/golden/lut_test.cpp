@@ -1,6 +1,6 @@
 // The table algebra of docs/arithmetic.md#the-table: oddness, half table + sign, the offline
 // transform, LMMA equals the conventional full-table lookup, and validation of bad parameters.
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/golden/fp.h"
 #include "model/golden/lmma.h"
 #include "tests/golden/test_util.h"

@@ -2,7 +2,8 @@
 // under the errors it reaches, leave-one-model-out is computed, a fit on synthetic data recovers
 // the parameters that made it, and bad input fails with a message naming the file.
 #include "model/roofline/calibrate.h"
-#include "model/golden/error.h"
+#include "common/config_dir.h"
+#include "common/error.h"
 #include "model/llm/model_config.h"
 #include "model/roofline/estimate.h"
 
@@ -17,7 +18,7 @@ namespace ltc::roofline {
 namespace {
 
 std::string calibration_file(const std::string& name) {
-  return llm::config_dir() + "/calibration/" + name;
+  return config_dir("calibration") + "/" + name;
 }
 
 double summary_mape(const std::vector<ErrorSummary>& v, const std::string& group) {
@@ -352,7 +353,7 @@ TEST(Calibrate, ShapeTheGraphDoesNotBuildIsRefused) {
   nlohmann::json j = nlohmann::json::parse(std::ifstream(calibration_file("h200-profile.json")));
   for (auto& m : j["models"]) {
     if (m["name"] == "phi-2") m["shape"]["rotary_dim"] = 80;
-    m["source"] = llm::config_dir() + "/../" + m["source"].get<std::string>();
+    m["source"] = config_dir() + "/../" + m["source"].get<std::string>();
   }
   const std::string path = write_temp("calib_shape.json", j);
   try {

@@ -1,6 +1,7 @@
 // The GEMM cost model against hand calculations, against real H200 measurements (the shipped
 // calibration file), and the precision paths (LUT, native MAC, dequantize-then-MAC).
-#include "model/golden/error.h"
+#include "common/config_dir.h"
+#include "common/error.h"
 #include "model/llm/model_config.h"
 #include "model/roofline/estimate.h"
 
@@ -49,7 +50,7 @@ TEST(GemmCalibration, H200MapeWithinEightPercent) {
 // 10% (the fitted throttle, a log of the busy time capped at x1.25, slows this 1.7 ms GEMM a
 // little more than the profile's GEMMs of up to 1.1 ms that it was fitted on).
 TEST(GemmCalibration, H200LargeGemmMatchesTheProfilesCeiling) {
-  std::ifstream in(llm::config_dir() + "/calibration/h200-profile.json");
+  std::ifstream in(config_dir("calibration") + "/h200-profile.json");
   const auto j = nlohmann::json::parse(in);
   double measured_tflops = 0;
   for (const auto& p : j.at("peaks")) {
@@ -127,7 +128,7 @@ TEST(GemmPath, NativeIntegerPairsUseTheirTensorRate) {
   // LLM shapes runs 0.9x..1.4x the FP16 speed (configs/calibration/h200-profile.json). The fitted
   // INT8 path (configs/gpus/h200.json gemm_paths), fitted over M = 1..4096, gives the mean
   // ratio within 20% (it is 16% pessimistic here: model/roofline/README.md).
-  std::ifstream in(llm::config_dir() + "/calibration/h200-profile.json");
+  std::ifstream in(config_dir("calibration") + "/h200-profile.json");
   const auto j = nlohmann::json::parse(in);
   std::map<std::string, double> fp16_ms;
   for (const auto& o : j.at("ops")) {

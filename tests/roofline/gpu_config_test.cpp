@@ -1,7 +1,7 @@
 // The GPU configuration type: built-in files load, docs/published-figures.md#gpu-datasheet-figures
 // figures are what they say, derived LUT rates follow from the tile shape, bad files are rejected
 // naming the file and field.
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/hw/gpu.h"
 
 #include <gtest/gtest.h>

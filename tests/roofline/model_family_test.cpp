@@ -1,6 +1,7 @@
 // The model families of the H200 profile (configs/calibration/profile-models/): what the model
 // graph (model/llm) builds for each, and the kernels the roofline assumes for the reference step
 // (issue #17) against the kernel lists the profiler recorded with the PyTorch profiler.
+#include "common/config_dir.h"
 #include "model/llm/graph.h"
 #include "model/llm/model_config.h"
 #include "model/roofline/calibrate.h"
@@ -17,7 +18,7 @@ namespace ltc::roofline {
 namespace {
 
 llm::ModelConfig profile_model(const std::string& name) {
-  return llm::load_model(llm::config_dir() + "/calibration/profile-models/" + name + ".json");
+  return llm::load_model(config_dir("calibration") + "/profile-models/" + name + ".json");
 }
 
 llm::StepGraph decode_graph(const llm::ModelConfig& m, int64_t batch = 1) {
@@ -119,7 +120,7 @@ TEST(ModelFamily, QkvAndGateUpRunAsOneLaunchEach) {
 // prefill makes one more contiguous copy), GEMM launches (with split-K reduces and cuBLAS's
 // workspace memsets) within two.
 TEST(ReferenceStep, RooflineLaunchesTheProfiledKernels) {
-  const std::string path = llm::config_dir() + "/calibration/h200-profile.json";
+  const std::string path = config_dir("calibration") + "/h200-profile.json";
   const auto data = load_measurements({path});
   const auto j = nlohmann::json::parse(std::ifstream(path));
   const Machine h200(hw::load_gpu("h200"));

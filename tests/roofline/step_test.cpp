@@ -1,6 +1,6 @@
 // Decode and prefill step estimates: the operator list, its sums, the KV-cache traffic, the
 // bounds, the JSON contract of docs/cli.md#output, and any Hugging Face config.json.
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/roofline/estimate.h"
 
 #include <gtest/gtest.h>

@@ -4,8 +4,8 @@
 // tiles per tensor core) and at M2N8K4 with two pipeline stages. Models are built into the build
 // tree's RTL cache, shared with the rtl tests.
 #include "sim/rtl_tensor_core.h"
+#include "common/error.h"
 #include "compiler/gemm_lowering.h"
-#include "model/golden/error.h"
 #include "model/golden/lmma.h"
 #include "model/hw/gpu.h"
 #include "model/llm/precision.h"

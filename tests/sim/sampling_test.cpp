@@ -4,7 +4,7 @@
 // ones shrunk to 8 SMs and a 2 MiB L2, so that small GEMMs have many waves and fill the L2 (what
 // sampling needs to pay off) and every full run takes well under a second.
 #include "sim/sampling.h"
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/hw/gpu.h"
 #include "sim/simulator.h"
 #include "tests/sim/sim_test_util.h"

@@ -1,7 +1,7 @@
 // The SM model's first principles on hand-written traces: exact cycles of instruction chains as
 // model/hw defines them, the scoreboard's register classes, cp.async groups, barriers, shared-
 // memory wavefronts, determinism, and bad input.
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/hw/gpu.h"
 #include "sim/memory.h"
 #include "sim/simulator.h"

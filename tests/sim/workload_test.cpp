@@ -2,8 +2,8 @@
 // the SMs run it (--functional), and the first-principles figures a cycle model must reach:
 // a compute-bound LUT mpGEMM near the tensor-core peak, a batch-1 GEMV near DRAM bandwidth,
 // doubling tensor cores halving compute-bound time and leaving memory-bound time alone.
+#include "common/error.h"
 #include "compiler/gemm_lowering.h"
-#include "model/golden/error.h"
 #include "model/hw/gpu.h"
 #include "model/llm/precision.h"
 #include "sim/simulator.h"

@@ -1,8 +1,8 @@
 // Switching activity and the gate-level check: VCD toggle counting against hand counts, the
 // measured activity of the test adder against its stimulus, netlist vs RTL outputs.
 #include "synth/activity.h"
+#include "common/file_io.h"
 #include "model/golden/dtype.h"
-#include "synth/process.h"
 #include "synth/yosys_flow.h"
 #include "synth_test_util.h"
 

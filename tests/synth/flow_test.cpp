@@ -1,8 +1,9 @@
 // The Yosys + OpenSTA flow on a tiny registered adder: areas against the liberty's own cell
 // areas, flip-flop counts by hand, error detection on a netlist OpenSTA chokes on, power scaling.
+#include "common/process.h"
 #include "synth/ppa.h"
-#include "synth/process.h"
 #include "synth/sta_flow.h"
+#include "synth/tool_log.h"
 #include "synth/yosys_flow.h"
 #include "synth_test_util.h"
 

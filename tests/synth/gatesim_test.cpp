@@ -3,8 +3,8 @@
 // counted by hand, and the netlist errors (loop, two drivers, unknown cell) named clearly. The
 // comparison with iverilog on real tiles is in tensor_core_test.cpp.
 #include "synth/gatesim.h"
+#include "common/file_io.h"
 #include "synth/liberty.h"
-#include "synth/process.h"
 #include "synth/yosys_flow.h"
 #include "synth_test_util.h"
 

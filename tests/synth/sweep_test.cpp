@@ -1,8 +1,8 @@
 // The sweep engine: spec expansion, the resumable results store, failed points, reports (CSV,
 // SVG, ratios, crossovers). A stand-in runner keeps these tests independent of tool run times.
 #include "synth/sweep.h"
-#include "model/golden/error.h"
-#include "synth/process.h"
+#include "common/error.h"
+#include "common/file_io.h"
 #include "synth/yosys_flow.h"
 #include "synth_test_util.h"
 

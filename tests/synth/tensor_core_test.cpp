@@ -1,7 +1,7 @@
 // The flow on real tensor-core RTL (rtl/rtl_design.h), at the smallest configurations so each
 // synthesis takes seconds: the netlist matches the RTL (Verilator) cycle by cycle, and the derived
 // figures count operations the way the paper does.
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "synth/ppa.h"
 #include "synth_test_util.h"
 

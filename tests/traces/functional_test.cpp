@@ -3,7 +3,8 @@
 // whatever order the warps' instructions interleave in, and broken schedules are named.
 #include "traces/functional.h"
 
-#include "model/golden/error.h"
+#include "common/error.h"
+#include "common/int_math.h"
 #include "model/golden/fp.h"
 #include "model/golden/gemm.h"
 #include "model/golden/mac.h"

@@ -1,7 +1,7 @@
 // libFuzzer target: any byte string given to the trace reader (text or binary) must either parse
 // into a valid trace that writes back and re-reads identically, or throw InputError. No crash,
 // hang or sanitizer report.
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "traces/trace.h"
 
 #include <cstdint>

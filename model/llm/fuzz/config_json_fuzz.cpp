@@ -4,7 +4,7 @@
 // that loads writes back to JSON that loads to the same JSON; a model that loads gives a decode
 // and a prefill graph whose sizes stay finite. No crash, hang or sanitizer report (signed
 // overflow in a size product included).
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "model/hw/gpu.h"
 #include "model/llm/graph.h"
 #include "model/llm/model_config.h"

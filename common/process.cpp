@@ -1,10 +1,7 @@
-#include "synth/process.h"
-
-#include "model/golden/error.h"
+#include "common/process.h"
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,17 +11,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 
-namespace ltc::synth {
-
-namespace fs = std::filesystem;
+namespace ltc {
 
 namespace {
 
@@ -71,7 +64,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   for (const auto& a : argv) cargs.push_back(const_cast<char*>(a.c_str()));
   cargs.push_back(nullptr);
 
-  const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Without a log the child writes to ltc's stderr: never to stdout, which `--json` owns.
+  const int log_fd = log_path.empty()
+                         ? ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0)
+                         : ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (log_fd < 0) throw std::runtime_error("cannot write log " + log_path + ": " + strerror(errno));
   // A pipe that closes on a successful exec tells the parent whether the program started.
   int status_pipe[2];
@@ -133,6 +129,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
                              strerror(child_errno));
   }
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (log_path.empty()) return r;
   std::ifstream in(log_path);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -140,18 +137,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   return r;
 }
 
-std::vector<std::string> error_lines(const std::string& log) {
-  static const std::regex kError(
-      R"((^|\s)(ERROR|Error|error)\b\s*[:!]|syntax error|^\s*ERROR\b|I give up|)"
-      R"(not found|unknown (module|cell)|Segmentation fault|Aborted|Assertion .* failed)",
-      std::regex::optimize);
-  std::vector<std::string> out;
-  std::istringstream in(log);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (std::regex_search(line, kError)) out.push_back(line);
-  }
-  return out;
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
 }
 
 std::string tool_version(const std::vector<std::string>& argv) {
@@ -171,66 +160,4 @@ std::string tool_version(const std::vector<std::string>& argv) {
   return first;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-FileLock::FileLock(const std::string& path, const std::string& what) {
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw std::runtime_error("cannot open " + path + ": " + strerror(errno));
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    char holder[256] = {};
-    (void)!::pread(fd_, holder, sizeof holder - 1, 0);
-    ::close(fd_);
-    fd_ = -1;
-    throw InputError(what + ": another ltc process is using it (" +
-                     (holder[0] ? std::string(holder) : std::string("holder unknown")) +
-                     "); wait for it or stop it, then rerun");
-  }
-  char host[128] = {};
-  ::gethostname(host, sizeof host - 1);
-  const std::string who = "pid " + std::to_string(::getpid()) + " on " + host;
-  (void)!::ftruncate(fd_, 0);
-  (void)!::pwrite(fd_, who.data(), who.size(), 0);
-}
-
-FileLock::~FileLock() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-std::string fnv1a_hex(const std::string& data) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-
-void write_text_atomic(const std::string& path, const std::string& text) {
-  const fs::path target(path);
-  if (target.has_parent_path()) fs::create_directories(target.parent_path());
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
-                          std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("write failed: " + tmp);
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp);
-    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + ec.message());
-  }
-}
-
-}  // namespace ltc::synth
+}  // namespace ltc
