@@ -1,8 +1,9 @@
 // `ltc ppa`: one tensor-core design point through Yosys + OpenSTA (synth/ppa.h): area, critical
 // path, power with measured switching activity, ops/cycle, TOPS/mm^2 and TOPS/W (docs/cli.md).
 #include "cli/command.h"
+#include "cli/design_point.h"
 #include "cli/options.h"
-#include "model/golden/error.h"
+#include "common/error.h"
 #include "synth/ppa.h"
 
 #include <fmt/core.h>
@@ -16,10 +17,8 @@
 namespace ltc::cli {
 namespace {
 
-struct PpaCliOptions {
-  std::string design = "lut";
-  int m = 2, n = 64, k = 4, wbits = 1, pipeline_stages = 1;
-  std::string act = "fp16", acc, weight;
+struct PpaFlags {
+  DesignPointFlags point;
   double clock_ns = 0;
   std::string activity = "measured";
   int cycles = 0;
@@ -32,21 +31,8 @@ struct PpaCliOptions {
   double scale_nm = 0, scale_vdd = 0;
 };
 
-hw::TensorCoreConfig make_config(const PpaCliOptions& o) {
-  auto c = hw::TensorCoreConfig::make(hw::parse_design(o.design), golden::LmmaShape{o.m, o.n, o.k},
-                                      golden::parse_act_dtype(o.act, "--act"), o.wbits);
-  if (!o.acc.empty()) {
-    c.acc = golden::parse_dtype(o.acc, "--acc");
-    c.out = c.acc;
-  }
-  if (!o.weight.empty()) c.weight = golden::parse_dtype(o.weight, "--weight");
-  c.pipeline_stages = o.pipeline_stages;
-  c.validate();
-  return c;
-}
-
-void run(const PpaCliOptions& o) {
-  const hw::TensorCoreConfig config = make_config(o);
+void run(const PpaFlags& o) {
+  const hw::TensorCoreConfig config = make_design_point(o.point);
   if (o.scale_nm < 0 || (o.scale_nm > 0 && o.scale_vdd <= 0) ||
       (o.scale_nm == 0 && o.scale_vdd != 0)) {
     throw InputError(
@@ -139,16 +125,23 @@ void run(const PpaCliOptions& o) {
 
 CommandRegistrar reg{
     60, [](CLI::App& app) {
-      auto o = std::make_shared<PpaCliOptions>();
+      auto o = std::make_shared<PpaFlags>();
       CLI::App* sub = app.add_subcommand(
           "ppa", "One design point through Yosys + OpenSTA: area, delay, power, density");
-      sub->add_option("--design", o->design, "lut, lut-naive, mac, add")->capture_default_str();
-      add_tile_options(sub, o->m, o->n, o->k, o->wbits,
-                       "weight bits (planes) for lut, lut-naive, add");
-      sub->add_option("--act", o->act, "int8, fp16, bf16, fp8e4m3, fp8e5m2")->capture_default_str();
-      sub->add_option("--acc", o->acc, "accumulator dtype (default: int32 / fp32 by --act)");
-      sub->add_option("--weight", o->weight, "mac only: weight dtype (default: = --act)");
-      sub->add_option("--pipeline-stages", o->pipeline_stages, "datapath register stages, 1..8")
+      sub->add_option("--design", o->point.design, "lut, lut-naive, mac, add")
+          ->capture_default_str();
+      add_tile_options(
+          sub, o->point.m, o->point.n, o->point.k, o->point.wbits,
+          "weight bits (planes) for lut, lut-naive, add; mac with a float --act: n-bit "
+          "weight codes dequantized in the tile, i.e. --weight int8");
+      sub->add_option("--act", o->point.act, "int8, fp16, bf16, fp8e4m3, fp8e5m2")
+          ->capture_default_str();
+      sub->add_option("--acc", o->point.acc, "accumulator dtype (default: int32 / fp32 by --act)");
+      sub->add_option(
+          "--weight", o->point.weight,
+          "mac only: weight dtype (default: --act; int8 with a float --act and --wbits)");
+      sub->add_option("--pipeline-stages", o->point.pipeline_stages,
+                      "datapath register stages, 1..8")
           ->capture_default_str()
           ->check(in_range(1, 8));
       sub->add_option("--clock-ns", o->clock_ns,
@@ -179,7 +172,10 @@ CommandRegistrar reg{
       sub->add_flag("--json", o->json, "print one JSON object");
       set_examples(sub, {"ltc ppa --design lut --m 2 --n 64 --k 4 --wbits 1 --act fp16",
                          "ltc ppa --design mac --act int8 --clock-ns 5 --json"});
-      sub->callback([o] { run(*o); });
+      sub->callback([o, sub] {
+        o->point.wbits_given = sub->get_option("--wbits")->count() > 0;
+        run(*o);
+      });
     }};
 
 }  // namespace

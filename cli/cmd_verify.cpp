@@ -1,10 +1,8 @@
 // `ltc verify` (docs/cli.md): a design point's verilated RTL against the golden model on random
 // operands; builds the verilated model on demand (cached). Exit 1 when any output bit differs.
 #include "cli/command.h"
+#include "cli/design_point.h"
 #include "cli/options.h"
-#include "model/golden/dtype.h"
-#include "model/golden/lmma.h"
-#include "model/hw/tensor_core.h"
 #include "rtl/rtl_verify.h"
 
 #include <fmt/core.h>
@@ -16,38 +14,17 @@
 namespace ltc::cli {
 namespace {
 
-struct VerifyArgs {
-  std::string design = "lut";
-  int m = 2, n = 64, k = 4, wbits = 1, pipeline = 1;
-  std::string act = "fp16", acc, table, out, weight, vcd, cache;
+struct VerifyFlags {
+  DesignPointFlags point;
+  std::string vcd, cache;
   int vectors = 64;
   uint64_t seed = 1;
   int stall = 10;
   bool json = false;
-  bool wbits_given = false;
 };
 
-hw::TensorCoreConfig make_config(const VerifyArgs& a) {
-  const auto design = hw::parse_design(a.design, "--design");
-  auto c = hw::TensorCoreConfig::make(design, golden::LmmaShape{a.m, a.n, a.k},
-                                      golden::parse_act_dtype(a.act, "--act"), a.wbits);
-  if (!a.table.empty()) c.table = golden::parse_dtype(a.table, "--table");
-  if (!a.weight.empty()) {
-    c.weight = golden::parse_dtype(a.weight, "--weight");
-  } else if (design == hw::TensorCoreDesign::kMac && a.wbits_given && !golden::is_int(c.act)) {
-    c.weight = golden::DType::kInt8;  // --wbits n: n-bit codes, dequantize-then-MAC
-  }
-  if (!a.acc.empty()) {
-    c.acc = golden::parse_dtype(a.acc, "--acc");
-    c.out = c.acc;
-  }
-  if (!a.out.empty()) c.out = golden::parse_dtype(a.out, "--out");
-  c.pipeline_stages = a.pipeline;
-  return c;
-}
-
-void run_verify(const VerifyArgs& a) {
-  const hw::TensorCoreConfig config = make_config(a);
+void run_verify(const VerifyFlags& a) {
+  const hw::TensorCoreConfig config = make_design_point(a.point);
   rtl::VerifyOptions opt;
   opt.vectors = a.vectors;
   opt.seed = a.seed;
@@ -83,24 +60,28 @@ void run_verify(const VerifyArgs& a) {
 
 CommandRegistrar reg{
     40, [](CLI::App& app) {
-      auto args = std::make_shared<VerifyArgs>();
+      auto args = std::make_shared<VerifyFlags>();
       auto* sub = app.add_subcommand(
           "verify",
           "Run a design point's verilated RTL against the golden model on random operands");
-      sub->add_option("--design", args->design, "lut, lut-naive, mac, add")->capture_default_str();
-      add_tile_options(sub, args->m, args->n, args->k, args->wbits,
+      sub->add_option("--design", args->point.design, "lut, lut-naive, mac, add")
+          ->capture_default_str();
+      add_tile_options(sub, args->point.m, args->point.n, args->point.k, args->point.wbits,
                        "weight planes per LMMA; mac with a float --act: n-bit weight codes "
                        "dequantized in the tile (scale * (q - zero), per-column FP16 scale and "
                        "zero point), i.e. --weight int8");
-      sub->add_option("--act", args->act, "activation dtype: int8, fp16, bf16, fp8e4m3, fp8e5m2")
+      sub->add_option("--act", args->point.act,
+                      "activation dtype: int8, fp16, bf16, fp8e4m3, fp8e5m2")
           ->capture_default_str();
-      sub->add_option("--acc", args->acc, "accumulator dtype (default from --act: int32 or fp32)");
-      sub->add_option("--table", args->table, "table dtype (default: int16 for int8, else --act)");
-      sub->add_option("--out", args->out, "output dtype (default: the accumulator's)");
+      sub->add_option("--acc", args->point.acc,
+                      "accumulator dtype (default from --act: int32 or fp32)");
+      sub->add_option("--table", args->point.table,
+                      "table dtype (default: int16 for int8, else --act)");
+      sub->add_option("--out", args->point.out, "output dtype (default: the accumulator's)");
       sub->add_option(
-          "--weight", args->weight,
+          "--weight", args->point.weight,
           "mac weight dtype (default: --act; int8 with a float --act: --wbits-bit codes)");
-      sub->add_option("--pipeline", args->pipeline, "pipeline stages (1..8)")
+      sub->add_option("--pipeline", args->point.pipeline_stages, "pipeline stages (1..8)")
           ->capture_default_str()
           ->check(in_range(1, 8));
       sub->add_option("--vectors", args->vectors, "random LMMAs (1..10^7)")
@@ -116,7 +97,7 @@ CommandRegistrar reg{
       set_examples(sub, {"ltc verify --design lut --m 2 --n 64 --k 4 --wbits 2 --act fp16",
                          "ltc verify --design mac --act int8 --vectors 256 --vcd run.vcd"});
       sub->callback([args, sub] {
-        args->wbits_given = sub->get_option("--wbits")->count() > 0;
+        args->point.wbits_given = sub->get_option("--wbits")->count() > 0;
         if (!args->vcd.empty()) check_output_path(args->vcd, "--vcd");
         run_verify(*args);
       });

@@ -431,7 +431,7 @@ traces::Kernel lower_precompute(const std::string& name, int64_t m, int64_t k_co
                                 int bases, int64_t table_rows, int64_t table_groups) {
   const traces::CoreSpec cs = lut_core_spec(gpu);
   const int64_t kg = cs.config.shape.k;
-  const DType table = quantize_tables ? DType::kInt8 : (golden::is_int(act) ? DType::kInt16 : act);
+  const DType table = golden::lut_table_dtype(act, quantize_tables);
   const int64_t table_bytes =
       (int64_t(1) << (kg - 1)) * golden::dtype_bits(table) / 8 + (quantize_tables ? 4 : 0);
   // Each warp builds kPrecomputeGroups tables of one row; small K takes fewer warps per block.
@@ -471,7 +471,7 @@ traces::Kernel lower_precompute(const std::string& name, int64_t m, int64_t k_co
     pre.op = Opcode::kPrecompute;
     pre.k_group = int(kg);
     pre.act = act;
-    pre.table = golden::is_int(act) ? DType::kInt16 : act;
+    pre.table = golden::lut_table_dtype(act);
     pre.m = affine(0, {by(1)});
     pre.k = affine(0, {bx(bcols), wx(warp_cols)});
     pre.rows = 1;

@@ -795,8 +795,8 @@ class ModelLowerer {
     f.on = true;
     f.act = g_.step.acts;
     f.k_group = gpu_.lut_tensor->core.shape.k;
-    f.table = golden::is_int(f.act) ? DType::kInt16 : f.act;
-    const DType stored = o_.quantize_tables ? DType::kInt8 : f.table;
+    f.table = golden::lut_table_dtype(f.act);
+    const DType stored = golden::lut_table_dtype(f.act, o_.quantize_tables);
     f.table_bytes = (int64_t(1) << (f.k_group - 1)) * golden::dtype_bits(stored) / 8 +
                     (o_.quantize_tables ? 4 : 0);
     f.bases = multi_bases();

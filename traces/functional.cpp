@@ -248,9 +248,7 @@ struct GemmExecutor::State {
   }
 
   // The unquantized table dtype the precompute builds (quantization happens at use).
-  static DType table_dtype(const LmmaOp& op) {
-    return golden::is_int(op.act) ? DType::kInt16 : op.act;
-  }
+  static DType table_dtype(const LmmaOp& op) { return golden::lut_table_dtype(op.act); }
   uint32_t& acc_at(int basis, size_t cell) { return acc[size_t(basis) * cells + cell]; }
 
   // The table row r of the lmma's K group reads (built from the activations when a fused producer

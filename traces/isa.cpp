@@ -194,8 +194,7 @@ Affine Affine::parse(std::string_view s, const std::string& where) {
 
 // ---- LMMA / MMA -------------------------------------------------------------------------------
 DType LmmaOp::table() const {
-  if (quantized_table) return DType::kInt8;
-  return golden::is_int(act) ? DType::kInt16 : act;
+  return golden::lut_table_dtype(act, quantized_table);
 }
 
 golden::LmmaType LmmaOp::lmma_type() const {

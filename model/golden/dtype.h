@@ -31,6 +31,13 @@ bool is_float(DType t);
 inline bool is_int(DType t) {
   return !is_float(t);
 }
+// The entry dtype of a LUT table built from `act` activations (docs/arithmetic.md#table-precision):
+// int8 when the tables are quantized; else int16 for integer activations (a sum of K <= 8 int8
+// values is exact in int16), else the activation's own type. Every layer asks this one function.
+inline DType lut_table_dtype(DType act, bool quantized = false) {
+  if (quantized) return DType::kInt8;
+  return is_int(act) ? DType::kInt16 : act;
+}
 inline uint32_t dtype_mask(DType t) {
   return dtype_bits(t) == 32 ? 0xffffffffu : ((1u << dtype_bits(t)) - 1u);
 }

@@ -26,7 +26,7 @@ LutGemmConfig default_lut_gemm_config(DType act, int k_group, bool quantize_tabl
   cfg.act = act;
   cfg.k_group = k_group;
   cfg.quantize_table = quantize_table;
-  cfg.table = is_int(act) ? DType::kInt16 : act;
+  cfg.table = lut_table_dtype(act);
   cfg.acc = (is_int(act) && !quantize_table) ? DType::kInt32 : DType::kFp32;
   return cfg;
 }

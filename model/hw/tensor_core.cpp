@@ -44,7 +44,7 @@ TensorCoreConfig TensorCoreConfig::make(TensorCoreDesign design, golden::LmmaSha
   c.act = act;
   c.wbits = wbits;
   const bool int_act = golden::is_int(act);
-  c.table = int_act ? DType::kInt16 : act;
+  c.table = golden::lut_table_dtype(act);
   if (design == TensorCoreDesign::kAdd) c.table = act;
   c.acc = int_act ? DType::kInt32 : DType::kFp32;
   c.out = c.acc;

@@ -310,8 +310,7 @@ StepConfig StepConfig::prefill(int64_t batch, int64_t seq) {
 }
 
 golden::DType StepConfig::table_dtype() const {
-  if (quantize_tables) return golden::DType::kInt8;
-  return golden::is_int(acts) ? golden::DType::kInt16 : acts;
+  return golden::lut_table_dtype(acts, quantize_tables);
 }
 
 double StepConfig::table_bytes(int64_t rows, int64_t k_cols) const {

@@ -34,7 +34,7 @@ GemmProblem make_gemm(int64_t m, int64_t n, int64_t k, const llm::WeightFormat& 
   g.weights = weights;
   g.acts = acts;
   g.tables = tables && weights.is_low_bit();
-  g.table = quantize_tables ? DType::kInt8 : (golden::is_int(acts) ? DType::kInt16 : acts);
+  g.table = golden::lut_table_dtype(acts, quantize_tables);
   g.weight_bytes = double(n) * k * g.w_bytes_per_element();
   g.x_bytes = double(m) * k * g.x_bytes_per_element();
   g.out_bytes = double(m) * n * llm::dtype_bytes(g.out);

@@ -88,7 +88,7 @@ GemmProblem lut_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int
   p.n = n;
   p.k = k;
   p.instr = core.shape;
-  const golden::DType table = golden::is_int(act) ? golden::DType::kInt16 : act;
+  const golden::DType table = golden::lut_table_dtype(act);
   p.a_bits = double(core.shape.half_table_size()) * golden::dtype_bits(table) / core.shape.k;
   p.w_bits = wbits + extra_weight_bits;
   p.acc_bits = golden::dtype_bits(golden::is_int(act) ? golden::DType::kInt32 : core.acc);
