@@ -216,7 +216,7 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
 
   tiling::GemmProblem prob = tiling::lut_gemm_problem(gpu, spec.m, spec.n, spec.k, spec.act, wbits,
                                                       spec.weights.bits_per_weight() - wbits);
-  tiling::TileChoice tc = tiling::choose_tiles(prob, gpu);
+  tiling::TileChoice tc = tiling::require_tiles(prob, gpu);
   // A K tile must not straddle a quantization group.
   if (grouped) {
     tc.block.k = std::min(tc.block.k, G);
@@ -500,7 +500,7 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   op.out = op.acc;
   tiling::GemmProblem prob = tiling::mac_gemm_problem(gpu, m, n, k, op.a, op.b);
   if (weight_bits > 0) prob.w_bits = weight_bits;
-  tiling::TileChoice tc = tiling::choose_tiles(prob, gpu);
+  tiling::TileChoice tc = tiling::require_tiles(prob, gpu);
   op.shape = prob.instr;
   traces::validate(op, "gemm " + name);
   const int64_t bm = tc.block.m, bn = tc.block.n, bk = tc.block.k;

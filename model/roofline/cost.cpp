@@ -187,22 +187,18 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
     bool chosen = false;
     const int64_t sched_m = std::min(g.m, kMaxSchedulerM);
     const Machine::TileKey key{sched_m, g.n, g.k, g.weights.planes(), int(xb * 64), int(wb * 64)};
-    auto it = m.lut_tile_memo.find(key);
-    if (it == m.lut_tile_memo.end()) {
-      std::tuple<int, int, int> tile{0, 0, 0};
-      try {
-        auto p = tiling::lut_gemm_problem(m.gpu(), sched_m, g.n, g.k, g.acts, g.weights.planes(),
-                                          wb * 8 - g.weights.planes());
-        p.a_bits = xb * 8;
-        p.kernel_level = false;  // its costs model neither shared memory nor wave reuse (yet)
-        const auto c = tiling::choose_tiles(p, m.gpu());
-        tile = {int(c.block.m), int(c.block.n), int(c.warp.n)};
-      } catch (const InputError&) {
-        tile = {0, 0, 0};  // no feasible scheduler tile: fall back to the fixed candidates
-      }
-      it = m.lut_tile_memo.emplace(key, tile).first;
-    }
-    const auto [bm, bn, wn] = it->second;
+    const auto [bm, bn, wn] = m.lut_tile(key, [&]() -> Machine::LutTile {
+      auto p = tiling::lut_gemm_problem(m.gpu(), sched_m, g.n, g.k, g.acts, g.weights.planes(),
+                                        wb * 8 - g.weights.planes());
+      p.a_bits = xb * 8;
+      p.kernel_level = false;  // its costs model neither shared memory nor wave reuse (yet)
+      // A problem the scheduler does not take (no tensor rate for these operands) or no feasible
+      // scheduler tile: fall back to the fixed candidates.
+      if (!p.invalid_reason().empty()) return {0, 0, 0};
+      const auto c = tiling::choose_tiles(p, m.gpu());
+      if (!c) return {0, 0, 0};
+      return {int(c->block.m), int(c->block.n), int(c->warp.n)};
+    });
     if (bm > 0) {
       consider(Tile{bm, bn}, false, wn);
       chosen = best_s < INFINITY;

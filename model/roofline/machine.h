@@ -6,7 +6,10 @@
 #include "model/hw/gpu.h"
 #include "model/llm/precision.h"
 
+#include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <tuple>
 
@@ -54,13 +57,20 @@ class Machine {
   // Dense activation x activation products (attention) in `t`: the MAC rate for t x t.
   double mac_tops(golden::DType t) const;
 
-  // Memo of the scheduler's LUT tile choice (block m, block n, warp n) per (m, n, k, planes,
-  // table bits x 8, weight bits x 8): the choice is a search, and sweeps repeat shapes. Not
-  // thread-safe (one Machine per thread).
+  // The scheduler's LUT tile choice (block m, block n, warp n; {0, 0, 0} for none) per (m, n, k,
+  // planes, table bits x 8, weight bits x 8): `choose` runs once per key (the choice is a search,
+  // and sweeps repeat shapes) and the answer is remembered. Safe to call from several threads;
+  // copies of a Machine share the memo (they describe the same GPU).
   using TileKey = std::tuple<int64_t, int64_t, int64_t, int, int, int>;
-  mutable std::map<TileKey, std::tuple<int, int, int>> lut_tile_memo;
+  using LutTile = std::tuple<int, int, int>;
+  LutTile lut_tile(const TileKey& key, const std::function<LutTile()>& choose) const;
 
  private:
+  struct LutTileMemo {
+    std::mutex mutex;
+    std::map<TileKey, LutTile> tiles;
+  };
+  std::shared_ptr<LutTileMemo> lut_tiles_ = std::make_shared<LutTileMemo>();
   hw::GpuConfig gpu_;
   double dram_bps_ = 0, l2_bps_ = 0, sm_dram_bps_ = 0, elementwise_bps_ = 0, attention_bps_ = 0;
 };

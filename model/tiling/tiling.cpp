@@ -65,16 +65,21 @@ std::string Tile::name() const {
   return "[" + std::to_string(m) + "," + std::to_string(n) + "," + std::to_string(k) + "]";
 }
 
-void GemmProblem::validate() const {
+std::string GemmProblem::invalid_reason() const {
   if (m < 1 || n < 1 || k < 1) {
-    throw InputError("gemm: M, N, K must be >= 1 (got " + std::to_string(m) + ", " +
-                     std::to_string(n) + ", " + std::to_string(k) + ")");
+    return "gemm: M, N, K must be >= 1 (got " + std::to_string(m) + ", " + std::to_string(n) +
+           ", " + std::to_string(k) + ")";
   }
-  if (instr.m < 1 || instr.n < 1 || instr.k < 1) throw InputError("gemm: bad instruction shape");
+  if (instr.m < 1 || instr.n < 1 || instr.k < 1) return "gemm: bad instruction shape";
   if (!(a_bits > 0 && w_bits > 0 && acc_bits > 0 && out_bits > 0)) {
-    throw InputError("gemm: operand sizes must be positive");
+    return "gemm: operand sizes must be positive";
   }
-  if (!(tensor_tops > 0)) throw InputError("gemm: the GPU has no tensor rate for these operands");
+  if (!(tensor_tops > 0)) return "gemm: the GPU has no tensor rate for these operands";
+  return "";
+}
+
+void GemmProblem::validate() const {
+  if (const std::string why = invalid_reason(); !why.empty()) throw InputError(why);
 }
 
 GemmProblem lut_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
@@ -290,7 +295,7 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   return c;
 }
 
-TileChoice choose_tiles(const GemmProblem& p, const hw::GpuConfig& gpu) {
+std::optional<TileChoice> choose_tiles(const GemmProblem& p, const hw::GpuConfig& gpu) {
   p.validate();
   const auto& in = p.instr;
   // A warpgroup GEMM needs one warp per sub-partition along M (evaluate_tiles).
@@ -339,13 +344,16 @@ TileChoice choose_tiles(const GemmProblem& p, const hw::GpuConfig& gpu) {
     }
     if (bm * 2 > max_bm) break;
   }
-  if (!have) {
-    throw InputError("tiling: no tile of instruction " + in.name() + " fits the registers (" +
-                     std::to_string(gpu.register_file_kb_per_sm) + " KB/SM) and shared memory (" +
-                     std::to_string(gpu.shared_memory_kb_per_block) + " KB/block) of '" + gpu.name +
-                     "'");
-  }
+  if (!have) return std::nullopt;
   return best;
+}
+
+TileChoice require_tiles(const GemmProblem& p, const hw::GpuConfig& gpu) {
+  if (auto c = choose_tiles(p, gpu)) return *c;
+  throw InputError("tiling: no tile of instruction " + p.instr.name() + " fits the registers (" +
+                   std::to_string(gpu.register_file_kb_per_sm) + " KB/SM) and shared memory (" +
+                   std::to_string(gpu.shared_memory_kb_per_block) + " KB/block) of '" + gpu.name +
+                   "'");
 }
 
 }  // namespace ltc::tiling

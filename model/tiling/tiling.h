@@ -19,6 +19,7 @@
 #include "model/hw/gpu.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,7 +55,8 @@ struct GemmProblem {
   // The warpgroup the tiles must honour: `warpgroup` for a kernel-level MAC problem, else 1.
   int64_t tile_warpgroup() const { return kernel_level && lut_tiles_per_core == 0 ? warpgroup : 1; }
 
-  void validate() const;  // InputError naming the field
+  void validate() const;               // InputError naming the field
+  std::string invalid_reason() const;  // what validate() would say; "" when valid
 };
 
 // A LUT mpGEMM on `gpu`'s LUT tensor core: instr = core shape, A = half tables in `table` dtype
@@ -95,9 +97,13 @@ struct TileChoice {
   double padding_fraction = 0;  // computed MACs that fall outside M x N x K
 };
 
-// Candidate enumeration and ranking; throws InputError if no tile fits (e.g. a GPU with no
-// shared memory). Deterministic for equal inputs.
-TileChoice choose_tiles(const GemmProblem& p, const hw::GpuConfig& gpu);
+// Candidate enumeration and ranking: the best tile, or nullopt when no tile fits the registers and
+// shared memory (e.g. a GPU with no shared memory). Throws InputError only for an invalid problem
+// (GemmProblem::validate). Deterministic for equal inputs.
+std::optional<TileChoice> choose_tiles(const GemmProblem& p, const hw::GpuConfig& gpu);
+// choose_tiles for a caller that needs a tile (the compiler): InputError naming the instruction
+// and the GPU's capacities when none fits.
+TileChoice require_tiles(const GemmProblem& p, const hw::GpuConfig& gpu);
 // The cost of one given tiling (for comparisons such as the paper's [128,512,32] / [64,256,32]);
 // `fits` false when it exceeds a capacity.
 TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const Tile& block,

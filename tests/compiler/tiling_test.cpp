@@ -35,7 +35,7 @@ TEST(Tiling, ChosenTilesFitRegistersAndSharedMemory) {
   for (int64_t m : {1, 2, 7, 64, 2048}) {
     for (int wbits : {1, 2, 4}) {
       const GemmProblem p = lut_gemm_problem(gpu, m, 8192, 8192, golden::DType::kInt8, wbits);
-      const TileChoice c = choose_tiles(p, gpu);
+      const TileChoice c = require_tiles(p, gpu);
       SCOPED_TRACE("m=" + std::to_string(m) + " w=" + std::to_string(wbits) + " block " +
                    c.block.name() + " warp " + c.warp.name());
       expect_fits(c, p, gpu);
@@ -49,9 +49,9 @@ TEST(Tiling, LargeW1A8GemmIsWithinBoundsAndMoreRegistersHelp) {
   const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
   const hw::GpuConfig drm = hw::load_gpu("a100-lut4x-drm");
   const GemmProblem p = lut_gemm_problem(gpu, 2048, 27648, 5120, golden::DType::kInt8, 1);
-  const TileChoice best = choose_tiles(p, gpu);
+  const TileChoice best = require_tiles(p, gpu);
   const TileChoice best_drm =
-      choose_tiles(lut_gemm_problem(drm, 2048, 27648, 5120, golden::DType::kInt8, 1), drm);
+      require_tiles(lut_gemm_problem(drm, 2048, 27648, 5120, golden::DType::kInt8, 1), drm);
   // 2*M*N*K over the LUT rate is a lower bound.
   const double ideal_us = 2.0 * 2048 * 27648 * 5120 / (p.tensor_tops * 1e6);
   EXPECT_GE(best.estimated_us, ideal_us * (1 - 1e-9));
@@ -69,7 +69,7 @@ TEST(Tiling, WiderWeightsShrinkTheNTileOrKeepIt) {
   const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
   const GemmProblem p8 = lut_gemm_problem(gpu, 256, 8192, 8192, golden::DType::kInt8, 8);
   const GemmProblem p1 = lut_gemm_problem(gpu, 256, 8192, 8192, golden::DType::kInt8, 1);
-  const TileChoice c8 = choose_tiles(p8, gpu);
+  const TileChoice c8 = require_tiles(p8, gpu);
   bool fits = false;
   evaluate_tiles(p1, gpu, c8.block, c8.warp, &fits);
   EXPECT_TRUE(fits);
@@ -83,7 +83,7 @@ TEST(Tiling, NoLutCoreIsAnInputError) {
 TEST(Tiling, MacProblemUsesMmaShape) {
   const hw::GpuConfig gpu = hw::load_gpu("a100");
   const GemmProblem p = mac_gemm_problem(gpu, 4096, 4096, 4096);
-  const TileChoice c = choose_tiles(p, gpu);
+  const TileChoice c = require_tiles(p, gpu);
   expect_fits(c, p, gpu);
   EXPECT_GE(c.block.m * c.block.n, 64 * 64) << c.block.name();
 }
@@ -142,13 +142,29 @@ TEST(LmmaShape, EveryChosenShapeDividesTheWarpTileAndFillsTheCoreForFourCyclesWh
 TEST(Tiling, LutChoiceRecordsTheMultiTileInstruction) {
   const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
   const GemmProblem p = lut_gemm_problem(gpu, 256, 8192, 8192, golden::DType::kInt8, 1);
-  const TileChoice c = choose_tiles(p, gpu);
+  const TileChoice c = require_tiles(p, gpu);
   EXPECT_EQ(c.instr, choose_lmma_shape(p.instr, gpu.lut_tensor->tiles_per_tensor_core, 1, c.warp));
   EXPECT_EQ(c.warp.m % c.instr.m, 0);
   EXPECT_EQ(c.warp.n % c.instr.n, 0);
   // MAC problems keep the MMA shape.
   const GemmProblem mp = mac_gemm_problem(gpu, 256, 256, 256);
-  EXPECT_EQ(choose_tiles(mp, gpu).instr, (golden::LmmaShape{16, 8, 16}));
+  EXPECT_EQ(require_tiles(mp, gpu).instr, (golden::LmmaShape{16, 8, 16}));
+}
+
+// No tile fits a GPU without shared memory: choose_tiles says so with nullopt (the roofline then
+// falls back to its fixed tiles); require_tiles, the compiler's entry, names the capacities.
+TEST(Tiling, NoFeasibleTileIsNulloptNotAnException) {
+  hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
+  gpu.shared_memory_kb_per_block = 0;
+  const GemmProblem p = lut_gemm_problem(gpu, 64, 4096, 4096, golden::DType::kInt8, 2);
+  EXPECT_FALSE(choose_tiles(p, gpu).has_value());
+  try {
+    require_tiles(p, gpu);
+    FAIL() << "require_tiles returned a tile";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("shared memory (0 KB/block)"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

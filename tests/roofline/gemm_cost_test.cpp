@@ -11,6 +11,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <thread>
 
 namespace ltc::roofline {
 namespace {
@@ -171,6 +172,27 @@ TEST(GemmPath, LutTensorCoreRunsLowBitGemmsFromTables) {
 
 TEST(GemmCost, RejectsEmptyShapes) {
   EXPECT_THROW(make_gemm(0, 8, 8, wf("fp16"), golden::DType::kFp16), InputError);
+}
+
+// The LUT tile memo is filled by concurrent estimates (report sections run on threads) without a
+// race, and every thread sees the answer one thread alone gets.
+TEST(GemmCost, ConcurrentLutEstimatesOnOneMachineAgreeWithSerial) {
+  const Machine serial = machine("a100-lut4x");
+  const Machine shared = machine("a100-lut4x");
+  const std::vector<int64_t> ms_rows = {1, 16, 128, 2048};
+  std::vector<double> want;
+  for (int64_t M : ms_rows)
+    want.push_back(ms(serial, M, 27648, 5120, "int1", golden::DType::kInt8, true));
+  std::vector<std::vector<double>> got(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int64_t M : ms_rows)
+        got[t].push_back(ms(shared, M, 27648, 5120, "int1", golden::DType::kInt8, true));
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const auto& g : got) EXPECT_EQ(g, want);
 }
 
 }  // namespace
