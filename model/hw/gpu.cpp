@@ -634,13 +634,75 @@ std::vector<std::string> builtin_gpu_names() {
   return names;
 }
 
-GpuConfig parse_gpu_json(std::string_view text, std::string_view origin) {
-  json j;
+namespace {
+
+json parse_json_text(std::string_view text, std::string_view origin) {
   try {
-    j = json::parse(text);
+    return json::parse(text);
   } catch (const json::parse_error& e) {
     throw InputError(std::string(origin) + ": not valid JSON: " + plain_json_error(e));
   }
+}
+
+// The file a `base` names: a built-in GPU name, or a JSON path relative to the folder of the file
+// that names it. InputError naming `origin` when there is no such file.
+fs::path base_file(const std::string& base, std::string_view origin) {
+  std::error_code ec;
+  const bool looks_like_path = base.find('/') != std::string::npos ||
+                               (base.size() > 5 && base.substr(base.size() - 5) == ".json");
+  if (looks_like_path) {
+    fs::path p(base);
+    if (p.is_relative()) p = fs::path(origin).parent_path() / p;
+    if (!fs::is_regular_file(p, ec)) {
+      throw InputError(std::string(origin) + ": base '" + base + "': no such file " + p.string());
+    }
+    return p;
+  }
+  const fs::path builtin = fs::path(config_dir("gpus")) / (base + ".json");
+  if (!fs::is_regular_file(builtin, ec)) {
+    std::string valid;
+    for (const auto& n : builtin_gpu_names()) valid += (valid.empty() ? "" : ", ") + n;
+    throw InputError(std::string(origin) + ": base '" + base + "' is not a built-in GPU (valid: " +
+                     valid + ", or the path of a GPU JSON file)");
+  }
+  return builtin;
+}
+
+// `j` with its `base` resolved: the base GPU's JSON (its own base resolved first) with the fields
+// of `j` merged over it (objects field by field, anything else replaced; RFC 7386). `chain` holds
+// the files being resolved, to name a cycle.
+json resolve_base(json j, std::string_view origin, std::vector<std::string>& chain) {
+  if (!j.is_object() || !j.contains("base")) return j;
+  if (!j["base"].is_string()) {
+    throw InputError(std::string(origin) + ": field 'base' must be a GPU name or JSON path");
+  }
+  const std::string base = j["base"].get<std::string>();
+  j.erase("base");
+  const fs::path file = base_file(base, origin);
+  const std::string id = fs::weakly_canonical(file).string();
+  if (std::find(chain.begin(), chain.end(), id) != chain.end()) {
+    std::string cycle;
+    for (const auto& c : chain) cycle += fs::path(c).filename().string() + " -> ";
+    throw InputError(std::string(origin) + ": base '" + base + "' makes a cycle (" + cycle +
+                     file.filename().string() + ")");
+  }
+  chain.push_back(id);
+  json merged = resolve_base(parse_json_text(read_file(file), file.string()), file.string(), chain);
+  chain.pop_back();
+  merged.merge_patch(j);
+  return merged;
+}
+
+}  // namespace
+
+GpuConfig parse_gpu_json(std::string_view text, std::string_view origin) {
+  json j = parse_json_text(text, origin);
+  std::vector<std::string> chain;
+  std::error_code ec;
+  if (fs::is_regular_file(fs::path(origin), ec)) {
+    chain.push_back(fs::weakly_canonical(fs::path(origin)).string());
+  }
+  j = resolve_base(std::move(j), origin, chain);
   try {
     return j.get<GpuConfig>();
   } catch (const InputError& e) {

@@ -230,6 +230,10 @@ GpuConfig load_gpu(std::string_view name_or_path);
 // GPU file; its name stays, its description gets the overrides appended.
 // Throws InputError naming the path (and the keys valid there) or the value.
 GpuConfig with_overrides(const GpuConfig& gpu, std::string_view overrides);
+// A GPU from JSON text read from `origin` (a file name, for messages and for resolving `base`).
+// A file may name a `base` GPU (a built-in name, or a JSON path relative to its folder) and give
+// only the fields that differ: objects merge field by field, anything else replaces the base's
+// value. InputError naming the file for a missing base or a cycle of bases.
 GpuConfig parse_gpu_json(std::string_view text, std::string_view origin);
 
 }  // namespace ltc::hw

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 namespace ltc::hw {
@@ -113,6 +114,70 @@ TEST(GpuConfig, OverridesReplaceFieldsAndNameTheBadOnes) {
   EXPECT_THROW(with_overrides(base, "sms=abc"), InputError);       // a number wanted
   EXPECT_THROW(with_overrides(base, "sms"), InputError);           // no value
   EXPECT_THROW(with_overrides(base, "sms=-4"), InputError);        // the file's range check
+}
+
+// A built-in that names a `base` is its base with the listed fields replaced, nothing else: the
+// -drm variants double the register file, a100-80g has the larger HBM, the LUT variants add LUT
+// tensor cores. Compared field by field on the loaded JSON form.
+TEST(GpuConfig, DerivedBuiltinsAreTheirBaseWithTheFieldsTheyName) {
+  auto patched = [](const std::string& base, const nlohmann::json& patch) {
+    nlohmann::json j = load_gpu(base);
+    j.merge_patch(patch);
+    return j;
+  };
+  for (const auto& [name, base] :
+       std::vector<std::pair<std::string, std::string>>{{"a100-drm", "a100"},
+                                                        {"a100-lut4x-drm", "a100-lut4x"},
+                                                        {"a100-lut8x-drm", "a100-lut8x"}}) {
+    const nlohmann::json got = load_gpu(name);
+    EXPECT_EQ(got, patched(base, {{"name", name},
+                                  {"description", got["description"]},
+                                  {"register_file_kb_per_sm", 512}}))
+        << name;
+  }
+  const nlohmann::json a80 = load_gpu("a100-80g");
+  EXPECT_EQ(a80, patched("a100", {{"name", "a100-80g"},
+                                  {"description", a80["description"]},
+                                  {"dram", {{"bw_gbps", 2039}, {"capacity_mb", 81920}}}}));
+  const nlohmann::json l8 = load_gpu("a100-lut8x");
+  EXPECT_EQ(l8, patched("a100-lut4x", {{"name", "a100-lut8x"},
+                                       {"description", l8["description"]},
+                                       {"lut_tensor", {{"tiles_per_tensor_core", 8}}},
+                                       {"tensor_area_mm2_per_sm", 0.373},
+                                       {"tensor_power_w_per_sm", 0.694}}));
+}
+
+TEST(GpuConfig, BaseIsResolvedRelativeToTheFileAndAMissingBaseOrACycleIsNamed) {
+  const std::string dir = ::testing::TempDir() + "ltc-gpu-base-test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/mine.json")
+      << R"({"base": "a100", "name": "mine", "register_file_kb_per_sm": 384})";
+  std::ofstream(dir + "/child.json") << R"({"base": "mine.json", "name": "child", "sms": 54})";
+  const GpuConfig child = load_gpu(dir + "/child.json");
+  EXPECT_EQ(child.name, "child");
+  EXPECT_EQ(child.sms, 54);
+  EXPECT_EQ(child.register_file_kb_per_sm, 384);
+  EXPECT_EQ(child.clock_ghz, load_gpu("a100").clock_ghz);
+
+  auto message = [](const std::string& path) {
+    try {
+      load_gpu(path);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::ofstream(dir + "/typo.json") << R"({"base": "a10", "name": "typo"})";
+  const std::string typo = message(dir + "/typo.json");
+  EXPECT_NE(typo.find("typo.json: base 'a10' is not a built-in GPU"), std::string::npos) << typo;
+  std::ofstream(dir + "/gone.json") << R"({"base": "nothere.json", "name": "gone"})";
+  EXPECT_NE(message(dir + "/gone.json").find("base 'nothere.json': no such file"),
+            std::string::npos);
+  std::ofstream(dir + "/a.json") << R"({"base": "b.json", "name": "a"})";
+  std::ofstream(dir + "/b.json") << R"({"base": "a.json", "name": "b"})";
+  const std::string cycle = message(dir + "/a.json");
+  EXPECT_NE(cycle.find("makes a cycle (a.json -> b.json -> a.json)"), std::string::npos) << cycle;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
