@@ -20,7 +20,7 @@
 namespace ltc::cli {
 namespace {
 
-struct BenchOptions {
+struct BenchCompileFlags {
   std::string model = "llama2-70b", weights = "int2", acts = "int8", gpu = "a100-lut4x";
   int64_t batch = 1, context = 4096;
   bool json = false;
@@ -30,7 +30,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void run(const BenchOptions& o) {
+void run(const BenchCompileFlags& o) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   const llm::ModelConfig model = load_model_reporting(o.model);
@@ -95,7 +95,7 @@ void run(const BenchOptions& o) {
 
 CommandRegistrar reg{
     91, [](CLI::App& app) {
-      auto o = std::make_shared<BenchOptions>();
+      auto o = std::make_shared<BenchCompileFlags>();
       CLI::App* sub = bench_command(app).add_subcommand(
           "compile", "Compile time and trace size of a whole decode step (default LLaMA2-70B)");
       add_model_option(sub, o->model)->capture_default_str();

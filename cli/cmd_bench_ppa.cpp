@@ -17,7 +17,7 @@
 namespace ltc::cli {
 namespace {
 
-struct BenchPpaOptions {
+struct BenchPpaFlags {
   std::string design = "lut", act = "fp16";
   int m = 2, n = 64, k = 4, wbits = 1;
   std::string sweep;  // built-in name, 'all', or a spec path
@@ -27,7 +27,7 @@ struct BenchPpaOptions {
   bool vs_unit = false;  // also the single unit (M1N1K4) at the same formats: critical paths
 };
 
-void run(const BenchPpaOptions& o) {
+void run(const BenchPpaFlags& o) {
   auto config =
       hw::TensorCoreConfig::make(hw::parse_design(o.design), golden::LmmaShape{o.m, o.n, o.k},
                                  golden::parse_act_dtype(o.act, "--act"), o.wbits);
@@ -95,7 +95,7 @@ void run(const BenchPpaOptions& o) {
 
 CommandRegistrar reg{
     900, [](CLI::App& app) {
-      auto o = std::make_shared<BenchPpaOptions>();
+      auto o = std::make_shared<BenchPpaFlags>();
       CLI::App* sub = bench_command(app).add_subcommand(
           "ppa", "Seconds per PPA design point (M2N64K4 FP16 LUT by default), optionally a sweep");
       sub->add_option("--design", o->design, "lut, lut-naive, mac, add")->capture_default_str();

@@ -14,12 +14,12 @@
 namespace ltc::cli {
 namespace {
 
-struct BenchOptions {
+struct BenchRooflineFlags {
   int estimates = 10000;
   bool json = false;
 };
 
-void run(const BenchOptions& o) {
+void run(const BenchRooflineFlags& o) {
   const std::vector<std::string> gpus = {"a100", "h200", "rtx3090", "a100-lut4x", "a100-lut8x"};
   const std::vector<std::string> models = {"llama2-7b", "llama2-70b", "opt-175b",
                                            "bitnet-b1.58-3b"};
@@ -73,7 +73,7 @@ void run(const BenchOptions& o) {
 
 CommandRegistrar reg{
     91, [](CLI::App& app) {
-      auto opts = std::make_shared<BenchOptions>();
+      auto opts = std::make_shared<BenchRooflineFlags>();
       CLI::App* sub = bench_command(app).add_subcommand(
           "roofline",
           "10,000 tile-level step estimates (models x GPUs x precisions x batch x context)");

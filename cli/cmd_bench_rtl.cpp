@@ -15,7 +15,7 @@
 namespace ltc::cli {
 namespace {
 
-struct BenchRtlArgs {
+struct BenchRtlFlags {
   uint64_t cycles = 200000;
   std::string design = "lut";
   int m = 2, n = 64, k = 4, wbits = 1;
@@ -24,7 +24,7 @@ struct BenchRtlArgs {
   std::string cache;
 };
 
-void run_bench(const BenchRtlArgs& a) {
+void run_bench(const BenchRtlFlags& a) {
   if (a.cycles < 1000) throw InputError("--cycles: at least 1000");
   nlohmann::json results = nlohmann::json::array();
   for (golden::DType act : {golden::DType::kFp16, golden::DType::kInt8}) {
@@ -33,8 +33,7 @@ void run_bench(const BenchRtlArgs& a) {
     for (bool sc : {false, true}) {
       if (sc && !a.systemc) continue;
       rtl::HarnessOptions ho;
-      ho.systemc = sc;
-      ho.bench = !sc;
+      ho.kind = sc ? rtl::HarnessKind::kSystemC : rtl::HarnessKind::kBench;
       ho.cache_dir = a.cache;
       if (progress_enabled()) {
         fmt::print(stderr, "bench rtl: building or loading {}{}...\n", config.id(),
@@ -57,7 +56,7 @@ void run_bench(const BenchRtlArgs& a) {
 
 CommandRegistrar reg{
     90, [](CLI::App& app) {
-      auto args = std::make_shared<BenchRtlArgs>();
+      auto args = std::make_shared<BenchRtlFlags>();
       auto* sub = bench_command(app).add_subcommand(
           "rtl", "Simulated cycles/s of the verilated M2N64K4 tile (FP16, INT8; C++ and SystemC)");
       sub->add_option("--cycles", args->cycles, "simulated cycles per measurement, >= 1000")

@@ -39,7 +39,7 @@
 namespace ltc::cli {
 namespace {
 
-struct BenchOptions {
+struct BenchSimFlags {
   std::string only;  // "", "gemm", "decode", "h200", "rtl"
   std::string calibration;
   std::string gpu = "h200";
@@ -71,10 +71,9 @@ nlohmann::json figures(const std::string& what, const sim::RunStats& r) {
 
 // The simulator against measured GEMMs: every entry of the calibration file as a dense fp16
 // mma kernel on `o.gpu`, one line each as it finishes.
-void run_calibration(const BenchOptions& o) {
-  const std::string path = o.calibration.empty()
-                               ? hw::builtin_config_dir("calibration") + "/h200-gemm.json"
-                               : o.calibration;
+void run_calibration(const BenchSimFlags& o) {
+  const std::string path =
+      o.calibration.empty() ? config_dir("calibration") + "/h200-gemm.json" : o.calibration;
   const hw::GpuConfig gpu = hw::load_gpu(o.gpu);
   std::vector<roofline::GemmCheck> gemms = roofline::load_gemm_measurements(path);
   if (o.max_m > 0) {
@@ -142,7 +141,7 @@ void run_calibration(const BenchOptions& o) {
 }
 
 // The RTL back end against the fast one on the same trace (W_INT2 A_FP16 and W_INT4 A_INT8).
-void run_rtl(const BenchOptions& o) {
+void run_rtl(const BenchSimFlags& o) {
   const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
   nlohmann::json out = nlohmann::json::array();
   for (const auto& [w, act] : {std::pair<const char*, golden::DType>{"int2", golden::DType::kFp16},
@@ -240,7 +239,7 @@ traces::Trace compile_case(const SampleCase& c, const hw::GpuConfig& gpu) {
 }
 
 // Sampled against full simulation on the cases the simulator issue names.
-void run_sample(const BenchOptions& o) {
+void run_sample(const BenchSimFlags& o) {
   auto gemm = [](std::string name, std::string gpu, int64_t m, int64_t n, int64_t k, std::string w,
                  std::string a, std::string path = "") {
     SampleCase c;
@@ -345,7 +344,7 @@ void run_sample(const BenchOptions& o) {
 }
 
 // The paper's kernel experiment (cli/report/kernel_experiment.h), sampled unless --full.
-void run_paper(const BenchOptions& o) {
+void run_paper(const BenchSimFlags& o) {
   const report::KernelExperiment e = report::run_kernel_experiment(o.full, !o.json);
   if (o.json) {
     fmt::print("{}\n", report::to_json(e).dump());
@@ -371,7 +370,7 @@ void run_paper(const BenchOptions& o) {
       e.authors.cycles, 100 * e.authors.tensor_utilization, e.authors.top_stall);
 }
 
-void run(const BenchOptions& o) {
+void run(const BenchSimFlags& o) {
   if (o.only == "paper") return run_paper(o);
   if (o.only == "h200") return run_calibration(o);
   if (o.only == "sample") return run_sample(o);
@@ -424,7 +423,7 @@ void run(const BenchOptions& o) {
 CommandRegistrar reg{
     95, [](CLI::App& app) {
       CLI::App& bench = bench_command(app);
-      auto o = std::make_shared<BenchOptions>();
+      auto o = std::make_shared<BenchSimFlags>();
       CLI::App* s = bench.add_subcommand(
           "sim", "Simulator speed: the authors' GEMM and a LLaMA2-70B decode step");
       s->add_option("--only", o->only,

@@ -15,7 +15,7 @@
 namespace ltc::cli {
 namespace {
 
-struct CalibrateOptions {
+struct CalibrateFlags {
   std::string gpu = "h200";
   std::vector<std::string> measurements;
   std::string out;
@@ -23,10 +23,10 @@ struct CalibrateOptions {
   bool json = false;
 };
 
-void run(const CalibrateOptions& o) {
+void run(const CalibrateFlags& o) {
   const hw::GpuConfig gpu = hw::load_gpu(o.gpu);
   const auto data = roofline::load_measurements(o.measurements);
-  roofline::CalibrateOptions opts;
+  roofline::CalibrateFlags opts;
   opts.lomo = !o.no_lomo;
   const auto r = roofline::calibrate(gpu, data, opts);
   if (!r.device_mismatch.empty()) fmt::print(stderr, "ltc: warning: {}\n", r.device_mismatch);
@@ -58,7 +58,7 @@ void run(const CalibrateOptions& o) {
 
 CommandRegistrar reg{
     43, [](CLI::App& app) {
-      auto opts = std::make_shared<CalibrateOptions>();
+      auto opts = std::make_shared<CalibrateFlags>();
       CLI::App* sub = app.add_subcommand(
           "calibrate",
           "Fit a GPU's achievable rates to profiler measurements (tools/profile-gpu); print "

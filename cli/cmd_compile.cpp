@@ -58,7 +58,7 @@ void print_check(const compiler::GemmCheck& c, uint32_t seed) {
       seed, c.outputs, c.mismatches, c.stats.lmmas, c.stats.tables);
 }
 
-struct GemmOptions {
+struct CompileGemmFlags {
   int64_t m = 0, n = 0, k = 0;
   std::string weights = "int2", acts = "int8", gpu = "a100-lut4x", out;
   std::string path;  // "", "lut", "mac"
@@ -90,7 +90,7 @@ void check_interpreter_budget(const std::string& what, double macs, double max_m
   }
 }
 
-void run_gemm(const GemmOptions& o) {
+void run_gemm(const CompileGemmFlags& o) {
   golden::check_gemm_extents(o.m, o.n, o.k);
   check_output_path(o.out, "--out");
   compiler::GemmSpec s;
@@ -159,13 +159,13 @@ void run_gemm(const GemmOptions& o) {
   if (failed) set_exit_code(kExitFailed);
 }
 
-struct ModelOptions {
+struct CompileModelFlags {
   std::string model, phase = "decode", weights = "int2", acts = "int8", gpu = "a100-lut4x", out;
   int64_t batch = 1, context = kDefaultContext, seq = 0, group = 0;
   bool no_fuse = false, quantize_tables = false, json = false;
 };
 
-void run_model(const ModelOptions& o) {
+void run_model(const CompileModelFlags& o) {
   check_output_path(o.out, "--out");
   const llm::ModelConfig model = load_model_reporting(o.model);
   const llm::StepConfig step =
@@ -197,14 +197,14 @@ void run_model(const ModelOptions& o) {
   }
 }
 
-struct RunOptions {
+struct CompileRunFlags {
   std::string file;
   uint32_t seed = 1;
   double max_macs = 5e7;
   bool json = false;
 };
 
-void run_trace(const RunOptions& o) {
+void run_trace(const CompileRunFlags& o) {
   const traces::Trace t = traces::read_trace_file(o.file);
   nlohmann::json j = summary_json(t, o.file);
   j.erase("out");
@@ -278,7 +278,7 @@ CommandRegistrar reg{
       set_examples(compile, {"ltc compile gemm --m 16 --n 4096 --k 4096 --out gemm.lmt",
                              "ltc compile model --model llama2-7b --out decode.ltcb"});
 
-      auto g = std::make_shared<GemmOptions>();
+      auto g = std::make_shared<CompileGemmFlags>();
       CLI::App* gemm =
           compile->add_subcommand("gemm", "One (mp)GEMM Y[M,N] = A[M,K] W[N,K]^T -> trace");
       gemm->add_option("--m", g->m, "rows of A (tokens), 1..2^31-1")->required();
@@ -316,7 +316,7 @@ CommandRegistrar reg{
                           "fp16 --gpu a100 --out gemm.ltcb"});
       gemm->callback([g] { run_gemm(*g); });
 
-      auto m = std::make_shared<ModelOptions>();
+      auto m = std::make_shared<CompileModelFlags>();
       CLI::App* model = compile->add_subcommand("model", "A whole decode or prefill step -> trace");
       add_model_option(model, m->model)->required();
       model->add_option("--phase", m->phase, "decode or prefill")->capture_default_str();
@@ -343,7 +343,7 @@ CommandRegistrar reg{
                            "--gpu a100-lut8x --out prefill.lmt --json"});
       model->callback([m] { run_model(*m); });
 
-      auto r = std::make_shared<RunOptions>();
+      auto r = std::make_shared<CompileRunFlags>();
       CLI::App* run = compile->add_subcommand(
           "run",
           "Read a trace; run its LUT GEMM in the functional interpreter vs the golden model");

@@ -7,7 +7,7 @@ namespace {
 
 CommandRegistrar reg{
     41, [](CLI::App& app) {
-      auto opts = std::make_shared<StepOptions>();
+      auto opts = std::make_shared<StepFlags>();
       opts->req.phase = llm::Phase::kDecode;
       CLI::App* sub = app.add_subcommand("decode", "Tile-level estimate of one decode step");
       add_step_options(sub, opts, "--context", "tokens already in the KV cache (L)");

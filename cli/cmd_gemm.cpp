@@ -15,7 +15,7 @@
 namespace ltc::cli {
 namespace {
 
-struct GemmOptions {
+struct GemmFlags {
   int64_t m = 0, n = 0, k = 0;
   std::string gpu = "a100";
   std::string weights = "fp16";
@@ -26,7 +26,7 @@ struct GemmOptions {
   bool json = false;
 };
 
-void run_calibration(const GemmOptions& o) {
+void run_calibration(const GemmFlags& o) {
   const roofline::Machine m(hw::load_gpu(o.gpu));
   const auto rep = roofline::check_gemms(m, o.calibration);
   if (!rep.device_mismatch.empty()) fmt::print(stderr, "ltc: warning: {}\n", rep.device_mismatch);
@@ -59,7 +59,7 @@ void run_calibration(const GemmOptions& o) {
   if (!rep.device_mismatch.empty()) fmt::print("note: {}\n", rep.device_mismatch);
 }
 
-void run(const GemmOptions& o) {
+void run(const GemmFlags& o) {
   if (!o.calibration.empty()) return run_calibration(o);
   if (o.m <= 0 || o.n <= 0 || o.k <= 0) {
     throw InputError("--m, --n, --k: required, each >= 1 (or --calibration FILE)");
@@ -125,7 +125,7 @@ void run(const GemmOptions& o) {
     return;
   }
   fmt::print("gemm M={} N={} K={} on {} ({}): {:.4f} ms, {} bound, {:.1f} TOP/s\n", o.m, o.n, o.k,
-             m.gpu().name, c.unit, c.ms, c.bound, tops);
+             m.gpu().name, c.execution_path, c.ms, c.bound, tops);
   fmt::print(
       "  tile {}x{} split-k {}: {} tiles in {} waves; compute {:.4f} ms, DRAM {:.4f} ms, "
       "{:.1f} MB\n",
@@ -136,7 +136,7 @@ void run(const GemmOptions& o) {
 
 CommandRegistrar reg{
     40, [](CLI::App& app) {
-      auto opts = std::make_shared<GemmOptions>();
+      auto opts = std::make_shared<GemmFlags>();
       CLI::App* sub = app.add_subcommand(
           "gemm",
           "Tile-level estimate of one (mp)GEMM Y[M,N] = X[M,K] W[N,K]^T (or --calibration)");

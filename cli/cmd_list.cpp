@@ -29,14 +29,14 @@ void collect_commands(const CLI::App* app, const std::string& prefix,
   }
 }
 
-struct ListOptions {
+struct ListFlags {
   std::string what;
   bool json = false;
 };
 
 CommandRegistrar reg{
     95, [](CLI::App& app) {
-      auto o = std::make_shared<ListOptions>();
+      auto o = std::make_shared<ListFlags>();
       CLI::App* sub =
           app.add_subcommand("list", "Built-in GPUs, models, designs, or every command");
       sub->add_option("what", o->what, "gpus, models, designs or commands")

@@ -6,7 +6,7 @@ namespace ltc::cli {
 namespace {
 
 CommandRegistrar reg{42, [](CLI::App& app) {
-                       auto opts = std::make_shared<StepOptions>();
+                       auto opts = std::make_shared<StepFlags>();
                        opts->req.phase = llm::Phase::kPrefill;
                        CLI::App* sub =
                            app.add_subcommand("prefill", "Tile-level estimate of a prefill");

@@ -25,7 +25,7 @@
 namespace ltc::cli {
 namespace {
 
-struct SimCliOptions {
+struct SimFlags {
   std::string file, gpu, gpu_set, tc = "fast", kernel;
   std::string model, phase = "decode", weights = "int2", acts = "int8";
   int64_t batch = 1, context = kDefaultContext, seq = 0;
@@ -123,7 +123,7 @@ void print_table(const sim::RunStats& r, bool per_kernel) {
   }
 }
 
-void run(const SimCliOptions& o) {
+void run(const SimFlags& o) {
   if (o.file.empty() == o.model.empty()) {
     throw InputError("ltc sim: give a trace FILE or --model (one of them)");
   }
@@ -190,7 +190,7 @@ void run(const SimCliOptions& o) {
 
 CommandRegistrar reg{
     55, [](CLI::App& app) {
-      auto o = std::make_shared<SimCliOptions>();
+      auto o = std::make_shared<SimFlags>();
       CLI::App* s = app.add_subcommand(
           "sim",
           "Cycle-level SystemC simulation of a trace (or of a model step with --model)\n"

@@ -18,7 +18,7 @@
 namespace ltc::cli {
 namespace {
 
-struct SweepCliOptions {
+struct SweepFlags {
   std::string spec;
   std::string out;
   int jobs = 1;
@@ -50,7 +50,7 @@ std::vector<std::string> spec_paths(const std::string& spec) {
 
 constexpr const char* kSlurmGroup = "Slurm (--executor slurm)";
 
-void run(const SweepCliOptions& o) {
+void run(const SweepFlags& o) {
   if (o.out.empty()) throw InputError("--out: an output directory is required");
   if (o.jobs < 1) throw InputError("-j: must be >= 1");
   std::vector<synth::SweepSpec> specs;
@@ -135,7 +135,7 @@ void run(const SweepCliOptions& o) {
 
 CommandRegistrar reg{
     61, [](CLI::App& app) {
-      auto o = std::make_shared<SweepCliOptions>();
+      auto o = std::make_shared<SweepFlags>();
       CLI::App* sub = app.add_subcommand(
           "sweep",
           "Many design points through the PPA flow (or ltc sim runs), here or as Slurm job "
@@ -216,13 +216,13 @@ CommandRegistrar reg{
       });
     }};
 
-struct SweepTaskCliOptions {
+struct SweepTaskFlags {
   std::string manifest;
   int index = -1;
 };
 
 // What each Slurm array task runs: one task of a manifest written by `ltc sweep --executor slurm`.
-void run_task(const SweepTaskCliOptions& o) {
+void run_task(const SweepTaskFlags& o) {
   int index = o.index;
   if (index < 0) {
     const char* env = std::getenv("SLURM_ARRAY_TASK_ID");
@@ -243,7 +243,7 @@ void run_task(const SweepTaskCliOptions& o) {
 
 CommandRegistrar reg_task{
     62, [](CLI::App& app) {
-      auto o = std::make_shared<SweepTaskCliOptions>();
+      auto o = std::make_shared<SweepTaskFlags>();
       CLI::App* sub = app.add_subcommand(
           "sweep-task",
           "One task of a sweep batch (what each Slurm array task of ltc sweep runs): its record "

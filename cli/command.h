@@ -1,7 +1,9 @@
 // Subcommand registry for the `ltc` binary. Each cli/cmd_*.cpp registers its subcommands with a
 // static CommandRegistrar, so adding a command never touches main.cpp. docs/cli.md is the contract:
 // exit 0 on success, 2 on bad input (message names the flag/file/line and what is valid), 1 on a
-// failed run; `--json` prints exactly one JSON object on stdout.
+// failed run; `--json` prints exactly one JSON object on stdout. A command's flags are one struct
+// named after it, <Command>Flags (VerifyFlags, PpaFlags, GemmFlags), apart from the libraries'
+// *Options that the command fills from them.
 #pragma once
 
 #include <CLI/CLI.hpp>

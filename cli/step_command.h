@@ -17,7 +17,7 @@
 
 namespace ltc::cli {
 
-struct StepOptions {
+struct StepFlags {
   roofline::StepRequest req;
   std::string batch = "1";
   std::string length = std::to_string(kDefaultContext);
@@ -50,7 +50,7 @@ inline std::vector<int64_t> parse_int_list(const std::string& text, const std::s
   return out;
 }
 
-inline void add_step_options(CLI::App* sub, const std::shared_ptr<StepOptions>& o,
+inline void add_step_options(CLI::App* sub, const std::shared_ptr<StepFlags>& o,
                              const char* length_flag, const char* length_help) {
   o->length_flag = length_flag;
   add_model_option(sub, o->req.model)->required();
@@ -70,7 +70,7 @@ inline void add_step_options(CLI::App* sub, const std::shared_ptr<StepOptions>& 
   sub->add_flag("--json", o->json, "print one JSON object ({\"sweep\": [...]} for lists)");
 }
 
-inline void run_step(StepOptions o) {
+inline void run_step(StepFlags o) {
   if (!o.precompute.empty()) o.req.precompute = o.precompute;
   const auto batches = parse_int_list(o.batch, "--batch");
   const auto lengths = parse_int_list(o.length, o.length_flag);

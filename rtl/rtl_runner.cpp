@@ -38,23 +38,24 @@ constexpr const char* kOptimizedLibraryRecipe = "verilator-O3-xfast-optfast-O2-v
 // Verification runs are short, so their models compile without C++ optimization (about half the
 // build time); the speed flavours are optimized.
 const char* cxx_opt(const HarnessOptions& o) {
-  return (o.bench || o.systemc || (o.library && o.optimized))
+  return (o.kind == HarnessKind::kBench || o.kind == HarnessKind::kSystemC ||
+          (o.kind == HarnessKind::kLibrary && o.optimized))
              ? "OPT_FAST=-O2 OPT_GLOBAL=-O2"
              : "OPT_FAST=-O0 OPT_GLOBAL=-O0 OPT_SLOW=-O0";
 }
 
 std::string harness_source(const HarnessOptions& o) {
-  const char* file = o.library   ? "/harness/tile_lib.cpp"
-                     : o.systemc ? "/harness/tile_harness_sc.cpp"
-                     : o.bench   ? "/harness/tile_bench.cpp"
-                                 : "/harness/tile_harness.cpp";
-  return rtl_source_dir() + file;
-}
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
+  switch (o.kind) {
+    case HarnessKind::kLibrary:
+      return rtl_source_dir() + "/harness/tile_lib.cpp";
+    case HarnessKind::kSystemC:
+      return rtl_source_dir() + "/harness/tile_harness_sc.cpp";
+    case HarnessKind::kBench:
+      return rtl_source_dir() + "/harness/tile_bench.cpp";
+    case HarnessKind::kRun:
+      break;
+  }
+  return rtl_source_dir() + "/harness/tile_harness.cpp";
 }
 
 std::string tail_of(const std::string& path, size_t max_chars) {
@@ -183,29 +184,21 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
   std::vector<std::string> hashed = design.sources;
   hashed.push_back(harness_source(options));
   hashed.push_back(std::string(LTC_SOURCE_DIR) + "/rtl/harness/port_words.h");
-  if (options.systemc)
-    hashed.push_back(std::string(LTC_SOURCE_DIR) + "/rtl/harness/rtl_tile_module.h");
-  for (const auto& f : all_rtl_sources()) {
-    if (fs::path(f).extension() == ".svh") hashed.push_back(f);
-  }
-  std::string key = source_hash(hashed);
-  const std::string suffix = std::string(options.trace ? "-trace" : "") +
-                             (options.systemc ? "-sc" : "") +
-                             (options.bench && !options.systemc ? "-bench" : "") +
-                             (options.library ? (options.optimized ? "-libO2" : "-lib") : "");
-  const char* recipe = options.library
-                           ? (options.optimized ? kOptimizedLibraryRecipe : kLibraryRecipe)
-                       : options.bench || options.systemc ? kSpeedRecipe
-                                                          : kRunRecipe;
+  const bool systemc = options.kind == HarnessKind::kSystemC;
+  const bool library = options.kind == HarnessKind::kLibrary;
+  // The speed flavours wrap the top in registered inputs (ltc_bench_top) and compile with -O2.
+  const bool speed = options.kind == HarnessKind::kBench || systemc;
+  if (systemc) hashed.push_back(std::string(LTC_SOURCE_DIR) + "/rtl/harness/rtl_tile_module.h");
+  const std::string suffix = std::string(options.trace ? "-trace" : "") + (systemc ? "-sc" : "") +
+                             (options.kind == HarnessKind::kBench ? "-bench" : "") +
+                             (library ? (options.optimized ? "-libO2" : "-lib") : "");
+  const char* recipe = library ? (options.optimized ? kOptimizedLibraryRecipe : kLibraryRecipe)
+                       : speed ? kSpeedRecipe
+                               : kRunRecipe;
   const std::string flavour = std::string(recipe) + suffix;
-  {
-    // Mix the recipe into the key.
-    uint64_t h = std::stoull(key, nullptr, 16);
-    for (char ch : flavour) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-    key = buf;
-  }
+  // The recipe is part of the key: a changed build recipe rebuilds.
+  const std::string key =
+      Fnv1a().field(hdl_fingerprint(hashed, design.include_dirs)).field(flavour).hex();
   const fs::path root =
       fs::path(options.cache_dir.empty() ? default_cache_dir() : options.cache_dir) / "rtl";
   fs::create_directories(root);
@@ -234,14 +227,14 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
                                    "-MAKEFLAGS",   cxx_opt(options)};
   if (options.trace) argv.push_back("--trace");
   // The verification models check the RTL's assertions (ltc_tile_ctrl's handshake properties).
-  if (!speed && !options.library) argv.push_back("--assert");
-  if (options.library) {
+  if (options.kind == HarnessKind::kRun) argv.push_back("--assert");
+  if (library) {
     // Position-independent objects linked into a .so whose own symbols bind inside it, so
     // several design points' models (every one a class Vtile) load side by side.
     argv.insert(argv.end(),
                 {"-CFLAGS", "-fPIC -fvisibility=hidden", "-LDFLAGS", "-shared -Wl,-Bsymbolic"});
   }
-  if (options.systemc) {
+  if (systemc) {
     argv.insert(argv.end(),
                 {"-CFLAGS", std::string("-I") + LTC_SOURCE_DIR, "-LDFLAGS", "-lsystemc"});
   }

@@ -19,15 +19,22 @@
 
 namespace ltc::rtl {
 
-struct HarnessOptions {
-  bool trace = false;    // build with --trace so runs can write a VCD
-  bool bench = false;    // the speed flavour (harness/tile_bench.cpp, bench only)
-  bool systemc = false;  // the SystemC flavour (harness/tile_harness_sc.cpp, bench only)
+// What the verilated model is built into.
+enum class HarnessKind {
+  kRun,      // the verification harness (harness/tile_harness.cpp): stimulus file in, outputs out
+  kBench,    // the speed flavour (harness/tile_bench.cpp, bench only)
+  kSystemC,  // the SystemC flavour (harness/tile_harness_sc.cpp, bench only)
   // A shared library (harness/tile_lib.cpp, loaded by tile_library.h): the tile clocked in the
-  // caller's process, e.g. as the simulator's tensor core (`ltc sim --tc rtl`). Compiled without
-  // C++ optimization like the verification runs (an M2N64K4 FP16 model: ~40 s instead of ~150 s
-  // on one core), or with -O2 when `optimized` (a faster model, for benchmarks).
-  bool library = false;
+  // caller's process, e.g. as the simulator's tensor core (`ltc sim --tc rtl`).
+  kLibrary,
+};
+
+struct HarnessOptions {
+  HarnessKind kind = HarnessKind::kRun;
+  bool trace = false;  // build with --trace so runs can write a VCD
+  // kLibrary: compiled without C++ optimization like the verification runs (an M2N64K4 FP16
+  // model: ~40 s instead of ~150 s on one core), or with -O2 when `optimized` (a faster model,
+  // for benchmarks).
   bool optimized = false;
   std::string cache_dir;  // empty: default_cache_dir()
   int jobs = 2;           // parallel C++ compiles of the verilated model

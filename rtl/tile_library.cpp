@@ -31,8 +31,8 @@ void resolve(void* handle, const char* name, F& f, const std::string& path) {
 VerilatedTile::VerilatedTile(const hw::TensorCoreConfig& config, const HarnessOptions& options)
     : config_(config), api_(std::make_unique<Api>()) {
   HarnessOptions o = options;
-  o.library = true;
-  o.bench = o.systemc = o.trace = false;
+  o.kind = HarnessKind::kLibrary;
+  o.trace = false;
   path_ = build_harness(config, o);
   // RTLD_LOCAL: every design point's model defines the same class Vtile.
   api_->handle = ::dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace ltc::testing {
+namespace ltc::test_support {
 
 // `fallback`, or LTC_SEED when it is set.
 inline uint64_t test_seed(uint64_t fallback) {
@@ -19,4 +19,4 @@ inline std::string seed_note(uint64_t seed) {
   return "seed " + std::to_string(seed) + " (replay with LTC_SEED=" + std::to_string(seed) + ")";
 }
 
-}  // namespace ltc::testing
+}  // namespace ltc::test_support

@@ -7,7 +7,9 @@
 // Repetition is `loop N ... endloop`, never unrolled, so a whole LLM step stays a few MB while
 // expand_warp() still yields each warp's exact instruction stream.
 //
-// Text form (`#` starts a comment; indentation is free):
+// Text form (`#` starts a comment; indentation is free; the example's line breaks are the format,
+// so clang-format leaves it alone):
+// clang-format off
 //   ltc-trace 2
 //   gpu a100-lut4x
 //   core 0 {"design":"lut","m":2,"n":64,"k":4,"act":"int8","wbits":2,...} acts=int8,fp16
@@ -25,6 +27,7 @@
 //       endloop
 //     end
 //   end
+// clang-format on
 // Binary form: "LTCT", u16 version, then the same content with LEB128 varints (signed ones
 // zig-zag), strings as length + bytes, affines as a presence mask + varints. convert: text ->
 // binary -> text is the identity on the canonical text that write_text prints.

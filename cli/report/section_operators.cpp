@@ -53,7 +53,7 @@ std::string build(SectionContext& ctx) {
                           {"order", order},
                           {"ms", op.ms},
                           {"bound", op.bound},
-                          {"unit", op.unit},
+                          {"unit", op.execution_path},
                           {"reproduce", step_command(q)}});
       }
     }

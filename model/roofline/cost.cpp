@@ -75,7 +75,7 @@ OpCost memory_bound(const Machine& m, const std::string& name, const std::string
   c.flops = flops;
   c.bytes = bytes;
   c.kernels = kernels;
-  c.unit = "cuda cores";
+  c.execution_path = "cuda cores";
   c.memory_ms = bytes / m.elementwise_bytes_per_s() * 1e3;
   c.compute_ms = flops / cuda_rate(m, t) * 1e3;
   const double fixed_ms = kernels * m.elementwise_fixed_s() * 1e3;
@@ -223,8 +223,8 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
   best.ms = best_s * 1e3;
   best.flops = g.flops();
   best.kernels = best.tile.split_k > 1 ? 2 : 1;  // + the split-K reduce kernel
-  best.unit = path.description;
-  if (g.tables && g.tables_in_kernel) best.unit += ", tables built in kernel";
+  best.execution_path = path.description;
+  if (g.tables && g.tables_in_kernel) best.execution_path += ", tables built in kernel";
   best.tensor_busy_s = g.flops() / (path.peak_tops * 1e12);
   return best;
 }
@@ -244,7 +244,7 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
   // The reference step's SDPA: the attention kernel and a second one (decode: the split-KV
   // reduction; prefill: a memset of its statistics), plus the K and V cache copies.
   c.kernels = 4;
-  c.unit = "flash attention (mac " + std::string(golden::dtype_name(step.hidden)) + ")";
+  c.execution_path = "flash attention (mac " + std::string(golden::dtype_name(step.hidden)) + ")";
   const double fixed_s = m.kernel_fixed_s() + 3 * m.elementwise_fixed_s();
   int64_t units = at.batch * at.heads;
   if (!at.causal && at.q_len <= 16) {
@@ -315,7 +315,7 @@ OpCost op_cost(const Machine& m, const llm::Op& op, const llm::StepConfig& step)
       // activation round trip); separate: its own kernel reading activations.
       const bool fused = !op.fused_into.empty();
       OpCost c = memory_bound(m, op.name, kind, op.flops, op.bytes(), fused ? 0 : 1, step.acts);
-      if (fused) c.unit = "cuda cores, fused into " + op.fused_into;
+      if (fused) c.execution_path = "cuda cores, fused into " + op.fused_into;
       return c;
     }
     case llm::OpKind::kRope: {
@@ -380,8 +380,8 @@ OpCost launch_group_cost(const Machine& m, const std::vector<llm::Op>& ops, cons
   c.tensor_busy_s = all.tensor_busy_s * share;
   c.bytes = all.bytes * share;
   c.kernels = &op == first ? all.kernels : 0;
-  c.unit += fmt::format(", one launch: {}{}{} (N = {})", first->name, names.empty() ? "" : ", ",
-                        names, g.n);
+  c.execution_path += fmt::format(", one launch: {}{}{} (N = {})", first->name,
+                                  names.empty() ? "" : ", ", names, g.n);
   return c;
 }
 
@@ -455,10 +455,11 @@ void to_json(nlohmann::json& j, const TileChoice& t) {
 }
 
 void to_json(nlohmann::json& j, const OpCost& c) {
-  j = nlohmann::json{{"name", c.name},          {"kind", c.kind},   {"ms", c.ms},
-                     {"bound", c.bound},        {"flops", c.flops}, {"bytes", c.bytes},
-                     {"kernels", c.kernels},    {"unit", c.unit},   {"compute_ms", c.compute_ms},
-                     {"memory_ms", c.memory_ms}};
+  j = nlohmann::json{
+      {"name", c.name},          {"kind", c.kind},           {"ms", c.ms},
+      {"bound", c.bound},        {"flops", c.flops},         {"bytes", c.bytes},
+      {"kernels", c.kernels},    {"unit", c.execution_path}, {"compute_ms", c.compute_ms},
+      {"memory_ms", c.memory_ms}};
   if (c.tile.tiles > 0) j["tile"] = c.tile;
 }
 

@@ -31,11 +31,11 @@ struct OpCost {
   double ms = 0;
   std::string bound;  // "dram", "l2", "compute", "dequant", "tables", "cuda", "fixed", "fused"
   double flops = 0;
-  double bytes = 0;       // DRAM bytes (unique, packed)
-  int kernels = 0;        // launches under CUDA graphs (0: fused into its producer)
-  std::string unit;       // execution path ("lut int8 x int2 (2 planes)", "cuda cores", ...)
-  TileChoice tile;        // tensor-core operators
-  double compute_ms = 0;  // the parts the roofline took the larger of
+  double bytes = 0;            // DRAM bytes (unique, packed)
+  int kernels = 0;             // launches under CUDA graphs (0: fused into its producer)
+  std::string execution_path;  // "lut int8 x int2 (2 planes)", "cuda cores", ... (JSON key "unit")
+  TileChoice tile;             // tensor-core operators
+  double compute_ms = 0;       // the parts the roofline took the larger of
   double memory_ms = 0;
   double tensor_busy_s = 0;  // tensor-core time at peak rate (for energy)
 };

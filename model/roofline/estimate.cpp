@@ -146,7 +146,7 @@ std::string format_step(const StepEstimate& e) {
     for (const auto& c : ops) {
       s += fmt::format("  {:<16} {:>10.4f} {:>7.1f}% {:>7} {:>12.3f} {:>12.3f}  {}\n", c.name, c.ms,
                        e.latency_ms > 0 ? 100.0 * times * c.ms / e.latency_ms : 0.0, c.bound,
-                       c.flops / 1e9, c.bytes / 1e6, c.unit);
+                       c.flops / 1e9, c.bytes / 1e6, c.execution_path);
     }
   };
   rows(e.layer, double(e.layers));

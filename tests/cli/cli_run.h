@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-namespace ltc::testing {
+namespace ltc::test_support {
 
 struct CliRun {
   int code = -1;
@@ -42,4 +42,4 @@ inline CliRun run(const std::string& args) {
   return r;
 }
 
-}  // namespace ltc::testing
+}  // namespace ltc::test_support

@@ -17,8 +17,8 @@
 
 namespace {
 
-using ltc::testing::CliRun;
-using ltc::testing::run;
+using ltc::test_support::CliRun;
+using ltc::test_support::run;
 
 TEST(Cli, HelpAndVersionExitZero) {
   EXPECT_EQ(run("--help").code, 0);

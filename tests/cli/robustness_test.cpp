@@ -23,8 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using ltc::testing::CliRun;
-using ltc::testing::run;
+using ltc::test_support::CliRun;
+using ltc::test_support::run;
 
 fs::path scratch() {
   const fs::path d = fs::temp_directory_path() / "ltc_robustness";

@@ -20,7 +20,7 @@
 #include <stdexcept>
 #include <thread>
 
-namespace ltc::testing {
+namespace ltc::test_support {
 
 namespace fs = std::filesystem;
 
@@ -374,4 +374,4 @@ void LocalSlurm::stop(double timeout_s) {
   ::unsetenv("SLURM_CONF");
 }
 
-}  // namespace ltc::testing
+}  // namespace ltc::test_support

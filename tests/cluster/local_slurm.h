@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace ltc::testing {
+namespace ltc::test_support {
 
 // A child process: argv[0] found on PATH, stdout and stderr to `log`.
 class ChildProcess {
@@ -67,4 +67,4 @@ class LocalSlurm {
   bool started_ = false;
 };
 
-}  // namespace ltc::testing
+}  // namespace ltc::test_support

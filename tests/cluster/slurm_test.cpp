@@ -16,7 +16,7 @@
 #include <sstream>
 #include <thread>
 
-namespace ltc::testing {
+namespace ltc::test_support {
 namespace {
 
 namespace fs = std::filesystem;
@@ -348,4 +348,4 @@ TEST_F(SlurmSweep, TaskThatKeepsDyingIsStoredAsAnErrorAfterMaxRetries) {
 }
 
 }  // namespace
-}  // namespace ltc::testing
+}  // namespace ltc::test_support

@@ -58,7 +58,7 @@ bool same_bits(double a, double b) {
 }
 
 void run_case(const Case& c, uint32_t seed) {
-  SCOPED_TRACE(ltc::testing::seed_note(seed) + " M=" + std::to_string(c.m) +
+  SCOPED_TRACE(ltc::test_support::seed_note(seed) + " M=" + std::to_string(c.m) +
                " N=" + std::to_string(c.n) + " K=" + std::to_string(c.k) + " " + c.weights + " " +
                std::string(golden::dtype_name(c.act)) + " group " + std::to_string(c.group) +
                (c.quantize_tables ? " q8" : ""));
@@ -106,7 +106,7 @@ TEST(GemmLowering, IntegerActivationsReproduceTheDenseResultExactly) {
       {16, 64, 36, "int8", DType::kInt8, 0},    {33, 130, 200, "binary", DType::kInt8, 0},
       {4, 257, 512, "int2", DType::kInt8, 128}, {2, 64, 132, "int4", DType::kInt8, 32},
   };
-  uint32_t seed = uint32_t(ltc::testing::test_seed(1234));
+  uint32_t seed = uint32_t(ltc::test_support::test_seed(1234));
   for (const Case& c : cases) run_case(c, seed++);
 }
 
@@ -116,20 +116,20 @@ TEST(GemmLowering, FloatActivationsMatchTheGoldenLutGemmBitForBit) {
       {2, 96, 256, "int2", DType::kBf16, 64},    {5, 70, 100, "int1", DType::kFp8E4M3, 0},
       {4, 128, 128, "ternary", DType::kFp16, 0},
   };
-  uint32_t seed = uint32_t(ltc::testing::test_seed(99));
+  uint32_t seed = uint32_t(ltc::test_support::test_seed(99));
   for (const Case& c : cases) run_case(c, seed++);
 }
 
 TEST(GemmLowering, QuantizedTablesMatchTheGoldenLutGemm) {
   const Case cases[] = {{2, 64, 128, "int2", DType::kFp16, 0, true},
                         {3, 100, 72, "int4", DType::kFp16, 0, true}};
-  uint32_t seed = uint32_t(ltc::testing::test_seed(7));
+  uint32_t seed = uint32_t(ltc::test_support::test_seed(7));
   for (const Case& c : cases) run_case(c, seed++);
 }
 
 TEST(GemmLowering, RandomShapes) {
-  const uint64_t rng_seed = ltc::testing::test_seed(20260);
-  SCOPED_TRACE(ltc::testing::seed_note(rng_seed));
+  const uint64_t rng_seed = ltc::test_support::test_seed(20260);
+  SCOPED_TRACE(ltc::test_support::seed_note(rng_seed));
   std::mt19937 rng(rng_seed);
   const char* formats[] = {"int1", "int2", "int3", "int4", "ternary"};
   for (int i = 0; i < 12; ++i) {
@@ -156,9 +156,9 @@ TEST(GemmLowering, MultiBasisBinaryMatchesTheGoldenLutGemm) {
                       {5, 70, 96, "binary:kb=2,g=32,s=4", DType::kBf16},
                       {1, 130, 300, "binary:kb=1,g=128,s=16", DType::kFp16}};
   const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
-  uint32_t seed = uint32_t(ltc::testing::test_seed(77));
+  uint32_t seed = uint32_t(ltc::test_support::test_seed(77));
   for (const Mb& c : cases) {
-    SCOPED_TRACE(std::string(c.weights) + " " + ltc::testing::seed_note(seed));
+    SCOPED_TRACE(std::string(c.weights) + " " + ltc::test_support::seed_note(seed));
     GemmSpec spec;
     spec.m = c.m;
     spec.n = c.n;
@@ -230,8 +230,8 @@ TEST(GemmLowering, GpuWithoutLutCoreIsAnInputError) {
 }
 
 TEST(Packing, PatternsAreTheGoldenTransformedPlanes) {
-  const uint64_t rng_seed = ltc::testing::test_seed(42);
-  SCOPED_TRACE(ltc::testing::seed_note(rng_seed));
+  const uint64_t rng_seed = ltc::test_support::test_seed(42);
+  SCOPED_TRACE(ltc::test_support::seed_note(rng_seed));
   std::mt19937 rng(rng_seed);
   const llm::WeightFormat f = llm::parse_weight_format("int3");
   const auto w = random_weights(rng, f, 70, 22, 0);
@@ -256,8 +256,8 @@ TEST(Packing, PatternsAreTheGoldenTransformedPlanes) {
 }
 
 TEST(Packing, GroupNotMultipleOfKIsAnInputError) {
-  const uint64_t rng_seed = ltc::testing::test_seed(1);
-  SCOPED_TRACE(ltc::testing::seed_note(rng_seed));
+  const uint64_t rng_seed = ltc::test_support::test_seed(1);
+  SCOPED_TRACE(ltc::test_support::seed_note(rng_seed));
   std::mt19937 rng(rng_seed);
   const auto w = random_weights(rng, llm::parse_weight_format("int2"), 8, 12, 6);
   EXPECT_THROW(pack_weights(w, 4, 64), InputError);
@@ -345,7 +345,7 @@ TEST(GemmPipeline, LutKernelsPipelineEveryStageDepthAndStayExact) {
                       {2, 64, 1024, 128, "int4"},
                       {5, 130, 300, 0, "int3"},
                       {1, 256, 96, 32, "int1"}};
-  uint32_t seed = uint32_t(ltc::testing::test_seed(300));
+  uint32_t seed = uint32_t(ltc::test_support::test_seed(300));
   for (const P& sh : shapes) {
     for (int stages : {2, 3, 4, 6}) {
       const GemmSpec spec = spec_of(sh.m, sh.n, sh.k, sh.w, DType::kInt8, sh.group, stages);
@@ -402,7 +402,7 @@ TEST(GemmLowering, MultiTileLmmaInstructionsAreExact) {
     }
   }
   EXPECT_TRUE(multi) << k.tiles.instr[0] << "x" << k.tiles.instr[1];
-  const GemmCheck c = check_gemm_trace(t, uint32_t(ltc::testing::test_seed(4242)));
+  const GemmCheck c = check_gemm_trace(t, uint32_t(ltc::test_support::test_seed(4242)));
   EXPECT_EQ(c.mismatches, 0u);
   EXPECT_EQ(c.outputs, uint64_t(64 * 512));
 }
@@ -465,7 +465,7 @@ TEST(GemmLowering, MacPathCompilesDenseAndDequantizeThenMacGemms) {
     const auto r = traces::check_addresses(t, "mac");
     EXPECT_EQ(r.overlap_kernels, 1);
     // The functional executor reproduces golden::mac_gemm from the trace.
-    const GemmCheck check = check_gemm_trace(t, uint32_t(ltc::testing::test_seed(31)));
+    const GemmCheck check = check_gemm_trace(t, uint32_t(ltc::test_support::test_seed(31)));
     EXPECT_EQ(check.outputs, 500u);
     EXPECT_EQ(check.mismatches, 0u);
   }
@@ -498,7 +498,7 @@ TEST(GemmLowering, WarpgroupMmaKernelsReadBOnceForTheGroup) {
     small.path = traces::GemmPath::kMma;
     const traces::Trace st = compile_gemm(small, gpu);
     EXPECT_EQ(traces::check_addresses(st, "small").overlap_kernels, 1);
-    EXPECT_EQ(check_gemm_trace(st, uint32_t(ltc::testing::test_seed(11))).mismatches, 0u);
+    EXPECT_EQ(check_gemm_trace(st, uint32_t(ltc::test_support::test_seed(11))).mismatches, 0u);
   }
 }
 
@@ -535,8 +535,8 @@ TEST(GemmLowering, MacPathRejectsWhatTheMacCoresCannotRun) {
 TEST(GemmAddresses, EveryShapeStaysInsideItsTensorsAndStoresNeverOverlap) {
   const hw::GpuConfig lut = hw::load_gpu("a100-lut4x");
   const hw::GpuConfig mac = hw::load_gpu("a100");
-  const uint64_t rng_seed = ltc::testing::test_seed(777);
-  SCOPED_TRACE(ltc::testing::seed_note(rng_seed));
+  const uint64_t rng_seed = ltc::test_support::test_seed(777);
+  SCOPED_TRACE(ltc::test_support::seed_note(rng_seed));
   std::mt19937 rng(rng_seed);
   int checked = 0;
   for (int64_t m = 1; m <= 5; ++m) {

@@ -181,7 +181,7 @@ TEST(TraceFormat, CheckedInExamplesReadRoundTripAndRun) {
     if (gemm && t.kernels.size() == 2) {
       ++gemms;
       const compiler::GemmCheck c =
-          compiler::check_gemm_trace(t, uint32_t(ltc::testing::test_seed(11)));
+          compiler::check_gemm_trace(t, uint32_t(ltc::test_support::test_seed(11)));
       EXPECT_EQ(c.mismatches, 0u) << e.path();
       EXPECT_GT(c.outputs, 0u);
     }

@@ -12,10 +12,10 @@
 namespace ltc::golden {
 namespace {
 
-using testing::random_acts;
-using testing::random_codes;
-using testing::seed_note;
-using testing::test_seed;
+using test_support::random_acts;
+using test_support::random_codes;
+using test_support::seed_note;
+using test_support::test_seed;
 
 TEST(Mac, Fp16DotProductMatchesSequentialFloatAccumulation) {
   const uint64_t seed = test_seed(41);

@@ -15,8 +15,8 @@
 namespace ltc::golden {
 namespace {
 
-using testing::seed_note;
-using testing::test_seed;
+using test_support::seed_note;
+using test_support::test_seed;
 
 uint16_t half_bits(_Float16 h) {
   uint16_t b;

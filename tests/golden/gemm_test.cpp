@@ -16,10 +16,10 @@
 namespace ltc::golden {
 namespace {
 
-using testing::random_acts;
-using testing::random_codes;
-using testing::seed_note;
-using testing::test_seed;
+using test_support::random_acts;
+using test_support::random_codes;
+using test_support::seed_note;
+using test_support::test_seed;
 
 // Weights whose every plane, within every LUT group of K columns, covers all 2^K patterns across
 // the N = 2^K output columns; scales and zero points random per group.

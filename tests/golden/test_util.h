@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-namespace ltc::golden::testing {
+namespace ltc::golden::test_support {
 
-using ltc::testing::seed_note;  // tests/test_seed.h: LTC_SEED replays every random test
-using ltc::testing::test_seed;
+using ltc::test_support::seed_note;  // tests/test_seed.h: LTC_SEED replays every random test
+using ltc::test_support::test_seed;
 
 // LLM-like activations: mostly N(0,1) with a few large outliers, encoded into `t`; finite only.
 inline std::vector<uint32_t> random_acts(std::mt19937_64& rng, DType t, size_t count,
@@ -45,4 +45,4 @@ inline std::vector<uint8_t> random_codes(std::mt19937_64& rng, size_t count, int
   return v;
 }
 
-}  // namespace ltc::golden::testing
+}  // namespace ltc::golden::test_support

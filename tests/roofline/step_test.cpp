@@ -56,7 +56,7 @@ TEST(Step, InKernelPrecomputeIsRedundantAlongN) {
   const auto e = estimate(r);
   for (const auto& c : e.layer) EXPECT_NE(c.kind, "precompute") << c.name;
   const auto& q = find(e, "q_proj");
-  EXPECT_NE(q.unit.find("tables built in kernel"), std::string::npos) << q.unit;
+  EXPECT_NE(q.execution_path.find("tables built in kernel"), std::string::npos) << q.execution_path;
   EXPECT_EQ(r.precompute, "inkernel");
   EXPECT_EQ(e.precompute, "inkernel");
 

@@ -16,7 +16,7 @@ using test::expect_matches_golden;
 
 StallOptions stalls(uint32_t seed) {
   StallOptions s;
-  s.seed = uint32_t(ltc::testing::test_seed(seed));
+  s.seed = uint32_t(ltc::test_support::test_seed(seed));
   s.in_stall_pct = 20;
   s.out_stall_pct = 20;
   return s;

@@ -35,26 +35,26 @@ inline TileRun expect_matches_golden(const hw::TensorCoreConfig& c,
   std::vector<TileLmma> lmmas;
   for (const auto& o : ops) lmmas.push_back(tile_lmma(c, o));
   const TileRun run = run_tile(harness(c), c, lmmas, stalls);
-  seed = ltc::testing::test_seed(seed);  // the seed random_ops used
-  EXPECT_EQ(run.outputs.size(), ops.size()) << c.id() << " " << ltc::testing::seed_note(seed);
+  seed = ltc::test_support::test_seed(seed);  // the seed random_ops used
+  EXPECT_EQ(run.outputs.size(), ops.size()) << c.id() << " " << ltc::test_support::seed_note(seed);
   int reported = 0;
   for (size_t i = 0; i < ops.size() && i < run.outputs.size(); ++i) {
     const auto want = golden_output(c, ops[i]);
     for (size_t e = 0; e < want.size(); ++e) {
       if (run.outputs[i][e] != want[e] && reported++ < 5) {
-        ADD_FAILURE() << c.id() << " " << ltc::testing::seed_note(seed) << " lmma " << i
+        ADD_FAILURE() << c.id() << " " << ltc::test_support::seed_note(seed) << " lmma " << i
                       << " element " << e << ": rtl 0x" << std::hex << run.outputs[i][e]
                       << ", golden 0x" << want[e];
       }
     }
   }
-  EXPECT_EQ(reported, 0) << c.id() << " " << ltc::testing::seed_note(seed);
+  EXPECT_EQ(reported, 0) << c.id() << " " << ltc::test_support::seed_note(seed);
   return run;
 }
 
 inline std::vector<LmmaOperands> random_ops(const hw::TensorCoreConfig& c, int count, uint64_t seed,
                                             bool specials = true) {
-  std::mt19937_64 rng(ltc::testing::test_seed(seed));  // LTC_SEED replays
+  std::mt19937_64 rng(ltc::test_support::test_seed(seed));  // LTC_SEED replays
   std::vector<LmmaOperands> ops;
   for (int i = 0; i < count; ++i) ops.push_back(random_operands(c, rng, specials));
   return ops;

@@ -130,7 +130,7 @@ TEST(LutTile, FloatCornerCasesFp8TableFp16Acc) {
 
 TEST(LutTile, CPreloadThroughZeroTable) {
   const auto c = config(TensorCoreDesign::kLut, 2, 8, 4, DType::kFp16, 2);
-  std::mt19937_64 rng(ltc::testing::test_seed(601));
+  std::mt19937_64 rng(ltc::test_support::test_seed(601));
   LmmaOperands o = corner(c, 0, 0x0000);                               // +0 entries
   for (auto& v : o.c) v = static_cast<uint32_t>(rng()) & 0x7f7fffffu;  // positive finite fp32
   const TileRun run = expect_matches_golden(c, {o}, 601);
@@ -155,7 +155,7 @@ TEST(LutTile, BackToBackAtOnePlanePerCycle) {
 TEST(LutTile, StallsOnBothHandshakesKeepResults) {
   const auto c = config(TensorCoreDesign::kLut, 2, 8, 4, DType::kFp16, 4);
   StallOptions s;
-  s.seed = ltc::testing::test_seed(801);
+  s.seed = ltc::test_support::test_seed(801);
   s.in_stall_pct = 35;
   s.out_stall_pct = 35;
   const auto ops = test::random_ops(c, 60, 801);
@@ -172,7 +172,7 @@ TEST(LutTile, ResetMidOperationDropsOnlyTheInterruptedLmma) {
   lmmas[1].abort_after = 2;  // reset after two of four planes
   lmmas[4].abort_after = 3;
   StallOptions s;
-  s.seed = ltc::testing::test_seed(902);
+  s.seed = ltc::test_support::test_seed(902);
   s.out_stall_pct = 20;
   const TileRun run = run_tile(test::harness(c), c, lmmas, s);
   const std::vector<size_t> kept = {0, 2, 3, 5};

@@ -22,10 +22,10 @@ namespace ltc {
 namespace {
 
 uint32_t test_seed() {
-  return uint32_t(ltc::testing::test_seed(11));  // tests/test_seed.h: LTC_SEED replays
+  return uint32_t(ltc::test_support::test_seed(11));  // tests/test_seed.h: LTC_SEED replays
 }
 
-using ltc::testing::compiled_gemm;
+using ltc::test_support::compiled_gemm;
 
 sim::RunStats run(const traces::Trace& t, const hw::GpuConfig& gpu, const std::string& tc,
                   bool functional) {
@@ -64,8 +64,10 @@ void expect_equivalent(const traces::Trace& t, const hw::GpuConfig& gpu, const s
   EXPECT_LE(rtl.rtl_computed_lmmas, lmmas) << what;
   EXPECT_GT(rtl.functional_outputs, 0u) << what;
   EXPECT_EQ(rtl.functional_outputs, fast.functional_outputs) << what;
-  EXPECT_EQ(fast.functional_mismatches, 0u) << what << ", " << ltc::testing::seed_note(test_seed());
-  EXPECT_EQ(rtl.functional_mismatches, 0u) << what << ", " << ltc::testing::seed_note(test_seed());
+  EXPECT_EQ(fast.functional_mismatches, 0u)
+      << what << ", " << ltc::test_support::seed_note(test_seed());
+  EXPECT_EQ(rtl.functional_mismatches, 0u)
+      << what << ", " << ltc::test_support::seed_note(test_seed());
 }
 
 TEST(RtlTensorCore, M2N64K4GivesTheFastCyclesAndTheGoldenOutputs) {
@@ -123,7 +125,7 @@ TEST(RtlTensorCore, OneMultiTileLmmaEqualsTheGoldenLmma) {
   for (int i = 0; i < 3 * l.shape.n; ++i) l.planes.push_back(uint8_t(rng() & 0xfu));
   for (int i = 0; i < l.shape.m * l.shape.n; ++i) l.c.push_back(rng());
   const auto want = golden::lmma(l.shape, l.type, l.half_tables, l.planes, l.c);
-  EXPECT_EQ(tc.lmma(l), want) << ltc::testing::seed_note(test_seed());
+  EXPECT_EQ(tc.lmma(l), want) << ltc::test_support::seed_note(test_seed());
   traces::LmmaOp op;
   op.shape = l.shape;
   op.act = l.act;

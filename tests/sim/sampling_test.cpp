@@ -44,7 +44,7 @@ void expect_exact_counters(const KernelStats& s, const KernelStats& f) {
 TEST(SampleLoop, PicksTheGemmKLoop) {
   const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
   const traces::Trace t =
-      testing::compiled_gemm(gpu, 256, 4096, 4096, "int2", golden::DType::kFp16);
+      test_support::compiled_gemm(gpu, 256, 4096, 4096, "int2", golden::DType::kFp16);
   const traces::Kernel& k = t.kernels.back();  // the lmma kernel
   const SampleLoop loop = sample_loop(k);
   ASSERT_NE(loop.pc, SampleLoop::npos);
@@ -72,8 +72,8 @@ TEST_P(SampledGemm, MatchesTheFullRun) {
   const Case c = GetParam();
   const hw::GpuConfig gpu = small_gpu(c.gpu);
   const traces::Trace t =
-      testing::compiled_gemm(gpu, c.m, c.n, c.k, c.weights, c.act, 0,
-                             c.mma ? std::optional(traces::GemmPath::kMma) : std::nullopt);
+      test_support::compiled_gemm(gpu, c.m, c.n, c.k, c.weights, c.act, 0,
+                                  c.mma ? std::optional(traces::GemmPath::kMma) : std::nullopt);
   const RunStats full = simulate(t, gpu, {});
   const RunStats sampled = simulate_sampled(t, gpu, {});
   ASSERT_EQ(full.kernels.size(), sampled.kernels.size());
@@ -110,7 +110,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(Sampling, RepeatedKernelsRunOnce) {
   const hw::GpuConfig gpu = small_gpu("a100-lut4x");
-  traces::Trace t = testing::compiled_gemm(gpu, 64, 2048, 2048, "int2", golden::DType::kInt8);
+  traces::Trace t = test_support::compiled_gemm(gpu, 64, 2048, 2048, "int2", golden::DType::kInt8);
   const size_t n = t.kernels.size();
   for (size_t i = 0; i < n; ++i) {
     traces::Kernel again = t.kernels[i];
@@ -137,7 +137,8 @@ TEST(Sampling, RepeatedKernelsRunOnce) {
 
 TEST(Sampling, KernelFilterAndErrors) {
   const hw::GpuConfig gpu = small_gpu("a100-lut4x");
-  const traces::Trace t = testing::compiled_gemm(gpu, 16, 1024, 1024, "int2", golden::DType::kInt8);
+  const traces::Trace t =
+      test_support::compiled_gemm(gpu, 16, 1024, 1024, "int2", golden::DType::kInt8);
   SimOptions o;
   o.kernel = t.kernels.back().name;
   const RunStats one = simulate_sampled(t, gpu, o);

@@ -230,8 +230,8 @@ TEST(Clock, AKernelRunsAtTheClockItsTensorUtilizationLeaves) {
 }
 
 TEST(FastMod, EqualsTheRemainderOfTheFoldedValue) {
-  const uint64_t rng_seed = ltc::testing::test_seed(7);
-  SCOPED_TRACE(ltc::testing::seed_note(rng_seed));
+  const uint64_t rng_seed = ltc::test_support::test_seed(7);
+  SCOPED_TRACE(ltc::test_support::seed_note(rng_seed));
   std::mt19937_64 rng(rng_seed);
   for (uint32_t d : {1u, 2u, 3u, 7u, 96u, 267u, 1000003u, 4294967295u}) {
     const sim::FastMod mod(d);

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-namespace ltc::testing {
+namespace ltc::test_support {
 
 inline traces::Trace compiled_gemm(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
                                    const std::string& weights, golden::DType act, int64_t group = 0,
@@ -24,4 +24,4 @@ inline traces::Trace compiled_gemm(const hw::GpuConfig& gpu, int64_t m, int64_t 
   return compiler::compile_gemm(s, gpu);
 }
 
-}  // namespace ltc::testing
+}  // namespace ltc::test_support

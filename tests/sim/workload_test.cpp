@@ -19,10 +19,10 @@ namespace ltc {
 namespace {
 
 uint32_t test_seed() {
-  return uint32_t(ltc::testing::test_seed(7));  // tests/test_seed.h: LTC_SEED replays
+  return uint32_t(ltc::test_support::test_seed(7));  // tests/test_seed.h: LTC_SEED replays
 }
 
-using ltc::testing::compiled_gemm;
+using ltc::test_support::compiled_gemm;
 
 void expect_bit_exact(const traces::Trace& t, const hw::GpuConfig& gpu, const std::string& what) {
   sim::SimOptions o;
@@ -31,7 +31,7 @@ void expect_bit_exact(const traces::Trace& t, const hw::GpuConfig& gpu, const st
   const sim::RunStats r = sim::simulate(t, gpu, o);
   ASSERT_TRUE(r.functional) << what;
   EXPECT_GT(r.functional_outputs, 0u) << what;
-  EXPECT_EQ(r.functional_mismatches, 0u) << what << ", " << ltc::testing::seed_note(o.seed);
+  EXPECT_EQ(r.functional_mismatches, 0u) << what << ", " << ltc::test_support::seed_note(o.seed);
 }
 
 TEST(Functional, LutGemmsMatchTheGoldenModelBitForBit) {

@@ -78,12 +78,12 @@ TEST(Activity, RandomOperandsToggleHalfTheInputBits) {
   const SynthResult syn = run_yosys(src, SynthOptions{}, dir);
   ActivityOptions opt;
   opt.cycles = 400;
-  opt.seed = uint32_t(ltc::testing::test_seed(7));
+  opt.seed = uint32_t(ltc::test_support::test_seed(7));
   const ActivityResult r = measure_activity(src, syn, opt, dir);
   // 16 random data bits toggle with probability 1/2 per cycle; rst_ni and valid_i stay put:
   // 16 * 0.5 / 18 input bits.
   EXPECT_EQ(r.input_bits, 18);
-  EXPECT_NEAR(r.input_activity, 8.0 / 18, 0.03) << ltc::testing::seed_note(opt.seed);
+  EXPECT_NEAR(r.input_activity, 8.0 / 18, 0.03) << ltc::test_support::seed_note(opt.seed);
   EXPECT_GT(r.net_activity, 0.1);
   EXPECT_LT(r.net_activity, 1.0);
 }
@@ -94,12 +94,13 @@ TEST(GateLevel, NetlistMatchesRtlOnRandomVectors) {
   const SynthResult syn = run_yosys(src, SynthOptions{}, dir);
   ActivityOptions opt;
   opt.cycles = 200;
-  opt.seed = uint32_t(ltc::testing::test_seed(11));
+  opt.seed = uint32_t(ltc::test_support::test_seed(11));
   const ActivityResult act = measure_activity(src, syn, opt, dir);
   const auto ports = parse_netlist_ports(read_text(syn.sim_netlist), src.top);
   const std::string rtl = simulate_rtl_outputs(src, ports, opt, dir);
   std::vector<std::string> diffs;
-  EXPECT_EQ(compare_outputs(act.outputs_path, rtl, &diffs), 0) << ltc::testing::seed_note(opt.seed);
+  EXPECT_EQ(compare_outputs(act.outputs_path, rtl, &diffs), 0)
+      << ltc::test_support::seed_note(opt.seed);
 }
 
 TEST(GateLevel, DetectsADifferentDesign) {
@@ -128,7 +129,7 @@ TEST(Stimulus, TablesArePrecomputedFromInt8Activations) {
   src.ports = {t};
   ActivityOptions opt;
   opt.cycles = 50;
-  opt.seed = uint32_t(ltc::testing::test_seed(3));
+  opt.seed = uint32_t(ltc::test_support::test_seed(3));
   write_stimulus({{"tab_i", true, 64}}, src, opt, dir);  // two tables of two entries
   std::istringstream in(read_text(dir + "/stim_tab_i.hex"));
   std::string hex;

@@ -24,12 +24,12 @@ TEST(TensorCorePpa, TinyLutTileNetlistMatchesRtl) {
   PpaOptions opt;
   opt.workdir = scratch_dir("");
   opt.sim.cycles = 60;
-  opt.sim.seed = uint32_t(ltc::testing::test_seed(5));
+  opt.sim.seed = uint32_t(ltc::test_support::test_seed(5));
   opt.gate_check = true;
   const PpaResult r = run_ppa(tiny(hw::TensorCoreDesign::kLut, 1, 2), opt);
   ASSERT_TRUE(r.gate_check_mismatches.has_value());
   EXPECT_EQ(*r.gate_check_mismatches, 0)
-      << ltc::testing::seed_note(opt.sim.seed) << ", " << r.workdir;
+      << ltc::test_support::seed_note(opt.sim.seed) << ", " << r.workdir;
   // 2*M*N*K per plane-cycle, over 2 planes.
   EXPECT_DOUBLE_EQ(r.ops_per_cycle, 2.0 * 1 * 1 * 2 / 2);
   EXPECT_GT(r.net_activity, 0.01);
@@ -87,7 +87,7 @@ TEST_P(GatesimVsIverilog, SameOutputsAndToggles) {
   const SynthResult syn = run_yosys(src, so, dir);
   ActivityOptions opt;
   opt.cycles = 60;
-  opt.seed = uint32_t(ltc::testing::test_seed(21));
+  opt.seed = uint32_t(ltc::test_support::test_seed(21));
   opt.netlist_simulator = "iverilog";
   const ActivityResult iv = measure_activity(src, syn, opt, dir);
   std::filesystem::rename(iv.outputs_path, dir + "/outputs_iverilog.txt");
@@ -96,18 +96,18 @@ TEST_P(GatesimVsIverilog, SameOutputsAndToggles) {
   EXPECT_EQ(gs.simulator, "ltc gatesim");
   std::vector<std::string> diffs;
   EXPECT_EQ(compare_outputs(gs.outputs_path, dir + "/outputs_iverilog.txt", &diffs), 0)
-      << ltc::testing::seed_note(opt.seed) << " " << (diffs.empty() ? "" : diffs[0]);
+      << ltc::test_support::seed_note(opt.seed) << " " << (diffs.empty() ? "" : diffs[0]);
   EXPECT_EQ(gs.input_bits, iv.input_bits);
   EXPECT_DOUBLE_EQ(gs.input_activity, iv.input_activity);
   if (hier_from == 0) {
     EXPECT_EQ(gs.net_bits, iv.net_bits);
-    EXPECT_DOUBLE_EQ(gs.net_activity, iv.net_activity) << ltc::testing::seed_note(opt.seed);
+    EXPECT_DOUBLE_EQ(gs.net_activity, iv.net_activity) << ltc::test_support::seed_note(opt.seed);
   } else {
     // Port nets of kept modules appear once per scope in the VCD: counts differ by those
     // duplicates only.
     EXPECT_LE(gs.net_bits, iv.net_bits);
     EXPECT_NEAR(gs.net_activity, iv.net_activity, 0.1 * iv.net_activity)
-        << ltc::testing::seed_note(opt.seed);
+        << ltc::test_support::seed_note(opt.seed);
   }
   EXPECT_GT(gs.net_activity, 0.01);
 }

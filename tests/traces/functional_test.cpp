@@ -25,12 +25,8 @@ namespace ltc::traces {
 namespace {
 
 using golden::DType;
-using golden::testing::seed_note;
-using golden::testing::test_seed;
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
+using golden::test_support::seed_note;
+using golden::test_support::test_seed;
 
 Affine aff(int64_t base, std::initializer_list<std::pair<AffineVar, int64_t>> terms) {
   Affine a;
@@ -479,8 +475,8 @@ TEST(GoldenMacGemm, IsTheChainOfInstructionMacDotsWithZeroPaddedTail) {
   std::mt19937_64 rng(seed);
   for (DType act : {DType::kFp16, DType::kBf16, DType::kInt8, DType::kFp8E4M3}) {
     const int m = 3, n = 5, k = 45, ks = act == DType::kInt8 ? 32 : 16;
-    const auto a = golden::testing::random_acts(rng, act, size_t(m * k));
-    const auto w = golden::testing::random_acts(rng, act, size_t(n * k));
+    const auto a = golden::test_support::random_acts(rng, act, size_t(m * k));
+    const auto w = golden::test_support::random_acts(rng, act, size_t(n * k));
     const golden::MacType type{act, act, mma_acc_dtype(act), mma_acc_dtype(act)};
     const auto o = golden::mac_gemm(type, ks, a, m, w, n, k);
     for (int r = 0; r < m; ++r) {
@@ -502,8 +498,8 @@ TEST(GoldenMacGemm, IsTheChainOfInstructionMacDotsWithZeroPaddedTail) {
 }
 
 TEST(GoldenMacGemm, DequantizedWeightsAreDequantizeCodesPerRowAndGroup) {
-  const uint64_t rng_seed = ltc::testing::test_seed(3);
-  SCOPED_TRACE(ltc::testing::seed_note(rng_seed));
+  const uint64_t rng_seed = ltc::test_support::test_seed(3);
+  SCOPED_TRACE(ltc::test_support::seed_note(rng_seed));
   std::mt19937 rng(rng_seed);
   std::normal_distribution<double> nd(0.0, 1.0);
   std::vector<double> w(6 * 40);
@@ -593,18 +589,18 @@ TEST(FunctionalRules, OperandsOfAnotherShapeAreAnInputError) {
 
 TEST(FunctionalCheck, CheckGemmTraceComparesBothPathsWithGolden) {
   const GemmCheck lut = check_gemm_trace(lut_trace({3, 20, 40, DType::kFp16, 2, 8}),
-                                         uint32_t(ltc::testing::test_seed(9)));
+                                         uint32_t(ltc::test_support::test_seed(9)));
   EXPECT_EQ(lut.outputs, 60u);
   EXPECT_EQ(lut.mismatches, 0u);
   EXPECT_GT(lut.stats.lmmas, 0u);
   const GemmCheck mma = check_gemm_trace(mma_trace({2, 10, 12, 40, DType::kFp16, 4}),
-                                         uint32_t(ltc::testing::test_seed(9)));
+                                         uint32_t(ltc::test_support::test_seed(9)));
   EXPECT_EQ(mma.outputs, 240u);
   EXPECT_EQ(mma.mismatches, 0u);
   EXPECT_GT(mma.stats.mmas, 0u);
   Trace both = lut_trace({3, 20, 40, DType::kFp16, 2, 8});
   both.kernels.push_back(mma_trace({2, 10, 12, 40, DType::kFp16, 4}).kernels[0]);
-  EXPECT_THROW(check_gemm_trace(both, uint32_t(ltc::testing::test_seed(1))), InputError);
+  EXPECT_THROW(check_gemm_trace(both, uint32_t(ltc::test_support::test_seed(1))), InputError);
   // Progress after each distinct GEMM, in order, with the total up front; a GEMM above
   // max_macs is reported as skipped.
   std::vector<std::pair<size_t, size_t>> calls;
