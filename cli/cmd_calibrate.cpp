@@ -3,6 +3,7 @@
 #include "cli/command.h"
 #include "cli/options.h"
 #include "common/error.h"
+#include "common/file_io.h"
 #include "model/roofline/calibrate.h"
 
 #include <fmt/core.h>
@@ -26,23 +27,16 @@ struct CalibrateFlags {
 void run(const CalibrateFlags& o) {
   const hw::GpuConfig gpu = hw::load_gpu(o.gpu);
   const auto data = roofline::load_measurements(o.measurements);
-  roofline::CalibrateFlags opts;
+  roofline::CalibrateOptions opts;
   opts.lomo = !o.no_lomo;
   const auto r = roofline::calibrate(gpu, data, opts);
   if (!r.device_mismatch.empty()) fmt::print(stderr, "ltc: warning: {}\n", r.device_mismatch);
   if (!o.out.empty()) {
     const std::string text = roofline::calibrated_gpu_json(roofline::gpu_file_path(o.gpu), r);
     // Written whole or not at all: a temporary beside it, renamed over it.
-    const std::string tmp = o.out + ".tmp";
-    {
-      std::ofstream out(tmp);
-      if (!out || !(out << text) || !out.flush()) {
-        std::remove(tmp.c_str());
-        throw InputError("--out: cannot write '" + o.out + "'");
-      }
-    }
-    if (std::rename(tmp.c_str(), o.out.c_str()) != 0) {
-      std::remove(tmp.c_str());
+    try {
+      write_text_atomic(o.out, text);
+    } catch (const std::runtime_error&) {
       throw InputError("--out: cannot write '" + o.out + "'");
     }
   }
