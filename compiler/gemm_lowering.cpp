@@ -16,28 +16,6 @@ using golden::DType;
 using traces::Instr;
 using traces::Opcode;
 
-Instr mem(Opcode op, uint32_t tensor, uint64_t bytes, const traces::Affine& addr) {
-  Instr in;
-  in.op = op;
-  in.tensor = tensor;
-  in.bytes = bytes;
-  in.addr = addr;
-  return in;
-}
-
-Instr barrier() {
-  Instr in;
-  in.op = Opcode::kBarrier;
-  return in;
-}
-
-Instr simple(Opcode op, uint64_t count = 0) {
-  Instr in;
-  in.op = op;
-  in.count = count;
-  return in;
-}
-
 // LUT groups (tables) one precompute warp builds per row, and warps per precompute block.
 constexpr int64_t kPrecomputeGroups = 32;
 constexpr int64_t kPrecomputeWarps = 4;
@@ -91,16 +69,16 @@ void emit_pipeline(ProgramBuilder& p, const KPipeline& k) {
   const int64_t S = k.stages, tpg = k.tiles_per_group;
   const auto prologue = p.loop(uint64_t(S - 1));
   k.load(affine(0, {iv(prologue, 1)}));
-  p.emit(simple(Opcode::kCommit));
+  p.emit(commit());
   p.end(prologue);
   // As CUTLASS's multistage mainloop: once tile t has landed and every warp has passed the
   // barrier (so the stage of tile t-1 is free), start loading tile t+S-1 into that stage, then
   // compute tile t while the copies fly.
   auto iteration = [&](const traces::Affine& t, bool load) {
-    p.emit(simple(Opcode::kWait, uint64_t(S - 2)));
+    p.emit(wait_groups(uint64_t(S - 2)));
     p.emit(barrier());
     if (load) k.load(plus(t, constant(S - 1)));
-    p.emit(simple(Opcode::kCommit));  // empty in the peeled iterations
+    p.emit(commit());  // empty in the peeled iterations
     k.compute(t);
   };
   if (k.groups > 1) {
@@ -196,230 +174,278 @@ int64_t precompute_table_groups(int64_t k_cols, int64_t k_group) {
   return ceil_div(groups, warps * kPrecomputeGroups) * warps * kPrecomputeGroups;
 }
 
-std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu, int core,
-                                           tiling::TileChoice* tiles_out) {
-  spec.validate();
+namespace {
+
+// Everything one LUT GEMM's kernel is laid out by: the tiles, the LMMA, the operand sizes, the
+// padded extents, the global tensors and one shared-memory stage (plan_lut_gemm).
+struct LutGemmPlan {
+  tiling::TileChoice tc;
+  traces::LmmaOp op;
+  bool multi = false;  // multi-basis binary: `B` 1-bit sign planes, each with its own table
+  int64_t B = 1;
+  int wbits = 1;
+  int64_t G = 0;           // quantization group along K (K when ungrouped)
+  int64_t cn = 0, kg = 0;  // the tensor core's N and K
+  int64_t bm = 0, bn = 0, bk = 0, wm = 0, wn = 0, im = 0, in_ = 0;
+  int64_t table_bytes = 0, seg_bytes = 0;
+  int64_t tiles_per_group = 0, n_groups = 0, lg_per_tile = 0;
+  int64_t grid_x = 0, grid_y = 0, Mp = 0, Np = 0, LGt = 0;  // padded (traces/trace.h "Padding")
+  int64_t row_table_bytes = 0, w_row_bytes = 0, n_core_tiles = 0;
+  int64_t smem_basis_tables = 0, smem_basis_weights = 0, smem_tables = 0, stage_bytes = 0;
+  int S = 2;  // pipeline stages
+  int64_t scale_bytes = 0, basis_tables = 0, basis_weights = 0;
+  int64_t salient = 0, salient_row_bytes = 0, act_row_bytes = 0;
+};
+
+// The tile choice (a K tile never straddles a quantization group), the LMMA and every size the
+// kernel needs; InputError for a group that is not a multiple of the core's K or stages that do
+// not fit in shared memory.
+LutGemmPlan plan_lut_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu) {
   const traces::CoreSpec cs = lut_core_spec(gpu);
-  const golden::LmmaShape cshape = cs.config.shape;
-  const int64_t cn = cshape.n, kg = cshape.k;
-  // Multi-basis binary: `bases` 1-bit sign planes, each with its own (column-scaled) table.
-  const bool multi = spec.weights.kind == llm::WeightFormatKind::kMultiBasisBinary;
-  const int64_t B = multi ? spec.weights.bases : 1;
-  const int wbits = multi ? 1 : spec.weights.planes();
-  const int64_t group = multi ? spec.weights.group_size : spec.group_size;
-  const int64_t G = group > 0 && group < spec.k ? group : spec.k;
-  const bool grouped = G < spec.k;
-  if (grouped && G % kg != 0) {
-    throw InputError("--group: " + std::to_string(G) +
-                     " is not a multiple of the tensor core's K = " + std::to_string(kg));
+  LutGemmPlan l;
+  l.cn = cs.config.shape.n;
+  l.kg = cs.config.shape.k;
+  l.multi = spec.weights.kind == llm::WeightFormatKind::kMultiBasisBinary;
+  l.B = l.multi ? spec.weights.bases : 1;
+  l.wbits = l.multi ? 1 : spec.weights.planes();
+  const int64_t group = l.multi ? spec.weights.group_size : spec.group_size;
+  l.G = group > 0 && group < spec.k ? group : spec.k;
+  const bool grouped = l.G < spec.k;
+  if (grouped && l.G % l.kg != 0) {
+    throw InputError("--group: " + std::to_string(l.G) +
+                     " is not a multiple of the tensor core's K = " + std::to_string(l.kg));
   }
 
-  tiling::GemmProblem prob = tiling::lut_gemm_problem(gpu, spec.m, spec.n, spec.k, spec.act, wbits,
-                                                      spec.weights.bits_per_weight() - wbits);
-  tiling::TileChoice tc = tiling::require_tiles(prob, gpu);
-  // A K tile must not straddle a quantization group.
+  tiling::GemmProblem prob = tiling::lut_gemm_problem(
+      gpu, spec.m, spec.n, spec.k, spec.act, l.wbits, spec.weights.bits_per_weight() - l.wbits);
+  tiling::TileChoice& tc = l.tc;
+  tc = tiling::require_tiles(prob, gpu);
   if (grouped) {
-    tc.block.k = std::min(tc.block.k, G);
-    while (G % tc.block.k != 0) tc.block.k /= 2;
+    tc.block.k = std::min(tc.block.k, l.G);
+    while (l.G % tc.block.k != 0) tc.block.k /= 2;
     tc.warp.k = tc.block.k;
   }
-  const int64_t bm = tc.block.m, bn = tc.block.n, bk = tc.block.k;
-  const int64_t wm = tc.warp.m, wn = tc.warp.n;
+  l.bm = tc.block.m, l.bn = tc.block.n, l.bk = tc.block.k;
+  l.wm = tc.warp.m, l.wn = tc.warp.n;
 
-  traces::LmmaOp op;
+  traces::LmmaOp& op = l.op;
   op.shape = tc.instr;  // a x b core tiles (tiling::choose_lmma_shape)
   op.act = spec.act;
   op.quantized_table = spec.quantize_tables;
-  op.wbits = wbits;
+  op.wbits = l.wbits;
   op.acc = (golden::is_int(spec.act) || spec.quantize_tables) ? DType::kInt32 : DType::kFp32;
   op.out = op.acc;
   traces::validate(op, cs, "gemm " + spec.name);
-  const int64_t im = op.shape.m, in_ = op.shape.n;
+  l.im = op.shape.m, l.in_ = op.shape.n;
 
-  const DType table = op.table();
-  const int64_t entries = int64_t(1) << (kg - 1);
-  const int64_t table_bytes =
-      entries * (golden::dtype_bits(table) / 8) + (spec.quantize_tables ? 4 : 0);  // + fp32 scale
-  const int64_t seg_bytes = (cn * kg + 7) / 8;  // packing.h segment: one plane of a core tile
-  const int64_t tiles_per_group = grouped ? G / bk : ceil_div(spec.k, bk);
-  const int64_t n_groups = ceil_div(spec.k, G);
-  const int64_t k_tiles = n_groups * tiles_per_group;
-  const int64_t lg_per_tile = bk / kg;
+  const int64_t entries = int64_t(1) << (l.kg - 1);
+  l.table_bytes = entries * (golden::dtype_bits(op.table()) / 8) +
+                  (spec.quantize_tables ? 4 : 0);  // + fp32 scale
+  l.seg_bytes = (l.cn * l.kg + 7) / 8;             // packing.h segment: one plane of a core tile
+  l.tiles_per_group = grouped ? l.G / l.bk : ceil_div(spec.k, l.bk);
+  l.n_groups = ceil_div(spec.k, l.G);
+  l.lg_per_tile = l.bk / l.kg;
 
-  // Padded extents (traces/trace.h "Padding").
-  const int64_t grid_x = ceil_div(spec.n, bn), grid_y = ceil_div(spec.m, bm);
-  const int64_t Mp = grid_y * bm, Np = grid_x * bn;
-  const int64_t LGt = std::max(k_tiles * lg_per_tile, precompute_table_groups(spec.k, kg));
-  const int64_t row_table_bytes = LGt * table_bytes;
-  const int64_t w_row_bytes = LGt * wbits * seg_bytes;  // one core tile of N: all LUT groups
-  const int64_t n_core_tiles = Np / cn;
-
-  std::vector<traces::Kernel> kernels;
-  if (spec.emit_precompute) {
-    kernels.push_back(lower_precompute(spec.name + ".precompute", spec.m, spec.k, spec.act,
-                                       spec.quantize_tables, gpu, multi ? int(B) : 0, Mp, LGt));
-  }
+  l.grid_x = ceil_div(spec.n, l.bn), l.grid_y = ceil_div(spec.m, l.bm);
+  l.Mp = l.grid_y * l.bm, l.Np = l.grid_x * l.bn;
+  l.LGt = std::max(l.n_groups * l.tiles_per_group * l.lg_per_tile,
+                   precompute_table_groups(spec.k, l.kg));
+  l.row_table_bytes = l.LGt * l.table_bytes;
+  l.w_row_bytes = l.LGt * l.wbits * l.seg_bytes;  // one core tile of N: all LUT groups
+  l.n_core_tiles = l.Np / l.cn;
 
   // Shared memory of one stage: [basis][LUT group of the tile][block row][table] tables, then
   // [basis][LUT group][core tile of N][plane][segment] weights.
-  const int64_t smem_basis_tables = lg_per_tile * bm * table_bytes;
-  const int64_t smem_basis_weights = lg_per_tile * (bn / cn) * wbits * seg_bytes;
-  const int64_t smem_tables = B * smem_basis_tables;
-  const int64_t stage_bytes = smem_tables + B * smem_basis_weights;
-  tc.stages = pipeline_stages(spec.stages > 0 ? spec.stages : tc.stages, tiles_per_group);
-  const int S = tc.stages;
-  if (double(S * stage_bytes) > gpu.shared_memory_kb_per_block * 1024.0) {
-    throw InputError("gemm " + spec.name + ": " + std::to_string(S) + " stages of " +
-                     std::to_string(stage_bytes) + " B exceed the " +
+  l.smem_basis_tables = l.lg_per_tile * l.bm * l.table_bytes;
+  l.smem_basis_weights = l.lg_per_tile * (l.bn / l.cn) * l.wbits * l.seg_bytes;
+  l.smem_tables = l.B * l.smem_basis_tables;
+  l.stage_bytes = l.smem_tables + l.B * l.smem_basis_weights;
+  tc.stages = pipeline_stages(spec.stages > 0 ? spec.stages : tc.stages, l.tiles_per_group);
+  l.S = tc.stages;
+  if (double(l.S * l.stage_bytes) > gpu.shared_memory_kb_per_block * 1024.0) {
+    throw InputError("gemm " + spec.name + ": " + std::to_string(l.S) + " stages of " +
+                     std::to_string(l.stage_bytes) + " B exceed the " +
                      std::to_string(gpu.shared_memory_kb_per_block) +
                      " KB of shared memory per block of '" + gpu.name + "' (use fewer stages)");
   }
-  tc.smem_bytes_per_block = double(S * stage_bytes);
-  if (tiles_out) *tiles_out = tc;
+  tc.smem_bytes_per_block = double(l.S * l.stage_bytes);
 
-  // ---- LUT GEMM kernel -----------------------------------------------------------------------
-  traces::Kernel k;
-  k.name = spec.name + ".lmma";
-  k.grid_x = grid_x;
-  k.grid_y = grid_y;
-  k.warps_x = bn / wn;
-  k.warps_y = bm / wm;
-  k.smem_bytes = uint64_t(S * stage_bytes);
-  k.regs_per_thread = uint32_t(tc.registers_per_thread);
-  k.tiles.core = core;
-  k.tiles.block = {bm, bn, bk};
-  k.tiles.warp = {wm, wn, bk};
-  k.tiles.instr = {im, in_, kg};
-  const int64_t salient = multi ? spec.weights.salient : 0;
-  k.gemm = {traces::GemmPath::kLut, 1,      spec.m, spec.n, spec.k, G, wbits, spec.act,
-            multi ? int(B) : 0,     salient};
   // INT: fp16 scale + fp16 zero point per (group, column); multi-basis: fp16 row scale per basis.
-  const int64_t scale_bytes = multi ? 2 * B : 4;
-  const int64_t basis_tables = Mp * row_table_bytes;         // [basis][row][LUT group]
-  const int64_t basis_weights = n_core_tiles * w_row_bytes;  // [basis][core tile][LUT group][plane]
-  k.tensors = {{0, "tables", uint64_t(B * basis_tables)},
-               {1, "weights", uint64_t(B * basis_weights)},
-               {2, "scales", uint64_t(n_groups * Np * scale_bytes)},
-               {3, "out", uint64_t(Mp * Np * 2)}};
+  l.scale_bytes = l.multi ? 2 * l.B : 4;
+  l.basis_tables = l.Mp * l.row_table_bytes;         // [basis][row][LUT group]
+  l.basis_weights = l.n_core_tiles * l.w_row_bytes;  // [basis][core tile][LUT group][plane]
   // Salient columns: fp16 column indices, then fp16 weights per (column, group, salient column);
   // the gathered activations come from acts [row][max(K, gathered)].
-  const int64_t salient_row_bytes = n_groups * salient * 2;
-  const int64_t act_row_bytes = std::max(spec.k * 2, salient_row_bytes);
-  if (salient > 0) {
-    k.tensors.push_back({4, "salient", uint64_t((Np + 1) * salient_row_bytes)});
-    k.tensors.push_back({5, "acts", uint64_t(Mp * act_row_bytes)});
-  }
+  l.salient = l.multi ? spec.weights.salient : 0;
+  l.salient_row_bytes = l.n_groups * l.salient * 2;
+  l.act_row_bytes = std::max(spec.k * 2, l.salient_row_bytes);
+  return l;
+}
 
-  ProgramBuilder p;
-  KPipeline kp;
-  kp.groups = n_groups;
-  kp.tiles_per_group = tiles_per_group;
-  kp.stages = S;
-  kp.load = [&](const traces::Affine& t) {
-    const auto ij = p.loop(uint64_t(B));  // bases (multi-basis binary)
-    BlockSlice tables;
-    tables.tensor = 0;
-    tables.origin = plus(times(t, lg_per_tile * table_bytes),
-                         affine(0, {by(bm * row_table_bytes), iv(ij, basis_tables)}));
-    tables.rows = bm;
-    tables.row_stride = row_table_bytes;
-    tables.row_bytes = lg_per_tile * table_bytes;
-    tables.own_rows = wm;
-    tables.own_first = affine(0, {wy(wm)});
-    load_block_slice(p, tables, k.warps_x, k.warps_y);
-    BlockSlice weights;
-    weights.tensor = 1;
-    weights.origin = plus(times(t, lg_per_tile * wbits * seg_bytes),
-                          affine(0, {bx((bn / cn) * w_row_bytes), iv(ij, basis_weights)}));
-    weights.rows = bn / cn;
-    weights.row_stride = w_row_bytes;
-    weights.row_bytes = lg_per_tile * wbits * seg_bytes;
-    weights.own_rows = wn / cn;
-    weights.own_first = affine(0, {wx(wn / cn)});
-    load_block_slice(p, weights, k.warps_x, k.warps_y);
-    p.end(ij);
-  };
-  kp.compute = [&](const traces::Affine& t) {
-    // Fragments of one LUT group: the warp's table rows and weight planes of every basis
-    // (stage 0's buffer).
-    auto frags = [&](const traces::Affine& q, uint32_t buf) {
-      for (int64_t j = 0; j < B; ++j) {
-        Instr tables = mem(Opcode::kLdShared, 0, uint64_t(wm * table_bytes),
-                           plus(times(q, bm * table_bytes),
-                                affine(j * smem_basis_tables, {wy(wm * table_bytes)})));
-        tables.frag = buf;
-        p.emit(tables);
-        Instr planes = mem(Opcode::kLdShared, 0, uint64_t((wn / cn) * wbits * seg_bytes),
-                           plus(times(q, (bn / cn) * wbits * seg_bytes),
-                                affine(smem_tables + j * smem_basis_weights,
-                                       {wx((wn / cn) * wbits * seg_bytes)})));
-        planes.frag = buf;
-        p.emit(planes);
-      }
-    };
-    auto ops = [&](const traces::Affine& q, uint32_t buf) {
-      for (int64_t j = 0; j < B; ++j) {
-        const auto ia = p.loop(uint64_t(wm / im));
-        const auto ib = p.loop(uint64_t(wn / in_));
-        Instr l;
-        l.op = Opcode::kLmma;
-        l.lmma = op;
-        l.m = affine(0, {by(bm), wy(wm), iv(ia, im)});
-        l.n = affine(0, {bx(bn), wx(wn), iv(ib, in_)});
-        l.k = plus(times(t, bk), times(q, kg));
-        l.basis = uint32_t(j);
-        l.frag = buf;
-        p.emit(l);
-        p.end(ib);
-        p.end(ia);
-      }
-    };
-    emit_k_steps(p, lg_per_tile, frags, ops);
-  };
-  kp.group_end = [&](const traces::Affine& g) {
-    // Epilogue of this quantization group: scales and zero points of the warp's columns.
-    p.emit(mem(
-        Opcode::kLdGlobal, 2, uint64_t(wn * scale_bytes),
-        plus(times(g, Np * scale_bytes), affine(0, {bx(bn * scale_bytes), wx(wn * scale_bytes)}))));
-    for (int64_t j = 0; j < B; ++j) {
-      Instr dq;
-      dq.op = Opcode::kDequant;
-      dq.m = affine(0, {by(bm), wy(wm)});
-      dq.n = affine(0, {bx(bn), wx(wn)});
-      dq.g = g;
-      dq.rows = uint32_t(wm);
-      dq.cols = uint32_t(wn);
-      dq.basis = uint32_t(j);
-      dq.row_scale = multi;
-      p.emit(dq);
+// The LMMA kernel without its program: grid, warps, resources, tiles, gemm record, tensors.
+traces::Kernel lut_gemm_kernel(const GemmSpec& spec, const LutGemmPlan& l, int core) {
+  traces::Kernel k;
+  k.name = spec.name + ".lmma";
+  k.grid_x = l.grid_x;
+  k.grid_y = l.grid_y;
+  k.warps_x = l.bn / l.wn;
+  k.warps_y = l.bm / l.wm;
+  k.smem_bytes = uint64_t(l.S * l.stage_bytes);
+  k.regs_per_thread = uint32_t(l.tc.registers_per_thread);
+  k.tiles.core = core;
+  k.tiles.block = {l.bm, l.bn, l.bk};
+  k.tiles.warp = {l.wm, l.wn, l.bk};
+  k.tiles.instr = {l.im, l.in_, l.kg};
+  k.gemm = {traces::GemmPath::kLut, 1,        spec.m, spec.n, spec.k, l.G, l.wbits, spec.act,
+            l.multi ? int(l.B) : 0, l.salient};
+  k.tensors = {{0, "tables", uint64_t(l.B * l.basis_tables)},
+               {1, "weights", uint64_t(l.B * l.basis_weights)},
+               {2, "scales", uint64_t(l.n_groups * l.Np * l.scale_bytes)},
+               {3, "out", uint64_t(l.Mp * l.Np * 2)}};
+  if (l.salient > 0) {
+    k.tensors.push_back({4, "salient", uint64_t((l.Np + 1) * l.salient_row_bytes)});
+    k.tensors.push_back({5, "acts", uint64_t(l.Mp * l.act_row_bytes)});
+  }
+  return k;
+}
+
+// ldgsts of K tile t: every basis's table rows of the block, then its weight planes.
+void emit_lut_tile_loads(ProgramBuilder& p, const LutGemmPlan& l, const traces::Kernel& k,
+                         const traces::Affine& t) {
+  const auto ij = p.loop(uint64_t(l.B));  // bases (multi-basis binary)
+  BlockSlice tables;
+  tables.tensor = 0;
+  tables.origin = plus(times(t, l.lg_per_tile * l.table_bytes),
+                       affine(0, {by(l.bm * l.row_table_bytes), iv(ij, l.basis_tables)}));
+  tables.rows = l.bm;
+  tables.row_stride = l.row_table_bytes;
+  tables.row_bytes = l.lg_per_tile * l.table_bytes;
+  tables.own_rows = l.wm;
+  tables.own_first = affine(0, {wy(l.wm)});
+  load_block_slice(p, tables, k.warps_x, k.warps_y);
+  BlockSlice weights;
+  weights.tensor = 1;
+  weights.origin = plus(times(t, l.lg_per_tile * l.wbits * l.seg_bytes),
+                        affine(0, {bx((l.bn / l.cn) * l.w_row_bytes), iv(ij, l.basis_weights)}));
+  weights.rows = l.bn / l.cn;
+  weights.row_stride = l.w_row_bytes;
+  weights.row_bytes = l.lg_per_tile * l.wbits * l.seg_bytes;
+  weights.own_rows = l.wn / l.cn;
+  weights.own_first = affine(0, {wx(l.wn / l.cn)});
+  load_block_slice(p, weights, k.warps_x, k.warps_y);
+  p.end(ij);
+}
+
+// The LUT groups of K tile t from shared memory: each step's fragments (the warp's table rows and
+// weight planes of every basis) and its LMMAs, register double buffered (emit_k_steps).
+void emit_lut_tile_compute(ProgramBuilder& p, const LutGemmPlan& l, const traces::Affine& t) {
+  const int64_t wn_tiles = l.wn / l.cn;
+  auto frags = [&](const traces::Affine& q, uint32_t buf) {
+    for (int64_t j = 0; j < l.B; ++j) {
+      Instr tables = mem(Opcode::kLdShared, 0, uint64_t(l.wm * l.table_bytes),
+                         plus(times(q, l.bm * l.table_bytes),
+                              affine(j * l.smem_basis_tables, {wy(l.wm * l.table_bytes)})));
+      tables.frag = buf;
+      p.emit(tables);
+      Instr planes = mem(Opcode::kLdShared, 0, uint64_t(wn_tiles * l.wbits * l.seg_bytes),
+                         plus(times(q, (l.bn / l.cn) * l.wbits * l.seg_bytes),
+                              affine(l.smem_tables + j * l.smem_basis_weights,
+                                     {wx(wn_tiles * l.wbits * l.seg_bytes)})));
+      planes.frag = buf;
+      p.emit(planes);
     }
   };
-  emit_pipeline(p, kp);
-  if (salient > 0) {
-    // The dense salient branch: each warp row's salient activations times its columns' weights.
-    const auto irow = p.loop(uint64_t(wm));
-    p.emit(
-        mem(Opcode::kLdGlobal, 5, uint64_t(salient_row_bytes),
-            affine(0, {by(bm * act_row_bytes), wy(wm * act_row_bytes), iv(irow, act_row_bytes)})));
-    p.end(irow);
-    p.emit(
-        mem(Opcode::kLdGlobal, 4, uint64_t(wn * salient_row_bytes),
-            affine(salient_row_bytes, {bx(bn * salient_row_bytes), wx(wn * salient_row_bytes)})));
-    p.emit(simple(Opcode::kAlu, uint64_t(2 * wm * wn * n_groups * salient)));
+  auto ops = [&](const traces::Affine& q, uint32_t buf) {
+    for (int64_t j = 0; j < l.B; ++j) {
+      const auto ia = p.loop(uint64_t(l.wm / l.im));
+      const auto ib = p.loop(uint64_t(l.wn / l.in_));
+      Instr lmma;
+      lmma.op = Opcode::kLmma;
+      lmma.lmma = l.op;
+      lmma.m = affine(0, {by(l.bm), wy(l.wm), iv(ia, l.im)});
+      lmma.n = affine(0, {bx(l.bn), wx(l.wn), iv(ib, l.in_)});
+      lmma.k = plus(times(t, l.bk), times(q, l.kg));
+      lmma.basis = uint32_t(j);
+      lmma.frag = buf;
+      p.emit(lmma);
+      p.end(ib);
+      p.end(ia);
+    }
+  };
+  emit_k_steps(p, l.lg_per_tile, frags, ops);
+}
+
+// Epilogue of quantization group g: scales and zero points of the warp's columns, then a dequant
+// per basis.
+void emit_lut_group_end(ProgramBuilder& p, const LutGemmPlan& l, const traces::Affine& g) {
+  p.emit(mem(Opcode::kLdGlobal, 2, uint64_t(l.wn * l.scale_bytes),
+             plus(times(g, l.Np * l.scale_bytes),
+                  affine(0, {bx(l.bn * l.scale_bytes), wx(l.wn * l.scale_bytes)}))));
+  for (int64_t j = 0; j < l.B; ++j) {
     Instr dq;
     dq.op = Opcode::kDequant;
-    dq.m = affine(0, {by(bm), wy(wm)});
-    dq.n = affine(0, {bx(bn), wx(wn)});
-    dq.rows = uint32_t(wm);
-    dq.cols = uint32_t(wn);
-    dq.salient = true;
+    dq.m = affine(0, {by(l.bm), wy(l.wm)});
+    dq.n = affine(0, {bx(l.bn), wx(l.wn)});
+    dq.g = g;
+    dq.rows = uint32_t(l.wm);
+    dq.cols = uint32_t(l.wn);
+    dq.basis = uint32_t(j);
+    dq.row_scale = l.multi;
     p.emit(dq);
   }
+}
+
+// The dense salient branch: each warp row's salient activations times its columns' weights.
+void emit_salient_branch(ProgramBuilder& p, const LutGemmPlan& l) {
+  const auto irow = p.loop(uint64_t(l.wm));
+  p.emit(mem(Opcode::kLdGlobal, 5, uint64_t(l.salient_row_bytes),
+             affine(0, {by(l.bm * l.act_row_bytes), wy(l.wm * l.act_row_bytes),
+                        iv(irow, l.act_row_bytes)})));
+  p.end(irow);
+  p.emit(mem(Opcode::kLdGlobal, 4, uint64_t(l.wn * l.salient_row_bytes),
+             affine(l.salient_row_bytes,
+                    {bx(l.bn * l.salient_row_bytes), wx(l.wn * l.salient_row_bytes)})));
+  p.emit(count_op(Opcode::kAlu, uint64_t(2 * l.wm * l.wn * l.n_groups * l.salient)));
+  Instr dq;
+  dq.op = Opcode::kDequant;
+  dq.m = affine(0, {by(l.bm), wy(l.wm)});
+  dq.n = affine(0, {bx(l.bn), wx(l.wn)});
+  dq.rows = uint32_t(l.wm);
+  dq.cols = uint32_t(l.wn);
+  dq.salient = true;
+  p.emit(dq);
+}
+
+}  // namespace
+
+std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu, int core,
+                                           tiling::TileChoice* tiles_out) {
+  spec.validate();
+  const LutGemmPlan l = plan_lut_gemm(spec, gpu);
+  std::vector<traces::Kernel> kernels;
+  if (spec.emit_precompute) {
+    kernels.push_back(lower_precompute(spec.name + ".precompute", spec.m, spec.k, spec.act,
+                                       spec.quantize_tables, gpu, l.multi ? int(l.B) : 0, l.Mp,
+                                       l.LGt));
+  }
+  if (tiles_out) *tiles_out = l.tc;
+
+  traces::Kernel k = lut_gemm_kernel(spec, l, core);
+  ProgramBuilder p;
+  KPipeline kp;
+  kp.groups = l.n_groups;
+  kp.tiles_per_group = l.tiles_per_group;
+  kp.stages = l.S;
+  kp.load = [&](const traces::Affine& t) { emit_lut_tile_loads(p, l, k, t); };
+  kp.compute = [&](const traces::Affine& t) { emit_lut_tile_compute(p, l, t); };
+  kp.group_end = [&](const traces::Affine& g) { emit_lut_group_end(p, l, g); };
+  emit_pipeline(p, kp);
+  if (l.salient > 0) emit_salient_branch(p, l);
   // fp16 outputs, one row segment per warp-tile row of out [Mp][Np].
-  const auto orow = p.loop(uint64_t(wm));
-  p.emit(
-      mem(Opcode::kStGlobal, 3, uint64_t(wn * 2),
-          affine(0, {by(bm * Np * 2), wy(wm * Np * 2), iv(orow, Np * 2), bx(bn * 2), wx(wn * 2)})));
+  const auto orow = p.loop(uint64_t(l.wm));
+  p.emit(mem(Opcode::kStGlobal, 3, uint64_t(l.wn * 2),
+             affine(0, {by(l.bm * l.Np * 2), wy(l.wm * l.Np * 2), iv(orow, l.Np * 2), bx(l.bn * 2),
+                        wx(l.wn * 2)})));
   p.end(orow);
   k.program = p.take();
   kernels.push_back(std::move(k));
@@ -478,7 +504,7 @@ traces::Kernel lower_precompute(const std::string& name, int64_t m, int64_t k_co
     pre.cols = uint32_t(warp_cols);
     pre.basis = uint32_t(j);
     p.emit(pre);
-    if (quantize_tables) p.emit(simple(Opcode::kQuantTable, uint64_t(kPrecomputeGroups)));
+    if (quantize_tables) p.emit(count_op(Opcode::kQuantTable, uint64_t(kPrecomputeGroups)));
     p.emit(mem(Opcode::kStGlobal, 1, uint64_t(kPrecomputeGroups * table_bytes),
                affine(j * rows_t * row_table_bytes,
                       {by(row_table_bytes), bx(warps * kPrecomputeGroups * table_bytes),
@@ -604,7 +630,7 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
       p.emit(mem(
           Opcode::kLdShared, 0, uint64_t(chunk * weight_bits / 8),
           affine(smem_a, {wy(kr.warps_x * chunk * weight_bits / 8), wx(chunk * weight_bits / 8)})));
-      p.emit(simple(Opcode::kAlu, uint64_t(4 * chunk)));
+      p.emit(count_op(Opcode::kAlu, uint64_t(4 * chunk)));
       p.emit(mem(Opcode::kStShared, 0, uint64_t(chunk * eb),
                  affine(S * stage_bytes, {wy(kr.warps_x * chunk * eb), wx(chunk * eb)})));
       p.emit(barrier());
@@ -641,7 +667,7 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   };
   kp.group_end = [&](const traces::Affine&) {
     // Integer codes run unscaled: the per-channel scale and zero-point term come here.
-    if (weight_bits > 0 && !dequant) p.emit(simple(Opcode::kAlu, uint64_t(2 * wm * wn)));
+    if (weight_bits > 0 && !dequant) p.emit(count_op(Opcode::kAlu, uint64_t(2 * wm * wn)));
   };
   emit_pipeline(p, kp);
   const auto orow = p.loop(uint64_t(wm));

@@ -23,29 +23,6 @@ using traces::Affine;
 using traces::Instr;
 using traces::Opcode;
 
-Instr mem(Opcode op, uint32_t tensor, uint64_t bytes, const Affine& addr) {
-  Instr in;
-  in.op = op;
-  in.tensor = tensor;
-  in.bytes = bytes;
-  in.addr = addr;
-  return in;
-}
-Instr count_op(Opcode op, uint64_t n = 0) {
-  Instr in;
-  in.op = op;
-  in.count = n;
-  return in;
-}
-Instr barrier() {
-  return count_op(Opcode::kBarrier);
-}
-Instr commit() {
-  return count_op(Opcode::kCommit);
-}
-Instr wait_groups(uint64_t n) {
-  return count_op(Opcode::kWait, n);
-}
 void emit_alu(ProgramBuilder& p, double ops) {
   if (ops >= 0.5) p.emit(count_op(Opcode::kAlu, uint64_t(ops + 0.5)));
 }

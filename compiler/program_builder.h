@@ -91,4 +91,31 @@ inline AffineTerm iv(ProgramBuilder::Var v, int64_t s) {
   return {AffineTerm::kLoop, s, v};
 }
 
+// Instructions both lowerings emit: a memory access of `bytes` at `addr` in tensor `tensor`, an
+// instruction with only a count (alu and sfu ops, wait's groups), and the fixed ones.
+inline traces::Instr mem(traces::Opcode op, uint32_t tensor, uint64_t bytes,
+                         const traces::Affine& addr) {
+  traces::Instr in;
+  in.op = op;
+  in.tensor = tensor;
+  in.bytes = bytes;
+  in.addr = addr;
+  return in;
+}
+inline traces::Instr count_op(traces::Opcode op, uint64_t n = 0) {
+  traces::Instr in;
+  in.op = op;
+  in.count = n;
+  return in;
+}
+inline traces::Instr barrier() {
+  return count_op(traces::Opcode::kBarrier);
+}
+inline traces::Instr commit() {
+  return count_op(traces::Opcode::kCommit);
+}
+inline traces::Instr wait_groups(uint64_t n) {
+  return count_op(traces::Opcode::kWait, n);
+}
+
 }  // namespace ltc::compiler
