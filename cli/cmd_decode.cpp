@@ -1,5 +1,6 @@
 // `ltc decode`: tile-level estimate of one decode step (one new token per sequence, KV cache of
 // --context tokens).
+#include "cli/command.h"
 #include "cli/step_command.h"
 
 namespace ltc::cli {

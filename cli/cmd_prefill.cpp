@@ -1,5 +1,6 @@
 // `ltc prefill`: tile-level estimate of a prefill (--seq new tokens per sequence, causal
 // attention).
+#include "cli/command.h"
 #include "cli/step_command.h"
 
 namespace ltc::cli {
