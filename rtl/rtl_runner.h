@@ -46,7 +46,7 @@ std::string default_cache_dir();
 // model serves every weight width (WBits only sizes the plane counter).
 hw::TensorCoreConfig harness_config(const hw::TensorCoreConfig& config);
 
-// Path of the harness executable (options.library: shared library) for `config`, building it
+// Path of the harness executable (HarnessKind::kLibrary: shared library) for `config`, building it
 // first if the cache lacks it. Throws
 // std::runtime_error with the tail of the Verilator log when the build fails.
 std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptions& options = {});
