@@ -49,7 +49,8 @@ std::string config(const std::string& name) {
 
 // A GPU file: the built-in a100-lut4x with one edit.
 std::string gpu_with(const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
-  nlohmann::json g = read_json(config("gpus/a100-lut4x.json"));
+  // The whole configuration (the file names a base and only the fields that differ).
+  nlohmann::json g = ltc::hw::load_gpu("a100-lut4x");
   edit(g);
   return write_file(name + ".json", g.dump());
 }
