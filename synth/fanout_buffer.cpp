@@ -1,6 +1,6 @@
 #include "synth/fanout_buffer.h"
 
-#include "synth/process.h"
+#include "common/file_io.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -4,7 +4,7 @@
 
 #include "synth/gatesim.h"
 #include "synth/liberty.h"
-#include "synth/process.h"
+#include "common/file_io.h"
 #include "synth/yosys_flow.h"
 #include "synth_test_util.h"
 

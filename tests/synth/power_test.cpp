@@ -5,7 +5,7 @@
 #include "synth/activity.h"
 #include "synth/gatesim.h"
 #include "synth/ppa.h"
-#include "synth/process.h"
+#include "common/file_io.h"
 #include "synth/sta_flow.h"
 #include "synth/yosys_flow.h"
 #include "synth_test_util.h"
