@@ -26,6 +26,14 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
+std::string read_tail(const std::string& path, size_t max_chars) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string s = ss.str();
+  return s.size() > max_chars ? s.substr(s.size() - max_chars) : s;
+}
+
 void write_text_atomic(const std::string& path, const std::string& text) {
   const fs::path target(path);
   if (target.has_parent_path()) fs::create_directories(target.parent_path());

@@ -1,12 +1,17 @@
 // Whole-file reads, atomic writes and inter-process locks.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace ltc {
 
 // Reads a whole file; throws std::runtime_error naming the path when it cannot.
 std::string read_text(const std::string& path);
+
+// The last `max_chars` characters of a file (a tool's log for an error message); "" when the file
+// cannot be read.
+std::string read_tail(const std::string& path, size_t max_chars);
 
 // Writes `text` to `path` atomically: a temporary file in the same folder (named after the process
 // and thread, so concurrent writers do not collide), then a rename. Readers never see a

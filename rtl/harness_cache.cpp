@@ -50,14 +50,6 @@ std::string harness_source(const HarnessOptions& o) {
   return rtl_source_dir() + "/harness/tile_harness.cpp";
 }
 
-std::string tail_of(const std::string& path, size_t max_chars) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
-  return s.size() > max_chars ? s.substr(s.size() - max_chars) : s;
-}
-
 }  // namespace
 
 std::string default_cache_dir() {
@@ -149,7 +141,7 @@ std::string build_harness(const hw::TensorCoreConfig& config, const HarnessOptio
   const ProcessResult built = run_process(argv, ".", log, 0);
   if (built.exit_code != 0 || !fs::exists(obj / output)) {
     throw std::runtime_error("verilator build of " + hc.id() + " failed (log " + log + "):\n" +
-                             tail_of(log, 3000));
+                             read_tail(log, 3000));
   }
   fs::rename(obj / output, exe);
   fs::remove_all(obj);

@@ -3,6 +3,7 @@
 #include "rtl/rtl_runner.h"
 
 #include "common/error.h"
+#include "common/file_io.h"
 #include "common/process.h"
 
 #include <unistd.h>
@@ -38,14 +39,6 @@ std::string temp_path(const std::string& stem) {
   ::close(fd);
   return tmpl;
 }
-std::string tail_of(const std::string& path, size_t max_chars) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
-  return s.size() > max_chars ? s.substr(s.size() - max_chars) : s;
-}
-
 }  // namespace
 
 void pack_elements(const std::vector<uint32_t>& elems, int bits, size_t words,
@@ -162,7 +155,7 @@ double bench_harness(const std::string& harness, uint64_t cycles, int planes) {
                           std::to_string(cycles) + " " + std::to_string(planes) + " > " +
                           shell_quote(out);
   const int rc = std::system(cmd.c_str());
-  const std::string text = tail_of(out, 4096);
+  const std::string text = read_tail(out, 4096);
   fs::remove(out);
   if (rc != 0) throw std::runtime_error("tile harness bench failed: " + text);
   return nlohmann::json::parse(text).at("cycles_per_s").get<double>();
