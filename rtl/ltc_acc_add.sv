@@ -1,5 +1,7 @@
 // Accumulator adder: wrapping two's complement add for int32, IEEE add (RNE) for floats.
 
+`include "ltc_pkg.sv"
+
 module ltc_acc_add #(
   parameter int AccType = ltc_pkg::FP32,
   localparam int AccWidth = ltc_pkg::width(AccType)

@@ -1,6 +1,8 @@
 // One output element's accumulator: acc = (first ? C : acc) + the Terms terms, k ascending, and the
 // output conversion. One term is one add (the LUT tiles); several go through ltc_add_unit (the MAC
 // products; the ADD tile's activations, Gated by the weight plane).
+`include "ltc_pkg.sv"
+
 module ltc_accumulator #(
   parameter int Terms = 1,
   // Terms are added only where enables_i is set. With every enable clear, C itself reaches the

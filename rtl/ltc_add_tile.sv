@@ -1,6 +1,8 @@
 // ADD-based bit-serial tile (Stripes-like baseline): per plane, each of the M*N units adds the
 // activations whose weight bit is set, one add per bit, k ascending, each activation widened and
 // scaled by 2^b (shared per row). Same interface and beat protocol as ltc_lut_tile.
+`include "ltc_pkg.sv"
+
 module ltc_add_tile #(
   parameter int M = 2, parameter int N = 64, parameter int K = 4, parameter int WBits = 4,
   parameter int ActType = ltc_pkg::FP16, parameter int AccType = ltc_pkg::FP32,

@@ -3,6 +3,8 @@
 // The ADD baseline's unit (terms: scaled activations, enables: a weight plane) and the MAC
 // baseline's accumulation (terms: products, all enabled).
 
+`include "ltc_pkg.sv"
+
 module ltc_add_unit #(
   parameter int K = 4,
   parameter int AccType = ltc_pkg::FP32,

@@ -5,6 +5,8 @@
 // FP16 and one ltc_fp_mul, and as golden::dequantize_codes. A zero difference gives a zero with the
 // scale's sign; an infinite scale times zero and a NaN scale give the canonical NaN.
 
+`include "ltc_pkg.sv"
+
 module ltc_dequant_unit #(
   parameter int WBits = 4,
   parameter int OutType = ltc_pkg::FP16,

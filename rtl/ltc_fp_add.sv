@@ -2,6 +2,8 @@
 // (-0) + (-0) = -0; NaN operands and inf - inf give the canonical NaN; overflow follows the format
 // (infinity, or 448 for E4M3). Align with guard, round and sticky bits, add, normalize, round once.
 
+`include "ltc_pkg.sv"
+
 module ltc_fp_add #(
   parameter int Type = ltc_pkg::FP32,
   localparam int Width = ltc_pkg::width(Type)

@@ -1,6 +1,8 @@
 // Float to float conversion times 2^scale with one rounding: widening (exact), the bit-serial
 // plane scale (an exponent add: exact unless it overflows) and output narrowing (RNE).
 
+`include "ltc_pkg.sv"
+
 module ltc_fp_convert #(
   parameter int InType = ltc_pkg::FP16,
   parameter int OutType = ltc_pkg::FP32,

@@ -1,6 +1,8 @@
 // Float product of formats TypeA and TypeB rounded once (RNE) to format OutType: the MAC baseline's
 // multiplier. inf * 0 and NaN operands give the canonical NaN.
 
+`include "ltc_pkg.sv"
+
 module ltc_fp_mul #(
   parameter int TypeA = ltc_pkg::FP16,
   parameter int TypeB = ltc_pkg::FP16,

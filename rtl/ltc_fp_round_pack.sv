@@ -2,6 +2,8 @@
 // even, into float format Type: gradual underflow, overflow to infinity (E4M3: saturate to 448),
 // canonical NaN. sig_i must be normalized (MSB 1) unless the value underflows to zero anyway.
 
+`include "ltc_pkg.sv"
+
 module ltc_fp_round_pack #(
   parameter int Type = ltc_pkg::FP32,
   parameter int SigWidth = 24,

@@ -1,6 +1,8 @@
 // Float unpack: sign, class, unbiased exponent and normalized significand (subnormals are
 // normalized, so sig_o[Man] is 1 for every finite nonzero input).
 
+`include "ltc_pkg.sv"
+
 module ltc_fp_unpack #(
   parameter int Type = ltc_pkg::FP16,
   localparam int Exp = ltc_pkg::exp_bits(Type),

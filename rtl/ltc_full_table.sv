@@ -2,6 +2,8 @@
 // activations, in the table format, k ascending with one rounded add per step. Entries sharing
 // their low bits share the partial sums (a prefix tree: 2^2 + ... + 2^K adders).
 
+`include "ltc_pkg.sv"
+
 module ltc_full_table #(
   parameter int K = 4,
   parameter int ActType = ltc_pkg::FP16,

@@ -3,6 +3,8 @@
 // the entry to the accumulator's term. The tables are either given (in_a_i: M half tables of
 // 2^(K-1) entries, selected and negated by ltc_lut_unit) or built in the tile from in_a_i's
 // activations (M full tables of 2^K entries, ltc_full_table, selected 2^K:1).
+`include "ltc_pkg.sv"
+
 module ltc_lut_core #(
   parameter int M = 2,
   parameter int N = 64,

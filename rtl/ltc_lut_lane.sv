@@ -1,6 +1,8 @@
 // The LUT tiles' path from a looked-up table entry to the accumulator's term: an optional register
 // after the lookup (PipeStages >= 3), the plane scale widen(entry) x 2^plane, and an optional
 // register after it (PipeStages >= 2). plane_i is the plane index at the scale.
+`include "ltc_pkg.sv"
+
 module ltc_lut_lane #(
   parameter int TableType = ltc_pkg::FP16,
   parameter int AccType = ltc_pkg::FP32,

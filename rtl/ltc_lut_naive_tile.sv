@@ -1,6 +1,8 @@
 // Conventional LUT tile (the lut-naive baseline): M precompute units build full 2^K tables from
 // the activations inside the tile; each of the M*N units selects an entry with the untransformed
 // K-bit weight pattern (2^K:1, no offline transform) and accumulates it bit-serially.
+`include "ltc_pkg.sv"
+
 module ltc_lut_naive_tile #(
   parameter int M = 2, parameter int N = 64, parameter int K = 4, parameter int WBits = 4,
   parameter int ActType = ltc_pkg::FP16, parameter int TableType = ltc_pkg::FP16,

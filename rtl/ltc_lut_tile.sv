@@ -1,6 +1,8 @@
 // LUT tensor core tile M x N x K (docs/hardware.md#tile): M half tables, each entry broadcast to N
 // units; N transformed K-bit weight patterns, each broadcast to M units; M*N LUT units, each with a
 // bit-serial accumulator. One beat per weight plane (b = 0, 1, ... from the first beat).
+`include "ltc_pkg.sv"
+
 module ltc_lut_tile #(
   parameter int M = 2, parameter int N = 64, parameter int K = 4, parameter int WBits = 4,
   parameter int TableType = ltc_pkg::FP16, parameter int AccType = ltc_pkg::FP32,

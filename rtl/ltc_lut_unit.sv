@@ -1,6 +1,8 @@
 // LUT unit: selects one of the 2^(K-1) half-table entries with the low K-1 weight bits and negates
 // it when the top bit is set. Weights are transformed offline, so there is no index inversion.
 
+`include "ltc_pkg.sv"
+
 module ltc_lut_unit #(
   parameter int K = 4,
   parameter int TableType = ltc_pkg::FP16,

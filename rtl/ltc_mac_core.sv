@@ -3,6 +3,8 @@
 // (n, k) shared by the M rows), and per element m*N+n the K products of activation row m and
 // weight column n rounded to the accumulator format (ltc_mac_unit), a register after them
 // (PipeStages >= 2), added k ascending by the shell's accumulator.
+`include "ltc_pkg.sv"
+
 module ltc_mac_core #(
   parameter int M = 2,
   parameter int N = 64,

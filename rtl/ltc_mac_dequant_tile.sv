@@ -6,6 +6,8 @@
 //
 // in_w_i: N*K codes (element n*K+k, WBits each), then N scales (FP16, element n), then N zero
 // points (WBits each, element n).
+`include "ltc_pkg.sv"
+
 module ltc_mac_dequant_tile #(
   parameter int M = 2, parameter int N = 64, parameter int K = 4, parameter int WBits = 4,
   parameter int ActType = ltc_pkg::FP16, parameter int AccType = ltc_pkg::FP32,

@@ -1,6 +1,8 @@
 // MAC tensor-core tile (baseline): M*N units, each a K-wide dot product of an activation row and
 // a weight column, products rounded to the accumulator format and added k ascending. One beat per
 // K-group; beats between in_first_i and in_last_i chain through the accumulator.
+`include "ltc_pkg.sv"
+
 module ltc_mac_tile #(
   parameter int M = 2, parameter int N = 64, parameter int K = 4,
   parameter int ActType = ltc_pkg::FP16, parameter int WeightType = ltc_pkg::FP16,

@@ -1,6 +1,8 @@
 // The MAC baseline's K multipliers: prod_k = a_k * w_k rounded once to the accumulator format
 // (exact for int8 x int8 -> int32 and fp16 x fp16 -> fp32).
 
+`include "ltc_pkg.sv"
+
 module ltc_mac_unit #(
   parameter int K = 4,
   parameter int ActType = ltc_pkg::FP16,

@@ -1,5 +1,7 @@
 // Accumulator to output format: a wire when they match, else one RNE conversion.
 
+`include "ltc_pkg.sv"
+
 module ltc_out_convert #(
   parameter int AccType = ltc_pkg::FP32,
   parameter int OutType = ltc_pkg::FP32,

@@ -2,6 +2,10 @@
 // dtype.h, the same codes as rtl_design.cpp's dtype_code; tests/rtl checks both sides), and the
 // functions give each format's fields. Every *Type parameter of the RTL holds a dtype_e code.
 // Integers report 1 exponent and 1 fraction bit so that unused float logic stays well formed.
+// Each file that uses the package includes it, so every file also lints and elaborates on its
+// own; the guard keeps it to one definition when the files are read together.
+`ifndef LTC_PKG_SV
+`define LTC_PKG_SV
 package ltc_pkg;
 
   typedef enum int {
@@ -73,3 +77,5 @@ package ltc_pkg;
   endfunction
 
 endpackage
+
+`endif  // LTC_PKG_SV

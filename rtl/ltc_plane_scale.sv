@@ -2,6 +2,8 @@
 // multiplies it by 2^plane. Integers: sign extension and a wrapping shift; floats: an exponent add
 // with overflow to infinity (ltc_fp_convert).
 
+`include "ltc_pkg.sv"
+
 module ltc_plane_scale #(
   parameter int InType = ltc_pkg::FP16,
   parameter int AccType = ltc_pkg::FP32,

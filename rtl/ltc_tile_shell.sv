@@ -7,6 +7,8 @@
 // Stages: PipeStages registers from the operand ports to the accumulator, the accumulator
 // included. The top's datapath holds InnerStages of them (its own registers and the accumulator);
 // the rest go on the operands.
+`include "ltc_pkg.sv"
+
 module ltc_tile_shell #(
   parameter int M = 2,
   parameter int N = 64,
