@@ -11,16 +11,10 @@ using nlohmann::json;
 
 namespace {
 
-struct Setup {
-  const char* gpu;
-  const char* weights;
-  const char* acts;
-};
-
-constexpr Setup kSetups[] = {{"a100", "fp16", "fp16"},       {"h100", "fp16", "fp16"},
-                             {"h200", "fp16", "fp16"},       {"a100", "int4", "fp16"},
-                             {"a100-lut4x", "int2", "int8"}, {"a100-lut8x", "int2", "int8"},
-                             {"a100-lut8x", "int1", "int8"}};
+constexpr StepSetup kSetups[] = {{"a100", "fp16", "fp16"},       {"h100", "fp16", "fp16"},
+                                 {"h200", "fp16", "fp16"},       {"a100", "int4", "fp16"},
+                                 {"a100-lut4x", "int2", "int8"}, {"a100-lut8x", "int2", "int8"},
+                                 {"a100-lut8x", "int1", "int8"}};
 
 json sweep_chart(const std::string& x, const std::string& x_title) {
   auto one = [&](const std::string& y, const std::string& y_title) {
@@ -56,7 +50,7 @@ std::string build(SectionContext& ctx) {
   }
   json by_batch = json::array(), by_context = json::array();
   std::vector<std::string> skipped;
-  for (const Setup& s : kSetups) {
+  for (const StepSetup& s : kSetups) {
     const std::string setup = fmt::format("{} W_{} A_{}", s.gpu, s.weights, s.acts);
     auto add = [&](json& values, int64_t b, int64_t l) {
       roofline::StepRequest q =

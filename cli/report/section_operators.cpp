@@ -11,17 +11,11 @@ using nlohmann::json;
 
 namespace {
 
-struct Setup {
-  const char* gpu;
-  const char* weights;
-  const char* acts;
-};
-
-constexpr Setup kSetups[] = {{"a100", "fp16", "fp16"},
-                             {"a100", "int4", "fp16"},
-                             {"a100-lut4x", "int2", "int8"},
-                             {"a100-lut8x", "int1", "int8"},
-                             {"h200", "fp16", "fp16"}};
+constexpr StepSetup kSetups[] = {{"a100", "fp16", "fp16"},
+                                 {"a100", "int4", "fp16"},
+                                 {"a100-lut4x", "int2", "int8"},
+                                 {"a100-lut8x", "int1", "int8"},
+                                 {"h200", "fp16", "fp16"}};
 
 std::string build(SectionContext& ctx) {
   const std::string model = "llama2-7b";
@@ -39,7 +33,7 @@ std::string build(SectionContext& ctx) {
       "attention over the KV cache, norms and fixed per-kernel costs stay.");
   for (const Step& st : steps) {
     json values = json::array();
-    for (const Setup& s : kSetups) {
+    for (const StepSetup& s : kSetups) {
       roofline::StepRequest q =
           step_request(model, s.gpu, st.phase, st.batch, st.length, s.weights, s.acts);
       const auto e = roofline::estimate(q);

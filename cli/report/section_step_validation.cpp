@@ -31,7 +31,8 @@ constexpr const char* kProfileFile = "configs/calibration/h200-profile.json";
 constexpr const char* kCalibrateCommand =
     "ltc calibrate --gpu h200 --measurements configs/calibration/h200-profile.json";
 
-// The published anchors the leave-one-model-out error is set against (issue #17).
+// The published anchors the leave-one-model-out error is set against
+// (docs/published-figures.md, "Accuracy of other performance models").
 constexpr const char* kAnchors =
     "LLMCompass 4.1%, GenZ 5.82%, Vidur < 9%, NeuSight 3.8% (their own validation sets)";
 
@@ -165,7 +166,8 @@ std::string build(SectionContext& ctx) {
                            phase == 0 ? "Decode" : "Prefill");
     c.paper = "5.21% (its simulator, A100/RTX 3090 layers)";
     const double mape = in_sample.mape(phase);
-    c.ours = fmt::format("{:.1f}% ({} steps, 9 models)", mape, in_sample.count[phase]);
+    c.ours =
+        fmt::format("{:.1f}% ({} steps, {} models)", mape, in_sample.count[phase], source.size());
     c.paper_value = 5.21;
     c.ours_value = mape;
     c.verdict = mape <= 10 ? Comparison::Verdict::kMatch : Comparison::Verdict::kDiffers;

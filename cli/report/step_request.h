@@ -8,6 +8,13 @@
 
 namespace ltc::report {
 
+// A GPU and the precisions a section runs a step on.
+struct StepSetup {
+  const char* gpu;
+  const char* weights;
+  const char* acts;
+};
+
 roofline::StepRequest step_request(const std::string& model, const std::string& gpu,
                                    llm::Phase phase, int64_t batch, int64_t length,
                                    const std::string& weights = "fp16",
