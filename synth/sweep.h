@@ -115,6 +115,9 @@ nlohmann::json run_sweep_task(
 // The running ltc binary (/proc/self/exe), which sim tasks and Slurm tasks run.
 std::string self_binary();
 
+// UTC time as ISO 8601 (2026-12-01T20:00:00Z): a store record's "finished".
+std::string record_timestamp();
+
 // One row per spec point: its params, derived columns (shape, mnk) and the stored result.
 // `register_bit_area_um2` > 0 adds the operand-storage columns.
 std::vector<nlohmann::json> sweep_rows(const SweepSpec& spec, const ResultStore& store,

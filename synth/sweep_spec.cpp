@@ -1,0 +1,255 @@
+// Sweep specs: a JSON spec's grids expanded to design points (or `ltc sim` runs), their store
+// keys, and plot entries (format: synth/sweeps/README.md).
+#include "synth/sweep.h"
+
+#include "common/error.h"
+#include "common/file_io.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <regex>
+#include <set>
+
+namespace ltc::synth {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const char* kConfigKeys[] = {
+    "design", "m", "n", "k", "act", "wbits", "weight", "table", "acc", "out", "pipeline_stages"};
+
+// Cartesian product of a grid object: list values expand, scalars stay.
+std::vector<json> expand_grid(const json& grid, const std::string& where) {
+  if (!grid.is_object()) throw InputError(where + ": a grid entry must be an object");
+  std::vector<json> out = {json::object()};
+  for (const auto& [key, value] : grid.items()) {
+    if (key == "where") continue;
+    const json values = value.is_array() ? value : json::array({value});
+    if (values.empty()) throw InputError(where + ": '" + key + "' has an empty list");
+    std::vector<json> next;
+    for (const auto& partial : out) {
+      for (const auto& v : values) {
+        json p = partial;
+        p[key] = v;
+        next.push_back(p);
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+// "m2n64k4" -> m, n, k.
+void apply_shape(json& p, const std::string& where) {
+  if (!p.contains("shape")) return;
+  static const std::regex kShape(R"(m([0-9]+)n([0-9]+)k([0-9]+))");
+  std::smatch m;
+  const std::string s = p["shape"].get<std::string>();
+  if (!std::regex_match(s, m, kShape)) {
+    throw InputError(where + ": shape '" + s + "' is not of the form m<M>n<N>k<K>");
+  }
+  p["m"] = std::stoi(m[1]);
+  p["n"] = std::stoi(m[2]);
+  p["k"] = std::stoi(m[3]);
+}
+
+bool passes_where(const json& p, const json& where) {
+  if (where.is_null()) return true;
+  if (where.contains("mnk")) {
+    const int mnk = p.at("m").get<int>() * p.at("n").get<int>() * p.at("k").get<int>();
+    if (mnk != where["mnk"].get<int>()) return false;
+  }
+  for (const auto& [key, value] : where.items()) {
+    if (key == "mnk") continue;
+    if (key == "k_max" && p.at("k").get<int>() > value.get<int>()) return false;
+    if (key == "k_min" && p.at("k").get<int>() < value.get<int>()) return false;
+  }
+  return true;
+}
+
+// A sim spec's grid keys are `ltc sim` flags ("model": "x" -> --model x, true -> a bare flag,
+// "file" -> the trace argument), except "label", which only names rows. A value naming an
+// existing file (trace, config.json, GPU JSON) is made absolute: each run has its own folder.
+void parse_sim_points(const json& j, const std::string& origin, SweepSpec& s) {
+  std::set<std::string> ids;
+  for (size_t g = 0; g < j["grid"].size(); ++g) {
+    const std::string where = fmt::format("{}: grid[{}]", origin, g);
+    for (const auto& p : expand_grid(j["grid"][g], where)) {
+      SweepPoint pt;
+      pt.params = p;
+      std::string file;
+      for (const auto& [key, value] : p.items()) {
+        if (key == "label") continue;
+        if (key == "json") throw InputError(where + ": 'json' is implied (records are JSON)");
+        if (value.is_object() || value.is_array() || value.is_null()) {
+          throw InputError(where + ": '" + key + "' must be a string, number or boolean");
+        }
+        std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+        std::error_code ec;
+        if (value.is_string() && fs::is_regular_file(text, ec)) {
+          text = fs::absolute(text).lexically_normal().string();
+        }
+        if (key == "file") {
+          file = text;
+        } else if (value.is_boolean()) {
+          if (value.get<bool>()) pt.sim_args.push_back("--" + key);
+        } else {
+          pt.sim_args.push_back("--" + key);
+          pt.sim_args.push_back(text);
+        }
+      }
+      if (!file.empty()) pt.sim_args.insert(pt.sim_args.begin(), file);
+      if (file.empty() && !p.contains("model")) {
+        throw InputError(where + ": point " + p.dump() +
+                         ": a sim point needs 'file' (a trace) or 'model' (see ltc sim --help)");
+      }
+      for (const auto& a : pt.sim_args) pt.id += (pt.id.empty() ? "" : " ") + a;
+      if (!ids.insert(pt.id).second) continue;  // the same run twice
+      s.points.push_back(std::move(pt));
+    }
+  }
+  if (s.points.empty()) throw InputError(origin + ": the grid expands to no simulation");
+}
+
+}  // namespace
+
+SweepSpec SweepSpec::parse(const json& j, const std::string& origin) {
+  if (!j.is_object()) throw InputError(origin + ": a sweep spec is a JSON object");
+  SweepSpec s;
+  s.raw = j;
+  s.name = j.value("name", fs::path(origin).stem().string());
+  s.title = j.value("title", s.name);
+  s.description = j.value("description", "");
+  s.clock_ns = j.value("clock_ns", 0.0);
+  if (s.clock_ns < 0)
+    throw InputError(origin + ": clock_ns must be >= 0 (0: each point's own maximum)");
+  const std::string act = j.value("activity", "measured");
+  if (act == "measured")
+    s.activity = ActivityMode::kMeasured;
+  else if (act == "assumed")
+    s.activity = ActivityMode::kAssumed;
+  else
+    throw InputError(origin + ": activity '" + act + "' (valid: measured, assumed)");
+  s.cycles = j.value("cycles", 0);
+  if (s.cycles < 0) throw InputError(origin + ": cycles must be >= 1 (or 0: auto by netlist size)");
+  s.seed = j.value("seed", 1);
+  s.operand_storage = j.value("operand_storage", false);
+  s.tool = j.value("tool", "ppa");
+  if (s.tool != "ppa" && s.tool != "sim") {
+    throw InputError(origin + ": tool '" + s.tool + "' (valid: ppa, sim)");
+  }
+  if (!j.contains("grid") || !j["grid"].is_array() || j["grid"].empty()) {
+    throw InputError(origin + ": 'grid' must be a non-empty list of parameter grids");
+  }
+  if (s.tool == "sim") {
+    parse_sim_points(j, origin, s);
+    if (j.contains("plots")) s.plots = j["plots"];
+    if (j.contains("ratios")) s.ratios = j["ratios"];
+    for (const auto& p : s.plots) parse_plot(p);
+    return s;
+  }
+  for (size_t g = 0; g < j["grid"].size(); ++g) {
+    const std::string where = fmt::format("{}: grid[{}]", origin, g);
+    const json& grid = j["grid"][g];
+    for (auto p : expand_grid(grid, where)) {
+      apply_shape(p, where);
+      for (const char* req : {"design", "m", "n", "k", "act"}) {
+        if (!p.contains(req)) throw InputError(where + ": missing '" + req + "'");
+      }
+      if (!passes_where(p, grid.value("where", json())) ||
+          !passes_where(p, j.value("where", json()))) {
+        continue;
+      }
+      json cj = json::object();
+      for (const char* key : kConfigKeys) {
+        if (p.contains(key)) cj[key] = p[key];
+      }
+      SweepPoint pt;
+      pt.params = p;
+      try {
+        hw::from_json(cj, pt.config);
+        pt.config.validate();
+        pt.id = pt.config.id();
+      } catch (const InputError& e) {
+        throw InputError(where + ": point " + p.dump() + ": " + e.what());
+      } catch (const json::exception& e) {
+        throw InputError(where + ": point " + p.dump() + ": " + e.what());
+      }
+      s.points.push_back(std::move(pt));
+    }
+  }
+  if (s.points.empty()) throw InputError(origin + ": the grid expands to no design point");
+  if (j.contains("plots")) s.plots = j["plots"];
+  if (j.contains("ratios")) s.ratios = j["ratios"];
+  for (const auto& p : s.plots) parse_plot(p);  // validates
+  return s;
+}
+
+SweepSpec SweepSpec::load(const std::string& path) {
+  std::string text;
+  try {
+    text = read_text(path);
+  } catch (const std::exception&) {
+    throw InputError("sweep spec " + path + " cannot be read (a JSON file, or a built-in name: " +
+                     [] {
+                       std::string s;
+                       for (const auto& n : builtin_names()) s += (s.empty() ? "" : ", ") + n;
+                       return s;
+                     }() +
+                     ")");
+  }
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InputError(path + ": not valid JSON: " + e.what());
+  }
+  return parse(j, path);
+}
+
+std::vector<std::string> SweepSpec::builtin_names() {
+  return {"dp-k", "dp4", "wbits", "dse"};
+}
+
+std::string SweepSpec::builtin_path(const std::string& name) {
+  return std::string(LTC_SOURCE_DIR) + "/synth/sweeps/" + name + ".json";
+}
+
+std::string point_key(const SweepSpec& spec, const hw::TensorCoreConfig& c,
+                      const std::string& rtl_hash) {
+  // The activity's netlist simulator and the kept hierarchy are part of the key: a store written
+  // with iverilog's activities or another hierarchy is not mixed with this flow's results.
+  std::string hier;
+  for (const auto& m : kept_modules(c, PpaOptions{})) hier += (hier.empty() ? "" : "+") + m;
+  // So are the mapping and the power model (issue #14): results of the older flow are not reused.
+  const PpaOptions flow;
+  return fmt::format(
+      "{}|clock={}|activity={}|cycles={}|seed={}|rtl={}|netsim=ltc|hier={}|map=D{}|fanout={}|"
+      "power=per-net",
+      c.id(), spec.clock_ns, spec.activity == ActivityMode::kMeasured ? "measured" : "assumed",
+      spec.cycles, spec.seed, rtl_hash, hier.empty() ? "flat" : hier, flow.delay_target_ps,
+      flow.max_fanout);
+}
+
+PlotSpec parse_plot(const json& j) {
+  if (!j.is_object() || !j.contains("x") || !j.contains("y") || !j["x"].is_string() ||
+      !j["y"].is_string()) {
+    throw InputError("plot: needs at least 'x' and 'y' (column names)");
+  }
+  PlotSpec p;
+  p.x = j["x"];
+  p.y = j["y"];
+  p.file = j.value("file", "");
+  p.title = j.value("title", p.y + " vs " + p.x);
+  p.y_label = j.value("y_label", p.y);
+  if (j.contains("series")) p.series = j["series"].get<std::vector<std::string>>();
+  p.filter = j.value("filter", json::object());
+  p.log_y = j.value("log_y", false);
+  p.bars = j.value("bars", false);
+  return p;
+}
+
+}  // namespace ltc::synth
