@@ -72,23 +72,31 @@ std::vector<std::string> all_rtl_sources() {
   return files;
 }
 
+namespace {
+
+// Every tile top declares M, N, K, its operand parameters, then AccType, OutType and PipeStages
+// (rtl/ltc_*_tile.sv, each over ltc_tile_shell.sv): only the operand parameters differ.
+std::vector<VerilogParam> tile_params(const hw::TensorCoreConfig& c,
+                                      std::initializer_list<VerilogParam> operands) {
+  std::vector<VerilogParam> p = {{"M", c.shape.m}, {"N", c.shape.n}, {"K", c.shape.k}};
+  p.insert(p.end(), operands);
+  p.push_back({"AccType", dtype_code(c.acc)});
+  p.push_back({"OutType", dtype_code(c.out)});
+  p.push_back({"PipeStages", c.pipeline_stages});
+  return p;
+}
+
+}  // namespace
+
 RtlDesign rtl_design(const hw::TensorCoreConfig& c) {
   c.validate();
   RtlDesign d;
   d.sources = sources_for(c);
   d.include_dirs = {rtl_source_dir()};
-  const int64_t m = c.shape.m, n = c.shape.n, k = c.shape.k;
   switch (c.design) {
     case TensorCoreDesign::kLut:
       d.top = "ltc_lut_tile";
-      d.params = {{"M", m},
-                  {"N", n},
-                  {"K", k},
-                  {"WBits", c.wbits},
-                  {"TableType", dtype_code(c.table)},
-                  {"AccType", dtype_code(c.acc)},
-                  {"OutType", dtype_code(c.out)},
-                  {"PipeStages", c.pipeline_stages}};
+      d.params = tile_params(c, {{"WBits", c.wbits}, {"TableType", dtype_code(c.table)}});
       break;
     case TensorCoreDesign::kLutNaive:
       if (!golden::converts_exactly(c.act, c.table) ||
@@ -99,39 +107,19 @@ RtlDesign rtl_design(const hw::TensorCoreConfig& c) {
                          "tile; quantized int8 tables need the lut design)");
       }
       d.top = "ltc_lut_naive_tile";
-      d.params = {{"M", m},
-                  {"N", n},
-                  {"K", k},
-                  {"WBits", c.wbits},
-                  {"ActType", dtype_code(c.act)},
-                  {"TableType", dtype_code(c.table)},
-                  {"AccType", dtype_code(c.acc)},
-                  {"OutType", dtype_code(c.out)},
-                  {"PipeStages", c.pipeline_stages}};
+      d.params = tile_params(
+          c,
+          {{"WBits", c.wbits}, {"ActType", dtype_code(c.act)}, {"TableType", dtype_code(c.table)}});
       break;
     case TensorCoreDesign::kAdd:
       d.top = "ltc_add_tile";
-      d.params = {{"M", m},
-                  {"N", n},
-                  {"K", k},
-                  {"WBits", c.wbits},
-                  {"ActType", dtype_code(c.act)},
-                  {"AccType", dtype_code(c.acc)},
-                  {"OutType", dtype_code(c.out)},
-                  {"PipeStages", c.pipeline_stages}};
+      d.params = tile_params(c, {{"WBits", c.wbits}, {"ActType", dtype_code(c.act)}});
       break;
     case TensorCoreDesign::kMac:
       if (c.mac_dequant()) {
         // W_INTn x A_float: wbits-bit codes dequantized in the tile (validate() checked them).
         d.top = "ltc_mac_dequant_tile";
-        d.params = {{"M", m},
-                    {"N", n},
-                    {"K", k},
-                    {"WBits", c.wbits},
-                    {"ActType", dtype_code(c.act)},
-                    {"AccType", dtype_code(c.acc)},
-                    {"OutType", dtype_code(c.out)},
-                    {"PipeStages", c.pipeline_stages}};
+        d.params = tile_params(c, {{"WBits", c.wbits}, {"ActType", dtype_code(c.act)}});
         break;
       }
       if (golden::is_int(c.act) != golden::is_int(c.weight)) {
@@ -141,14 +129,8 @@ RtlDesign rtl_design(const hw::TensorCoreConfig& c) {
                          "activations: weight int8, wbits 1..8 code bits)");
       }
       d.top = "ltc_mac_tile";
-      d.params = {{"M", m},
-                  {"N", n},
-                  {"K", k},
-                  {"ActType", dtype_code(c.act)},
-                  {"WeightType", dtype_code(c.weight)},
-                  {"AccType", dtype_code(c.acc)},
-                  {"OutType", dtype_code(c.out)},
-                  {"PipeStages", c.pipeline_stages}};
+      d.params =
+          tile_params(c, {{"ActType", dtype_code(c.act)}, {"WeightType", dtype_code(c.weight)}});
       break;
   }
   return d;
