@@ -24,6 +24,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
 // The first line of `argv` output, e.g. "Yosys 0.23 (git sha1 7ce5011c24b)"; "" if it fails.
 std::string tool_version(const std::vector<std::string>& argv);
 
+// CPU seconds (user + system) this process and its finished children have used: with the wall
+// time, how much of two cores a step kept busy, and a figure that load on the machine barely moves.
+double cpu_seconds_used();
+
 // `s` quoted for a POSIX shell (a command line written down for the user to rerun).
 std::string shell_quote(const std::string& s);
 

@@ -4,6 +4,7 @@
 #include "cli/report/section.h"
 #include "common/error.h"
 #include "common/file_io.h"
+#include "common/process.h"
 #include "synth/sweep.h"
 
 #include <fmt/core.h>
@@ -178,6 +179,7 @@ ReportResult write_report(const ReportOptions& opt) {
   std::vector<std::string> failed;
   for (const SectionDef& def : defs) {
     const auto s0 = std::chrono::steady_clock::now();
+    const double cpu0 = cpu_seconds_used();
     ctx.progress("section " + def.title);
     const size_t first_comparison = ctx.comparisons().size();
     const int failed_before = ctx.failed_parts;
@@ -193,7 +195,8 @@ ReportResult write_report(const ReportOptions& opt) {
       ctx.comparisons()[i].section = def.id;
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
-    ctx.progress(fmt::format("section {} done in {:.1f} s", def.title, s));
+    ctx.progress(fmt::format("section {} done in {:.1f} s (CPU {:.1f} s)", def.title, s,
+                             cpu_seconds_used() - cpu0));
     seconds.push_back({def.title, s});
     sections.push_back({def.id, def.title, html});
   }
