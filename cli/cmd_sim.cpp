@@ -116,10 +116,12 @@ void print_table(const sim::RunStats& r, bool per_kernel) {
       counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, m);
     const uint64_t full = r.total().warp_instructions();
     fmt::print(
-        "sampled: {}; kernels: {}; {} of {} warp instructions simulated ({:.2f}%); error against "
-        "full runs: sim/README.md (ltc bench sim --only sample)\n",
+        "sampled: {}; kernels: {}; {} of {} warp instructions simulated ({:.2f}%); confidence: "
+        "cycle error {:.1f}% expected, {:.1f}% at most (from the errors ltc bench sim --only "
+        "sample measured per method; sim/README.md)\n",
         r.sample_method, counts, r.sample_simulated_instructions, full,
-        full ? 100.0 * double(r.sample_simulated_instructions) / double(full) : 0.0);
+        full ? 100.0 * double(r.sample_simulated_instructions) / double(full) : 0.0,
+        100 * r.sample_error_expected, 100 * r.sample_error_max);
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -61,16 +62,41 @@ uint64_t global_bytes_per_warp(const std::vector<traces::Instr>& prog) {
   return bytes;
 }
 
+// The confidence of each method: the mean and largest |cycle error| of the kernels it sampled in
+// `ltc bench sim --only sample` (per kernel, against the same kernel of the full run;
+// sim/README.md, "Sampled simulation"). "full" is exact for the run's first kernel; later ones run
+// alone, on an empty L2 (the full run's L2 holds the earlier kernels' dirty lines, whose
+// write-backs slow short kernels after large writers: up to 27%).
+struct Confidence {
+  const char* method;
+  double mean, max;
+};
+constexpr Confidence kConfidence[] = {
+    {"full", 0.0275, 0.27},
+    {"loop", 0.0198, 0.047},
+    {"wave", 0.0123, 0.0123},
+    {"loop+wave", 0.0065, 0.0099},
+};
+
+void set_confidence(SampleInfo& info, bool first) {
+  for (const Confidence& c : kConfidence) {
+    if (info.method != c.method) continue;
+    const bool exact = first && info.method == "full";  // the same simulation as the full run's
+    info.error_mean = exact ? 0.0 : c.mean;
+    info.error_max = exact ? 0.0 : c.max;
+  }
+}
+
 // One kernel: its reduced runs and the extrapolation (the method in sampling.h).
 KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
                           const hw::GpuConfig& gpu, const SimOptions& options,
                           const SampleOptions& so, size_t pos, size_t kernels, RunStats* out) {
   const Occupancy occ = kernel_occupancy(k, gpu);
+  const SampleLoop loop = sample_loop(k);
   const int64_t resident = int64_t(occ.blocks_per_sm) * gpu.sms;
   const int64_t blocks = k.blocks();
   const int64_t tail = (blocks - 1) % resident + 1;
   const int64_t waves = (blocks - tail) / resident;
-  const SampleLoop loop = sample_loop(k);
   const bool by_loop = loop.pc != SampleLoop::npos && loop.trips >= 2 * so.trips[1];
   traces::Kernel reduced = k;
   if (by_loop) reduced.program[loop.pc].count = uint64_t(so.trips[1]);
@@ -169,6 +195,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   }
   ks.name = k.name;
   ks.clock_ghz = gpu.loaded_clock_ghz(ks.tensor_utilization());
+  set_confidence(info, pos == 0);
   ks.sample = info;
   return ks;
 }
@@ -249,8 +276,11 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
     const auto it = std::find(seen.begin(), seen.end(), nameless);
     if (it != seen.end()) {
       ks = out.kernels[seen_at[size_t(it - seen.begin())]];
+      const SampleInfo of = ks.sample;
       ks.sample = SampleInfo{};
       ks.sample.method = "repeat";
+      ks.sample.error_mean = of.error_mean;  // the repeated kernel's, and its error repeats
+      ks.sample.error_max = of.error_max;
       ks.sample.repeats = ks.name;
       ks.name = k.name;
     } else {
@@ -265,6 +295,20 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
     out.kernels.push_back(std::move(ks));
     out.cycles = t;
     if (pos + 1 < order.size()) t += gpu.sm.kernel_gap_cycles;
+  }
+  // The run's confidence from its kernels': the errors of distinct kernels independent
+  // (expected; a repeat's error is its kernel's), or all one way (max).
+  std::map<std::string, double> group;  // kernel simulated -> its error x the cycles it stands for
+  double var = 0, max = 0;
+  for (const KernelStats& k : out.kernels) {
+    group[k.sample.repeats.empty() ? k.name : k.sample.repeats] +=
+        k.sample.error_mean * double(k.cycles);
+    max += k.sample.error_max * double(k.cycles);
+  }
+  for (const auto& [name, e] : group) var += e * e;
+  if (out.cycles > 0) {
+    out.sample_error_expected = std::sqrt(var) / double(out.cycles);
+    out.sample_error_max = max / double(out.cycles);
   }
   return out;
 }

@@ -141,7 +141,9 @@ void to_json(nlohmann::json& j, const KernelStats& k) {
     const SampleInfo& s = k.sample;
     json sj = {{"method", s.method},
                {"runs", s.runs},
-               {"simulated_instructions", s.simulated_instructions}};
+               {"simulated_instructions", s.simulated_instructions},
+               {"error_mean", s.error_mean},
+               {"error_max", s.error_max}};
     if (!s.repeats.empty()) sj["repeats"] = s.repeats;
     if (s.loop_trips > 0) {
       sj["loop_trips"] = s.loop_trips;
@@ -178,7 +180,9 @@ void to_json(nlohmann::json& j, const RunStats& r) {
       {"gemm_time_ms", gemm_ms},      {"kernels", kernels},     {"total", total}};
   if (!r.sample_method.empty()) {
     j["sample"] = {{"method", r.sample_method},
-                   {"simulated_instructions", r.sample_simulated_instructions}};
+                   {"simulated_instructions", r.sample_simulated_instructions},
+                   {"error_expected", r.sample_error_expected},
+                   {"error_max", r.sample_error_max}};
   }
   if (r.rtl_tile_lmmas > 0) {
     j["rtl"] = {{"tile_lmmas", r.rtl_tile_lmmas},

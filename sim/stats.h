@@ -52,6 +52,9 @@ struct SampleInfo {
   int64_t waves = 0, waves_run = 0;  // full waves before the tail: the kernel's, the runs'
   // (the runs time the steady blocks of the run's last full wave and add the waves cut at that)
   uint64_t simulated_instructions = 0;  // warp instructions the runs issued
+  // Confidence: the mean and the largest |cycle error| that `ltc bench sim --only sample`
+  // measured for kernels sampled by this method (relative; sim/sampling.h).
+  double error_mean = 0, error_max = 0;
 };
 
 struct KernelStats {
@@ -146,6 +149,9 @@ struct RunStats {
   // the full run would issue.
   std::string sample_method;
   uint64_t sample_simulated_instructions = 0;
+  // The run's cycle error expected from its kernels' (independent errors: the root of the sum of
+  // squares of error_mean x cycles, over the cycles) and at most (all in one direction).
+  double sample_error_expected = 0, sample_error_max = 0;
   std::vector<KernelStats> kernels;
   KernelStats total() const;  // clock_ghz: the one that gives the run's time over its cycles
   // Every kernel at its own clock, the gaps between them at clock_ghz.

@@ -87,7 +87,18 @@ TEST_P(SampledGemm, MatchesTheFullRun) {
                                           sampled.kernels[i - 1].cycles + gpu.sm.kernel_gap_cycles);
     any_sampled = any_sampled || (s.sample.method != "full" && s.sample.method != "repeat");
     EXPECT_LE(s.sample.simulated_instructions, f.warp_instructions()) << f.name;
+    // Confidence: the method's measured error; a first kernel simulated in full is exact.
+    EXPECT_GE(s.sample.error_mean, 0) << f.name;
+    EXPECT_LE(s.sample.error_mean, s.sample.error_max) << f.name;
+    if (i == 0 && s.sample.method == "full") {
+      EXPECT_EQ(s.cycles, f.cycles);
+      EXPECT_EQ(s.sample.error_max, 0);
+    } else {
+      EXPECT_GT(s.sample.error_max, 0) << f.name;
+    }
   }
+  EXPECT_GT(sampled.sample_error_expected, 0);
+  EXPECT_LE(sampled.sample_error_expected, sampled.sample_error_max);
   EXPECT_TRUE(any_sampled) << "the case should exercise sampling";
   const double err = rel_error(sampled.cycles, full.cycles);
   std::printf("%s %lldx%lldx%lld: full %lld cycles (%.2f s), sampled %lld (%.3f s): %+.2f%%\n",
@@ -128,11 +139,23 @@ TEST(Sampling, RepeatedKernelsRunOnce) {
     EXPECT_EQ(repeat.name, "L1." + first.name);
     EXPECT_EQ(repeat.cycles, first.cycles);
     EXPECT_EQ(repeat.sample.simulated_instructions, 0u);
+    EXPECT_EQ(repeat.sample.error_mean, first.sample.error_mean);  // its error repeats
+    EXPECT_EQ(repeat.sample.error_max, first.sample.error_max);
     // The assumption behind it: in the full run the repeat takes (nearly) the same cycles.
     EXPECT_NEAR(double(full.kernels[n + i].cycles), double(full.kernels[i].cycles),
                 0.02 * double(full.kernels[i].cycles));
   }
   EXPECT_NEAR(double(sampled.cycles), double(full.cycles), 0.03 * double(full.cycles));
+  // The repeats' errors add to their kernels' (not independent): the expected error of the run
+  // stays that of a run of each kernel once (independent, it would fall by sqrt(2)).
+  const RunStats once = simulate_sampled(
+      [&] {
+        traces::Trace u = t;
+        u.kernels.resize(n);
+        return u;
+      }(),
+      gpu, {});
+  EXPECT_GT(sampled.sample_error_expected, 0.85 * once.sample_error_expected);
 }
 
 TEST(Sampling, KernelFilterAndErrors) {
