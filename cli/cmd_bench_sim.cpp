@@ -11,11 +11,14 @@
 // whether cycles and outputs agree. `--only sample` measures sampled simulation (sim/sampling.h)
 // against full runs: GEMMs memory- and compute-bound, LUT and MAC, LLaMA-family and odd shapes,
 // with many waves and with heavy tails, and whole decode and prefill steps; each case's cycle
-// error and speedup (simulation wall time, full over sampled), the mean and the worst.
+// error and speedup (simulation wall time, full over sampled), the mean and the worst, beside the
+// confidence the sampled run states (expected and largest error) and how many cases fall within
+// it.
 #include "cli/command.h"
 #include "cli/options.h"
 #include "cli/report/kernel_experiment.h"
 #include "common/config_dir.h"
+#include "common/error.h"
 #include "compiler/gemm_lowering.h"
 #include "compiler/model_lowering.h"
 #include "model/hw/gpu.h"
@@ -302,7 +305,13 @@ void run_sample(const BenchSimFlags& o) {
   nlohmann::json cache = nlohmann::json::object();
   if (!o.full_cache.empty()) {
     std::ifstream in(o.full_cache);
-    if (in) cache = nlohmann::json::parse(in);
+    if (in) {
+      cache = nlohmann::json::parse(in, nullptr, false);
+      if (!cache.is_object()) {
+        throw InputError("--full-cache: " + o.full_cache +
+                         " is not a JSON object of saved full runs (delete it to start afresh)");
+      }
+    }
   }
   sim::SampleOptions so;
   if (!o.trips.empty()) std::copy_n(o.trips.begin(), 2, so.trips);
@@ -436,6 +445,10 @@ void run_paper(const BenchSimFlags& o) {
 }
 
 void run(const BenchSimFlags& o) {
+  if (o.only != "sample" &&
+      (!o.full_cache.empty() || !o.cases.empty() || !o.trips.empty() || o.per_kernel)) {
+    throw InputError("--full-cache, --case, --trips and --per-kernel go with --only sample");
+  }
   if (o.only == "paper") return run_paper(o);
   if (o.only == "h200") return run_calibration(o);
   if (o.only == "sample") return run_sample(o);
@@ -507,7 +520,8 @@ CommandRegistrar reg{
           ->check(in_range(0, 2147483647));
       s->add_option("--full-cache", o->full_cache,
                     "--only sample: keep the full runs' cycles in this JSON file and reuse them "
-                    "(wall times then come from the run that saved them)");
+                    "(wall times then come from the run that saved them; delete the file when "
+                    "the simulator's results change)");
       s->add_option("--case", o->cases,
                     "--only sample: only the cases whose name contains this (repeatable)");
       s->add_option("--trips", o->trips,
@@ -517,7 +531,8 @@ CommandRegistrar reg{
                   "--only sample: also each simulated kernel's cycles against the full run's");
       s->add_flag("--json", o->json, "print one JSON object");
       set_examples(s, {"ltc bench sim", "ltc bench sim --only gemm --json",
-                       "ltc bench sim --only h200 --max-m 256", "ltc bench sim --only rtl"});
+                       "ltc bench sim --only h200 --max-m 256", "ltc bench sim --only rtl",
+                       "ltc bench sim --only sample --full-cache /tmp/full.json --per-kernel"});
       s->callback([o] { run(*o); });
     }};
 

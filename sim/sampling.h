@@ -9,8 +9,12 @@
 //   differ.
 // - Loop trips. The loop that accounts for most of a warp's instructions (the GEMM's K loop, the
 //   attention's KV loop) runs `trips[0]` and `trips[1]` times (8 and 16) instead of its N (when N
-//   >= 2 * trips[1]) in two runs. A block's cycles and counters are affine in the trips once the
-//   cp.async pipeline is in its steady state, so they extrapolate linearly to N.
+//   >= 2 * trips[1]) in two runs, and the kernel's cycles and counters extrapolate linearly to
+//   N. Counters are exactly affine in the trips; cycles are not quite: the per-trip cost of a
+//   kernel of a few waves moves by a few percent from one 8-trip window to the next and drifts
+//   down over the first ~64 trips (the blocks, launched together, spread out), which the
+//   extrapolation multiplies by (N - t1) / (t1 - t0). Longer or more runs do not fix it at a
+//   cost below the full run's (sim/README.md: trip curves, other trip choices).
 // - Waves. A grid of B blocks with C resident at a time (blocks per SM x SMs) is W full waves
 //   and a tail of r blocks (B = W * C + r, 1 <= r <= C). The runs dispatch only the first
 //   w * C + r blocks (w >= min_waves, and late enough that the kernel has moved twice the L2's
@@ -27,6 +31,12 @@
 // against full runs is measured by `ltc bench sim --only sample` (sim/README.md gives the
 // figures). Each kernel's clock is recomputed from its extrapolated tensor utilization. Timing
 // only: --functional needs every instruction and is refused.
+//
+// Confidence. Each kernel carries the mean and the largest |cycle error| the benchmark measured
+// for kernels of its method (SampleInfo::error_mean, error_max; a repeat carries its kernel's,
+// the run's first kernel simulated in full is exact: 0). The run's expected error treats the
+// distinct kernels' errors as independent (a repeat's adds to its kernel's), its maximum adds
+// them all in one direction (RunStats::sample_error_expected, sample_error_max).
 #pragma once
 
 #include "model/hw/gpu.h"
