@@ -25,6 +25,7 @@
 #include "model/llm/graph.h"
 #include "model/llm/model_config.h"
 #include "model/roofline/estimate.h"
+#include "sim/gpu.h"
 #include "sim/sampling.h"
 #include "sim/simulator.h"
 
@@ -355,9 +356,11 @@ void run_sample(const BenchSimFlags& o) {
       for (size_t i = 0; i < sampled.kernels.size() && i < full.kernels.size(); ++i) {
         const auto& sk = sampled.kernels[i];
         if (sk.sample.method == "repeat") continue;
-        fmt::print("    {:<28} {:<10} {:>10} {:>10} {:>+7.2f}%\n", sk.name, sk.sample.method,
-                   full.kernels[i].cycles, sk.cycles,
-                   100 * (double(sk.cycles) / double(full.kernels[i].cycles) - 1));
+        const sim::Occupancy occ = sim::kernel_occupancy(t.kernels[i], gpu);
+        fmt::print("    {:<28} {:<10} {:>10} {:>10} {:>+7.2f}% {:>6.2f} waves\n", sk.name,
+                   sk.sample.method, full.kernels[i].cycles, sk.cycles,
+                   100 * (double(sk.cycles) / double(full.kernels[i].cycles) - 1),
+                   double(t.kernels[i].blocks()) / double(occ.blocks_per_sm * gpu.sms));
       }
     }
     const double err = double(sampled.cycles) / double(full.cycles) - 1;
