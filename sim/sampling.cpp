@@ -79,8 +79,8 @@ struct Confidence {
 constexpr Confidence kConfidence[] = {
     {"full", false, true, 0.0090, 0.020},       // 6 GEMM kernels after a run's first
     {"full", false, false, 0.0321, 0.27},       // 24 other kernels after a run's first
-    {"loop", false, false, 0.0163, 0.034},      // 11 kernels
-    {"loop", true, false, 0.0293, 0.047},       // 4
+    {"loop", false, false, 0.0145, 0.034},      // 13 kernels
+    {"loop", true, false, 0.0356, 0.091},       // 6
     {"wave", true, false, 0.0123, 0.013},       // 1
     {"loop+wave", true, false, 0.0065, 0.010},  // 3
 };
