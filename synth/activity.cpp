@@ -550,13 +550,13 @@ ActivityResult iverilog_activity(const DesignSource& src, const std::vector<Port
 
 ActivityResult measure_activity(const DesignSource& src, const SynthResult& netlist,
                                 const ActivityOptions& opt, const std::string& workdir) {
-  const auto ports = parse_netlist_ports(read_text(netlist.sim_netlist), src.top);
+  const auto ports = parse_netlist_ports(read_text(netlist.netlist), src.top);
   write_stimulus(ports, src, opt, workdir);
   if (opt.netlist_simulator == "ltc") {
     return gatesim_activity(src, ports, netlist.json_netlist, opt, workdir);
   }
   if (opt.netlist_simulator == "iverilog") {
-    return iverilog_activity(src, ports, netlist.sim_netlist, opt, workdir);
+    return iverilog_activity(src, ports, netlist.netlist, opt, workdir);
   }
   throw std::invalid_argument("netlist simulator '" + opt.netlist_simulator +
                               "' (valid: ltc, iverilog)");

@@ -96,7 +96,7 @@ PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOption
     r.activity_nets = act.net_bits + act.input_bits;
     r.seconds["activity"] = act.seconds;
     if (opt.gate_check) {
-      const auto ports = parse_netlist_ports(read_text(syn.sim_netlist), src.top);
+      const auto ports = parse_netlist_ports(read_text(syn.netlist), src.top);
       const auto t = std::chrono::steady_clock::now();
       const std::string rtl_out = simulate_rtl_outputs(src, ports, ao, opt.workdir);
       std::vector<std::string> diffs;
@@ -113,7 +113,7 @@ PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOption
   r.input_activity = sta.input_activity;
   r.net_activity = sta.global_activity;
 
-  const StaResult st = run_sta(syn.sta_netlist, src.top, src.clock_port, sta, opt.workdir);
+  const StaResult st = run_sta(syn.netlist, src.top, src.clock_port, sta, opt.workdir);
   r.seconds["sta"] = st.seconds;
   r.delay_ns = st.delay_ns;
   if (r.delay_ns <= 0) throw std::runtime_error("sta reported a non-positive critical path");

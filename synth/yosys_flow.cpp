@@ -98,11 +98,8 @@ std::string yosys_finish_script(const DesignSource& src, const SynthOptions& opt
     << "opt_clean -purge\n"
     << "check -assert\n"
     << "tee -o stat.txt stat -liberty " << opt.liberty << " -top " << src.top << "\n"
-    << "write_verilog -noattr -noexpr -nohex -nodec netlist_sim.v\n"
-    << "write_json netlist.json\n"
-    << "splitnets -ports\n"
-    << "opt_clean -purge\n"
-    << "write_verilog -noattr -noexpr -nohex -nodec netlist.v\n";
+    << "write_verilog -noattr -noexpr -nohex -nodec netlist.v\n"
+    << "write_json netlist.json\n";
   return s.str();
 }
 
@@ -206,9 +203,8 @@ SynthResult run_yosys(const DesignSource& src, const SynthOptions& opt,
   if (r.area_um2 <= 0 || r.cells == 0) {
     throw std::runtime_error("yosys reported no area/cells for " + src.top + " (" + workdir + ")");
   }
-  r.sim_netlist = workdir + "/netlist_sim.v";
+  r.netlist = workdir + "/netlist.v";
   r.json_netlist = workdir + "/netlist.json";
-  r.sta_netlist = workdir + "/netlist.v";
   return r;
 }
 

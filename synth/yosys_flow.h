@@ -40,9 +40,8 @@ struct SynthResult {
   int cells = 0;
   std::map<std::string, int> cells_by_type;
   int flip_flops = 0;        // DFF* and LATCH cells
-  std::string sim_netlist;   // workdir/netlist_sim.v (vector ports)
+  std::string netlist;       // workdir/netlist.v (vector ports; OpenSTA, iverilog)
   std::string json_netlist;  // workdir/netlist.json (the same design, for gatesim.h)
-  std::string sta_netlist;   // workdir/netlist.v (bit ports, for OpenSTA)
   double seconds = 0;
   std::string log_path;
   int fanout_buffers = 0, fanout_nets = 0, max_fanout_before = 0;  // fanout_buffer.h

@@ -96,7 +96,7 @@ TEST(GateLevel, NetlistMatchesRtlOnRandomVectors) {
   opt.cycles = 200;
   opt.seed = uint32_t(ltc::test_support::test_seed(11));
   const ActivityResult act = measure_activity(src, syn, opt, dir);
-  const auto ports = parse_netlist_ports(read_text(syn.sim_netlist), src.top);
+  const auto ports = parse_netlist_ports(read_text(syn.netlist), src.top);
   const std::string rtl = simulate_rtl_outputs(src, ports, opt, dir);
   std::vector<std::string> diffs;
   EXPECT_EQ(compare_outputs(act.outputs_path, rtl, &diffs), 0)
@@ -110,7 +110,7 @@ TEST(GateLevel, DetectsADifferentDesign) {
   ActivityOptions opt;
   opt.cycles = 50;
   const ActivityResult act = measure_activity(adder, syn, opt, dir);
-  const auto ports = parse_netlist_ports(read_text(syn.sim_netlist), adder.top);
+  const auto ports = parse_netlist_ports(read_text(syn.netlist), adder.top);
   opt.rtl_simulator = "iverilog";
   const std::string rtl = simulate_rtl_outputs(reg_adder(6, "reg_subber"), ports, opt, dir);
   EXPECT_GT(compare_outputs(act.outputs_path, rtl), 25);

@@ -2,9 +2,9 @@
 // mapping it completes (yosys_flow.h).
 #include "synth/fanout_buffer.h"
 
+#include "common/file_io.h"
 #include "synth/gatesim.h"
 #include "synth/liberty.h"
-#include "common/file_io.h"
 #include "synth/yosys_flow.h"
 #include "synth_test_util.h"
 

@@ -76,8 +76,8 @@ TEST(YosysFlow, WiderAdderIsLargerAndSlower) {
   const SynthResult b = run_yosys(reg_adder(16), SynthOptions{}, dir + "/w16");
   EXPECT_GT(b.area_um2, 2 * a.area_um2);
   StaOptions sta;
-  const StaResult ta = run_sta(a.sta_netlist, "reg_adder", "clk_i", sta, dir + "/w4");
-  const StaResult tb = run_sta(b.sta_netlist, "reg_adder", "clk_i", sta, dir + "/w16");
+  const StaResult ta = run_sta(a.netlist, "reg_adder", "clk_i", sta, dir + "/w4");
+  const StaResult tb = run_sta(b.netlist, "reg_adder", "clk_i", sta, dir + "/w16");
   EXPECT_GT(tb.delay_ns, ta.delay_ns);
 }
 
@@ -122,7 +122,7 @@ TEST(StaFlow, SplitPortNetlistReadsCleanly) {
   const SynthResult r = run_yosys(reg_adder(8), SynthOptions{}, dir);
   StaOptions opt;
   opt.clock_ns = 20;
-  const StaResult t = run_sta(r.sta_netlist, "reg_adder", "clk_i", opt, dir);
+  const StaResult t = run_sta(r.netlist, "reg_adder", "clk_i", opt, dir);
   EXPECT_GT(t.delay_ns, 0.3);  // at least a flip-flop clock-to-Q and a setup time
   EXPECT_LT(t.delay_ns, 20);
   EXPECT_NEAR(t.slack_ns, 20 - t.delay_ns, 1e-9);
@@ -138,8 +138,8 @@ TEST(StaFlow, PowerRescalingMatchesARunAtTheOtherClock) {
   a.clock_ns = 10;
   StaOptions b = a;
   b.clock_ns = 4;
-  const StaResult ta = run_sta(r.sta_netlist, "reg_adder", "clk_i", a, dir);
-  const StaResult tb = run_sta(r.sta_netlist, "reg_adder", "clk_i", b, dir);
+  const StaResult ta = run_sta(r.netlist, "reg_adder", "clk_i", a, dir);
+  const StaResult tb = run_sta(r.netlist, "reg_adder", "clk_i", b, dir);
   EXPECT_NEAR(ta.total_mw_at(4), tb.total_mw, 1e-4 * tb.total_mw);
   EXPECT_NEAR(ta.delay_ns, tb.delay_ns, 1e-3);
 }
@@ -150,8 +150,8 @@ TEST(StaFlow, MoreActivityMoreDynamicPower) {
   StaOptions lo, hi;
   lo.global_activity = 0.05;
   hi.global_activity = 0.4;
-  const StaResult a = run_sta(r.sta_netlist, "reg_adder", "clk_i", lo, dir);
-  const StaResult b = run_sta(r.sta_netlist, "reg_adder", "clk_i", hi, dir);
+  const StaResult a = run_sta(r.netlist, "reg_adder", "clk_i", lo, dir);
+  const StaResult b = run_sta(r.netlist, "reg_adder", "clk_i", hi, dir);
   EXPECT_GT(b.switching_mw, 4 * a.switching_mw);
   EXPECT_DOUBLE_EQ(a.leakage_mw, b.leakage_mw);
 }

@@ -2,10 +2,10 @@
 // the cross-check against OpenSTA's report_power where every net has the same activity.
 #include "synth/power.h"
 
+#include "common/file_io.h"
 #include "synth/activity.h"
 #include "synth/gatesim.h"
 #include "synth/ppa.h"
-#include "common/file_io.h"
 #include "synth/sta_flow.h"
 #include "synth/yosys_flow.h"
 #include "synth_test_util.h"
@@ -111,10 +111,10 @@ void expect_agrees_with_opensta(const DesignSource& src, const std::vector<std::
   sta.clock_ns = 10;
   sta.global_activity = 0.1;
   sta.input_activity = 0.1;
-  const StaResult st = run_sta(syn.sta_netlist, src.top, src.clock_port, sta, dir);
+  const StaResult st = run_sta(syn.netlist, src.top, src.clock_port, sta, dir);
   GateSim sim(syn.json_netlist, src.top, osu018().cells);
   std::vector<std::string> inputs;
-  for (const auto& p : parse_netlist_ports(read_text(syn.sim_netlist), src.top)) {
+  for (const auto& p : parse_netlist_ports(read_text(syn.netlist), src.top)) {
     if (p.input && p.name != src.clock_port) inputs.push_back(p.name);
   }
   const NetActivity act = sim.net_activity(inputs, {src.clock_port}, 1);
