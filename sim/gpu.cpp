@@ -157,6 +157,15 @@ KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuCo
       d.occupancy = d.wavefronts;
       d.latency = sm.smem_latency_cycles + d.wavefronts - 1;
     };
+    auto depth = [](const traces::Affine& a) {
+      uint8_t n = 0;
+      for (int v = 0; v < traces::kMaxLoopDepth; ++v) {
+        if (a.coef[size_t(4 + v)] != 0) n = uint8_t(v + 1);
+      }
+      return n;
+    };
+    d.addr_depth = depth(in.addr);
+    d.mn_depth = std::max(depth(in.m), depth(in.n));
     try {
       switch (in.op) {
         case Opcode::kLdGlobal:

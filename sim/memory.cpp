@@ -2,15 +2,18 @@
 
 #include "common/error.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define LTC_SIM_SSE2 1
+#else
+#define LTC_SIM_SSE2 0
+#endif
+
 #include <cmath>
 #include <stdexcept>
 
 namespace ltc::sim {
 namespace {
-
-int popcount4(uint32_t m) {
-  return int((m & 1) + ((m >> 1) & 1) + ((m >> 2) & 1) + ((m >> 3) & 1));
-}
 
 int log2_exact(int v) {
   int s = 0;
@@ -29,6 +32,9 @@ SectorCache::SectorCache(uint64_t capacity_bytes, int ways, int line_bytes)
   if (sets_ > UINT32_MAX) throw InputError("cache: more than 2^32 sets");
   set_of_ = FastMod(uint32_t(sets_));
   stride_ = (7 * size_t(ways) + 7) / 8;  // 4 B tag + rank, valid, dirty bytes per way
+  size_t padded = 1;
+  while (padded < stride_ && padded < 8) padded *= 2;
+  stride_ = stride_ <= 8 ? padded : (stride_ + 7) / 8 * 8;
   clear();
 }
 
@@ -58,12 +64,30 @@ SectorCache::Result SectorCache::access(uint64_t line_addr, uint32_t sectors, bo
   uint8_t* rank = reinterpret_cast<uint8_t*>(tags + ways_);
   uint8_t* valid = rank + ways_;
   uint8_t* dirty = valid + ways_;
-  // Branch-free scans (the compiler vectorizes them): which way holds the line, which is LRU.
-  int way = -1, lru = 0;
   const uint32_t tag = uint32_t(line);
-  for (int w = 0; w < ways_; ++w) {
-    way = tags[w] == tag ? w : way;
-    lru = rank[w] == ways_ - 1 ? w : lru;
+  int way = -1, lru = 0;
+  if (LTC_SIM_SSE2 && ways_ == 16) {
+#if LTC_SIM_SSE2
+    // The L2's 16 ways in SSE2 registers: four tag compares, one rank compare (line numbers are
+    // unique in a set and the ranks a permutation, so the first match is the only one).
+    const __m128i want = _mm_set1_epi32(int(tag));
+    const __m128i* t = reinterpret_cast<const __m128i*>(tags);
+    const int hit =
+        _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_load_si128(t), want))) |
+        _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_load_si128(t + 1), want))) << 4 |
+        _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_load_si128(t + 2), want))) << 8 |
+        _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_load_si128(t + 3), want))) << 12;
+    const __m128i ranks = _mm_load_si128(reinterpret_cast<const __m128i*>(rank));
+    const int oldest = _mm_movemask_epi8(_mm_cmpeq_epi8(ranks, _mm_set1_epi8(15)));
+    way = hit ? __builtin_ctz(unsigned(hit)) : -1;
+    lru = oldest ? __builtin_ctz(unsigned(oldest)) : 0;
+#endif
+  } else {
+    // Branch-free scans: which way holds the line, which is LRU.
+    for (int w = 0; w < ways_; ++w) {
+      way = tags[w] == tag ? w : way;
+      lru = rank[w] == ways_ - 1 ? w : lru;
+    }
   }
   if (way >= 0) {
     r.missed = sectors & ~uint32_t(valid[way]);
@@ -79,7 +103,16 @@ SectorCache::Result SectorCache::access(uint64_t line_addr, uint32_t sectors, bo
     dirty[way] = uint8_t(write ? sectors : 0);
   }
   const uint8_t old = rank[way];
-  for (int w = 0; w < ways_; ++w) rank[w] = uint8_t(rank[w] + (rank[w] < old));
+  if (LTC_SIM_SSE2 && ways_ == 16) {
+#if LTC_SIM_SSE2
+    // rank += (rank < old): the compare gives -1 where true (ranks < 16, so signed is exact).
+    __m128i* rv = reinterpret_cast<__m128i*>(rank);
+    const __m128i ranks = _mm_load_si128(rv);
+    _mm_store_si128(rv, _mm_sub_epi8(ranks, _mm_cmplt_epi8(ranks, _mm_set1_epi8(char(old)))));
+#endif
+  } else {
+    for (int w = 0; w < ways_; ++w) rank[w] = uint8_t(rank[w] + (rank[w] < old));
+  }
   rank[way] = 0;
   return r;
 }
@@ -99,8 +132,10 @@ void Dram::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   const double t = to_cycles(sc_core::sc_time_stamp() + delay);
   const uint64_t addr = p.get_address();
   BandwidthPort& ch = channels_[channel_of_(L2::mix_line(addr >> 8))];
-  const double bytes = double(p.get_data_length());
-  const double start = ch.reserve(t, bytes);
+  const unsigned len = p.get_data_length();
+  const double bytes = double(len);
+  const double start =
+      len % 32 == 0 && len <= 128 ? ch.reserve_sectors(t, int(len / 32)) : ch.reserve(t, bytes);
   if (p.is_write()) {
     stats_.dram_write_bytes += uint64_t(bytes);  // posted: the requester does not wait
   } else {
@@ -141,8 +176,10 @@ void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
   const uint32_t sectors = mask ? mask->sectors : 0xfu;
   const uint64_t line = line_addr >> line_shift_;
   Slice& s = slices_[slice_of_(mix_line(line))];
-  const double bytes = double(p.get_data_length());
-  const double start = s.port.reserve(t, bytes);
+  const unsigned len = p.get_data_length();
+  const double bytes = double(len);
+  const double start = len % 32 == 0 && len <= 128 ? s.port.reserve_sectors(t, int(len / 32))
+                                                   : s.port.reserve(t, bytes);
   const bool write = p.is_write();
   const SectorCache::Result r = s.tags.access(line_addr, sectors, write);
   const int n = popcount4(sectors);

@@ -16,7 +16,9 @@
 #include <systemc>
 #include <tlm>
 
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <vector>
 
 namespace ltc::sim {
@@ -30,10 +32,19 @@ inline Cycle now_cycles() {
   return Cycle((sc_core::sc_time_stamp().value() + 500) / 1000);
 }
 inline sc_core::sc_time cycles(double c) {
-  return sc_core::sc_time::from_value(c > 0 ? sc_dt::uint64(c * kTicksPerCycle + 0.5) : 0);
+  // sc_time::from_value is an out-of-line library call on every request; one tick times the
+  // count is inline and exact (sc_time's operator* rounds the product, exact below 2^52 ticks).
+  static const sc_core::sc_time kTick = sc_core::sc_time::from_value(1);
+  return kTick * double(c > 0 ? sc_dt::uint64(c * kTicksPerCycle + 0.5) : 0);
 }
 inline double to_cycles(const sc_core::sc_time& t) {
   return double(t.value()) * (1.0 / kTicksPerCycle);
+}
+
+// Set bits among the four sector bits of a line's mask (x86-64's baseline has no popcnt).
+inline int popcount4(uint32_t m) {
+  static constexpr uint8_t kBits[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+  return kBits[m & 15];
 }
 
 // x mod d for a fixed d without a division (Lemire, Kaser and Kurz 2019, "Faster remainder by
@@ -58,11 +69,20 @@ class FastMod {
 // served in call order).
 class BandwidthPort {
  public:
-  explicit BandwidthPort(double bytes_per_cycle = 1) : rate_(bytes_per_cycle) {}
+  explicit BandwidthPort(double bytes_per_cycle = 1) : rate_(bytes_per_cycle) {
+    for (int n = 0; n <= 4; ++n) sector_cycles_[n] = double(32 * n) / rate_;
+  }
   // Cycle at which a transfer of `bytes` arriving at `t` starts; the port is busy until it ends.
   double reserve(double t, double bytes) {
     const double start = t > free_ ? t : free_;
     free_ = start + bytes / rate_;
+    return start;
+  }
+  // reserve(t, 32 * n) for n = 0..4 sectors, the division done once at construction (the same
+  // quotient, so the same result bit for bit).
+  double reserve_sectors(double t, int n) {
+    const double start = t > free_ ? t : free_;
+    free_ = start + sector_cycles_[n];
     return start;
   }
   double free_at() const { return free_; }
@@ -71,6 +91,7 @@ class BandwidthPort {
  private:
   double rate_;
   double free_ = 0;
+  double sector_cycles_[5] = {};
 };
 
 // Set-associative tags with 32-byte sectors and LRU replacement (L1, L2 slices).
@@ -92,22 +113,39 @@ class SectorCache {
     if (sets_ == 0) return;
     const uint64_t* set = &sets_data_[size_t(set_of_(line_addr >> line_shift_)) * stride_];
     __builtin_prefetch(set);
-    __builtin_prefetch(set + 8);
+    if (stride_ > 8) __builtin_prefetch(set + 8);
   }
   void clear();
 
  private:
+  // 64-byte aligned storage (a host cache line), so that a set never straddles more host cache
+  // lines than its size needs.
+  template <class T>
+  struct LineAligned {
+    using value_type = T;
+    LineAligned() = default;
+    template <class U>
+    LineAligned(const LineAligned<U>&) {}
+    T* allocate(size_t n) {
+      return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64)));
+    }
+    void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t(64)); }
+    bool operator==(const LineAligned&) const { return true; }
+    bool operator!=(const LineAligned&) const { return false; }
+  };
   // One set's ways lie together in one block of `stride_` words (a lookup touches one block):
   // the line numbers (32 bits: 2^32 lines of 128 B, 512 GiB, the simulated address space; the
   // launcher refuses more), then an LRU rank per way (0: most recent; a permutation), then the
-  // valid and dirty sector masks.
+  // valid and dirty sector masks. Blocks are padded to a power of two up to 64 bytes, else to a
+  // multiple of 64 bytes, so that a lookup touches as few host cache lines as possible (two for
+  // a 16-way L2 set, both prefetched by prefetch()).
   static constexpr uint32_t kNoLine = ~uint32_t(0);
   uint64_t sets_ = 0;
   FastMod set_of_;
   int ways_ = 0;
   int line_shift_ = 7;
   size_t stride_ = 0;  // in 8-byte words
-  std::vector<uint64_t> sets_data_;
+  std::vector<uint64_t, LineAligned<uint64_t>> sets_data_;
 };
 
 // What an SM asks of L2 per line: the payload's address is the line address, the data length

@@ -18,16 +18,20 @@ int log2_exact(int v) {
   return s;
 }
 
-int popcount4(uint32_t m) {
-  return int((m & 1) + ((m >> 1) & 1) + ((m >> 2) & 1) + ((m >> 3) & 1));
-}
-
 // Memory instructions wait to issue while the SM's load/store path has more than this many
 // cycles of work queued (the MIO / LSU instruction queue of real SMs).
 constexpr double kLsuQueueCycles = 64;
 
-uint64_t acc_key(const Instr& in, const traces::Affine::Point& p) {
-  return (uint64_t(in.m.eval(p)) << 32) ^ uint64_t(in.n.eval(p));
+// Affine::eval over the block and warp coordinates and the first `depth` loop counters: the
+// same value when the coefficients of the deeper loops are zero (DecodedInstr's depths).
+inline int64_t eval(const traces::Affine& a, const traces::Affine::Point& p, int depth) {
+  int64_t v = a.base + a.coef[0] * p.bx + a.coef[1] * p.by + a.coef[2] * p.wx + a.coef[3] * p.wy;
+  for (int d = 0; d < depth; ++d) v += a.coef[size_t(4 + d)] * p.i[size_t(d)];
+  return v;
+}
+
+inline uint64_t acc_key(const Instr& in, const traces::Affine::Point& p, int depth) {
+  return (uint64_t(eval(in.m, p, depth)) << 32) ^ uint64_t(eval(in.n, p, depth));
 }
 
 }  // namespace
@@ -91,6 +95,7 @@ void Sm::begin_kernel(const KernelPlan* plan, Cycle launch) {
   stats_ = KernelStats{};
   for (auto& sp : sps_) {
     sp = SubPartition{};
+    sp.index = int(&sp - sps_.data());
     sp.accounted = sp.wake = launch;
   }
   for (auto& b : blocks_) b = Block{};
@@ -256,7 +261,11 @@ Stall Sm::unit_stall(Unit u) const {
   }
 }
 
-bool Sm::try_issue(SubPartition& sp, Cycle c) {
+// The issue path runs once per warp instruction: try_issue is inlined into run_until and fetch
+// into issue (a call each costs the saving and restoring of the callee-saved registers).
+#define LTC_SIM_HOT inline __attribute__((always_inline))
+
+LTC_SIM_HOT bool Sm::try_issue(SubPartition& sp, Cycle c) {
   if (sp.warps.empty()) {
     sp.reason = Stall::kNoWarp;
     sp.wake = kNever;
@@ -280,8 +289,8 @@ bool Sm::try_issue(SubPartition& sp, Cycle c) {
     return false;
   };
   if (gto_) {
-    if (sp.last >= 0 && warps_[size_t(sp.last)].active &&
-        warps_[size_t(sp.last)].sp == int(&sp - sps_.data()) && consider(sp.last)) {
+    if (sp.last >= 0 && warps_[size_t(sp.last)].active && warps_[size_t(sp.last)].sp == sp.index &&
+        consider(sp.last)) {
       return true;
     }
     for (int slot : sp.warps) {
@@ -302,7 +311,7 @@ bool Sm::try_issue(SubPartition& sp, Cycle c) {
   return false;
 }
 
-void Sm::fetch(Warp& w, Cycle c) {
+LTC_SIM_HOT void Sm::fetch(Warp& w, Cycle c) {
   w.next = w.stream.next();
   if (!w.next) {
     retire_warp(w, c);
@@ -327,9 +336,25 @@ void Sm::fetch(Warp& w, Cycle c) {
   if (d.reads & kValues) need(w.values, Stall::kValues);
   if (d.reads & kAllAccumulators) need(w.acc_all, Stall::kAccumulator);
   if (d.reads & kAccumulatorTile) {
-    w.key = acc_key(*w.next, w.stream.point());
-    for (const AccSlot& s : w.acc) {
-      if (s.key == w.key) need(s.ready, Stall::kAccumulator);
+    w.key = acc_key(*w.next, w.stream.point(), d.mn_depth);
+    // A non-zero key is in at most one slot (a key is installed only where no slot holds it;
+    // unused slots hold key 0), so finding it ends the search: first where the warp's next tile
+    // usually is (the slot after the last one, or the last one again), else a scan of all.
+    const int after = (w.acc_slot + 1) & (kAccSlots - 1), again = w.acc_slot & (kAccSlots - 1);
+    if (w.key != 0 && w.acc[size_t(after)].key == w.key) {
+      w.acc_slot = after;
+      need(w.acc[size_t(after)].ready, Stall::kAccumulator);
+    } else if (w.key != 0 && w.acc[size_t(again)].key == w.key) {
+      w.acc_slot = again;
+      need(w.acc[size_t(again)].ready, Stall::kAccumulator);
+    } else {
+      w.acc_slot = -1;
+      for (int i = 0; i < kAccSlots; ++i) {
+        if (w.acc[size_t(i)].key == w.key) {
+          need(w.acc[size_t(i)].ready, Stall::kAccumulator);
+          w.acc_slot = i;
+        }
+      }
     }
   }
   if (w.next->op == Opcode::kWait) {
@@ -376,11 +401,9 @@ void Sm::issue(Warp& w, SubPartition& sp, Cycle c) {
           c + Cycle(t.issue_cycles);
       stats_.tensor_busy_cycles += uint64_t(t.issue_cycles);
       done = c + Cycle(t.latency_cycles);
-      // The slot of this tile, else a free (retired) slot, else the earliest-ready one.
-      AccSlot* slot = nullptr;
-      for (AccSlot& s : w.acc) {
-        if (s.key == w.key) slot = &s;
-      }
+      // The slot of this tile (found by fetch; only issue changes the slots), else a free
+      // (retired) slot, else the earliest-ready one.
+      AccSlot* slot = w.acc_slot >= 0 ? &w.acc[size_t(w.acc_slot)] : nullptr;
       if (!slot) {
         slot = &w.acc[0];
         for (AccSlot& s : w.acc) {
@@ -390,6 +413,7 @@ void Sm::issue(Warp& w, SubPartition& sp, Cycle c) {
       }
       slot->key = w.key;
       slot->ready = done;
+      w.acc_slot = int(slot - w.acc.data());  // where fetch looks first for the next tile
       w.acc_all = std::max(w.acc_all, done);
       break;
     }
@@ -496,7 +520,7 @@ void Sm::retire_warp(Warp& w, Cycle c) {
 }
 
 Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
-  const uint64_t off = uint64_t(in.addr.eval(w.stream.point()));
+  const uint64_t off = uint64_t(eval(in.addr, w.stream.point(), w.dec->addr_depth));
   const uint64_t tbytes = plan_->tensor_bytes[in.tensor];
   if (off >= tbytes) return c + 1;  // nothing of the tensor (the validator rejects such traces)
   const uint64_t bytes = std::min<uint64_t>(in.bytes, tbytes - off);
@@ -509,17 +533,24 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
                            ? double(c)
                            : lsu_.reserve(double(c), double(last - first + 1));
   Cycle done = Cycle(start) + 1;
-  if (l2_hint_ && in.op != Opcode::kLdGlobal) {
-    for (uint64_t line = first; line <= last && line < first + 8; ++line) {
+  // Host-side hints (no simulated effect): the L2 sets of the first lines now, then each line's
+  // set kPrefetchAhead lines before its lookup, so the lookups' host cache misses overlap.
+  constexpr uint64_t kPrefetchAhead = 8;
+  const bool hint = l2_hint_ && in.op != Opcode::kLdGlobal;
+  if (hint) {
+    for (uint64_t line = first; line <= last && line < first + kPrefetchAhead; ++line) {
       l2_hint_->prefetch(line << line_shift_);
     }
   }
   for (uint64_t line = first; line <= last; ++line) {
+    if (hint && line + kPrefetchAhead <= last) {
+      l2_hint_->prefetch((line + kPrefetchAhead) << line_shift_);
+    }
     const uint64_t base = line << line_shift_;
     const uint64_t lo = std::max(addr, base) - base,
                    hi = std::min(addr + bytes, base + line_bytes) - base;
-    uint32_t sectors = 0;
-    for (uint64_t s = lo / 32; s * 32 < hi; ++s) sectors |= 1u << s;
+    // Sectors lo / 32 .. ceil(hi / 32) - 1 (hi > lo: the line holds part of the access).
+    const uint32_t sectors = ((1u << ((hi + 31) / 32)) - 1) & ~((1u << (lo / 32)) - 1);
     const Cycle t = Cycle(start) + Cycle(line - first);
     Cycle ready = t + 1;
     if (in.op == Opcode::kLdGlobal) {
@@ -540,8 +571,9 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
 }
 
 Cycle Sm::l2_request(uint64_t line_addr, uint32_t sectors, bool write, Cycle t) {
-  const double bytes = 32.0 * popcount4(sectors);
-  const double enter = noc_.reserve(double(t), bytes);
+  const int n = popcount4(sectors);
+  const double bytes = 32.0 * n;
+  const double enter = noc_.reserve_sectors(double(t), n);
   payload_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
   payload_.set_address(line_addr);
   payload_.set_data_length(unsigned(bytes));

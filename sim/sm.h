@@ -50,6 +50,8 @@ struct DecodedInstr {
   uint64_t tensor_ops = 0;
   int32_t wavefronts = 0;  // shared memory: data-path cycles (conflicts included)
   int32_t conflict_wavefronts = 0;
+  // Loop counters its addr / m / n use: coefficients of deeper loops are zero (Sm::eval).
+  uint8_t addr_depth = 0, mn_depth = 0;
 };
 
 // Everything the SMs share about the running kernel.
@@ -124,7 +126,7 @@ class Sm : public sc_core::sc_module {
     uint64_t key = 0;
     Cycle ready = 0;
   };
-  static constexpr int kAccSlots = 16;
+  static constexpr int kAccSlots = 16;  // a power of two (Sm::fetch)
   static constexpr int kMaxGroups = 32;
   struct Warp {
     // What the scheduler reads for every warp it considers comes first (one host cache line).
@@ -143,7 +145,8 @@ class Sm : public sc_core::sc_module {
     Cycle open_group = -1;  // completion of the uncommitted ldgsts, -1: none
     Cycle held = 0;         // `ready` saved while at a barrier
     Cycle start = 0;
-    uint64_t key = 0;  // accumulator tile of `next` (lmma / mma)
+    uint64_t key = 0;   // accumulator tile of `next` (lmma / mma)
+    int acc_slot = -1;  // the slot of `acc` holding `key` when `next` was fetched, -1: none
     int ngroups = 0;
     int block = -1;
     uint64_t age = 0;
@@ -160,6 +163,7 @@ class Sm : public sc_core::sc_module {
     std::vector<int> warps;
   };
   struct SubPartition {
+    int index = 0;           // in sps_
     std::vector<int> warps;  // resident warp slots, oldest first
     int last = -1;           // last issued slot (GTO) / round-robin position (LRR)
     Cycle wake = 0;          // earliest cycle it may issue
