@@ -129,7 +129,8 @@ Dram::Dram(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& 
 }
 
 void Dram::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  const double t = to_cycles(sc_core::sc_time_stamp() + delay);
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const double t = to_cycles(now + delay);
   const uint64_t addr = p.get_address();
   BandwidthPort& ch = channels_[channel_of_(L2::mix_line(addr >> 8))];
   const unsigned len = p.get_data_length();
@@ -140,7 +141,7 @@ void Dram::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
     stats_.dram_write_bytes += uint64_t(bytes);  // posted: the requester does not wait
   } else {
     stats_.dram_read_bytes += uint64_t(bytes);
-    delay = cycles(start + latency_cycles_ - to_cycles(sc_core::sc_time_stamp()));
+    delay = cycles(start + latency_cycles_ - to_cycles(now));
   }
   p.set_response_status(tlm::TLM_OK_RESPONSE);
 }

@@ -18,10 +18,6 @@ int log2_exact(int v) {
   return s;
 }
 
-// Memory instructions wait to issue while the SM's load/store path has more than this many
-// cycles of work queued (the MIO / LSU instruction queue of real SMs).
-constexpr double kLsuQueueCycles = 64;
-
 // Affine::eval over the block and warp coordinates and the first `depth` loop counters: the
 // same value when the coefficients of the deeper loops are zero (DecodedInstr's depths).
 inline int64_t eval(const traces::Affine& a, const traces::Affine::Point& p, int depth) {
@@ -103,6 +99,9 @@ void Sm::begin_kernel(const KernelPlan* plan, Cycle launch) {
   resident_blocks_ = 0;
   fill_at_ = kNever;
   lsu_.reset();
+  lsu_reserved();
+  decoded_ = plan->decoded.data();
+  program_ = plan->kernel->program.data();
   noc_.reset();
   cycle_ = std::max(cycle_, launch);
   l1_ = SectorCache(uint64_t(std::max<int64_t>(plan->l1_bytes, 0)), gpu_.sm.l1_ways,
@@ -238,10 +237,8 @@ Cycle Sm::unit_free(const SubPartition& sp, Unit u) const {
     case Unit::kSfu:
       return sp.sfu_free;
     case Unit::kSmem:
-    case Unit::kGlobal: {
-      const double f = lsu_.free_at() - kLsuQueueCycles;
-      return f > 0 ? Cycle(f) : 0;
-    }
+    case Unit::kGlobal:
+      return lsu_open_;
     case Unit::kNone:
       break;
   }
@@ -317,8 +314,7 @@ LTC_SIM_HOT void Sm::fetch(Warp& w, Cycle c) {
     retire_warp(w, c);
     return;
   }
-  const traces::Kernel& k = *plan_->kernel;
-  w.dec = &plan_->decoded[size_t(w.next - k.program.data())];
+  w.dec = &decoded_[w.next - program_];
   w.unit = w.dec->unit;
   const DecodedInstr& d = *w.dec;
   Cycle r = c + 1;
@@ -429,6 +425,7 @@ void Sm::issue(Warp& w, SubPartition& sp, Cycle c) {
       break;
     case Unit::kSmem: {
       const Cycle start = Cycle(lsu_.reserve(double(c), double(d.wavefronts)));
+      lsu_reserved();
       done = start + d.latency;
       stats_.mem.smem_bytes += in.bytes;
       stats_.mem.smem_wavefronts += uint64_t(d.wavefronts);
@@ -532,6 +529,7 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
   const double start = in.op == Opcode::kLdGlobalAsync && gpu_.sm.tma
                            ? double(c)
                            : lsu_.reserve(double(c), double(last - first + 1));
+  lsu_reserved();
   Cycle done = Cycle(start) + 1;
   // Host-side hints (no simulated effect): the L2 sets of the first lines now, then each line's
   // set kPrefetchAhead lines before its lookup, so the lookups' host cache misses overlap.

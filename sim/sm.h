@@ -26,6 +26,9 @@ namespace ltc::sim {
 
 inline constexpr Cycle kNever = std::numeric_limits<Cycle>::max() / 4;
 inline constexpr int kMaxTensorCoresPerSp = 8;
+// Memory instructions wait to issue while the SM's load/store path has more than this many
+// cycles of work queued (the MIO / LSU instruction queue of real SMs).
+inline constexpr double kLsuQueueCycles = 64;
 
 // Which unit an instruction occupies.
 enum class Unit : uint8_t { kNone, kTensor, kAlu, kSfu, kSmem, kGlobal };
@@ -213,6 +216,15 @@ class Sm : public sc_core::sc_module {
   Cycle now_ = 0;           // SystemC time of the current activation
   Cycle fill_at_ = kNever;  // a block slot frees at this cycle
   BandwidthPort lsu_, noc_;
+  // When a memory instruction may issue: lsu_ has at most kLsuQueueCycles queued.
+  // Updated at each reservation (lsu_reserved), read for every warp the scheduler considers.
+  Cycle lsu_open_ = 0;
+  void lsu_reserved() {
+    const double f = lsu_.free_at() - kLsuQueueCycles;
+    lsu_open_ = f > 0 ? Cycle(f) : 0;
+  }
+  const DecodedInstr* decoded_ = nullptr;   // plan_->decoded.data()
+  const traces::Instr* program_ = nullptr;  // plan_->kernel->program.data()
   SectorCache l1_;
   KernelStats stats_;
   tlm::tlm_generic_payload payload_;
