@@ -196,6 +196,9 @@ bool paper_range(const json& paper, double* lo, double* hi) {
   }
 }
 
+// The flow's noise floor on a large tile's area (synth/README.md, measured on M2N64K4 FP16).
+constexpr double kNoiseFloor = 0.085;
+
 constexpr const char* kFlowReason =
     "open 0.18 um cells and Yosys/ABC (delay-targeted mapping with buffering and sizing, no "
     "DesignWare) vs the paper's 28 nm Design Compiler: ";
@@ -277,10 +280,19 @@ std::string build(SectionContext& ctx, const std::string& sweep) {
       const bool match =
           lo == 1.0 && hi == 1.0 ? std::abs(v - 1) < 0.005 : v >= lo / 1.5 && v <= hi * 1.5;
       c.verdict = match ? Comparison::Verdict::kMatch : Comparison::Verdict::kDiffers;
-      c.reason = match ? "same ranking and magnitude despite different cells"
-                       : std::string(kFlowReason) +
-                             "relative costs of FP adders, multipliers "
-                             "and muxes differ";
+      // A peak missed by less than the flow's own noise (synth/README.md, "The rtl/
+      // restructuring and the flow's noise floor": cell order alone moved a large tile's area by
+      // 8%) is a tie this flow cannot break, not a different design.
+      const bool near_tie = !match && lo == 1.0 && hi == 1.0 && v > 1 && v < 1.0 + kNoiseFloor;
+      c.reason = match      ? "same ranking and magnitude despite different cells"
+                 : near_tie ? fmt::format(
+                                  "{:.0f}% from the best shape, inside the flow's noise "
+                                  "floor (cell order alone moves a large tile's area by "
+                                  "about {:.0f}%, synth/README.md): a tie here",
+                                  100 * (v - 1), 100 * kNoiseFloor)
+                            : std::string(kFlowReason) +
+                                  "relative costs of FP adders, multipliers "
+                                  "and muxes differ";
       ctx.compare(c);
     }
     html += table({"ratio", "metric", "ltc", "paper", "note"}, rows);
