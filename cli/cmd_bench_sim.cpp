@@ -92,6 +92,18 @@ void run_calibration(const BenchSimFlags& o) {
                                [&](const roofline::GemmCheck& g) { return g.m > o.max_m; }),
                 gemms.end());
   }
+  if (!o.cases.empty()) {
+    // --case NAME:M picks one GEMM, --case TEXT those whose name contains TEXT.
+    auto picked = [&](const roofline::GemmCheck& g) {
+      const std::string label = g.name + ":" + std::to_string(g.m);
+      return std::any_of(o.cases.begin(), o.cases.end(), [&](const std::string& c) {
+        return c.find(':') != std::string::npos ? c == label : g.name.find(c) != std::string::npos;
+      });
+    };
+    gemms.erase(std::remove_if(gemms.begin(), gemms.end(),
+                               [&](const roofline::GemmCheck& g) { return !picked(g); }),
+                gemms.end());
+  }
   nlohmann::json rows = nlohmann::json::array();
   double ape = 0, wall = 0;
   if (!o.json) {
@@ -454,9 +466,11 @@ void run_paper(const BenchSimFlags& o) {
 }
 
 void run(const BenchSimFlags& o) {
-  if (o.only != "sample" &&
-      (!o.full_cache.empty() || !o.cases.empty() || !o.trips.empty() || o.per_kernel)) {
-    throw InputError("--full-cache, --case, --trips and --per-kernel go with --only sample");
+  if (o.only != "sample" && (!o.full_cache.empty() || !o.trips.empty() || o.per_kernel)) {
+    throw InputError("--full-cache, --trips and --per-kernel go with --only sample");
+  }
+  if (o.only != "sample" && o.only != "h200" && !o.cases.empty()) {
+    throw InputError("--case goes with --only sample or --only h200");
   }
   if (o.only == "paper") return run_paper(o);
   if (o.only == "h200") return run_calibration(o);
@@ -532,16 +546,19 @@ CommandRegistrar reg{
                     "(wall times then come from the run that saved them; delete the file when "
                     "the simulator's results change)");
       s->add_option("--case", o->cases,
-                    "--only sample: only the cases whose name contains this (repeatable)");
+                    "--only sample: only the cases whose name contains this; --only h200: the "
+                    "GEMM NAME:M, or those whose name contains this (repeatable)");
       s->add_option("--trips", o->trips,
                     "--only sample: the main loop's trips in the two reduced runs (default 8 16)")
           ->expected(2);
       s->add_flag("--per-kernel", o->per_kernel,
                   "--only sample: also each simulated kernel's cycles against the full run's");
       s->add_flag("--json", o->json, "print one JSON object");
-      set_examples(s, {"ltc bench sim", "ltc bench sim --only gemm --json",
-                       "ltc bench sim --only h200 --max-m 256", "ltc bench sim --only rtl",
-                       "ltc bench sim --only sample --full-cache /tmp/full.json --per-kernel"});
+      set_examples(
+          s, {"ltc bench sim", "ltc bench sim --only gemm --json",
+              "ltc bench sim --only h200 --max-m 256",
+              "ltc bench sim --only h200 --case llama2-70b-o:4096", "ltc bench sim --only rtl",
+              "ltc bench sim --only sample --full-cache /tmp/full.json --per-kernel"});
       s->callback([o] { run(*o); });
     }};
 

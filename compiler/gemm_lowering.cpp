@@ -60,6 +60,10 @@ void emit_k_steps(ProgramBuilder& p, int64_t steps,
 struct KPipeline {
   int64_t groups = 1, tiles_per_group = 1;
   int stages = 2;  // pipeline_stages()
+  // Producer / consumer (Hopper warp-specialized TMA kernels): a stage is refilled as soon as
+  // every warp has released it, and a warp waits for the arrival of the tile it computes, not
+  // for the block: S tiles in flight instead of S - 1 (sim/README.md, H200 GEMMs).
+  bool producer_consumer = false;
   std::function<void(const traces::Affine& tile)> load;
   std::function<void(const traces::Affine& tile)> compute;
   std::function<void(const traces::Affine& group)> group_end;
@@ -74,11 +78,22 @@ void emit_pipeline(ProgramBuilder& p, const KPipeline& k) {
   // As CUTLASS's multistage mainloop: once tile t has landed and every warp has passed the
   // barrier (so the stage of tile t-1 is free), start loading tile t+S-1 into that stage, then
   // compute tile t while the copies fly.
+  //
+  // Producer / consumer: the barrier only says that every warp is done with tile t-1 (the
+  // consumers' release of its stage, on which the producer waits); tile t+S-1 is loaded into
+  // that stage at once, then each warp waits for tile t alone (S - 1 later groups may fly).
   auto iteration = [&](const traces::Affine& t, bool load) {
-    p.emit(wait_groups(uint64_t(S - 2)));
-    p.emit(barrier());
-    if (load) k.load(plus(t, constant(S - 1)));
-    p.emit(commit());  // empty in the peeled iterations
+    if (k.producer_consumer) {
+      p.emit(barrier());
+      if (load) k.load(plus(t, constant(S - 1)));
+      p.emit(commit());  // empty in the peeled iterations
+      p.emit(wait_groups(uint64_t(S - 1)));
+    } else {
+      p.emit(wait_groups(uint64_t(S - 2)));
+      p.emit(barrier());
+      if (load) k.load(plus(t, constant(S - 1)));
+      p.emit(commit());  // empty in the peeled iterations
+    }
     k.compute(t);
   };
   if (k.groups > 1) {
@@ -569,6 +584,12 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   kr.warps_y = bm / wm;
   kr.smem_bytes = uint64_t(S * stage_bytes + smem_dq);
   kr.regs_per_thread = uint32_t(tc.registers_per_thread);
+  // Warpgroup (wgmma) kernels on a GPU with thread-block clusters run as CUTLASS's sm90 kernels
+  // do: clusters of hw::SmConfig::cluster_size blocks along N, which share the block row's A
+  // tile (TMA multicast: read from L2 once per cluster).
+  if (prob.warpgroup > 1 && gpu.sm.tma && gpu.sm.cluster_size > 1 && grid_x > 1) {
+    kr.cluster_x = gpu.sm.cluster_size;
+  }
   kr.tiles.core = -1;
   kr.tiles.block = {bm, bn, bk};
   kr.tiles.warp = {wm, wn, bk};
@@ -600,6 +621,7 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   kp.groups = 1;
   kp.tiles_per_group = k_tiles;
   kp.stages = S;
+  kp.producer_consumer = warpgroup > 1 && gpu.sm.tma;
   kp.load = [&](const traces::Affine& t) {
     BlockSlice as;
     as.tensor = 0;
@@ -772,6 +794,9 @@ traces::Trace compile_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu) {
     t.kernels = lower_lut_gemm(spec, gpu, 0);
   } else {
     t.kernels = {lower_mac_gemm(spec, gpu)};
+  }
+  for (const auto& k : t.kernels) {
+    if (k.cluster_x > 1) t.version = traces::kTraceVersion;
   }
   traces::validate(t, "compile_gemm");
   return t;

@@ -251,6 +251,7 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
     sms_.back()->set_observer(observer);
     if (tc.times_each_issue()) sms_.back()->set_issue_timed_tensor_core(&tc);
     sms_.back()->set_l2_hint(&l2_);
+    sms_.back()->set_multicast(&multicast_);
   }
   result_.clock_ghz = gpu.clock_ghz;
   SC_HAS_PROCESS(Gpu);
@@ -306,6 +307,11 @@ void Gpu::run() {
     launch_ = now_cycles();
     dispatcher_.start(&plan_, launch_, options_.block_limit, options_.timed_blocks[0],
                       options_.timed_blocks[1]);
+    // Clusters only where the GPU has them (hw::SmConfig::cluster_size); elsewhere a cluster
+    // kernel runs as independent blocks.
+    const traces::Kernel& kernel = *plan_.kernel;
+    multicast_.start(kernel.cluster_x <= gpu_.sm.cluster_size ? kernel.cluster_x : 1, kernel.grid_x,
+                     dispatcher_.total());
     for (auto& sm : sms_) sm->begin_kernel(&plan_, launch_);
     // The first wave: one block per SM per round, until every SM holds blocks_per_sm.
     for (int round = 0; round < plan_.blocks_per_sm; ++round) {

@@ -59,6 +59,7 @@ class Gpu : public sc_core::sc_module {
   std::vector<size_t> kernels_;
   MemoryStats mem_;
   BlockDispatcher dispatcher_;
+  ClusterMulticast multicast_;
   Dram dram_;
   L2 l2_;
   std::vector<std::unique_ptr<Sm>> sms_;

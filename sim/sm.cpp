@@ -559,13 +559,32 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
       ready = t + gpu_.sm.l1_latency_cycles;
       if (r.missed) ready = std::max(ready, l2_request(base, r.missed, false, t));
     } else if (in.op == Opcode::kLdGlobalAsync) {
-      ready = l2_request(base, sectors, false, t);  // cp.async.cg: L2 only
+      ready = multicast_ && multicast_->active()
+                  ? cluster_load(w, base, sectors, t)
+                  : l2_request(base, sectors, false, t);  // cp.async.cg: L2 only
     } else {
       l2_request(base, sectors, true, t);  // posted write
     }
     done = std::max(done, ready);
   }
   return done;
+}
+
+// An ldgsts line in a cluster kernel (sim/cluster.h): a partner block's copy when it read the
+// line, else an L2 read whose copy the partners take.
+Cycle Sm::cluster_load(const Warp& w, uint64_t line_addr, uint32_t sectors, Cycle t) {
+  const int64_t block = blocks_[size_t(w.block)].id;
+  const uint64_t line = line_addr >> line_shift_;
+  const Cycle copy = multicast_->take(block, line);
+  if (copy < 0) {
+    const Cycle ready = l2_request(line_addr, sectors, false, t);
+    multicast_->record(block, line, ready);
+    return ready;
+  }
+  const double bytes = 32.0 * popcount4(sectors);
+  stats_.mem.multicast_bytes += uint64_t(bytes);
+  const double enter = noc_.reserve(double(t), bytes);  // into this SM through its own port
+  return std::max(copy, Cycle(enter + bytes / double(gpu_.sm.noc_bytes_per_cycle) + 0.999999));
 }
 
 Cycle Sm::l2_request(uint64_t line_addr, uint32_t sectors, bool write, Cycle t) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "model/hw/gpu.h"
+#include "sim/cluster.h"
 #include "sim/memory.h"
 #include "sim/stats.h"
 #include "sim/tensor_core.h"
@@ -115,6 +116,8 @@ class Sm : public sc_core::sc_module {
   void set_issue_timed_tensor_core(const TensorCoreModel* tc) { issue_timed_tc_ = tc; }
   // The L2 behind the socket, for host-side prefetch hints only (L2::prefetch).
   void set_l2_hint(const L2* l2) { l2_hint_ = l2; }
+  // The running kernel's clusters (shared by all SMs; sim/cluster.h).
+  void set_multicast(ClusterMulticast* m) { multicast_ = m; }
   // Counters of the running kernel; the GPU collects and clears them at each kernel boundary.
   KernelStats& stats() { return stats_; }
   // A kernel launches: per-kernel state cleared, the L1 flushed (as at a launch).
@@ -189,6 +192,7 @@ class Sm : public sc_core::sc_module {
   void write_fragments(Warp& w, uint32_t buffer, Cycle done);
   Cycle global_access(Warp& w, const traces::Instr& in, Cycle c);
   Cycle l2_request(uint64_t line_addr, uint32_t sectors, bool write, Cycle t);
+  Cycle cluster_load(const Warp& w, uint64_t line_addr, uint32_t sectors, Cycle t);
   void arrive_barrier(Warp& w, Cycle c);
   void retire_warp(Warp& w, Cycle c);
   void account(SubPartition& sp, Cycle c);
@@ -201,6 +205,7 @@ class Sm : public sc_core::sc_module {
   IssueObserver* observer_ = nullptr;
   const TensorCoreModel* issue_timed_tc_ = nullptr;
   const L2* l2_hint_ = nullptr;
+  ClusterMulticast* multicast_ = nullptr;
   const KernelPlan* plan_ = nullptr;
   const bool gto_;
   const int lanes_per_sp_;

@@ -136,6 +136,7 @@ void to_json(nlohmann::json& j, const KernelStats& k) {
              {"l2_gbps", gbps(m.l2_read_bytes + m.l2_write_bytes)},
              {"dram_read_bytes", m.dram_read_bytes},
              {"dram_write_bytes", m.dram_write_bytes},
+             {"multicast_bytes", m.multicast_bytes},
              {"dram_gbps", gbps(m.dram_read_bytes + m.dram_write_bytes)}}}};
   if (!k.sample.method.empty()) {
     const SampleInfo& s = k.sample;

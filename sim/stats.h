@@ -40,6 +40,8 @@ struct MemoryStats {
   uint64_t l2_sectors = 0, l2_hit_sectors = 0;  // reads + writes reaching L2
   uint64_t l2_read_bytes = 0, l2_write_bytes = 0;
   uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
+  uint64_t multicast_bytes =
+      0;  // ldgsts bytes a cluster partner's L2 read delivered (sim/cluster.h)
 };
 
 // How a kernel's statistics were obtained in sampled simulation (sim/sampling.h); empty method:
@@ -124,6 +126,7 @@ void for_each_counter(F&& f, S&... s) {
   f(s.mem.l2_write_bytes...);
   f(s.mem.dram_read_bytes...);
   f(s.mem.dram_write_bytes...);
+  f(s.mem.multicast_bytes...);
 }
 
 struct FunctionalCheck {

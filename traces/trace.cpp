@@ -35,8 +35,8 @@ const TensorDecl* Kernel::tensor(std::string_view n) const {
 bool Kernel::operator==(const Kernel& o) const {
   return name == o.name && grid_x == o.grid_x && grid_y == o.grid_y && warps_x == o.warps_x &&
          warps_y == o.warps_y && smem_bytes == o.smem_bytes &&
-         regs_per_thread == o.regs_per_thread && tiles == o.tiles && gemm == o.gemm &&
-         tensors == o.tensors && program == o.program;
+         regs_per_thread == o.regs_per_thread && cluster_x == o.cluster_x && tiles == o.tiles &&
+         gemm == o.gemm && tensors == o.tensors && program == o.program;
 }
 
 bool Trace::operator==(const Trace& o) const {

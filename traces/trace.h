@@ -43,7 +43,11 @@
 
 namespace ltc::traces {
 
-inline constexpr int kTraceVersion = 2;  // 2: commit / wait
+// The newest version this build reads and writes; files of kMinTraceVersion .. kTraceVersion
+// load. 2: commit / wait; 3: a kernel's thread-block cluster (`cluster`). A trace is written as
+// version 2 unless one of its kernels uses a cluster.
+inline constexpr int kTraceVersion = 3;
+inline constexpr int kMinTraceVersion = 2;
 // Upper bound on the instructions one warp program may expand to (loop counts multiply);
 // larger programs are rejected as overflowing.
 inline constexpr uint64_t kMaxExpandedInstrs = uint64_t(1) << 40;
@@ -102,6 +106,11 @@ struct Kernel {
   int64_t warps_x = 1, warps_y = 1;
   uint64_t smem_bytes = 0;
   uint32_t regs_per_thread = 0;
+  // Blocks per thread-block cluster, adjacent along grid x (block ids by * grid_x + bx with bx in
+  // [c * cluster_x, (c + 1) * cluster_x)); they run at once on `cluster_x` SMs and an ldgsts
+  // line that more than one of them loads is read from L2 once and multicast (Hopper TMA,
+  // hw::SmConfig::cluster_size). 1: no cluster. Version 3.
+  int64_t cluster_x = 1;
   TileRecord tiles;
   GemmRecord gemm;
   std::vector<TensorDecl> tensors;
@@ -114,8 +123,8 @@ struct Kernel {
 };
 
 struct Trace {
-  int version = kTraceVersion;
-  std::string gpu;  // name of the GPU configuration it was compiled for
+  int version = kMinTraceVersion;  // 3 when a kernel has cluster_x > 1
+  std::string gpu;                 // name of the GPU configuration it was compiled for
   std::vector<CoreSpec> cores;
   std::vector<Kernel> kernels;
   bool operator==(const Trace& o) const;

@@ -140,9 +140,10 @@ class BinaryReader {
     pos_ = 4;
     Trace t;
     t.version = int(u8()) | (int(u8()) << 8);
-    if (t.version != kTraceVersion) {
+    if (t.version < kMinTraceVersion || t.version > kTraceVersion) {
       fail(where(), "trace version " + std::to_string(t.version) +
-                        " is not supported (this reader: " + std::to_string(kTraceVersion) + ")");
+                        " is not supported (this reader: " + std::to_string(kMinTraceVersion) +
+                        " .. " + std::to_string(kTraceVersion) + ")");
     }
     t.gpu = str();
     const uint64_t ncores = count(2);
@@ -168,6 +169,7 @@ class BinaryReader {
       k.warps_y = int64_t(bounded(1024));
       k.smem_bytes = bounded(uint64_t(1) << 40);
       k.regs_per_thread = uint32_t(bounded(65535));
+      if (t.version >= 3) k.cluster_x = int64_t(bounded(16));
       k.tiles.core = int(svarint());
       if (k.tiles.core < -1 || k.tiles.core > 1 << 20) fail(where(), "bad core index");
       for (auto* tr : {&k.tiles.block, &k.tiles.warp, &k.tiles.instr}) {
@@ -407,6 +409,7 @@ std::string write_binary(const Trace& t) {
     w.varint(uint64_t(k.warps_y));
     w.varint(k.smem_bytes);
     w.varint(k.regs_per_thread);
+    if (t.version >= 3) w.varint(uint64_t(k.cluster_x));
     w.svarint(k.tiles.core);
     for (const auto* tr : {&k.tiles.block, &k.tiles.warp, &k.tiles.instr}) {
       for (int64_t v : *tr) w.varint(uint64_t(v));

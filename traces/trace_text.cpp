@@ -37,6 +37,7 @@ std::string write_text(const Trace& t) {
     o << "  grid " << k.grid_x << " " << k.grid_y << "\n";
     o << "  block " << k.warps_x << " " << k.warps_y << "\n";
     o << "  resources smem=" << k.smem_bytes << " regs=" << k.regs_per_thread << "\n";
+    if (k.cluster_x > 1) o << "  cluster " << k.cluster_x << "\n";
     o << "  tiles core=" << k.tiles.core << " block=" << triple(k.tiles.block)
       << " warp=" << triple(k.tiles.warp) << " instr=" << triple(k.tiles.instr) << "\n";
     if (k.gemm.m > 0) {
@@ -75,9 +76,10 @@ class TextReader {
                         "' on the first line)");
     }
     t.version = int(num(tok[1], "version"));
-    if (t.version != kTraceVersion) {
+    if (t.version < kMinTraceVersion || t.version > kTraceVersion) {
       fail(where(), "trace version " + std::to_string(t.version) +
-                        " is not supported (this reader: " + std::to_string(kTraceVersion) + ")");
+                        " is not supported (this reader: " + std::to_string(kMinTraceVersion) +
+                        " .. " + std::to_string(kTraceVersion) + ")");
     }
     Kernel* k = nullptr;
     bool in_program = false;
@@ -141,6 +143,9 @@ class TextReader {
         const int64_t regs = num(value(tok[2], "regs"), "regs");
         if (regs > 65535) fail(where(), "regs must be <= 65535");
         k->regs_per_thread = uint32_t(regs);
+      } else if (k && kw == "cluster") {
+        want(tok, 2);
+        k->cluster_x = num(tok[1], "cluster");
       } else if (k && kw == "tiles") {
         want(tok, 5);
         k->tiles.core = int(snum(value(tok[1], "core"), "core"));

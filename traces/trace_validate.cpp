@@ -93,9 +93,10 @@ uint64_t expanded_length(const std::vector<Instr>& program) {
 }
 
 void validate(const Trace& t, const std::string& origin) {
-  if (t.version != kTraceVersion) {
+  if (t.version < kMinTraceVersion || t.version > kTraceVersion) {
     fail(origin, "trace version " + std::to_string(t.version) +
-                     " is not supported (this reader: " + std::to_string(kTraceVersion) + ")");
+                     " is not supported (this reader: " + std::to_string(kMinTraceVersion) +
+                     " .. " + std::to_string(kTraceVersion) + ")");
   }
   // The GPU name: empty (written "-") or a name the text form can carry (fuzzer: spaces, NULs,
   // '#' and a literal "-" were accepted by the binary reader and did not round-trip).
@@ -117,6 +118,8 @@ void validate(const Trace& t, const std::string& origin) {
         k.grid_y > (int64_t(1) << 16)) {
       fail(kw, "grid must be 1..2^31 x 1..65536 blocks");
     }
+    if (k.cluster_x < 1 || k.cluster_x > 16) fail(kw, "cluster must be 1..16 blocks");
+    if (k.cluster_x > 1 && t.version < 3) fail(kw, "a cluster needs trace version 3");
     if (k.warps_x < 1 || k.warps_y < 1 || k.warps_per_block() > 32) {
       fail(kw, "a block must have 1..32 warps");
     }

@@ -313,6 +313,11 @@ void GpuConfig::finalize() {
                        " (valid: 1, or a divisor of sub_partitions_per_sm: warps of one "
                        "warpgroup MMA, one per sub-partition)");
     }
+    if (m.cluster_size < 1 || m.cluster_size > 16 || (m.cluster_size > 1 && !m.tma)) {
+      throw InputError(ws + "cluster_size' is " + std::to_string(m.cluster_size) +
+                       " (valid: 1, or 2 .. 16 with 'tma': blocks per cluster whose TMA "
+                       "multicasts a shared tile)");
+    }
     at_least("lmma_latency_cycles", m.lmma_latency_cycles, 0);
     at_least("smem_banks", m.smem_banks, 1);
     at_least("smem_latency_cycles", m.smem_latency_cycles, 1);
@@ -421,6 +426,7 @@ void to_json(json& j, const GpuConfig& g) {
              {"mma_latency_cycles", g.sm.mma_latency_cycles},
              {"mma_warpgroup", g.sm.mma_warpgroup},
              {"tma", g.sm.tma},
+             {"cluster_size", g.sm.cluster_size},
              {"lmma_latency_cycles", g.sm.lmma_latency_cycles},
              {"smem_banks", g.sm.smem_banks},
              {"smem_latency_cycles", g.sm.smem_latency_cycles},
@@ -526,6 +532,7 @@ void from_json(const json& j, GpuConfig& g) {
     a.opt("mma_latency_cycles", x.mma_latency_cycles);
     a.opt("mma_warpgroup", x.mma_warpgroup);
     a.opt("tma", x.tma);
+    a.opt("cluster_size", x.cluster_size);
     a.opt("lmma_latency_cycles", x.lmma_latency_cycles);
     a.opt("smem_banks", x.smem_banks);
     a.opt("smem_latency_cycles", x.smem_latency_cycles);

@@ -103,6 +103,11 @@ struct SmConfig {
   // trace's ldgsts) without the SM's load/store path; false: every ldgsts line takes an LSU
   // cycle (Ampere cp.async).
   bool tma = false;
+  // Thread-block clusters with TMA multicast (Hopper, sm_90): the compiler's dense warpgroup
+  // GEMMs launch `cluster_size` blocks adjacent along the grid's x (N) as one cluster; a K tile
+  // of A, which they share, is read from L2 once and delivered to every block's shared memory
+  // (CUTLASS sm90 kernels, cuBLAS: 2x1 clusters; sim/README.md). 1: no clusters.
+  int cluster_size = 1;
   int lmma_latency_cycles = 6;    // LUT core: operand read + writeback beyond the plane beats
   int smem_banks = 32;            // 4-byte banks
   int smem_latency_cycles = 23;   // lds load-to-use, no conflict

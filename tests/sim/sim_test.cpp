@@ -295,5 +295,55 @@ TEST(BadInput, UnknownKernelAndOversizedBlockAreRefused) {
   EXPECT_THROW(sim::simulate(trace_of("    bar\n"), gpu, o), InputError);
 }
 
+// Thread-block clusters with TMA multicast (sim/cluster.h): each block loads the tile of A that
+// every block shares (16 KB) and its own tile of B (16 KB). Without clusters every block reads
+// both from L2; in clusters of 2 one read of A serves both blocks of a cluster, so A's L2 read
+// bytes halve; a GPU without clusters (sm.cluster_size 1) runs the same trace as before.
+traces::Trace cluster_trace(int blocks, int cluster) {
+  std::string text = std::string("ltc-trace ") + (cluster > 1 ? "3" : "2") +
+                     "\ngpu h200\nkernel k\n  grid " + std::to_string(blocks) +
+                     " 1\n  block 1 1\n  resources smem=0 regs=32\n";
+  if (cluster > 1) text += "  cluster " + std::to_string(cluster) + "\n";
+  text +=
+      "  tiles core=-1 block=16,8,16 warp=16,8,16 instr=16,8,16\n"
+      "  tensor 0 a bytes=16384\n  tensor 1 b bytes=65536\n  program\n"
+      "    ldgsts t=0 bytes=16384 addr=0\n    ldgsts t=1 bytes=16384 addr=bx*16384\n"
+      "    commit\n    wait n=0\n  end\nend\n";
+  return traces::read_text(text, "cluster.lmt");
+}
+
+TEST(Cluster, MulticastReadsTheSharedTileFromL2OncePerCluster) {
+  const hw::GpuConfig gpu = hw::load_gpu("h200");
+  ASSERT_EQ(gpu.sm.cluster_size, 2);
+  const uint64_t tile = 16384;
+  const sim::RunStats alone = sim::simulate(cluster_trace(4, 1), gpu, {});
+  EXPECT_EQ(alone.kernels[0].mem.l2_read_bytes, 4 * tile + 4 * tile);
+  EXPECT_EQ(alone.kernels[0].mem.multicast_bytes, 0u);
+  // 2 clusters of 2: A read twice instead of 4 times, delivered twice by multicast.
+  const sim::RunStats paired = sim::simulate(cluster_trace(4, 2), gpu, {});
+  EXPECT_EQ(paired.kernels[0].mem.l2_read_bytes, 2 * tile + 4 * tile);
+  EXPECT_EQ(paired.kernels[0].mem.multicast_bytes, 2 * tile);
+  EXPECT_EQ(paired.kernels[0].mem.smem_bytes, alone.kernels[0].mem.smem_bytes);
+  // 3 blocks: a cluster of 2 and one of 1 (the grid's last column).
+  const sim::RunStats odd = sim::simulate(cluster_trace(3, 2), gpu, {});
+  EXPECT_EQ(odd.kernels[0].mem.l2_read_bytes, 2 * tile + 3 * tile);
+  EXPECT_EQ(odd.kernels[0].mem.multicast_bytes, tile);
+  // A GPU without clusters runs the cluster trace as independent blocks: the same as without.
+  hw::GpuConfig flat = gpu;
+  flat.sm.cluster_size = 1;
+  const sim::RunStats ignored = sim::simulate(cluster_trace(4, 2), flat, {});
+  EXPECT_EQ(ignored.kernels[0].mem.l2_read_bytes, alone.kernels[0].mem.l2_read_bytes);
+  EXPECT_EQ(ignored.kernels[0].mem.multicast_bytes, 0u);
+  EXPECT_EQ(ignored.kernels[0].cycles, alone.kernels[0].cycles);
+}
+
+TEST(Cluster, NeedsTraceVersion3) {
+  std::string text =
+      "ltc-trace 2\ngpu h200\nkernel k\n  grid 2 1\n  block 1 1\n  resources smem=0 regs=32\n"
+      "  cluster 2\n  tiles core=-1 block=16,8,16 warp=16,8,16 instr=16,8,16\n  program\n"
+      "  end\nend\n";
+  EXPECT_THROW(traces::read_text(text, "v2.lmt"), InputError);
+}
+
 }  // namespace
 }  // namespace ltc
