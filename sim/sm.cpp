@@ -581,10 +581,10 @@ Cycle Sm::cluster_load(const Warp& w, uint64_t line_addr, uint32_t sectors, Cycl
     multicast_->record(block, line, ready);
     return ready;
   }
-  const double bytes = 32.0 * popcount4(sectors);
-  stats_.mem.multicast_bytes += uint64_t(bytes);
-  const double enter = noc_.reserve(double(t), bytes);  // into this SM through its own port
-  return std::max(copy, Cycle(enter + bytes / double(gpu_.sm.noc_bytes_per_cycle) + 0.999999));
+  const int n = popcount4(sectors);
+  stats_.mem.multicast_bytes += uint64_t(32 * n);
+  noc_.reserve_sectors(double(t), n);  // into this SM through its own port
+  return std::max(copy, Cycle(noc_.free_at() + 0.999999));
 }
 
 Cycle Sm::l2_request(uint64_t line_addr, uint32_t sectors, bool write, Cycle t) {
