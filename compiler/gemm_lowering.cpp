@@ -83,17 +83,11 @@ void emit_pipeline(ProgramBuilder& p, const KPipeline& k) {
   // consumers' release of its stage, on which the producer waits); tile t+S-1 is loaded into
   // that stage at once, then each warp waits for tile t alone (S - 1 later groups may fly).
   auto iteration = [&](const traces::Affine& t, bool load) {
-    if (k.producer_consumer) {
-      p.emit(barrier());
-      if (load) k.load(plus(t, constant(S - 1)));
-      p.emit(commit());  // empty in the peeled iterations
-      p.emit(wait_groups(uint64_t(S - 1)));
-    } else {
-      p.emit(wait_groups(uint64_t(S - 2)));
-      p.emit(barrier());
-      if (load) k.load(plus(t, constant(S - 1)));
-      p.emit(commit());  // empty in the peeled iterations
-    }
+    if (!k.producer_consumer) p.emit(wait_groups(uint64_t(S - 2)));
+    p.emit(barrier());
+    if (load) k.load(plus(t, constant(S - 1)));
+    p.emit(commit());  // empty in the peeled iterations
+    if (k.producer_consumer) p.emit(wait_groups(uint64_t(S - 1)));
     k.compute(t);
   };
   if (k.groups > 1) {
@@ -795,9 +789,7 @@ traces::Trace compile_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu) {
   } else {
     t.kernels = {lower_mac_gemm(spec, gpu)};
   }
-  for (const auto& k : t.kernels) {
-    if (k.cluster_x > 1) t.version = traces::kTraceVersion;
-  }
+  t.version = t.minimum_version();
   traces::validate(t, "compile_gemm");
   return t;
 }

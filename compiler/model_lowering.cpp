@@ -930,9 +930,7 @@ traces::Trace compile_model(const llm::ModelConfig& model, llm::StepConfig step,
   step.quantize_tables = options.quantize_tables;
   const llm::StepGraph g = llm::build_step_graph(model, step);
   traces::Trace t = ModelLowerer(g, gpu, options).run();
-  for (const auto& k : t.kernels) {
-    if (k.cluster_x > 1) t.version = traces::kTraceVersion;
-  }
+  t.version = t.minimum_version();
   traces::validate(t, "compile_model");
   return t;
 }

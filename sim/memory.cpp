@@ -134,13 +134,11 @@ void Dram::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   const uint64_t addr = p.get_address();
   BandwidthPort& ch = channels_[channel_of_(L2::mix_line(addr >> 8))];
   const unsigned len = p.get_data_length();
-  const double bytes = double(len);
-  const double start =
-      len % 32 == 0 && len <= 128 ? ch.reserve_sectors(t, int(len / 32)) : ch.reserve(t, bytes);
+  const double start = ch.reserve_payload(t, len);
   if (p.is_write()) {
-    stats_.dram_write_bytes += uint64_t(bytes);  // posted: the requester does not wait
+    stats_.dram_write_bytes += len;  // posted: the requester does not wait
   } else {
-    stats_.dram_read_bytes += uint64_t(bytes);
+    stats_.dram_read_bytes += len;
     delay = cycles(start + latency_cycles_ - to_cycles(now));
   }
   p.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -179,8 +177,7 @@ void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
   Slice& s = slices_[slice_of_(mix_line(line))];
   const unsigned len = p.get_data_length();
   const double bytes = double(len);
-  const double start = len % 32 == 0 && len <= 128 ? s.port.reserve_sectors(t, int(len / 32))
-                                                   : s.port.reserve(t, bytes);
+  const double start = s.port.reserve_payload(t, len);
   const bool write = p.is_write();
   const SectorCache::Result r = s.tags.access(line_addr, sectors, write);
   const int n = popcount4(sectors);

@@ -96,6 +96,11 @@ class BandwidthPort {
     free_ = start + sector_cycles_[n];
     return start;
   }
+  // A TLM payload of `len` bytes: whole sectors (up to a line) take the table, the rest divide.
+  double reserve_payload(double t, unsigned len) {
+    return len % 32 == 0 && len <= 128 ? reserve_sectors(t, int(len / 32))
+                                       : reserve(t, double(len));
+  }
   double free_at() const { return free_; }
   void reset() { free_ = 0; }
 

@@ -32,7 +32,7 @@ std::string sanitize(const std::string& s) {
 struct SweepPlan {
   std::map<std::string, std::string> keys;  // point id -> store key
   std::vector<SweepTask> todo;
-  int points = 0, reused = 0;
+  int reused = 0;  // distinct points already in the store (keys.size() in all)
 };
 
 json sim_job(const SweepPoint& pt, const std::string& key, const SweepSpec& spec,
@@ -92,7 +92,6 @@ SweepPlan plan_sweep(const SweepSpec& spec, const SweepOptions& opt, const Resul
       job = ppa_job(pt, key, spec, opt, out_abs);
     }
     plan.keys[pt.id] = key;
-    ++plan.points;
     const json* rec = store.get(key);
     if (rec && (rec->value("status", "") == "ok" || !opt.retry_failed)) {
       ++plan.reused;
@@ -183,7 +182,7 @@ SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
 
   const SweepPlan plan = plan_sweep(spec, opt, store, ltc);
   SweepSummary sum;
-  sum.points = plan.points;
+  sum.points = static_cast<int>(plan.keys.size());
   sum.reused = plan.reused;
   if (!plan.todo.empty()) {
     const auto executor = opt.executor ? opt.executor : std::make_shared<LocalExecutor>(opt.jobs);

@@ -39,6 +39,13 @@ bool Kernel::operator==(const Kernel& o) const {
          gemm == o.gemm && tensors == o.tensors && program == o.program;
 }
 
+int Trace::minimum_version() const {
+  for (const auto& k : kernels) {
+    if (k.cluster_x > 1) return 3;
+  }
+  return kMinTraceVersion;
+}
+
 bool Trace::operator==(const Trace& o) const {
   if (version != o.version || gpu != o.gpu || kernels != o.kernels) return false;
   if (cores.size() != o.cores.size()) return false;

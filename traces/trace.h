@@ -128,6 +128,9 @@ struct Trace {
   std::vector<CoreSpec> cores;
   std::vector<Kernel> kernels;
   bool operator==(const Trace& o) const;
+  // The oldest format version that holds these kernels: 3 when one has a cluster, else
+  // kMinTraceVersion (what a compiler writes, so traces without clusters stay byte-identical).
+  int minimum_version() const;
 };
 
 // Structure and ISA checks: matched loops (depth <= kMaxLoopDepth, trips >= 1), affines using only
