@@ -1,6 +1,9 @@
 // Thread-block clusters with TMA multicast (Hopper; hw::SmConfig::cluster_size, the trace's
-// Kernel::cluster_x): the blocks of one cluster run on different SMs, and a line that several of
-// them load by ldgsts is read from L2 once and delivered to each one's shared memory. The first
+// Kernel::cluster_x): the blocks of one cluster run on different SMs, and a tile they all load
+// (an ldgsts whose address has no block-x term, DecodedInstr::cluster_shared: the A tile of a
+// GEMM whose cluster spans N) is read from L2 once and delivered to each one's shared memory.
+// Loads that differ between the blocks are not tracked (a GEMV's weights would otherwise fill
+// the table with lines no partner asks for). The first
 // block of the cluster to ask for a line reads it (through its SM's port and the L2 slice); each
 // other block of the cluster asking for the same line takes that copy: no L2 slice bandwidth and
 // no L2 read bytes, only its own SM's port, ready when both the copy and its port are

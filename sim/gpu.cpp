@@ -166,6 +166,8 @@ KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuCo
     };
     d.addr_depth = depth(in.addr);
     d.mn_depth = std::max(depth(in.m), depth(in.n));
+    d.cluster_shared =
+        in.op == Opcode::kLdGlobalAsync && in.addr.coef[size_t(traces::AffineVar::kBx)] == 0;
     try {
       switch (in.op) {
         case Opcode::kLdGlobal:

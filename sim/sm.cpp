@@ -559,7 +559,7 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
       ready = t + gpu_.sm.l1_latency_cycles;
       if (r.missed) ready = std::max(ready, l2_request(base, r.missed, false, t));
     } else if (in.op == Opcode::kLdGlobalAsync) {
-      ready = multicast_ && multicast_->active()
+      ready = w.dec->cluster_shared && multicast_ && multicast_->active()
                   ? cluster_load(w, base, sectors, t)
                   : l2_request(base, sectors, false, t);  // cp.async.cg: L2 only
     } else {

@@ -56,6 +56,9 @@ struct DecodedInstr {
   int32_t conflict_wavefronts = 0;
   // Loop counters its addr / m / n use: coefficients of deeper loops are zero (Sm::eval).
   uint8_t addr_depth = 0, mn_depth = 0;
+  // An ldgsts whose address has no block-x term: every block of a cluster loads the same lines,
+  // so a line one block reads is multicast to the others (sim/cluster.h).
+  bool cluster_shared = false;
 };
 
 // Everything the SMs share about the running kernel.
