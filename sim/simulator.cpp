@@ -19,9 +19,13 @@ namespace {
 std::atomic<bool> g_stop{false};
 bool g_context_used = false;
 
+// SystemC's banner would go to stdout, which is the caller's (--json). Set before main, while
+// the process has one thread: setenv while another thread reads the environment (the DSE
+// report runs its PPA sweeps beside its simulations) is a data race.
+const bool g_quiet_systemc = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0) == 0;
+
 // SystemC allows one elaboration per context; every run gets a fresh one.
 void fresh_systemc_context() {
-  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);  // stdout stays the caller's (--json)
   if (g_context_used) {
     sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
     sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;

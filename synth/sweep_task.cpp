@@ -36,7 +36,9 @@ void remove_bulky_files(const std::string& dir) {
 std::string record_timestamp() {
   const std::time_t t = std::time(nullptr);
   char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  std::tm utc{};
+  gmtime_r(&t, &utc);  // the sweep's worker threads call this concurrently
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &utc);
   return buf;
 }
 

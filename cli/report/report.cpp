@@ -14,6 +14,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -64,7 +65,9 @@ std::string page_scripts(const std::string& library_dir) {
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &utc);
   return buf;
 }
 
@@ -165,41 +168,76 @@ ReportResult write_report(const ReportOptions& opt) {
   fs::create_directories(opt.out_dir, ec);
   if (ec) throw InputError("--out: cannot create directory " + opt.out_dir + ": " + ec.message());
 
+  // Two lanes run side by side: the PPA sweeps (tool processes, -j of them at a time) and the
+  // other sections (in-process models and simulations, mostly one thread). Alone, each leaves
+  // one of two cores idle for part of its time. Each section writes into its own context; the
+  // page, its summary and the file list come out in the order below whatever the timing.
   std::vector<SectionDef> defs = {numerics_section()};
-  for (const std::string& sweep : opt.sweeps) defs.push_back(ppa_sweep_section(sweep));
+  std::vector<bool> ppa_lane = {false};
+  for (const std::string& sweep : opt.sweeps) {
+    defs.push_back(ppa_sweep_section(sweep));
+    ppa_lane.push_back(true);
+  }
   for (auto make : {gemm_calibration_section, step_validation_section, end_to_end_section,
                     operator_breakdown_section, table1_section, table3_section, fig16_section,
                     bitllm_section, simulator_section, kernel_experiment_section}) {
     defs.push_back(make());
+    ppa_lane.push_back(false);
+  }
+
+  struct Outcome {
+    SectionContext ctx;
+    std::string html;
+    double seconds = 0;
+  };
+  std::vector<std::unique_ptr<Outcome>> outcomes;
+  for (size_t i = 0; i < defs.size(); ++i) {
+    outcomes.push_back(std::make_unique<Outcome>(Outcome{SectionContext(opt, opt.out_dir), {}, 0}));
+  }
+  auto run_section = [&](size_t i) {
+    const SectionDef& def = defs[i];
+    Outcome& out = *outcomes[i];
+    const auto s0 = std::chrono::steady_clock::now();
+    out.ctx.progress("section " + def.title);
+    try {
+      out.html = def.build(out.ctx);
+    } catch (const std::exception& e) {
+      ++out.ctx.failed_parts;
+      out.html = "<p class=\"warn\">This part failed: " + escape(e.what()) + "</p>\n";
+    }
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+    out.ctx.progress(fmt::format("section {} done in {:.1f} s", def.title, out.seconds));
+  };
+  auto run_lane = [&](bool ppa) {
+    for (size_t i = 0; i < defs.size(); ++i) {
+      if (ppa_lane[i] == ppa) run_section(i);
+    }
+  };
+  const double cpu0 = cpu_seconds_used();
+  {
+    std::thread sweeps(run_lane, true);
+    run_lane(false);
+    sweeps.join();
   }
 
   SectionContext ctx(opt, opt.out_dir);
   std::vector<Section> sections;
   std::vector<std::pair<std::string, double>> seconds;
   std::vector<std::string> failed;
-  for (const SectionDef& def : defs) {
-    const auto s0 = std::chrono::steady_clock::now();
-    const double cpu0 = cpu_seconds_used();
-    ctx.progress("section " + def.title);
-    const size_t first_comparison = ctx.comparisons().size();
-    const int failed_before = ctx.failed_parts;
-    std::string html;
-    try {
-      html = def.build(ctx);
-    } catch (const std::exception& e) {
-      ++ctx.failed_parts;
-      html = "<p class=\"warn\">This part failed: " + escape(e.what()) + "</p>\n";
+  for (size_t i = 0; i < defs.size(); ++i) {
+    Outcome& out = *outcomes[i];
+    if (out.ctx.failed_parts > 0) failed.push_back(defs[i].id);
+    ctx.failed_parts += out.ctx.failed_parts;
+    for (Comparison& c : out.ctx.comparisons()) {
+      c.section = defs[i].id;
+      ctx.compare(std::move(c));
     }
-    if (ctx.failed_parts != failed_before) failed.push_back(def.id);
-    for (size_t i = first_comparison; i < ctx.comparisons().size(); ++i) {
-      ctx.comparisons()[i].section = def.id;
-    }
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
-    ctx.progress(fmt::format("section {} done in {:.1f} s (CPU {:.1f} s)", def.title, s,
-                             cpu_seconds_used() - cpu0));
-    seconds.push_back({def.title, s});
-    sections.push_back({def.id, def.title, html});
+    for (std::string& f : out.ctx.files()) ctx.files().push_back(std::move(f));
+    seconds.push_back({defs[i].title, out.seconds});
+    sections.push_back({defs[i].id, defs[i].title, std::move(out.html)});
   }
+  ctx.progress(fmt::format("all sections done: CPU {:.1f} s (this process and its tools)",
+                           cpu_seconds_used() - cpu0));
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string head = summary_html(opt, ctx.comparisons(), seconds, total_s, failed);
