@@ -19,6 +19,7 @@
 #include "cli/report/kernel_experiment.h"
 #include "common/config_dir.h"
 #include "common/error.h"
+#include "common/file_io.h"
 #include "compiler/gemm_lowering.h"
 #include "compiler/model_lowering.h"
 #include "model/hw/gpu.h"
@@ -59,6 +60,15 @@ struct BenchSimFlags {
   bool per_kernel = false;     // sample: each simulated kernel's error too
 };
 
+// --case: a text with a colon names one case exactly (`label`, e.g. the H200 GEMM NAME:M), other
+// texts pick the cases whose name contains them; no --case picks all.
+bool case_picked(const std::vector<std::string>& cases, const std::string& name,
+                 const std::string& label) {
+  return cases.empty() || std::any_of(cases.begin(), cases.end(), [&](const std::string& c) {
+           return c.find(':') != std::string::npos ? c == label : name.find(c) != std::string::npos;
+         });
+}
+
 double peak_rss_mib() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -92,18 +102,12 @@ void run_calibration(const BenchSimFlags& o) {
                                [&](const roofline::GemmCheck& g) { return g.m > o.max_m; }),
                 gemms.end());
   }
-  if (!o.cases.empty()) {
-    // --case NAME:M picks one GEMM, --case TEXT those whose name contains TEXT.
-    auto picked = [&](const roofline::GemmCheck& g) {
-      const std::string label = g.name + ":" + std::to_string(g.m);
-      return std::any_of(o.cases.begin(), o.cases.end(), [&](const std::string& c) {
-        return c.find(':') != std::string::npos ? c == label : g.name.find(c) != std::string::npos;
-      });
-    };
-    gemms.erase(std::remove_if(gemms.begin(), gemms.end(),
-                               [&](const roofline::GemmCheck& g) { return !picked(g); }),
-                gemms.end());
-  }
+  gemms.erase(std::remove_if(gemms.begin(), gemms.end(),
+                             [&](const roofline::GemmCheck& g) {
+                               return !case_picked(o.cases, g.name,
+                                                   g.name + ":" + std::to_string(g.m));
+                             }),
+              gemms.end());
   nlohmann::json rows = nlohmann::json::array();
   double ape = 0, wall = 0;
   if (!o.json) {
@@ -311,16 +315,10 @@ void run_sample(const BenchSimFlags& o) {
   cases.push_back(step("7B decode L1024 W2A8", "a100-lut4x", "decode", 1024, "int2", "int8"));
   cases.push_back(step("7B decode L4095 FP16", "h200", "decode", 4095, "fp16", "fp16"));
   cases.push_back(step("7B prefill S256 W2A8", "a100-lut4x", "prefill", 256, "int2", "int8"));
-  if (!o.cases.empty()) {
-    cases.erase(std::remove_if(cases.begin(), cases.end(),
-                               [&](const SampleCase& c) {
-                                 return std::none_of(o.cases.begin(), o.cases.end(),
-                                                     [&](const std::string& s) {
-                                                       return c.name.find(s) != std::string::npos;
-                                                     });
-                               }),
-                cases.end());
-  }
+  cases.erase(
+      std::remove_if(cases.begin(), cases.end(),
+                     [&](const SampleCase& c) { return !case_picked(o.cases, c.name, c.name); }),
+      cases.end());
   nlohmann::json cache = nlohmann::json::object();
   if (!o.full_cache.empty()) {
     std::ifstream in(o.full_cache);
@@ -365,7 +363,7 @@ void run_sample(const BenchSimFlags& o) {
         nlohmann::json ks = nlohmann::json::array();
         for (const auto& k : full.kernels) ks.push_back({{"name", k.name}, {"cycles", k.cycles}});
         cache[key] = {{"cycles", full.cycles}, {"wall_s", full.wall_s}, {"kernels", ks}};
-        std::ofstream(o.full_cache) << cache.dump(1) << "\n";
+        write_text_atomic(o.full_cache, cache.dump(1) + "\n");  // never half-written
       }
     }
     const sim::RunStats sampled = sim::simulate_sampled(t, gpu, {}, so);

@@ -44,9 +44,8 @@ class ClusterMulticast {
   void record(int64_t block, uint64_t line, Cycle ready) {
     const int64_t others = members(block) - 1;
     if (others < 1) return;
-    const Key key{cluster_of(block), line};
-    if (lines_.count(key)) return;  // a repeated load of the block's own line
-    lines_.emplace(key, Entry{block, ready, others});
+    // A repeated load of the block's own line keeps the first entry.
+    lines_.try_emplace(Key{cluster_of(block), line}, Entry{block, ready, others});
   }
 
  private:

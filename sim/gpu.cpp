@@ -157,15 +157,8 @@ KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuCo
       d.occupancy = d.wavefronts;
       d.latency = sm.smem_latency_cycles + d.wavefronts - 1;
     };
-    auto depth = [](const traces::Affine& a) {
-      uint8_t n = 0;
-      for (int v = 0; v < traces::kMaxLoopDepth; ++v) {
-        if (a.coef[size_t(4 + v)] != 0) n = uint8_t(v + 1);
-      }
-      return n;
-    };
-    d.addr_depth = depth(in.addr);
-    d.mn_depth = std::max(depth(in.m), depth(in.n));
+    d.addr_depth = uint8_t(in.addr.loop_depth());
+    d.mn_depth = uint8_t(std::max(in.m.loop_depth(), in.n.loop_depth()));
     d.cluster_shared =
         in.op == Opcode::kLdGlobalAsync && in.addr.coef[size_t(traces::AffineVar::kBx)] == 0;
     try {

@@ -18,16 +18,9 @@ int log2_exact(int v) {
   return s;
 }
 
-// Affine::eval over the block and warp coordinates and the first `depth` loop counters: the
-// same value when the coefficients of the deeper loops are zero (DecodedInstr's depths).
-inline int64_t eval(const traces::Affine& a, const traces::Affine::Point& p, int depth) {
-  int64_t v = a.base + a.coef[0] * p.bx + a.coef[1] * p.by + a.coef[2] * p.wx + a.coef[3] * p.wy;
-  for (int d = 0; d < depth; ++d) v += a.coef[size_t(4 + d)] * p.i[size_t(d)];
-  return v;
-}
-
+// The accumulator tile an lmma / mma works on; `depth`: DecodedInstr::mn_depth.
 inline uint64_t acc_key(const Instr& in, const traces::Affine::Point& p, int depth) {
-  return (uint64_t(eval(in.m, p, depth)) << 32) ^ uint64_t(eval(in.n, p, depth));
+  return (uint64_t(in.m.eval(p, depth)) << 32) ^ uint64_t(in.n.eval(p, depth));
 }
 
 }  // namespace
@@ -517,7 +510,7 @@ void Sm::retire_warp(Warp& w, Cycle c) {
 }
 
 Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
-  const uint64_t off = uint64_t(eval(in.addr, w.stream.point(), w.dec->addr_depth));
+  const uint64_t off = uint64_t(in.addr.eval(w.stream.point(), w.dec->addr_depth));
   const uint64_t tbytes = plan_->tensor_bytes[in.tensor];
   if (off >= tbytes) return c + 1;  // nothing of the tensor (the validator rejects such traces)
   const uint64_t bytes = std::min<uint64_t>(in.bytes, tbytes - off);

@@ -54,7 +54,7 @@ struct DecodedInstr {
   uint64_t tensor_ops = 0;
   int32_t wavefronts = 0;  // shared memory: data-path cycles (conflicts included)
   int32_t conflict_wavefronts = 0;
-  // Loop counters its addr / m / n use: coefficients of deeper loops are zero (Sm::eval).
+  // Loop counters its addr / m / n use (traces::Affine::loop_depth, the depth of its eval).
   uint8_t addr_depth = 0, mn_depth = 0;
   // An ldgsts whose address has no block-x term: every block of a cluster loads the same lines,
   // so a line one block reads is multicast to the others (sim/cluster.h).

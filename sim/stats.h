@@ -40,8 +40,8 @@ struct MemoryStats {
   uint64_t l2_sectors = 0, l2_hit_sectors = 0;  // reads + writes reaching L2
   uint64_t l2_read_bytes = 0, l2_write_bytes = 0;
   uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
-  uint64_t multicast_bytes =
-      0;  // ldgsts bytes a cluster partner's L2 read delivered (sim/cluster.h)
+  // ldgsts bytes a cluster partner's L2 read delivered (sim/cluster.h).
+  uint64_t multicast_bytes = 0;
 };
 
 // How a kernel's statistics were obtained in sampled simulation (sim/sampling.h); empty method:

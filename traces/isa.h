@@ -68,10 +68,20 @@ struct Affine {
     int64_t bx = 0, by = 0, wx = 0, wy = 0;
     std::array<int64_t, kMaxLoopDepth> i{};
   };
-  int64_t eval(const Point& p) const {
+  // `depth`: only the first `depth` loop counters are read; the same value when the deeper
+  // loops' coefficients are zero (loop_depth() gives the smallest such depth).
+  int64_t eval(const Point& p, int depth = kMaxLoopDepth) const {
     int64_t v = base + coef[0] * p.bx + coef[1] * p.by + coef[2] * p.wx + coef[3] * p.wy;
-    for (int d = 0; d < kMaxLoopDepth; ++d) v += coef[4 + d] * p.i[d];
+    for (int d = 0; d < depth; ++d) v += coef[size_t(4 + d)] * p.i[size_t(d)];
     return v;
+  }
+  // 1 + the deepest loop whose counter it uses (0: none).
+  int loop_depth() const {
+    int n = 0;
+    for (int d = 0; d < kMaxLoopDepth; ++d) {
+      if (coef[size_t(4 + d)] != 0) n = d + 1;
+    }
+    return n;
   }
   bool is_zero() const;
   Affine& add(AffineVar v, int64_t c) {

@@ -107,9 +107,9 @@ struct Kernel {
   uint64_t smem_bytes = 0;
   uint32_t regs_per_thread = 0;
   // Blocks per thread-block cluster, adjacent along grid x (block ids by * grid_x + bx with bx in
-  // [c * cluster_x, (c + 1) * cluster_x)); they run at once on `cluster_x` SMs and an ldgsts
-  // line that more than one of them loads is read from L2 once and multicast (Hopper TMA,
-  // hw::SmConfig::cluster_size). 1: no cluster. Version 3.
+  // [c * cluster_x, (c + 1) * cluster_x)); they run at once on `cluster_x` SMs, and an ldgsts
+  // whose address has no bx term (the tile all of them load) is read from L2 once and multicast
+  // (Hopper TMA, hw::SmConfig::cluster_size). 1: no cluster. Version 3.
   int64_t cluster_x = 1;
   TileRecord tiles;
   GemmRecord gemm;

@@ -14,7 +14,6 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -190,13 +189,12 @@ ReportResult write_report(const ReportOptions& opt) {
     std::string html;
     double seconds = 0;
   };
-  std::vector<std::unique_ptr<Outcome>> outcomes;
-  for (size_t i = 0; i < defs.size(); ++i) {
-    outcomes.push_back(std::make_unique<Outcome>(Outcome{SectionContext(opt, opt.out_dir), {}, 0}));
-  }
+  std::vector<Outcome> outcomes;  // filled before the lanes start: no reallocation under them
+  for (size_t i = 0; i < defs.size(); ++i)
+    outcomes.push_back({SectionContext(opt, opt.out_dir), {}, 0});
   auto run_section = [&](size_t i) {
     const SectionDef& def = defs[i];
-    Outcome& out = *outcomes[i];
+    Outcome& out = outcomes[i];
     const auto s0 = std::chrono::steady_clock::now();
     out.ctx.progress("section " + def.title);
     try {
@@ -225,7 +223,7 @@ ReportResult write_report(const ReportOptions& opt) {
   std::vector<std::pair<std::string, double>> seconds;
   std::vector<std::string> failed;
   for (size_t i = 0; i < defs.size(); ++i) {
-    Outcome& out = *outcomes[i];
+    Outcome& out = outcomes[i];
     if (out.ctx.failed_parts > 0) failed.push_back(defs[i].id);
     ctx.failed_parts += out.ctx.failed_parts;
     for (Comparison& c : out.ctx.comparisons()) {
