@@ -299,7 +299,7 @@ TEST(BadInput, UnknownKernelAndOversizedBlockAreRefused) {
 // every block shares (16 KB) and its own tile of B (16 KB). Without clusters every block reads
 // both from L2; in clusters of 2 one read of A serves both blocks of a cluster, so A's L2 read
 // bytes halve; a GPU without clusters (sm.cluster_size 1) runs the same trace as before.
-traces::Trace cluster_trace(int blocks, int cluster) {
+traces::Trace cluster_trace(int blocks, int cluster, int64_t b_stride = 16384) {
   std::string text = std::string("ltc-trace ") + (cluster > 1 ? "3" : "2") +
                      "\ngpu h200\nkernel k\n  grid " + std::to_string(blocks) +
                      " 1\n  block 1 1\n  resources smem=0 regs=32\n";
@@ -307,8 +307,8 @@ traces::Trace cluster_trace(int blocks, int cluster) {
   text +=
       "  tiles core=-1 block=16,8,16 warp=16,8,16 instr=16,8,16\n"
       "  tensor 0 a bytes=16384\n  tensor 1 b bytes=65536\n  program\n"
-      "    ldgsts t=0 bytes=16384 addr=0\n    ldgsts t=1 bytes=16384 addr=bx*16384\n"
-      "    commit\n    wait n=0\n  end\nend\n";
+      "    ldgsts t=0 bytes=16384 addr=0\n    ldgsts t=1 bytes=16384 addr=bx*" +
+      std::to_string(b_stride) + "\n    commit\n    wait n=0\n  end\nend\n";
   return traces::read_text(text, "cluster.lmt");
 }
 
@@ -335,6 +335,11 @@ TEST(Cluster, MulticastReadsTheSharedTileFromL2OncePerCluster) {
   EXPECT_EQ(ignored.kernels[0].mem.l2_read_bytes, alone.kernels[0].mem.l2_read_bytes);
   EXPECT_EQ(ignored.kernels[0].mem.multicast_bytes, 0u);
   EXPECT_EQ(ignored.kernels[0].cycles, alone.kernels[0].cycles);
+  // Only the shared tile (an address without a bx term) is multicast: B tiles 128 bytes apart
+  // overlap in all but one line, yet each block reads its own from L2.
+  const sim::RunStats overlap = sim::simulate(cluster_trace(4, 2, 128), gpu, {});
+  EXPECT_EQ(overlap.kernels[0].mem.multicast_bytes, 2 * tile);
+  EXPECT_EQ(overlap.kernels[0].mem.l2_read_bytes, 2 * tile + 4 * tile);
 }
 
 TEST(Cluster, NeedsTraceVersion3) {
