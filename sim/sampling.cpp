@@ -1,9 +1,12 @@
 #include "sim/sampling.h"
 
+#include "common/config_dir.h"
 #include "common/error.h"
+#include "common/file_io.h"
 #include "sim/gpu.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -63,31 +66,44 @@ uint64_t global_bytes_per_warp(const std::vector<traces::Instr>& prog) {
 }
 
 // The confidence of each method: the mean and largest |cycle error| of the kernels it sampled in
-// `ltc bench sim --only sample` (per kernel, against the same kernel of the full run;
-// sim/README.md, "Sampled simulation"). "full" is exact for the run's first kernel; later ones run
-// alone, on an empty L2 (the full run's L2 holds the earlier kernels' dirty lines, whose
-// write-backs slow short kernels after large writers: up to 27%; GEMM kernels by less). "loop" is
-// split by the grid: a kernel of more than one wave extrapolates its trips with the waves'
-// interplay (the blocks of later waves start spread out, more so the longer the loop), and errs
-// more.
+// `ltc bench sim --only sample`, kept with the other measurements in
+// configs/calibration/sampling-confidence.json (sim/README.md, "Sampled simulation"). "full" is
+// exact for the run's first kernel; later ones run alone, on an empty L2 (the full run's L2 holds
+// the earlier kernels' dirty lines, whose write-backs slow short kernels after large writers);
+// "loop" is split by the grid: a kernel of more than one wave errs more.
 struct Confidence {
-  const char* method;
-  bool several_waves, gemm;  // for "loop"; for "full"
-  double mean, max;
-};
-// The largest errors rounded up.
-constexpr Confidence kConfidence[] = {
-    {"full", false, true, 0.0090, 0.020},       // 6 GEMM kernels after a run's first
-    {"full", false, false, 0.0321, 0.27},       // 24 other kernels after a run's first
-    {"loop", false, false, 0.0145, 0.034},      // 13 kernels
-    {"loop", true, false, 0.0356, 0.091},       // 6
-    {"wave", true, false, 0.0123, 0.013},       // 1
-    {"loop+wave", true, false, 0.0065, 0.010},  // 3
+  std::string method;
+  bool several_waves = false, gemm = false;  // for "loop"; for "full"
+  double mean = 0, max = 0;
 };
 
+const std::vector<Confidence>& confidence_table() {
+  static const std::vector<Confidence> table = [] {
+    const std::string path = config_dir("calibration") + "/sampling-confidence.json";
+    std::vector<Confidence> t;
+    try {
+      const nlohmann::json j = nlohmann::json::parse(read_text(path));
+      for (const auto& m : j.at("methods")) {
+        Confidence c;
+        c.method = m.at("method").get<std::string>();
+        c.several_waves = m.value("several_waves", false);
+        c.gemm = m.value("gemm", false);
+        c.mean = m.at("mean").get<double>();
+        c.max = m.at("max").get<double>();
+        t.push_back(c);
+      }
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(path + ": " + e.what() +
+                       " (expected {\"methods\": [{\"method\", \"mean\", \"max\", ...}]})");
+    }
+    return t;
+  }();
+  return table;
+}
+
 void set_confidence(SampleInfo& info, bool first, bool several_waves, bool gemm) {
-  for (const Confidence& c : kConfidence) {
-    const std::string m = c.method;
+  for (const Confidence& c : confidence_table()) {
+    const std::string& m = c.method;
     if (info.method != m || (m == "loop" && c.several_waves != several_waves) ||
         (m == "full" && c.gemm != gemm)) {
       continue;
