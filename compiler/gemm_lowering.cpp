@@ -19,6 +19,8 @@ using traces::Opcode;
 // LUT groups (tables) one precompute warp builds per row, and warps per precompute block.
 constexpr int64_t kPrecomputeGroups = 32;
 constexpr int64_t kPrecomputeWarps = 4;
+// Bytes one warp's fragment lds moves at most when it gathers several K steps (8 per thread).
+constexpr int64_t kFragmentLoadBytes = 256;
 
 // Pipeline depth actually used: at least 2, at most one more than the K tiles of a quantization
 // group (the loads then never run past the group's last tile before the peeled iterations).
@@ -198,6 +200,7 @@ struct LutGemmPlan {
   int64_t bm = 0, bn = 0, bk = 0, wm = 0, wn = 0, im = 0, in_ = 0;
   int64_t table_bytes = 0, seg_bytes = 0;
   int64_t tiles_per_group = 0, n_groups = 0, lg_per_tile = 0;
+  int64_t steps_per_load = 1;  // K steps whose fragments one lds loads (lut_steps_per_load)
   int64_t grid_x = 0, grid_y = 0, Mp = 0, Np = 0, LGt = 0;  // padded (traces/trace.h "Padding")
   int64_t row_table_bytes = 0, w_row_bytes = 0, n_core_tiles = 0;
   int64_t smem_basis_tables = 0, smem_basis_weights = 0, smem_tables = 0, stage_bytes = 0;
@@ -254,6 +257,17 @@ LutGemmPlan plan_lut_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu) {
   l.tiles_per_group = grouped ? l.G / l.bk : ceil_div(spec.k, l.bk);
   l.n_groups = ceil_div(spec.k, l.G);
   l.lg_per_tile = l.bk / l.kg;
+  // One lds per operand moves the fragments of as many K steps as fit in 8 bytes per thread
+  // (256 bytes per warp, what the larger warp tiles load per step), a power of two dividing the
+  // stage's steps: a GEMV's warp tile would otherwise load 1-2 bytes per thread per instruction.
+  {
+    const int64_t step_bytes =
+        std::max(l.wm * l.table_bytes, (l.wn / l.cn) * l.wbits * l.seg_bytes);
+    while (l.lg_per_tile % (2 * l.steps_per_load) == 0 &&
+           2 * l.steps_per_load * step_bytes <= kFragmentLoadBytes) {
+      l.steps_per_load *= 2;
+    }
+  }
 
   l.grid_x = ceil_div(spec.n, l.bn), l.grid_y = ceil_div(spec.m, l.bm);
   l.Mp = l.grid_y * l.bm, l.Np = l.grid_x * l.bn;
@@ -345,26 +359,31 @@ void emit_lut_tile_loads(ProgramBuilder& p, const LutGemmPlan& l, const traces::
   p.end(ij);
 }
 
-// The LUT groups of K tile t from shared memory: each step's fragments (the warp's table rows and
-// weight planes of every basis) and its LMMAs, register double buffered (emit_k_steps).
+// The LUT groups of K tile t from shared memory: the fragments of `u` consecutive steps (the
+// warp's table rows and weight planes of every basis; lut_steps_per_load) in one lds each, then
+// their LMMAs, register double buffered (emit_k_steps over the groups of `u` steps). Within a
+// stage each warp's fragments of consecutive steps lie together ([group][warp][step]), so one
+// lds reads them contiguously.
 void emit_lut_tile_compute(ProgramBuilder& p, const LutGemmPlan& l, const traces::Affine& t) {
   const int64_t wn_tiles = l.wn / l.cn;
+  const int64_t u = l.steps_per_load;
+  const int64_t tbytes = l.wm * l.table_bytes, pbytes = wn_tiles * l.wbits * l.seg_bytes;
   auto frags = [&](const traces::Affine& q, uint32_t buf) {
     for (int64_t j = 0; j < l.B; ++j) {
-      Instr tables = mem(Opcode::kLdShared, 0, uint64_t(l.wm * l.table_bytes),
-                         plus(times(q, l.bm * l.table_bytes),
-                              affine(j * l.smem_basis_tables, {wy(l.wm * l.table_bytes)})));
+      Instr tables = mem(Opcode::kLdShared, 0, uint64_t(u * tbytes),
+                         plus(times(q, u * l.bm * l.table_bytes),
+                              affine(j * l.smem_basis_tables, {wy(u * tbytes)})));
       tables.frag = buf;
       p.emit(tables);
-      Instr planes = mem(Opcode::kLdShared, 0, uint64_t(wn_tiles * l.wbits * l.seg_bytes),
-                         plus(times(q, (l.bn / l.cn) * l.wbits * l.seg_bytes),
-                              affine(l.smem_tables + j * l.smem_basis_weights,
-                                     {wx(wn_tiles * l.wbits * l.seg_bytes)})));
+      Instr planes = mem(Opcode::kLdShared, 0, uint64_t(u * pbytes),
+                         plus(times(q, u * (l.bn / l.cn) * l.wbits * l.seg_bytes),
+                              affine(l.smem_tables + j * l.smem_basis_weights, {wx(u * pbytes)})));
       planes.frag = buf;
       p.emit(planes);
     }
   };
   auto ops = [&](const traces::Affine& q, uint32_t buf) {
+    const auto iu = p.loop(uint64_t(u));
     for (int64_t j = 0; j < l.B; ++j) {
       const auto ia = p.loop(uint64_t(l.wm / l.im));
       const auto ib = p.loop(uint64_t(l.wn / l.in_));
@@ -373,15 +392,16 @@ void emit_lut_tile_compute(ProgramBuilder& p, const LutGemmPlan& l, const traces
       lmma.lmma = l.op;
       lmma.m = affine(0, {by(l.bm), wy(l.wm), iv(ia, l.im)});
       lmma.n = affine(0, {bx(l.bn), wx(l.wn), iv(ib, l.in_)});
-      lmma.k = plus(times(t, l.bk), times(q, l.kg));
+      lmma.k = plus(times(t, l.bk), plus(times(q, u * l.kg), affine(0, {iv(iu, l.kg)})));
       lmma.basis = uint32_t(j);
       lmma.frag = buf;
       p.emit(lmma);
       p.end(ib);
       p.end(ia);
     }
+    p.end(iu);
   };
-  emit_k_steps(p, l.lg_per_tile, frags, ops);
+  emit_k_steps(p, l.lg_per_tile / u, frags, ops);
 }
 
 // Epilogue of quantization group g: scales and zero points of the warp's columns, then a dequant

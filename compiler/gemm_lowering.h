@@ -7,8 +7,10 @@
 //   <name>.lmma        grid over (N / bn, M / bm) blocks; a multistage cp.async pipeline over the
 //                      K tiles (below) stages each K tile's table rows and packed weight segments
 //                      (compiler/packing.h layout) in shared memory; each warp loads its
-//                      fragments (lds) and runs lmma over its warp tile (planes inside the
-//                      instruction, K groups ascending), and after each quantization group a
+//                      fragments (lds: one per operand for as many K steps as fit in 8 bytes
+//                      per thread, so a GEMV's 2 x 64 tile loads 4 steps at once) and runs lmma
+//                      over its warp tile (planes inside the instruction, K groups
+//                      ascending), and after each quantization group a
 //                      dequant epilogue (scale, zero-point bias term); finally stores fp16
 //                      outputs. Multi-basis binary (FluxBin): per basis its own table set and
 //                      1-bit sign planes, dequant with the basis' row scales, then the dense

@@ -407,6 +407,41 @@ TEST(GemmLowering, MultiTileLmmaInstructionsAreExact) {
   EXPECT_EQ(c.outputs, uint64_t(64 * 512));
 }
 
+// One warp's fragment loads of the LUT kernel: lds per lmma and the largest lds.
+struct FragmentLoads {
+  uint64_t lds = 0, lmma = 0, max_bytes = 0;
+};
+FragmentLoads fragment_loads(int64_t m, int64_t n, int64_t k, const char* w, DType act) {
+  const traces::Trace t = compile_gemm(spec_of(m, n, k, w, act), hw::load_gpu("a100-lut4x"));
+  FragmentLoads f;
+  traces::expand_warp(t.kernels.back(), 0, 0, 0, 0,
+                      [&](const traces::Instr& in, const traces::Affine::Point&) {
+                        if (in.op == traces::Opcode::kLdShared) {
+                          ++f.lds;
+                          f.max_bytes = std::max<uint64_t>(f.max_bytes, in.bytes);
+                        }
+                        if (in.op == traces::Opcode::kLmma) ++f.lmma;
+                      });
+  return f;
+}
+
+TEST(GemmLowering, FragmentLoadsGatherKStepsUpToEightBytesPerThread) {
+  // A GEMV warp tile (2 x 64, int2): one K step's fragments are a 32-byte table pair and 64
+  // bytes of planes, so 4 steps fit in 256 bytes: 2 lds per 4 lmma, the planes' lds 256 bytes.
+  const FragmentLoads gemv = fragment_loads(1, 4096, 4096, "int2", DType::kInt8);
+  EXPECT_EQ(gemv.lmma, uint64_t(4096 / 4));
+  EXPECT_EQ(gemv.lds * 2, gemv.lmma);
+  EXPECT_EQ(gemv.max_bytes, 256u);
+  // int4 planes (128 bytes a step): 2 steps per lds.
+  const FragmentLoads w4 = fragment_loads(16, 8192, 4096, "int4", DType::kInt8);
+  EXPECT_EQ(w4.lds, w4.lmma);
+  EXPECT_EQ(w4.max_bytes, 256u);
+  // The authors' GEMM's warp tile already loads 256 bytes a step: one step per lds, as before.
+  const FragmentLoads big = fragment_loads(4096, 27648, 512, "int2", DType::kFp16);
+  EXPECT_EQ(big.max_bytes, 256u);
+  EXPECT_EQ(big.lds, 2 * uint64_t(512 / 4));
+}
+
 TEST(GemmLowering, MacPathCompilesDenseAndDequantizeThenMacGemms) {
   struct M {
     const char* gpu;
