@@ -9,6 +9,7 @@
 #define LTC_SIM_SSE2 0
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -129,19 +130,29 @@ Dram::Dram(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& 
 }
 
 void Dram::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  const sc_core::sc_time now = sc_core::sc_time_stamp();
-  const double t = to_cycles(now + delay);
-  const uint64_t addr = p.get_address();
-  BandwidthPort& ch = channels_[channel_of_(L2::mix_line(addr >> 8))];
-  const unsigned len = p.get_data_length();
-  const double start = ch.reserve_payload(t, len);
-  if (p.is_write()) {
-    stats_.dram_write_bytes += len;  // posted: the requester does not wait
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  DramBurst* burst = nullptr;
+  p.get_extension(burst);
+  if (burst) {
+    for (DramBurst::Op& op : burst->ops) op.ready = serve(now, op.addr, op.bytes, op.write, op.at);
   } else {
-    stats_.dram_read_bytes += len;
-    delay = cycles(start + latency_cycles_ - to_cycles(now));
+    const uint64_t ready =
+        serve(now, p.get_address(), p.get_data_length(), p.is_write(), delay.value());
+    if (!p.is_write()) delay = sc_core::sc_time::from_value(ready);
   }
   p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+uint64_t Dram::serve(uint64_t now, uint64_t addr, unsigned bytes, bool write, uint64_t at) {
+  const double t = cycles_of(now + at);
+  BandwidthPort& ch = channels_[channel_of_(L2::mix_line(addr >> 8))];
+  const double start = ch.reserve_payload(t, bytes);
+  if (write) {
+    stats_.dram_write_bytes += bytes;  // posted: the requester does not wait
+    return 0;
+  }
+  stats_.dram_read_bytes += bytes;
+  return ticks_of(start + latency_cycles_ - cycles_of(now));
 }
 
 // ---- L2 -----------------------------------------------------------------------------------------
@@ -159,55 +170,80 @@ L2::L2(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stat
   line_shift_ = log2_exact(gpu.sm.line_bytes);
   hit_latency_cycles_ = gpu.l2.latency_ns * gpu.clock_ghz;
   target.register_b_transport(this, &L2::b_transport);
-  dram_payload_.set_extension(&dram_mask_);
+  dram_payload_.set_extension(&dram_ops_);
 }
 
 L2::~L2() {
-  dram_payload_.clear_extension(&dram_mask_);  // a member, not the payload's to free
+  dram_payload_.clear_extension(&dram_ops_);  // a member, not the payload's to free
 }
 
 void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  const double now = to_cycles(sc_core::sc_time_stamp());
-  const double t = now + to_cycles(delay);
-  const uint64_t line_addr = p.get_address();
-  SectorMask* mask = nullptr;
-  p.get_extension(mask);
-  const uint32_t sectors = mask ? mask->sectors : 0xfu;
-  const uint64_t line = line_addr >> line_shift_;
-  Slice& s = slices_[slice_of_(mix_line(line))];
-  const unsigned len = p.get_data_length();
-  const double bytes = double(len);
-  const double start = s.port.reserve_payload(t, len);
+  const uint64_t stamp = sc_core::sc_time_stamp().value();
+  const double now = cycles_of(stamp);
+  LineBurst* burst = nullptr;
+  p.get_extension(burst);
+  if (!burst) {  // one line: the sectors its bytes cover
+    const uint64_t line_bytes = uint64_t(1) << line_shift_;
+    const uint64_t addr = p.get_address(), base = addr >> line_shift_ << line_shift_;
+    const uint64_t lo = addr - base,
+                   hi = std::min<uint64_t>(lo + std::max(p.get_data_length(), 1u), line_bytes);
+    burst = &one_line_;
+    burst->lines.assign(1, LineBurst::Line{});
+    burst->lines[0].addr = base;
+    burst->lines[0].sectors = ((1u << ((hi + 31) / 32)) - 1) & ~((1u << (lo / 32)) - 1);
+    burst->lines[0].enter = delay.value();
+  }
   const bool write = p.is_write();
-  const SectorCache::Result r = s.tags.access(line_addr, sectors, write);
-  const int n = popcount4(sectors);
-  stats_.l2_sectors += uint64_t(n);
-  if (write) {
-    stats_.l2_write_bytes += uint64_t(bytes);
-    stats_.l2_hit_sectors += uint64_t(n);  // write-allocate without fetch (full sectors)
-  } else {
-    stats_.l2_read_bytes += uint64_t(bytes);
-    stats_.l2_hit_sectors += uint64_t(n - popcount4(r.missed));
+  std::vector<LineBurst::Line>& lines = burst->lines;
+  std::vector<DramBurst::Op>& ops = dram_ops_.ops;
+  ops.clear();
+  done_.resize(lines.size());
+  unsigned dram_bytes = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const LineBurst::Line& l = lines[i];
+    const double t = now + cycles_of(l.enter);
+    Slice& s = slices_[slice_of_(mix_line(l.addr >> line_shift_))];
+    const int n = popcount4(l.sectors);
+    const unsigned len = unsigned(32 * n);
+    const double start = s.port.reserve_payload(t, len);
+    const SectorCache::Result r = s.tags.access(l.addr, l.sectors, write);
+    stats_.l2_sectors += uint64_t(n);
+    if (write) {
+      stats_.l2_write_bytes += len;
+      stats_.l2_hit_sectors += uint64_t(n);  // write-allocate without fetch (full sectors)
+    } else {
+      stats_.l2_read_bytes += len;
+      stats_.l2_hit_sectors += uint64_t(n - popcount4(r.missed));
+    }
+    done_[i] = start + hit_latency_cycles_;
+    const uint64_t at = ticks_of(start - now);
+    if (r.evicted_dirty) {
+      // Write-back of the victim's dirty sectors: posted, but it takes its channel's bandwidth.
+      ops.push_back(
+          {r.evicted_line_addr, unsigned(32 * popcount4(r.evicted_dirty)), true, at, 0, i});
+      dram_bytes += ops.back().bytes;
+    }
+    if (!write && r.missed) {
+      ops.push_back({l.addr, unsigned(32 * popcount4(r.missed)), false, at, 0, i});
+      dram_bytes += ops.back().bytes;
+    }
   }
-  double done = start + hit_latency_cycles_;
-  if (r.evicted_dirty) {
-    // Write-back of the victim's dirty sectors: posted, but it takes its channel's bandwidth.
-    dram_payload_.set_command(tlm::TLM_WRITE_COMMAND);
-    dram_payload_.set_address(r.evicted_line_addr);
-    dram_payload_.set_data_length(unsigned(32 * popcount4(r.evicted_dirty)));
-    sc_core::sc_time d = cycles(start - now);
+  if (!ops.empty()) {
+    dram_payload_.set_command(tlm::TLM_IGNORE_COMMAND);
+    dram_payload_.set_address(ops[0].addr);
+    dram_payload_.set_data_length(dram_bytes);
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
     dram->b_transport(dram_payload_, d);
+    for (const DramBurst::Op& op : ops) {
+      if (!op.write) done_[op.line] = std::max(done_[op.line], now + cycles_of(op.ready));
+    }
   }
-  if (!write && r.missed) {
-    dram_payload_.set_command(tlm::TLM_READ_COMMAND);
-    dram_payload_.set_address(line_addr);
-    dram_payload_.set_data_length(unsigned(32 * popcount4(r.missed)));
-    dram_mask_.sectors = r.missed;
-    sc_core::sc_time d = cycles(start - now);
-    dram->b_transport(dram_payload_, d);
-    done = std::max(done, now + to_cycles(d));
+  uint64_t latest = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    lines[i].ready = ticks_of(done_[i] - now);
+    latest = std::max(latest, lines[i].ready);
   }
-  delay = cycles(done - now);
+  delay = sc_core::sc_time::from_value(latest);
   p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 

@@ -3,6 +3,10 @@
 // quantum and calls b_transport with its local offset as the annotated delay; each target adds
 // the time the request spends there (queueing behind earlier requests on a slice or a channel,
 // then the latency) and returns. No event per request, no heap allocation per request.
+// One transaction carries the lines of one warp instruction (LineBurst), and one the DRAM
+// traffic those cause (DramBurst): each line keeps its own arrival tick and is served in the
+// order it was sent, so the slices, channels and tags see exactly what one transaction per line
+// would show them; only the socket calls and time conversions per line are saved.
 //
 // Time unit: SystemC time counts SM clock cycles, 1 ns = 1 cycle (sim/README.md).
 #pragma once
@@ -31,14 +35,25 @@ inline constexpr double kTicksPerCycle = 1000;
 inline Cycle now_cycles() {
   return Cycle((sc_core::sc_time_stamp().value() + 500) / 1000);
 }
+// A (fractional) cycle count as the ticks of an annotated delay: rounded to the nearest tick,
+// never below zero; and ticks back to cycles. Every delay the memory system passes goes through
+// these, so a burst's lines get the same times as separate transactions would.
+// (Through int64_t: one instruction each way on x86-64, where the unsigned conversions take a
+// branch; the same values below 2^63 ticks.)
+inline uint64_t ticks_of(double c) {
+  return c > 0 ? uint64_t(int64_t(c * kTicksPerCycle + 0.5)) : 0;
+}
+inline double cycles_of(uint64_t ticks) {
+  return double(int64_t(ticks)) * (1.0 / kTicksPerCycle);
+}
 inline sc_core::sc_time cycles(double c) {
   // sc_time::from_value is an out-of-line library call on every request; one tick times the
   // count is inline and exact (sc_time's operator* rounds the product, exact below 2^52 ticks).
   static const sc_core::sc_time kTick = sc_core::sc_time::from_value(1);
-  return kTick * double(c > 0 ? sc_dt::uint64(c * kTicksPerCycle + 0.5) : 0);
+  return kTick * double(ticks_of(c));
 }
 inline double to_cycles(const sc_core::sc_time& t) {
-  return double(t.value()) * (1.0 / kTicksPerCycle);
+  return cycles_of(t.value());
 }
 
 // Starts loading the host cache line holding `p`. GCC 12 drops __builtin_prefetch when the
@@ -164,13 +179,43 @@ class SectorCache {
   std::vector<uint64_t, LineAligned<uint64_t>> sets_data_;
 };
 
-// What an SM asks of L2 per line: the payload's address is the line address, the data length
-// the bytes of the requested sectors; this extension carries the sector mask.
-struct SectorMask : tlm::tlm_extension<SectorMask> {
-  uint32_t sectors = 0xf;
-  tlm::tlm_extension_base* clone() const override { return new SectorMask(*this); }
+// What an SM asks of L2 for one warp instruction: the payload's address is the first line, its
+// data length the bytes of all requested sectors, its command READ or WRITE; this extension
+// lists the lines, in the order the L2 serves them, each with its sector mask (bit i: sector i)
+// and its arrival as ticks after the current SystemC time. The L2 sets each read line's `ready`
+// (ticks after the current time at which its data is back) and the payload's delay to the
+// latest of them. A payload without it is one line: all sectors its bytes cover.
+struct LineBurst : tlm::tlm_extension<LineBurst> {
+  struct Line {
+    uint64_t addr = 0;
+    uint32_t sectors = 0;
+    uint64_t enter = 0;  // ticks
+    uint64_t ready = 0;  // ticks, reads
+  };
+  std::vector<Line> lines;  // capacity kept between transactions
+  tlm::tlm_extension_base* clone() const override { return new LineBurst(*this); }
   void copy_from(const tlm::tlm_extension_base& e) override {
-    sectors = static_cast<const SectorMask&>(e).sectors;
+    lines = static_cast<const LineBurst&>(e).lines;
+  }
+};
+
+// The DRAM traffic of one L2 burst, in the order the L2 caused it: dirty write-backs (posted)
+// and line fills, each arriving `at` ticks after the current time. The DRAM sets each fill's
+// `ready` ticks. The payload's command is IGNORE (the operations carry their own); a payload
+// without it is one plain read or write.
+struct DramBurst : tlm::tlm_extension<DramBurst> {
+  struct Op {
+    uint64_t addr = 0;
+    uint32_t bytes = 0;
+    bool write = false;
+    uint64_t at = 0;     // ticks
+    uint64_t ready = 0;  // ticks, fills
+    size_t line = 0;     // the LineBurst line a fill serves
+  };
+  std::vector<Op> ops;
+  tlm::tlm_extension_base* clone() const override { return new DramBurst(*this); }
+  void copy_from(const tlm::tlm_extension_base& e) override {
+    ops = static_cast<const DramBurst&>(e).ops;
   }
 };
 
@@ -181,6 +226,8 @@ class Dram : public sc_core::sc_module {
 
  private:
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  // One operation arriving `at` ticks after `now` (ticks); returns a read's ready ticks.
+  uint64_t serve(uint64_t now, uint64_t addr, unsigned bytes, bool write, uint64_t at);
   std::vector<BandwidthPort> channels_;
   FastMod channel_of_;
   double latency_cycles_;  // load-to-use beyond the L2 hit latency
@@ -220,7 +267,9 @@ class L2 : public sc_core::sc_module {
   double hit_latency_cycles_;
   MemoryStats& stats_;
   tlm::tlm_generic_payload dram_payload_;
-  SectorMask dram_mask_;
+  DramBurst dram_ops_;
+  LineBurst one_line_;        // a payload without a LineBurst
+  std::vector<double> done_;  // per line of the burst being served: cycles
 };
 
 }  // namespace ltc::sim

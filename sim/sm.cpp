@@ -68,7 +68,7 @@ Sm::Sm(sc_core::sc_module_name name, int id, const hw::GpuConfig& gpu, BlockDisp
   warps_.resize(size_t(gpu.sm.max_warps));
   blocks_.resize(size_t(gpu.sm.max_blocks));
   sps_.resize(size_t(gpu.sub_partitions_per_sm));
-  payload_.set_extension(&mask_);
+  payload_.set_extension(&burst_);
   SC_HAS_PROCESS(Sm);
   SC_METHOD(activate);
   sensitive << dispatcher_.work();
@@ -76,7 +76,7 @@ Sm::Sm(sc_core::sc_module_name name, int id, const hw::GpuConfig& gpu, BlockDisp
 }
 
 Sm::~Sm() {
-  payload_.clear_extension(&mask_);  // a member, not the payload's to free
+  payload_.clear_extension(&burst_);  // a member, not the payload's to free
 }
 
 void Sm::begin_kernel(const KernelPlan* plan, Cycle launch) {
@@ -533,6 +533,22 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
       l2_hint_->prefetch(line << line_shift_);
     }
   }
+  // The lines that go to L2 travel in one burst (memory.h, LineBurst), each entering through
+  // this SM's port at its own cycle; loads wait for their lines' data.
+  const bool write = in.op == Opcode::kStGlobal;
+  std::vector<LineBurst::Line>& lines = burst_.lines;
+  lines.clear();
+  multicast_reads_.clear();
+  uint32_t burst_bytes = 0;
+  auto to_l2 = [&](uint64_t base, uint32_t sectors, Cycle t) {
+    const int n = popcount4(sectors);
+    const double enter = noc_.reserve_sectors(double(t), n);
+    lines.push_back({base, sectors, ticks_of(enter - double(now_)), 0});
+    burst_bytes += uint32_t(32 * n);
+  };
+  const bool multicast = in.op == Opcode::kLdGlobalAsync && w.dec->cluster_shared && multicast_ &&
+                         multicast_->active();
+  const int64_t block = blocks_[size_t(w.block)].id;
   for (uint64_t line = first; line <= last; ++line) {
     if (hint && line + kPrefetchAhead <= last) {
       l2_hint_->prefetch((line + kPrefetchAhead) << line_shift_);
@@ -543,57 +559,50 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
     // Sectors lo / 32 .. ceil(hi / 32) - 1 (hi > lo: the line holds part of the access).
     const uint32_t sectors = ((1u << ((hi + 31) / 32)) - 1) & ~((1u << (lo / 32)) - 1);
     const Cycle t = Cycle(start) + Cycle(line - first);
-    Cycle ready = t + 1;
     if (in.op == Opcode::kLdGlobal) {
       const SectorCache::Result r = l1_.access(base, sectors, false);
       const int n = popcount4(sectors);
       stats_.mem.l1_sectors += uint64_t(n);
       stats_.mem.l1_hit_sectors += uint64_t(n - popcount4(r.missed));
-      ready = t + gpu_.sm.l1_latency_cycles;
-      if (r.missed) ready = std::max(ready, l2_request(base, r.missed, false, t));
-    } else if (in.op == Opcode::kLdGlobalAsync) {
-      ready = w.dec->cluster_shared && multicast_ && multicast_->active()
-                  ? cluster_load(w, base, sectors, t)
-                  : l2_request(base, sectors, false, t);  // cp.async.cg: L2 only
+      done = std::max(done, t + gpu_.sm.l1_latency_cycles);
+      if (r.missed) to_l2(base, r.missed, t);
+    } else if (multicast) {
+      // A cluster's shared tile (sim/cluster.h): a partner block's copy when it read the line,
+      // else an L2 read whose copy the partners take.
+      const Cycle copy = multicast_->take(block, line);
+      if (copy < 0) {
+        multicast_reads_.push_back(lines.size());
+        to_l2(base, sectors, t);  // cp.async.cg: L2 only
+      } else {
+        const int n = popcount4(sectors);
+        stats_.mem.multicast_bytes += uint64_t(32 * n);
+        noc_.reserve_sectors(double(t), n);  // into this SM through its own port
+        done = std::max(done, std::max(copy, Cycle(noc_.free_at() + 0.999999)));
+      }
+    } else if (!write) {
+      to_l2(base, sectors, t);  // cp.async.cg: L2 only
     } else {
-      l2_request(base, sectors, true, t);  // posted write
+      to_l2(base, sectors, t);  // posted write
+      done = std::max(done, t + 1);
     }
-    done = std::max(done, ready);
+  }
+  if (lines.empty()) return done;
+  payload_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+  payload_.set_address(lines[0].addr);
+  payload_.set_data_length(burst_bytes);
+  payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::sc_time::from_value(lines[0].enter);
+  l2->b_transport(payload_, delay);
+  if (write) return done;
+  for (const LineBurst::Line& l : lines) {
+    done = std::max(done, Cycle(double(now_) + cycles_of(l.ready) + 0.999999));
+  }
+  for (size_t i : multicast_reads_) {
+    const LineBurst::Line& l = lines[i];
+    multicast_->record(block, l.addr >> line_shift_,
+                       Cycle(double(now_) + cycles_of(l.ready) + 0.999999));
   }
   return done;
-}
-
-// An ldgsts line in a cluster kernel (sim/cluster.h): a partner block's copy when it read the
-// line, else an L2 read whose copy the partners take.
-Cycle Sm::cluster_load(const Warp& w, uint64_t line_addr, uint32_t sectors, Cycle t) {
-  const int64_t block = blocks_[size_t(w.block)].id;
-  const uint64_t line = line_addr >> line_shift_;
-  const Cycle copy = multicast_->take(block, line);
-  if (copy < 0) {
-    const Cycle ready = l2_request(line_addr, sectors, false, t);
-    multicast_->record(block, line, ready);
-    return ready;
-  }
-  const int n = popcount4(sectors);
-  stats_.mem.multicast_bytes += uint64_t(32 * n);
-  noc_.reserve_sectors(double(t), n);  // into this SM through its own port
-  return std::max(copy, Cycle(noc_.free_at() + 0.999999));
-}
-
-Cycle Sm::l2_request(uint64_t line_addr, uint32_t sectors, bool write, Cycle t) {
-  const int n = popcount4(sectors);
-  const double bytes = 32.0 * n;
-  const double enter = noc_.reserve_sectors(double(t), n);
-  payload_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-  payload_.set_address(line_addr);
-  payload_.set_data_length(unsigned(bytes));
-  payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  mask_.sectors = sectors;
-  sc_core::sc_time delay = cycles(enter - double(now_));
-  l2->b_transport(payload_, delay);
-  if (write) return t + 1;
-  const double ready = double(now_) + to_cycles(delay);
-  return Cycle(ready + 0.999999);
 }
 
 }  // namespace ltc::sim

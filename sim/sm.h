@@ -194,8 +194,6 @@ class Sm : public sc_core::sc_module {
   void commit_group(Warp& w, Cycle c);
   void write_fragments(Warp& w, uint32_t buffer, Cycle done);
   Cycle global_access(Warp& w, const traces::Instr& in, Cycle c);
-  Cycle l2_request(uint64_t line_addr, uint32_t sectors, bool write, Cycle t);
-  Cycle cluster_load(const Warp& w, uint64_t line_addr, uint32_t sectors, Cycle t);
   void arrive_barrier(Warp& w, Cycle c);
   void retire_warp(Warp& w, Cycle c);
   void account(SubPartition& sp, Cycle c);
@@ -236,7 +234,8 @@ class Sm : public sc_core::sc_module {
   SectorCache l1_;
   KernelStats stats_;
   tlm::tlm_generic_payload payload_;
-  SectorMask mask_;
+  LineBurst burst_;                      // the lines of the access in flight (global_access)
+  std::vector<size_t> multicast_reads_;  // its lines a cluster's partners will take
 };
 
 }  // namespace ltc::sim
