@@ -24,7 +24,8 @@ bool g_context_used = false;
 // report runs its PPA sweeps beside its simulations) is a data race.
 const bool g_quiet_systemc = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0) == 0;
 
-// SystemC allows one elaboration per context; every run gets a fresh one.
+}  // namespace
+
 void fresh_systemc_context() {
   if (g_context_used) {
     sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
@@ -32,8 +33,6 @@ void fresh_systemc_context() {
   }
   g_context_used = true;
 }
-
-}  // namespace
 
 void request_stop() {
   g_stop.store(true);

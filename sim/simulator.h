@@ -45,6 +45,10 @@ struct SimOptions {
 // to call several times in one process (each run gets a fresh SystemC context).
 RunStats simulate(const traces::Trace& trace, const hw::GpuConfig& gpu, const SimOptions& options);
 
+// SystemC allows one elaboration per context: every elaboration in the process (each simulate(),
+// a test's own modules) starts with this, which gives it a fresh context.
+void fresh_systemc_context();
+
 // Asks a running simulate() to stop at its next quantum and return what it has simulated
 // (RunStats::interrupted). Async-signal-safe: `ltc sim` calls it from its SIGINT handler.
 void request_stop();
