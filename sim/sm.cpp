@@ -543,7 +543,10 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
   auto to_l2 = [&](uint64_t base, uint32_t sectors, Cycle t) {
     const int n = popcount4(sectors);
     const double enter = noc_.reserve_sectors(double(t), n);
-    lines.push_back({base, sectors, ticks_of(enter - double(now_)), 0});
+    LineBurst::Line& l = lines.emplace_back();  // fields in place: no struct through the stack
+    l.addr = base;
+    l.sectors = sectors;
+    l.enter = ticks_of(enter - double(now_));
     burst_bytes += uint32_t(32 * n);
   };
   const bool multicast = in.op == Opcode::kLdGlobalAsync && w.dec->cluster_shared && multicast_ &&
