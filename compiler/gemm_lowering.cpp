@@ -200,7 +200,9 @@ struct LutGemmPlan {
   int64_t bm = 0, bn = 0, bk = 0, wm = 0, wn = 0, im = 0, in_ = 0;
   int64_t table_bytes = 0, seg_bytes = 0;
   int64_t tiles_per_group = 0, n_groups = 0, lg_per_tile = 0;
-  int64_t steps_per_load = 1;  // K steps whose fragments one lds loads (lut_steps_per_load)
+  // One K step's fragments per warp: its table rows, its weight planes (one basis); and the K
+  // steps whose fragments one lds gathers.
+  int64_t step_table_bytes = 0, step_plane_bytes = 0, steps_per_load = 1;
   int64_t grid_x = 0, grid_y = 0, Mp = 0, Np = 0, LGt = 0;  // padded (traces/trace.h "Padding")
   int64_t row_table_bytes = 0, w_row_bytes = 0, n_core_tiles = 0;
   int64_t smem_basis_tables = 0, smem_basis_weights = 0, smem_tables = 0, stage_bytes = 0;
@@ -260,13 +262,12 @@ LutGemmPlan plan_lut_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu) {
   // One lds per operand moves the fragments of as many K steps as fit in 8 bytes per thread
   // (256 bytes per warp, what the larger warp tiles load per step), a power of two dividing the
   // stage's steps: a GEMV's warp tile would otherwise load 1-2 bytes per thread per instruction.
-  {
-    const int64_t step_bytes =
-        std::max(l.wm * l.table_bytes, (l.wn / l.cn) * l.wbits * l.seg_bytes);
-    while (l.lg_per_tile % (2 * l.steps_per_load) == 0 &&
-           2 * l.steps_per_load * step_bytes <= kFragmentLoadBytes) {
-      l.steps_per_load *= 2;
-    }
+  l.step_table_bytes = l.wm * l.table_bytes;
+  l.step_plane_bytes = (l.wn / l.cn) * l.wbits * l.seg_bytes;
+  const int64_t step_bytes = std::max(l.step_table_bytes, l.step_plane_bytes);
+  while (l.lg_per_tile % (2 * l.steps_per_load) == 0 &&
+         2 * l.steps_per_load * step_bytes <= kFragmentLoadBytes) {
+    l.steps_per_load *= 2;
   }
 
   l.grid_x = ceil_div(spec.n, l.bn), l.grid_y = ceil_div(spec.m, l.bm);
@@ -360,14 +361,13 @@ void emit_lut_tile_loads(ProgramBuilder& p, const LutGemmPlan& l, const traces::
 }
 
 // The LUT groups of K tile t from shared memory: the fragments of `u` consecutive steps (the
-// warp's table rows and weight planes of every basis; lut_steps_per_load) in one lds each, then
-// their LMMAs, register double buffered (emit_k_steps over the groups of `u` steps). Within a
+// warp's table rows and weight planes of every basis; LutGemmPlan::steps_per_load) in one lds each,
+// then their LMMAs, register double buffered (emit_k_steps over the groups of `u` steps). Within a
 // stage each warp's fragments of consecutive steps lie together ([group][warp][step]), so one
 // lds reads them contiguously.
 void emit_lut_tile_compute(ProgramBuilder& p, const LutGemmPlan& l, const traces::Affine& t) {
-  const int64_t wn_tiles = l.wn / l.cn;
   const int64_t u = l.steps_per_load;
-  const int64_t tbytes = l.wm * l.table_bytes, pbytes = wn_tiles * l.wbits * l.seg_bytes;
+  const int64_t tbytes = l.step_table_bytes, pbytes = l.step_plane_bytes;
   auto frags = [&](const traces::Affine& q, uint32_t buf) {
     for (int64_t j = 0; j < l.B; ++j) {
       Instr tables = mem(Opcode::kLdShared, 0, uint64_t(u * tbytes),

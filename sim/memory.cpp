@@ -190,7 +190,7 @@ void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
     burst = &one_line_;
     burst->lines.assign(1, LineBurst::Line{});
     burst->lines[0].addr = base;
-    burst->lines[0].sectors = ((1u << ((hi + 31) / 32)) - 1) & ~((1u << (lo / 32)) - 1);
+    burst->lines[0].sectors = sectors_of(lo, hi);
     burst->lines[0].enter = delay.value();
   }
   const bool write = p.is_write();

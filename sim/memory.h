@@ -73,6 +73,12 @@ inline int popcount4(uint32_t m) {
   return kBits[m & 15];
 }
 
+// The sector mask (bit i: sector i) of bytes [lo, hi) of one line, 0 <= lo < hi <= line bytes:
+// sectors lo / 32 .. ceil(hi / 32) - 1.
+inline uint32_t sectors_of(uint64_t lo, uint64_t hi) {
+  return ((1u << ((hi + 31) / 32)) - 1) & ~((1u << (lo / 32)) - 1);
+}
+
 // x mod d for a fixed d without a division (Lemire, Kaser and Kurz 2019, "Faster remainder by
 // direct computation"): exact for every 32-bit x; wider x is folded first.
 class FastMod {

@@ -559,8 +559,7 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
     const uint64_t base = line << line_shift_;
     const uint64_t lo = std::max(addr, base) - base,
                    hi = std::min(addr + bytes, base + line_bytes) - base;
-    // Sectors lo / 32 .. ceil(hi / 32) - 1 (hi > lo: the line holds part of the access).
-    const uint32_t sectors = ((1u << ((hi + 31) / 32)) - 1) & ~((1u << (lo / 32)) - 1);
+    const uint32_t sectors = sectors_of(lo, hi);  // hi > lo: the line holds part of the access
     const Cycle t = Cycle(start) + Cycle(line - first);
     if (in.op == Opcode::kLdGlobal) {
       const SectorCache::Result r = l1_.access(base, sectors, false);
@@ -597,13 +596,13 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
   sc_core::sc_time delay = sc_core::sc_time::from_value(lines[0].enter);
   l2->b_transport(payload_, delay);
   if (write) return done;
-  for (const LineBurst::Line& l : lines) {
-    done = std::max(done, Cycle(double(now_) + cycles_of(l.ready) + 0.999999));
-  }
+  // A read line's data is usable from the first whole cycle after its ready tick.
+  auto ready = [&](const LineBurst::Line& l) {
+    return Cycle(double(now_) + cycles_of(l.ready) + 0.999999);
+  };
+  for (const LineBurst::Line& l : lines) done = std::max(done, ready(l));
   for (size_t i : multicast_reads_) {
-    const LineBurst::Line& l = lines[i];
-    multicast_->record(block, l.addr >> line_shift_,
-                       Cycle(double(now_) + cycles_of(l.ready) + 0.999999));
+    multicast_->record(block, lines[i].addr >> line_shift_, ready(lines[i]));
   }
   return done;
 }
