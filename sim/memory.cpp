@@ -25,8 +25,8 @@ int log2_exact(int v) {
 }  // namespace
 
 // ---- SectorCache ------------------------------------------------------------------------------
-SectorCache::SectorCache(uint64_t capacity_bytes, int ways, int line_bytes)
-    : ways_(ways), line_shift_(log2_exact(line_bytes)) {
+SectorCache::SectorCache(uint64_t capacity_bytes, int ways, int line_bytes, bool hashed_sets)
+    : hashed_sets_(hashed_sets), ways_(ways), line_shift_(log2_exact(line_bytes)) {
   if (ways < 1 || ways > 255) throw InputError("cache: ways must be in 1..255");
   const uint64_t lines = capacity_bytes / uint64_t(line_bytes);
   sets_ = lines / uint64_t(ways);
@@ -61,7 +61,7 @@ SectorCache::Result SectorCache::access(uint64_t line_addr, uint32_t sectors, bo
   if (line >= kNoLine) {
     throw std::length_error("sim: address beyond the simulator's 2^32 cache lines");
   }
-  uint32_t* tags = reinterpret_cast<uint32_t*>(&sets_data_[size_t(set_of_(line)) * stride_]);
+  uint32_t* tags = reinterpret_cast<uint32_t*>(&sets_data_[size_t(set_of(line)) * stride_]);
   uint8_t* rank = reinterpret_cast<uint8_t*>(tags + ways_);
   uint8_t* valid = rank + ways_;
   uint8_t* dirty = valid + ways_;
@@ -163,7 +163,7 @@ L2::L2(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stat
   const double slice_rate = gpu.l2_sim_bytes_per_cycle() / double(n);
   slices_.resize(size_t(n));
   for (auto& s : slices_) {
-    s.tags = SectorCache(slice_bytes, gpu.sm.l2_ways, gpu.sm.line_bytes);
+    s.tags = SectorCache(slice_bytes, gpu.sm.l2_ways, gpu.sm.line_bytes, true);
     s.port = BandwidthPort(slice_rate);
   }
   slice_of_ = FastMod(uint32_t(n));

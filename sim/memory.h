@@ -135,7 +135,11 @@ class BandwidthPort {
 class SectorCache {
  public:
   SectorCache() = default;
-  SectorCache(uint64_t capacity_bytes, int ways, int line_bytes);
+  // `hashed_sets`: a line's set is a hash of its line number (the L2's slices, whose lines come
+  // hashed over the slices: the low bits of the lines a strided stream touches at one time are
+  // alike, and with the line number's low bits as the index they would all fall in a few sets of
+  // each slice). Otherwise the low bits index the set (the L1).
+  SectorCache(uint64_t capacity_bytes, int ways, int line_bytes, bool hashed_sets = false);
   struct Result {
     uint32_t missed = 0;         // sectors of the request that were not present
     uint32_t evicted_dirty = 0;  // dirty sectors written back by the replacement
@@ -148,13 +152,24 @@ class SectorCache {
   // lines are looked up one after another; their misses then overlap). No simulated effect.
   void prefetch(uint64_t line_addr) const {
     if (sets_ == 0) return;
-    const uint64_t* set = &sets_data_[size_t(set_of_(line_addr >> line_shift_)) * stride_];
+    const uint64_t* set = &sets_data_[size_t(set_of(line_addr >> line_shift_)) * stride_];
     prefetch_host_line(set);
     if (stride_ > 8) prefetch_host_line(set + 8);
   }
   void clear();
 
  private:
+  uint32_t set_of(uint64_t line) const {
+    if (!hashed_sets_) return set_of_(line);
+    // A multiply-xorshift mix with other constants than the slices' (L2::mix_line), so that the
+    // lines of one slice spread over all its sets.
+    line ^= line >> 16;
+    line *= 0x7feb352du;
+    line ^= line >> 15;
+    line *= 0x846ca68bu;
+    line ^= line >> 16;
+    return set_of_(line);
+  }
   // 64-byte aligned storage (a host cache line), so that a set never straddles more host cache
   // lines than its size needs.
   template <class T>
@@ -179,6 +194,7 @@ class SectorCache {
   static constexpr uint32_t kNoLine = ~uint32_t(0);
   uint64_t sets_ = 0;
   FastMod set_of_;
+  bool hashed_sets_ = false;
   int ways_ = 0;
   int line_shift_ = 7;
   size_t stride_ = 0;  // in 8-byte words
