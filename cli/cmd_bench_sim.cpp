@@ -547,7 +547,7 @@ CommandRegistrar reg{
                     "--only sample: only the cases whose name contains this; --only h200: the "
                     "GEMM NAME:M, or those whose name contains this (repeatable)");
       s->add_option("--trips", o->trips,
-                    "--only sample: the main loop's trips in the two reduced runs (default 8 16)")
+                    "--only sample: the main loop's trips in the two reduced runs (default 16 32)")
           ->expected(2);
       s->add_flag("--per-kernel", o->per_kernel,
                   "--only sample: also each simulated kernel's cycles against the full run's");

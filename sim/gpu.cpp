@@ -239,6 +239,10 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
       dram_("dram", gpu, mem_),
       l2_("l2", gpu, mem_) {
   l2_.dram.bind(dram_.target);
+  if (options.start_state) {
+    l2_.load(*options.start_state);
+    next_address_ = options.start_state->next_address;
+  }
   for (int i = 0; i < gpu.sms; ++i) {
     sms_.push_back(std::make_unique<Sm>(("sm" + std::to_string(i)).c_str(), i, gpu, dispatcher_,
                                         options.quantum_cycles, stop));
@@ -327,6 +331,10 @@ void Gpu::run() {
     t = end;
     result_.cycles = t;
     if (running_ + 1 < kernels_.size()) wait(cycles(gpu_.sm.kernel_gap_cycles));
+  }
+  if (options_.end_state) {
+    l2_.save(*options_.end_state);
+    options_.end_state->next_address = next_address_;
   }
   // No sc_stop(): with every SM idle the event queue drains and sc_start() returns.
 }

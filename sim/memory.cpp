@@ -177,6 +177,20 @@ L2::~L2() {
   dram_payload_.clear_extension(&dram_ops_);  // a member, not the payload's to free
 }
 
+void L2::save(MemoryState& state) const {
+  state.l2_slices.clear();
+  for (const Slice& s : slices_) state.l2_slices.push_back(s.tags);
+}
+
+void L2::load(const MemoryState& state) {
+  bool same = state.l2_slices.size() == slices_.size();
+  for (size_t i = 0; same && i < slices_.size(); ++i) {
+    same = state.l2_slices[i].same_shape(slices_[i].tags);
+  }
+  if (!same) throw std::invalid_argument("sim: a memory state from another GPU's L2");
+  for (size_t i = 0; i < slices_.size(); ++i) slices_[i].tags = state.l2_slices[i];
+}
+
 void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   const uint64_t stamp = sc_core::sc_time_stamp().value();
   const double now = cycles_of(stamp);

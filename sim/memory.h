@@ -157,6 +157,10 @@ class SectorCache {
     if (stride_ > 8) prefetch_host_line(set + 8);
   }
   void clear();
+  bool same_shape(const SectorCache& o) const {
+    return sets_ == o.sets_ && ways_ == o.ways_ && line_shift_ == o.line_shift_ &&
+           hashed_sets_ == o.hashed_sets_;
+  }
 
  private:
   uint32_t set_of(uint64_t line) const {
@@ -256,12 +260,20 @@ class Dram : public sc_core::sc_module {
   MemoryStats& stats_;
 };
 
+struct MemoryState {
+  std::vector<SectorCache> l2_slices;
+  uint64_t next_address = 0;
+};
+
 class L2 : public sc_core::sc_module {
  public:
   tlm_utils::multi_passthrough_target_socket<L2> target;  // one binding per SM
   tlm_utils::simple_initiator_socket<L2> dram;
   L2(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stats);
   ~L2() override;
+  // The slices' lines into / from a MemoryState (load checks that the slicing is the same).
+  void save(MemoryState& state) const;
+  void load(const MemoryState& state);
   // Host-side hint for a request about to come (SectorCache::prefetch); no simulated effect.
   void prefetch(uint64_t line_addr) const {
     slices_[slice_of_(mix_line(line_addr >> line_shift_))].tags.prefetch(line_addr);

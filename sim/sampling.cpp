@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "common/file_io.h"
 #include "sim/gpu.h"
+#include "sim/memory.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -68,9 +70,9 @@ uint64_t global_bytes_per_warp(const std::vector<traces::Instr>& prog) {
 // The confidence of each method: the mean and largest |cycle error| of the kernels it sampled in
 // `ltc bench sim --only sample`, kept with the other measurements in
 // configs/calibration/sampling-confidence.json (sim/README.md, "Sampled simulation"). "full" is
-// exact for the run's first kernel; later ones run alone, on an empty L2 (the full run's L2 holds
-// the earlier kernels' dirty lines, whose write-backs slow short kernels after large writers);
-// "loop" is split by the grid: a kernel of more than one wave errs more.
+// exact for the run's first kernel; later ones start from the L2 the kernel before left, which
+// differs from the full run's where a kernel before was sampled or repeated; "loop" is split by
+// the grid (one wave or less, or more).
 struct Confidence {
   std::string method;
   bool several_waves = false, gemm = false;  // for "loop"; for "full"
@@ -115,9 +117,12 @@ void set_confidence(SampleInfo& info, bool first, bool several_waves, bool gemm)
 }
 
 // One kernel: its reduced runs and the extrapolation (the method in sampling.h).
+// Each run starts from `memory` (the previous simulated kernel's end state; null: empty), the
+// last one leaves its end state in `memory_out`.
 KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
                           const hw::GpuConfig& gpu, const SimOptions& options,
-                          const SampleOptions& so, size_t pos, size_t kernels, RunStats* out) {
+                          const SampleOptions& so, size_t pos, size_t kernels,
+                          const MemoryState* memory, MemoryState* memory_out, RunStats* out) {
   const Occupancy occ = kernel_occupancy(k, gpu);
   const SampleLoop loop = sample_loop(k);
   const int64_t resident = int64_t(occ.blocks_per_sm) * gpu.sms;
@@ -154,7 +159,8 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
     info.waves_run = run_waves;
   }
   std::vector<KernelStats> runs;
-  for (int ni = 0; ni < (by_loop ? 2 : 1); ++ni) {
+  const int n_runs = by_loop ? 2 : 1;
+  for (int ni = 0; ni < n_runs; ++ni) {
     traces::Trace one;
     one.version = trace.version;
     one.gpu = trace.gpu;
@@ -163,6 +169,8 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
     if (by_loop) one.kernels[0].program[loop.pc].count = uint64_t(n_run[ni]);
     SimOptions o = options;
     o.kernel.clear();
+    o.start_state = memory;
+    o.end_state = ni + 1 == n_runs ? memory_out : nullptr;
     if (by_wave) {
       // Blocks that run beside a full GPU on both sides: after the first wave, before the last
       // `resident` blocks (which drain).
@@ -294,6 +302,9 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
   out.sample_method = sample_method(so);
   std::vector<traces::Kernel> seen;  // nameless copies of the kernels simulated
   std::vector<size_t> seen_at;       // their index in out.kernels
+  // What the last simulated kernel's last run left in L2. A repeat leaves it as it is: in a
+  // model step the kernel before a repeat is itself a repeat or the same layer's original.
+  std::shared_ptr<MemoryState> memory;
   int64_t t = 0;
   for (size_t pos = 0; pos < order.size(); ++pos) {
     const traces::Kernel& k = trace.kernels[order[pos]];
@@ -311,8 +322,11 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
       ks.sample.repeats = ks.name;
       ks.name = k.name;
     } else {
-      ks = sample_kernel(k, trace, gpu, options, so, pos, order.size(), &out);
+      auto next = std::make_shared<MemoryState>();
+      ks = sample_kernel(k, trace, gpu, options, so, pos, order.size(), memory.get(), next.get(),
+                         &out);
       if (out.interrupted) break;
+      memory = std::move(next);
       out.sample_simulated_instructions += ks.sample.simulated_instructions;
       seen.push_back(std::move(nameless));
       seen_at.push_back(out.kernels.size());

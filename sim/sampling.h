@@ -7,14 +7,19 @@
 //   takes that kernel's statistics. Every kernel's tensors live at fresh addresses (sim/gpu.h), so
 //   two identical kernels see the same memory behaviour; only the previous kernel's dirty L2 lines
 //   differ.
+// - The L2 carried over. Each run of a kernel starts from the L2 the last simulated kernel's
+//   (last) run left, its tensors placed after that run's (SimOptions::start_state): the dirty
+//   lines of the kernels before, which its misses write back, are there as in the full run. (A
+//   kernel run on an empty L2 read up to 27% fast after large writers.) Where every kernel
+//   before was simulated in full, a kernel simulated in full starts from the full run's L2.
 // - Loop trips. The loop that accounts for most of a warp's instructions (the GEMM's K loop, the
-//   attention's KV loop) runs `trips[0]` and `trips[1]` times (8 and 16) instead of its N (when N
-//   >= 2 * trips[1]) in two runs, and the kernel's cycles and counters extrapolate linearly to
-//   N. Counters are exactly affine in the trips; cycles are not quite: the per-trip cost of a
-//   kernel of a few waves moves by a few percent from one 8-trip window to the next and drifts
-//   down over the first ~64 trips (the blocks, launched together, spread out), which the
-//   extrapolation multiplies by (N - t1) / (t1 - t0). Longer or more runs do not fix it at a
-//   cost below the full run's (sim/README.md: trip curves, other trip choices).
+//   attention's KV loop) runs `trips[0]` and `trips[1]` times (16 and 32) instead of its N (when
+//   N >= 2 * trips[1]) in two runs, and the kernel's cycles and counters extrapolate linearly to
+//   N. Counters are exactly affine in the trips; cycles are not quite: the kernel's cycles per
+//   trip move by a few percent from one window of trips to the next (the blocks' residency per
+//   trip is steady to 0.5%; how the blocks of successive waves overlap is not), which the
+//   extrapolation multiplies by (N - t1) / (t1 - t0). At 8 and 16 trips that reached 9%
+//   (sim/README.md: trip curves, other trip choices).
 // - Waves. A grid of B blocks with C resident at a time (blocks per SM x SMs) is W full waves
 //   and a tail of r blocks (B = W * C + r, 1 <= r <= C). The runs dispatch only the first
 //   w * C + r blocks (w >= min_waves, and late enough that the kernel has moved twice the L2's
@@ -34,7 +39,8 @@
 //
 // Confidence. Each kernel carries the mean and the largest |cycle error| the benchmark measured
 // for kernels of its method (SampleInfo::error_mean, error_max; a repeat carries its kernel's,
-// the run's first kernel simulated in full is exact: 0). The run's expected error treats the
+// the run's first kernel simulated in full is exact: 0; a later one measured its L2-carried
+// error, 0 where its predecessors were simulated in full). The run's expected error treats the
 // distinct kernels' errors as independent (a repeat's adds to its kernel's), its maximum adds
 // them all in one direction (RunStats::sample_error_expected, sample_error_max).
 #pragma once
@@ -50,8 +56,8 @@
 namespace ltc::sim {
 
 struct SampleOptions {
-  int64_t trips[2] = {8, 16};  // trips of the sampled loop in the reduced runs (0 < t0 < t1)
-  int64_t min_waves = 3;       // full waves before the tail the reduced runs keep at least (>= 3)
+  int64_t trips[2] = {16, 32};  // trips of the sampled loop in the reduced runs (0 < t0 < t1)
+  int64_t min_waves = 3;        // full waves before the tail the reduced runs keep at least (>= 3)
 };
 
 // The loop sampled in a kernel: the one (at any depth) whose iterations account for the most

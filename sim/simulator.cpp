@@ -63,7 +63,7 @@ RunStats simulate(const traces::Trace& trace, const hw::GpuConfig& gpu, const Si
       make_tensor_core(options.tc, gpu, options.rtl_cache_dir, options.rtl_optimized);
   {
     // Every error a kernel can raise, before anything runs.
-    uint64_t scratch = 0;
+    uint64_t scratch = options.start_state ? options.start_state->next_address : 0;
     for (size_t i : kernels) plan_kernel(trace, i, gpu, *tc, scratch);
   }
   std::unique_ptr<FunctionalChecker> checker;

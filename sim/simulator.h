@@ -12,6 +12,12 @@
 
 namespace ltc::sim {
 
+// What one simulate() leaves in the memory system for the next: the L2's lines (tags, valid and
+// dirty sectors; defined in sim/memory.h) and the next free global address. Sampled simulation
+// runs each kernel on its own simulate() and carries this from one to the next, so that a kernel
+// starts beside the dirty lines of the kernels before it, as in the full run (sim/sampling.h).
+struct MemoryState;
+
 struct Progress {
   size_t kernel = 0, kernels = 0;  // index of the running kernel, how many will run
   std::string name;
@@ -35,6 +41,10 @@ struct SimOptions {
   // (KernelStats::timed_block_cycles; default: all): sampled simulation's steady-state block
   // time.
   int64_t timed_blocks[2] = {0, INT64_MAX};
+  // Start from this memory state (the L2's lines; tensors placed from its next free address)
+  // instead of an empty L2 at address 0, and / or leave the end state here. Same GPU only.
+  const MemoryState* start_state = nullptr;
+  MemoryState* end_state = nullptr;
   // Called about every `progress_every_s` seconds of wall time while simulating.
   std::function<void(const Progress&)> progress;
   double progress_every_s = 1.0;

@@ -114,7 +114,7 @@ INSTANTIATE_TEST_SUITE_P(
         // LUT, compute-bound, many waves and a long K loop.
         Case{"a100-lut4x", 512, 4096, 4096, "int2", golden::DType::kFp16, false, 0.03},
         // LUT GEMV, memory-bound, odd N.
-        Case{"a100-lut4x", 1, 5000, 4096, "int4", golden::DType::kInt8, false, 0.03},
+        Case{"a100-lut4x", 1, 5000, 16384, "int4", golden::DType::kInt8, false, 0.03},
         // Dense FP16 MMA on the A100 and on the H200 (warpgroup tiles), odd sizes.
         Case{"a100", 1000, 3000, 2000, "fp16", golden::DType::kFp16, true, 0.03},
         Case{"h200", 768, 4096, 4096, "fp16", golden::DType::kFp16, true, 0.03}));
@@ -156,6 +156,35 @@ TEST(Sampling, RepeatedKernelsRunOnce) {
       }(),
       gpu, {});
   EXPECT_GT(sampled.sample_error_expected, 0.85 * once.sample_error_expected);
+}
+
+// Each kernel is simulated on its own, but it starts from the L2 the kernel simulated before it
+// left (its dirty lines, which its misses must write back), as in the full run. A GEMV after a
+// GEMM whose 4 MiB output fills the 2 MiB L2 with dirty lines: run alone it is faster than in the
+// full run; sampled, with both kernels simulated in full, it takes the full run's cycles.
+TEST(Sampling, AKernelStartsFromTheL2ThePreviousKernelLeft) {
+  hw::GpuConfig gpu = small_gpu("a100");
+  gpu.sms = 32;  // the GEMM's 256 blocks in two waves: simulated in full
+  traces::Trace t = test_support::compiled_gemm(gpu, 1024, 2048, 256, "fp16", golden::DType::kFp16,
+                                                0, traces::GemmPath::kMma);
+  const traces::Trace gemv = test_support::compiled_gemm(
+      gpu, 1, 4096, 1024, "fp16", golden::DType::kFp16, 0, traces::GemmPath::kMma);
+  ASSERT_EQ(t.kernels.size(), 1u);
+  ASSERT_EQ(gemv.kernels.size(), 1u);
+  t.kernels.push_back(gemv.kernels[0]);
+  t.kernels.back().name = "gemv";
+  const RunStats full = simulate(t, gpu, {});
+  const RunStats alone = simulate(gemv, gpu, {});
+  const RunStats sampled = simulate_sampled(t, gpu, {});
+  ASSERT_EQ(sampled.kernels.size(), 2u);
+  EXPECT_EQ(sampled.kernels[0].sample.method, "full");
+  EXPECT_EQ(sampled.kernels[1].sample.method, "full");
+  EXPECT_GT(full.kernels[0].mem.dram_write_bytes + full.kernels[1].mem.dram_write_bytes,
+            alone.kernels[0].mem.dram_write_bytes + (2u << 20));  // the GEMM's lines written back
+  EXPECT_GT(full.kernels[1].cycles, alone.kernels[0].cycles);
+  EXPECT_EQ(sampled.kernels[1].cycles, full.kernels[1].cycles);
+  EXPECT_EQ(sampled.kernels[1].mem.dram_write_bytes, full.kernels[1].mem.dram_write_bytes);
+  EXPECT_EQ(sampled.cycles, full.cycles);
 }
 
 TEST(Sampling, KernelFilterAndErrors) {
