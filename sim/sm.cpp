@@ -141,14 +141,7 @@ void Sm::run_until(Cycle limit) {
       fill_blocks(cycle_);
     }
     Cycle next = fill_at_;
-    // The sub-partitions share the LSU queue and the SM's port: the one that tries first in a
-    // cycle takes a free slot. The first is rotated cycle by cycle (a round-robin arbiter); in a
-    // fixed order, sub-partitions 2 and 3 starved behind 0 and 1 whenever the LSU was the limit
-    // (sim/README.md, "Sampled simulation": the dequant GEMM's first wave).
-    const size_t n_sps = sps_.size();
-    const size_t first = size_t(cycle_ % Cycle(n_sps));
-    for (size_t k = 0; k < n_sps; ++k) {
-      SubPartition& sp = sps_[first + k < n_sps ? first + k : first + k - n_sps];
+    for (auto& sp : sps_) {
       if (sp.wake <= cycle_) {
         account(sp, cycle_);
         if (try_issue(sp, cycle_)) {
