@@ -13,6 +13,21 @@ struct WarpStamp {
   unsigned warpid, sm;
 };
 
+__device__ __forceinline__ int4 ld_global_cg(const int4* p) {
+  int4 v;
+  asm volatile("ld.global.cg.v4.s32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+__device__ __forceinline__ int4 ld_shared(const int4* p) {
+  int4 v;
+  asm volatile("ld.volatile.shared.v4.s32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(unsigned(__cvta_generic_to_shared(p))));
+  return v;
+}
+
 template <bool kGlobal>
 __global__ void lsu_loop(const int4* __restrict__ buf, unsigned buf_int4, int iters,
                          WarpStamp* stamps, int4* sink, int flag) {
@@ -30,37 +45,17 @@ __global__ void lsu_loop(const int4* __restrict__ buf, unsigned buf_int4, int it
       // Consecutive lanes, 16 B each: one 512-byte access per load, spread over the buffer.
       const unsigned base =
           ((blockIdx.x * 64 + warp * 4 + unsigned(i) * 97) * 128 + lane) % buf_int4;
-      asm volatile("ld.global.cg.v4.s32 {%0,%1,%2,%3}, [%4];"
-                   : "=r"(v0.x), "=r"(v0.y), "=r"(v0.z), "=r"(v0.w)
-                   : "l"(buf + base));
-      asm volatile("ld.global.cg.v4.s32 {%0,%1,%2,%3}, [%4];"
-                   : "=r"(v1.x), "=r"(v1.y), "=r"(v1.z), "=r"(v1.w)
-                   : "l"(buf + (base + 32) % buf_int4));
-      asm volatile("ld.global.cg.v4.s32 {%0,%1,%2,%3}, [%4];"
-                   : "=r"(v2.x), "=r"(v2.y), "=r"(v2.z), "=r"(v2.w)
-                   : "l"(buf + (base + 64) % buf_int4));
-      asm volatile("ld.global.cg.v4.s32 {%0,%1,%2,%3}, [%4];"
-                   : "=r"(v3.x), "=r"(v3.y), "=r"(v3.z), "=r"(v3.w)
-                   : "l"(buf + (base + 96) % buf_int4));
+      v0 = ld_global_cg(buf + base);
+      v1 = ld_global_cg(buf + (base + 32) % buf_int4);
+      v2 = ld_global_cg(buf + (base + 64) % buf_int4);
+      v3 = ld_global_cg(buf + (base + 96) % buf_int4);
     } else {
       // 32 consecutive int4 per warp access (512 B, conflict-free), four of them apart.
       const unsigned s = ((warp * 4 + unsigned(i) * 7) * 32 + lane) & 2047;
-      const unsigned a_0 = unsigned(__cvta_generic_to_shared(&smem[s]));
-      const unsigned a_1 = unsigned(__cvta_generic_to_shared(&smem[s ^ 32u]));
-      const unsigned a_2 = unsigned(__cvta_generic_to_shared(&smem[s ^ 64u]));
-      const unsigned a_3 = unsigned(__cvta_generic_to_shared(&smem[s ^ 128u]));
-      asm volatile("ld.volatile.shared.v4.s32 {%0,%1,%2,%3}, [%4];"
-                   : "=r"(v0.x), "=r"(v0.y), "=r"(v0.z), "=r"(v0.w)
-                   : "r"(a_0));
-      asm volatile("ld.volatile.shared.v4.s32 {%0,%1,%2,%3}, [%4];"
-                   : "=r"(v1.x), "=r"(v1.y), "=r"(v1.z), "=r"(v1.w)
-                   : "r"(a_1));
-      asm volatile("ld.volatile.shared.v4.s32 {%0,%1,%2,%3}, [%4];"
-                   : "=r"(v2.x), "=r"(v2.y), "=r"(v2.z), "=r"(v2.w)
-                   : "r"(a_2));
-      asm volatile("ld.volatile.shared.v4.s32 {%0,%1,%2,%3}, [%4];"
-                   : "=r"(v3.x), "=r"(v3.y), "=r"(v3.z), "=r"(v3.w)
-                   : "r"(a_3));
+      v0 = ld_shared(&smem[s]);
+      v1 = ld_shared(&smem[s ^ 32u]);
+      v2 = ld_shared(&smem[s ^ 64u]);
+      v3 = ld_shared(&smem[s ^ 128u]);
     }
     a0.x += v0.x;
     a1.y += v1.y;
