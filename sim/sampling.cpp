@@ -305,7 +305,7 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
   std::vector<size_t> seen_at;       // their index in out.kernels
   // What the last simulated kernel's last run left in L2. A repeat leaves it as it is: in a
   // model step the kernel before a repeat is itself a repeat or the same layer's original.
-  std::shared_ptr<MemoryState> memory;
+  std::unique_ptr<MemoryState> memory;
   int64_t t = 0;
   for (size_t pos = 0; pos < order.size(); ++pos) {
     const traces::Kernel& k = trace.kernels[order[pos]];
@@ -323,7 +323,7 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
       ks.sample.repeats = ks.name;
       ks.name = k.name;
     } else {
-      auto next = std::make_shared<MemoryState>();
+      auto next = std::make_unique<MemoryState>();
       ks = sample_kernel(k, trace, gpu, options, so, pos, order.size(), memory.get(), next.get(),
                          &out);
       if (out.interrupted) break;

@@ -39,9 +39,9 @@
 //
 // Confidence. Each kernel carries the mean and the largest |cycle error| the benchmark measured
 // for kernels of its method (SampleInfo::error_mean, error_max; a repeat carries its kernel's,
-// the run's first kernel simulated in full is exact: 0; a later one measured its L2-carried
-// error, 0 where its predecessors were simulated in full). The run's expected error treats the
-// distinct kernels' errors as independent (a repeat's adds to its kernel's), its maximum adds
+// the run's first kernel simulated in full is exact: 0; a later one simulated in full carries
+// the table's figure for its kind, measured with the L2 carried). The run's expected error treats
+// the distinct kernels' errors as independent (a repeat's adds to its kernel's), its maximum adds
 // them all in one direction (RunStats::sample_error_expected, sample_error_max).
 #pragma once
 

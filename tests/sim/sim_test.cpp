@@ -444,7 +444,7 @@ TEST(MemoryBurst, ABurstServesEachLineAsItsOwnTransactionWould) {
 // those lines share their low bits. The L2 hashes them over its slices and, within a slice, over
 // its sets: a working set of half the L2 read twice hits the second time whatever the stride
 // (99.1% of the sectors; with the line number's low bits as the set index, none from a stride of
-// 1 KB on: all of a slice's lines fell in one of its 64 sets).
+// 1 KB on: a slice's lines fell in 8 or fewer of its 64 sets).
 TEST(L2, HoldsAStridedWorkingSetOfHalfItsCapacity) {
   hw::GpuConfig gpu = lut_gpu();
   gpu.l2.capacity_mb = 10;  // 80 slices of 64 sets of 16 ways, as a power of two as the A100's
