@@ -243,6 +243,7 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
     l2_.load(*options.start_state);
     next_address_ = options.start_state->next_address;
   }
+  l2_.set_aging(options.l2_aging);
   for (int i = 0; i < gpu.sms; ++i) {
     sms_.push_back(std::make_unique<Sm>(("sm" + std::to_string(i)).c_str(), i, gpu, dispatcher_,
                                         options.quantum_cycles, stop));

@@ -51,6 +51,32 @@ void SectorCache::clear() {
   }
 }
 
+void SectorCache::set_aging(double factor) {
+  aging_ = factor;
+  installed_ = 0;
+  touched_.assign(factor > 1 ? size_t(sets_) * size_t(ways_) : 0, 0);
+  aging_quantile_.clear();
+  if (touched_.empty()) return;
+  // Gamma(ways, 1) = Erlang: P(X <= x) = 1 - e^-x sum_{k < ways} x^k / k!, inverted by bisection.
+  const auto cdf = [this](double x) {
+    double term = 1, sum = 0;
+    for (int k = 0; k < ways_; ++k) {
+      sum += term;
+      term *= x / double(k + 1);
+    }
+    return 1 - std::exp(-x) * sum;
+  };
+  for (int i = 0; i < kAgingDraws; ++i) {
+    const double p = (i + 0.5) / kAgingDraws;
+    double lo = 0, hi = 10.0 * ways_ + 50;
+    for (int it = 0; it < 100; ++it) {
+      const double mid = 0.5 * (lo + hi);
+      (cdf(mid) < p ? lo : hi) = mid;
+    }
+    aging_quantile_.push_back(0.5 * (lo + hi));
+  }
+}
+
 SectorCache::Result SectorCache::access(uint64_t line_addr, uint32_t sectors, bool write) {
   Result r;
   if (sets_ == 0) {
@@ -61,7 +87,8 @@ SectorCache::Result SectorCache::access(uint64_t line_addr, uint32_t sectors, bo
   if (line >= kNoLine) {
     throw std::length_error("sim: address beyond the simulator's 2^32 cache lines");
   }
-  uint32_t* tags = reinterpret_cast<uint32_t*>(&sets_data_[size_t(set_of(line)) * stride_]);
+  const size_t set = set_of(line);
+  uint32_t* tags = reinterpret_cast<uint32_t*>(&sets_data_[set * stride_]);
   uint8_t* rank = reinterpret_cast<uint8_t*>(tags + ways_);
   uint8_t* valid = rank + ways_;
   uint8_t* dirty = valid + ways_;
@@ -90,19 +117,30 @@ SectorCache::Result SectorCache::access(uint64_t line_addr, uint32_t sectors, bo
       lru = rank[w] == ways_ - 1 ? w : lru;
     }
   }
-  if (way >= 0) {
+  // Aged out (set_aging): as if evicted since and missing now.
+  bool aged = false;
+  if (way >= 0 && !touched_.empty()) {
+    const uint32_t at = touched_[set * size_t(ways_) + size_t(way)];
+    uint64_t h = (line ^ uint64_t(at) * 0x9e3779b97f4a7c15u) * 0xbf58476d1ce4e5b9u;
+    h ^= h >> 31;
+    const double set_load = double(uint32_t(installed_ - at)) * aging_ / double(sets_);
+    aged = set_load >= aging_quantile_[h % kAgingDraws];
+  }
+  if (way >= 0 && !aged) {
     r.missed = sectors & ~uint32_t(valid[way]);
     valid[way] = uint8_t(valid[way] | sectors);
     if (write) dirty[way] = uint8_t(dirty[way] | sectors);
   } else {
-    way = lru;
+    way = way >= 0 ? way : lru;
     r.missed = sectors;
     r.evicted_dirty = dirty[way];
     r.evicted_line_addr = uint64_t(tags[way]) << line_shift_;
     tags[way] = uint32_t(line);
     valid[way] = uint8_t(sectors);
     dirty[way] = uint8_t(write ? sectors : 0);
+    ++installed_;
   }
+  if (!touched_.empty()) touched_[set * size_t(ways_) + size_t(way)] = installed_;
   const uint8_t old = rank[way];
   if (LTC_SIM_SSE2 && ways_ == 16) {
 #if LTC_SIM_SSE2
@@ -189,6 +227,10 @@ void L2::load(const MemoryState& state) {
   }
   if (!same) throw std::invalid_argument("sim: a memory state from another GPU's L2");
   for (size_t i = 0; i < slices_.size(); ++i) slices_[i].tags = state.l2_slices[i];
+}
+
+void L2::set_aging(double factor) {
+  for (Slice& s : slices_) s.tags.set_aging(factor);
 }
 
 void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {

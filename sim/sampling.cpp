@@ -170,6 +170,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
     SimOptions o = options;
     o.kernel.clear();
     o.start_state = memory;
+    if (by_loop) o.l2_aging = double(loop.trips) / double(n_run[ni]);
     o.end_state = ni + 1 == n_runs ? memory_out : nullptr;
     if (by_wave) {
       // Blocks that run beside a full GPU on both sides: after the first wave, before the last

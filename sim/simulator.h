@@ -45,6 +45,9 @@ struct SimOptions {
   // instead of an empty L2 at address 0, and / or leave the end state here. Same GPU only.
   const MemoryState* start_state = nullptr;
   MemoryState* end_state = nullptr;
+  // The L2's lines age this many times faster (SectorCache::set_aging; 1: off): the reduced
+  // runs of sampled simulation with a loop cut from N trips to t set N / t.
+  double l2_aging = 1;
   // Called about every `progress_every_s` seconds of wall time while simulating.
   std::function<void(const Progress&)> progress;
   double progress_every_s = 1.0;

@@ -93,6 +93,7 @@ void Sm::begin_kernel(const KernelPlan* plan, Cycle launch) {
   fill_at_ = kNever;
   lsu_.reset();
   lsu_reserved();
+  lsu_first_ = 0;
   decoded_ = plan->decoded.data();
   program_ = plan->kernel->program.data();
   noc_.reset();
@@ -141,10 +142,17 @@ void Sm::run_until(Cycle limit) {
       fill_blocks(cycle_);
     }
     Cycle next = fill_at_;
-    for (auto& sp : sps_) {
+    const size_t n_sps = sps_.size();
+    const size_t first = lsu_first_;
+    for (size_t i = 0; i < n_sps; ++i) {
+      const size_t k = first + i < n_sps ? first + i : first + i - n_sps;
+      SubPartition& sp = sps_[k];
       if (sp.wake <= cycle_) {
         account(sp, cycle_);
-        if (try_issue(sp, cycle_)) {
+        const double lsu_before = lsu_.free_at();
+        const bool issued = try_issue(sp, cycle_);
+        if (lsu_.free_at() != lsu_before) lsu_first_ = k + 1 < n_sps ? k + 1 : 0;
+        if (issued) {
           ++stats_.issue_cycles;
           sp.accounted = cycle_ + 1;
           sp.wake = cycle_ + 1;
@@ -265,9 +273,22 @@ LTC_SIM_HOT bool Sm::try_issue(SubPartition& sp, Cycle c) {
   Stall best_why = Stall::kBarrier;
   auto consider = [&](int slot) -> bool {
     Warp& w = warps_[size_t(slot)];
-    const Cycle uf = unit_free(sp, w.unit);
+    Cycle uf = unit_free(sp, w.unit);
+    if ((w.unit == Unit::kSmem || w.unit == Unit::kGlobal) && w.ready <= c &&
+        (uf > c || (!sp.lsu_waiting.empty() && sp.lsu_waiting.front() != slot))) {
+      // Not its turn at the LSU: queue (once) and look again when a slot is free.
+      if (!w.lsu_queued) {
+        sp.lsu_waiting.push_back(slot);
+        w.lsu_queued = true;
+      }
+      uf = std::max(uf, c + 1);
+    }
     const Cycle t = std::max(w.ready, uf);
     if (t <= c) {
+      if (w.lsu_queued) {
+        sp.lsu_waiting.pop_front();
+        w.lsu_queued = false;
+      }
       issue(w, sp, c);
       sp.last = slot;
       return true;

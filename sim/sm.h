@@ -20,6 +20,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <vector>
 
@@ -145,6 +146,7 @@ class Sm : public sc_core::sc_module {
     Stall why = Stall::kFragments;
     bool active = false;
     bool at_barrier = false;
+    bool lsu_queued = false;  // in lsu_waiting_
     int sp = 0;
     const traces::Instr* next = nullptr;
     Cycle frag = 0, values = 0, acc_all = 0, last_done = 0;
@@ -180,6 +182,9 @@ class Sm : public sc_core::sc_module {
     Stall reason = Stall::kNoWarp;
     std::array<Cycle, kMaxTensorCoresPerSp> tensor_free{};  // each tensor core of the SP
     Cycle alu_free = 0, sfu_free = 0;
+    // Its warps ready for the LSU but refused a slot, first come first served: while any waits,
+    // only the first may take a freed slot (not the greedy or the oldest warp).
+    std::deque<int> lsu_waiting;
   };
 
   void activate();  // the clocked process: one quantum
@@ -225,6 +230,12 @@ class Sm : public sc_core::sc_module {
   // When a memory instruction may issue: lsu_ has at most kLsuQueueCycles queued.
   // Updated at each reservation (lsu_reserved), read for every warp the scheduler considers.
   Cycle lsu_open_ = 0;
+  // The sub-partitions take the LSU's free slots in a round robin over grants (the one after
+  // the last granted tries first), and each serves its waiting warps first come first served
+  // (SubPartition::lsu_waiting). The H200 shares its LSU so (tools/microbench/
+  // smsp_arbitration.cu: with 8 warps of shared loads the last ends 1.00006x after the first);
+  // in a fixed sub-partition order with greedy-then-oldest the warps ran one after the other.
+  size_t lsu_first_ = 0;
   void lsu_reserved() {
     const double f = lsu_.free_at() - kLsuQueueCycles;
     lsu_open_ = f > 0 ? Cycle(f) : 0;
