@@ -68,6 +68,8 @@ Sm::Sm(sc_core::sc_module_name name, int id, const hw::GpuConfig& gpu, BlockDisp
   warps_.resize(size_t(gpu.sm.max_warps));
   blocks_.resize(size_t(gpu.sm.max_blocks));
   sps_.resize(size_t(gpu.sub_partitions_per_sm));
+  lsu_ring_cap_ = uint32_t(gpu.sm.max_warps / gpu.sub_partitions_per_sm);
+  lsu_ring_.assign(sps_.size() * lsu_ring_cap_, 0);
   payload_.set_extension(&burst_);
   SC_HAS_PROCESS(Sm);
   SC_METHOD(activate);
@@ -149,9 +151,9 @@ void Sm::run_until(Cycle limit) {
       SubPartition& sp = sps_[k];
       if (sp.wake <= cycle_) {
         account(sp, cycle_);
-        const double lsu_before = lsu_.free_at();
+        lsu_granted_ = false;
         const bool issued = try_issue(sp, cycle_);
-        if (lsu_.free_at() != lsu_before) lsu_first_ = k + 1 < n_sps ? k + 1 : 0;
+        if (lsu_granted_) lsu_first_ = k + 1 < n_sps ? k + 1 : 0;
         if (issued) {
           ++stats_.issue_cycles;
           sp.accounted = cycle_ + 1;
@@ -274,24 +276,27 @@ LTC_SIM_HOT bool Sm::try_issue(SubPartition& sp, Cycle c) {
   auto consider = [&](int slot) -> bool {
     Warp& w = warps_[size_t(slot)];
     Cycle uf = unit_free(sp, w.unit);
-    if ((w.unit == Unit::kSmem || w.unit == Unit::kGlobal) && w.ready <= c &&
-        (uf > c || (!sp.lsu_waiting.empty() && sp.lsu_waiting.front() != slot))) {
-      // Not its turn at the LSU: queue (once) and look again when a slot is free.
-      if (!w.lsu_queued) {
-        sp.lsu_waiting.push_back(slot);
-        w.lsu_queued = true;
-      }
-      uf = std::max(uf, c + 1);
-    }
-    const Cycle t = std::max(w.ready, uf);
+    Cycle t = std::max(w.ready, uf);
+    const bool lsu = w.unit == Unit::kSmem || w.unit == Unit::kGlobal;
     if (t <= c) {
-      if (w.lsu_queued) {
-        sp.lsu_waiting.pop_front();
-        w.lsu_queued = false;
+      // A free LSU slot goes to the sub-partition's first waiting warp, if any waits.
+      if (lsu && sp.lsu_waiting > 0) {
+        if (lsu_queue(sp)[sp.lsu_head] == slot) {
+          sp.lsu_head = sp.lsu_head + 1 < lsu_ring_cap_ ? sp.lsu_head + 1 : 0;
+          --sp.lsu_waiting;
+          w.lsu_queued = false;
+        } else {
+          lsu_wait(sp, w, slot);
+          uf = t = c + 1;  // not its turn: look again next cycle
+        }
       }
-      issue(w, sp, c);
-      sp.last = slot;
-      return true;
+      if (t <= c) {
+        issue(w, sp, c);
+        sp.last = slot;
+        return true;
+      }
+    } else if (w.ready <= c && lsu && !w.lsu_queued) {
+      lsu_wait(sp, w, slot);  // ready, refused a slot
     }
     if (t < best_t) {
       best_t = t;

@@ -20,7 +20,6 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <vector>
 
@@ -146,7 +145,7 @@ class Sm : public sc_core::sc_module {
     Stall why = Stall::kFragments;
     bool active = false;
     bool at_barrier = false;
-    bool lsu_queued = false;  // in lsu_waiting_
+    bool lsu_queued = false;  // waits in its sub-partition's LSU queue
     int sp = 0;
     const traces::Instr* next = nullptr;
     Cycle frag = 0, values = 0, acc_all = 0, last_done = 0;
@@ -182,9 +181,10 @@ class Sm : public sc_core::sc_module {
     Stall reason = Stall::kNoWarp;
     std::array<Cycle, kMaxTensorCoresPerSp> tensor_free{};  // each tensor core of the SP
     Cycle alu_free = 0, sfu_free = 0;
-    // Its warps ready for the LSU but refused a slot, first come first served: while any waits,
-    // only the first may take a freed slot (not the greedy or the oldest warp).
-    std::deque<int> lsu_waiting;
+    // Its warps ready for the LSU but refused a slot, first come first served (Sm::lsu_ring_
+    // from its index's row, `lsu_waiting` of them from `lsu_head`): while any waits, only the
+    // first may take a freed slot (not the greedy or the oldest warp).
+    uint32_t lsu_head = 0, lsu_waiting = 0;
   };
 
   void activate();  // the clocked process: one quantum
@@ -236,9 +236,20 @@ class Sm : public sc_core::sc_module {
   // smsp_arbitration.cu: with 8 warps of shared loads the last ends 1.00006x after the first);
   // in a fixed sub-partition order with greedy-then-oldest the warps ran one after the other.
   size_t lsu_first_ = 0;
+  bool lsu_granted_ = false;   // lsu_ reserved since run_until cleared it
+  std::vector<int> lsu_ring_;  // the sub-partitions' LSU queues, one row of lsu_ring_cap_ each
+  uint32_t lsu_ring_cap_ = 0;  // warps a sub-partition holds at most
+  int* lsu_queue(const SubPartition& sp) { return &lsu_ring_[size_t(sp.index) * lsu_ring_cap_]; }
+  void lsu_wait(SubPartition& sp, Warp& w, int slot) {  // at the queue's end, once
+    if (w.lsu_queued) return;
+    const uint32_t tail = sp.lsu_head + sp.lsu_waiting++;
+    lsu_queue(sp)[tail < lsu_ring_cap_ ? tail : tail - lsu_ring_cap_] = slot;
+    w.lsu_queued = true;
+  }
   void lsu_reserved() {
     const double f = lsu_.free_at() - kLsuQueueCycles;
     lsu_open_ = f > 0 ? Cycle(f) : 0;
+    lsu_granted_ = true;
   }
   const DecodedInstr* decoded_ = nullptr;   // plan_->decoded.data()
   const traces::Instr* program_ = nullptr;  // plan_->kernel->program.data()
