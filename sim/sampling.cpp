@@ -272,9 +272,10 @@ SampleLoop sample_loop(const traces::Kernel& k) {
 std::string sample_method(const SampleOptions& so) {
   return fmt::format(
       "repeated kernels simulated once; per kernel, two runs with its main loop at {} and {} "
-      "trips and its grid cut to >= {} waves plus the tail, each starting from the L2 the "
-      "kernel simulated before left, extrapolated linearly in the trips and by the steady "
-      "blocks' residency over the waves cut",
+      "trips (the L2's lines aging N / trips times faster) and its grid cut to >= {} waves "
+      "plus the tail, each starting from the L2 the kernel simulated before left, "
+      "extrapolated linearly in the trips and by the steady blocks' residency over the waves "
+      "cut",
       so.trips[0], so.trips[1], so.min_waves);
 }
 

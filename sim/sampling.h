@@ -19,7 +19,11 @@
 //   trip move by a few percent from one window of trips to the next (the blocks' residency per
 //   trip is steady to 0.5%; how the blocks of successive waves overlap is not), which the
 //   extrapolation multiplies by (N - t1) / (t1 - t0). At 8 and 16 trips that reached 9%
-//   (sim/README.md: trip curves, other trip choices).
+//   (sim/README.md: trip curves, other trip choices). A run at t trips ages the L2's lines N / t
+//   times faster (SimOptions::l2_aging): a wave's stream over the cut loop is t / N of the full
+//   one's, so the tiles a later wave re-reads would still be in the L2 where the full run has
+//   evicted them (the dense INT8 1024x8192x8192 GEMM read 9% fast so); aged, they miss as in
+//   the full run, while lines re-read within a few trips still hit.
 // - Waves. A grid of B blocks with C resident at a time (blocks per SM x SMs) is W full waves
 //   and a tail of r blocks (B = W * C + r, 1 <= r <= C). The runs dispatch only the first
 //   w * C + r blocks (w >= min_waves, and late enough that the kernel has moved twice the L2's
@@ -31,8 +35,8 @@
 // Counters are the runs' per block (every block runs the same program) times B, linear in the
 // trips: instructions by opcode, tensor ops, blocks, warps and shared-memory bytes come out
 // exactly as the full run's; stall cycles take what the extrapolated cycles leave beside the
-// issue cycles; cache and DRAM counters carry the runs' cache behaviour (a loop cut to a few
-// trips has a smaller working set, so L2 hit rates of large-K GEMMs read high). The cycle error
+// issue cycles; cache and DRAM counters carry the runs' cache behaviour (with the L2 aged, hit
+// rates within a point of the full run's on the A100 INT8 and FP16 GEMMs). The cycle error
 // against full runs is measured by `ltc bench sim --only sample` (sim/README.md gives the
 // figures). Each kernel's clock is recomputed from its extrapolated tensor utilization. Timing
 // only: --functional needs every instruction and is refused.
