@@ -233,7 +233,7 @@ class Sm : public sc_core::sc_module {
   // The sub-partitions take the LSU's free slots in a round robin over grants (the one after
   // the last granted tries first), and each serves its waiting warps first come first served
   // (SubPartition::lsu_waiting). The H200 shares its LSU so (tools/microbench/
-  // smsp_arbitration.cu: with 8 warps of shared loads the last ends 1.00006x after the first);
+  // smsp_arbitration.cu: with 8 warps of shared loads the last ends 1.00005x after the first);
   // in a fixed sub-partition order with greedy-then-oldest the warps ran one after the other.
   size_t lsu_first_ = 0;
   bool lsu_granted_ = false;   // lsu_ reserved since run_until cleared it

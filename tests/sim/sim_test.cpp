@@ -140,7 +140,7 @@ TEST(SharedMemory, ContiguousAccessesTakeOneWavefrontPer128Bytes) {
 
 // Eight one-warp blocks on one SM, two per sub-partition, each a loop of 512-byte shared loads:
 // the LSU is the limit. On the H200 every warp gets an equal share (tools/microbench/
-// smsp_arbitration.cu: with 8 warps the last ends 1.00006x after the first). In the model the
+// smsp_arbitration.cu: with 8 warps the last ends 1.00005x after the first). In the model the
 // warps refused an LSU slot wait first come, first served: every block ends within 1% of the
 // others (when the sub-partitions tried in a fixed order and each kept its oldest warp on the
 // LSU, they ended one after the other, at 2,074 .. 16,022 cycles).
