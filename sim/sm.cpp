@@ -144,23 +144,24 @@ void Sm::run_until(Cycle limit) {
       fill_blocks(cycle_);
     }
     Cycle next = fill_at_;
-    const size_t n_sps = sps_.size();
-    const size_t first = lsu_first_;
-    for (size_t i = 0; i < n_sps; ++i) {
-      const size_t k = first + i < n_sps ? first + i : first + i - n_sps;
-      SubPartition& sp = sps_[k];
-      if (sp.wake <= cycle_) {
-        account(sp, cycle_);
+    // The sub-partitions from lsu_first_ on, wrapping around.
+    SubPartition* const begin = sps_.data();
+    SubPartition* const end = begin + sps_.size();
+    SubPartition* sp = begin + lsu_first_;
+    for (size_t i = sps_.size(); i > 0; --i, ++sp) {
+      if (sp == end) sp = begin;
+      if (sp->wake <= cycle_) {
+        account(*sp, cycle_);
         lsu_granted_ = false;
-        const bool issued = try_issue(sp, cycle_);
-        if (lsu_granted_) lsu_first_ = k + 1 < n_sps ? k + 1 : 0;
+        const bool issued = try_issue(*sp, cycle_);
+        if (lsu_granted_) lsu_first_ = sp + 1 == end ? 0 : size_t(sp + 1 - begin);
         if (issued) {
           ++stats_.issue_cycles;
-          sp.accounted = cycle_ + 1;
-          sp.wake = cycle_ + 1;
+          sp->accounted = cycle_ + 1;
+          sp->wake = cycle_ + 1;
         }
       }
-      next = std::min(next, sp.wake);
+      next = std::min(next, sp->wake);
     }
     if (resident_blocks_ == 0 && fill_at_ == kNever) return;
     if (next >= kNever) {
