@@ -11,7 +11,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace ltc::sim {
 namespace {
@@ -51,30 +55,44 @@ void SectorCache::clear() {
   }
 }
 
-void SectorCache::set_aging(double factor) {
-  aging_ = factor;
-  installed_ = 0;
-  touched_.assign(factor > 1 ? size_t(sets_) * size_t(ways_) : 0, 0);
-  aging_quantile_.clear();
-  if (touched_.empty()) return;
+namespace {
+
+// The Gamma(ways, 1) distribution's quantiles at (i + 0.5) / n, i < n, computed once per `ways`
+// (every slice of every aged run shares them).
+const std::vector<double>& gamma_quantiles(int ways, int n) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, int>, std::vector<double>> tables;
+  const std::lock_guard<std::mutex> lock(mutex);
+  std::vector<double>& q = tables[{ways, n}];
+  if (!q.empty()) return q;
   // Gamma(ways, 1) = Erlang: P(X <= x) = 1 - e^-x sum_{k < ways} x^k / k!, inverted by bisection.
-  const auto cdf = [this](double x) {
+  const auto cdf = [ways](double x) {
     double term = 1, sum = 0;
-    for (int k = 0; k < ways_; ++k) {
+    for (int k = 0; k < ways; ++k) {
       sum += term;
       term *= x / double(k + 1);
     }
     return 1 - std::exp(-x) * sum;
   };
-  for (int i = 0; i < kAgingDraws; ++i) {
-    const double p = (i + 0.5) / kAgingDraws;
-    double lo = 0, hi = 10.0 * ways_ + 50;
+  for (int i = 0; i < n; ++i) {
+    const double p = (i + 0.5) / n;
+    double lo = 0, hi = 10.0 * ways + 50;
     for (int it = 0; it < 100; ++it) {
       const double mid = 0.5 * (lo + hi);
       (cdf(mid) < p ? lo : hi) = mid;
     }
-    aging_quantile_.push_back(0.5 * (lo + hi));
+    q.push_back(0.5 * (lo + hi));
   }
+  return q;
+}
+
+}  // namespace
+
+void SectorCache::set_aging(double factor) {
+  aging_ = factor;
+  installed_ = 0;
+  touched_.assign(factor > 1 ? size_t(sets_) * size_t(ways_) : 0, 0);
+  aging_quantile_ = touched_.empty() ? nullptr : gamma_quantiles(ways_, kAgingDraws).data();
 }
 
 SectorCache::Result SectorCache::access(uint64_t line_addr, uint32_t sectors, bool write) {

@@ -152,10 +152,11 @@ class SectorCache {
   // lines are looked up one after another; their misses then overlap). No simulated effect.
   void prefetch(uint64_t line_addr) const {
     if (sets_ == 0) return;
-    const uint64_t* set = &sets_data_[size_t(set_of(line_addr >> line_shift_)) * stride_];
+    const size_t index = set_of(line_addr >> line_shift_);
+    const uint64_t* set = &sets_data_[index * stride_];
     prefetch_host_line(set);
     if (stride_ > 8) prefetch_host_line(set + 8);
-    if (!touched_.empty()) prefetch_host_line(&touched_[set_of(line_addr >> line_shift_) * ways_]);
+    if (!touched_.empty()) prefetch_host_line(&touched_[index * size_t(ways_)]);
   }
   void clear();
   // Ages the lines `factor` times faster (1: off): a line is looked up as missing, and refetched,
@@ -220,7 +221,7 @@ class SectorCache {
   double aging_ = 1;
   uint32_t installed_ = 0;  // differences taken modulo 2^32 (at most 2^32 lines apart)
   std::vector<uint32_t, LineAligned<uint32_t>> touched_;
-  std::vector<double> aging_quantile_;
+  const double* aging_quantile_ = nullptr;  // kAgingDraws of them, shared by every cache
 };
 
 // What an SM asks of L2 for one warp instruction: the payload's address is the first line, its
