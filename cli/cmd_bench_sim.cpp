@@ -38,6 +38,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -58,6 +59,7 @@ struct BenchSimFlags {
   std::vector<std::string> cases;
   std::vector<int64_t> trips;  // sample: the main loop's trips in the two reduced runs
   bool per_kernel = false;     // sample: each simulated kernel's error too
+  int64_t slice = sim::SampleOptions{}.max_slice;  // sample: the largest slice of the GPU
 };
 
 // --case: a text with a colon names one case exactly (`label`, e.g. the H200 GEMM NAME:M), other
@@ -332,6 +334,10 @@ void run_sample(const BenchSimFlags& o) {
   }
   sim::SampleOptions so;
   if (!o.trips.empty()) std::copy_n(o.trips.begin(), 2, so.trips);
+  so.max_slice = o.slice;
+  // --per-kernel: each method's |cycle errors| (the rows of configs/calibration/
+  // sampling-confidence.json; a run's first kernel simulated in full is exact and left out).
+  std::map<std::string, std::vector<double>> by_method;
   if (!o.json) {
     fmt::print("sampled vs full simulation ({}; ltc bench sim --only sample)\n",
                sim::sample_method(so));
@@ -373,10 +379,16 @@ void run_sample(const BenchSimFlags& o) {
         const auto& sk = sampled.kernels[i];
         if (sk.sample.method == "repeat") continue;
         const sim::Occupancy occ = sim::kernel_occupancy(t.kernels[i], gpu);
+        const double waves = double(t.kernels[i].blocks()) / double(occ.blocks_per_sm * gpu.sms);
+        const double kerr = double(sk.cycles) / double(full.kernels[i].cycles) - 1;
         fmt::print("    {:<28} {:<10} {:>10} {:>10} {:>+7.2f}% {:>6.2f} waves\n", sk.name,
-                   sk.sample.method, full.kernels[i].cycles, sk.cycles,
-                   100 * (double(sk.cycles) / double(full.kernels[i].cycles) - 1),
-                   double(t.kernels[i].blocks()) / double(occ.blocks_per_sm * gpu.sms));
+                   sk.sample.method, full.kernels[i].cycles, sk.cycles, 100 * kerr, waves);
+        const std::string& m = sk.sample.method;
+        if (i == 0 && m == "full") continue;
+        const std::string row = m == "loop" ? (waves > 1 ? "loop, several waves" : "loop, one wave")
+                                : m == "full" ? (sk.gemm ? "full, gemm" : "full, other")
+                                              : m;
+        by_method[row].push_back(std::abs(kerr));
       }
     }
     const double err = double(sampled.cycles) / double(full.cycles) - 1;
@@ -433,6 +445,16 @@ void run_sample(const BenchSimFlags& o) {
         "maximum (max)\n",
         100 * mean, 100 * worst, worst_case, total_speedup, full_wall, samp_wall, min_speedup,
         100 * mean_expected, within, rows.size());
+    if (!by_method.empty()) fmt::print("  per method (|cycle error| of its kernels):\n");
+    for (const auto& [m, errs] : by_method) {
+      double sum = 0, largest = 0;
+      for (double e : errs) {
+        sum += e;
+        largest = std::max(largest, e);
+      }
+      fmt::print("    {:<22} {:>3} kernels  mean {:.2f}%  largest {:.2f}%\n", m, errs.size(),
+                 100 * sum / double(errs.size()), 100 * largest);
+    }
   }
 }
 
@@ -464,8 +486,9 @@ void run_paper(const BenchSimFlags& o) {
 }
 
 void run(const BenchSimFlags& o) {
-  if (o.only != "sample" && (!o.full_cache.empty() || !o.trips.empty() || o.per_kernel)) {
-    throw InputError("--full-cache, --trips and --per-kernel go with --only sample");
+  if (o.only != "sample" && (!o.full_cache.empty() || !o.trips.empty() || o.per_kernel ||
+                             o.slice != sim::SampleOptions{}.max_slice)) {
+    throw InputError("--full-cache, --trips, --slice and --per-kernel go with --only sample");
   }
   if (o.only != "sample" && o.only != "h200" && !o.cases.empty()) {
     throw InputError("--case goes with --only sample or --only h200");
@@ -549,6 +572,11 @@ CommandRegistrar reg{
       s->add_option("--trips", o->trips,
                     "--only sample: the main loop's trips in the two reduced runs (default 16 32)")
           ->expected(2);
+      s->add_option("--slice", o->slice,
+                    "--only sample: a kernel whose blocks keep to their own lines runs on at most "
+                    "1 / N of the GPU (1: never)")
+          ->check(in_range(1, 64))
+          ->capture_default_str();
       s->add_flag("--per-kernel", o->per_kernel,
                   "--only sample: also each simulated kernel's cycles against the full run's");
       s->add_flag("--json", o->json, "print one JSON object");

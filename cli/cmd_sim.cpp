@@ -34,6 +34,7 @@ struct SimFlags {
   bool functional = false, json = false, per_kernel = false, sample = false;
   std::vector<int64_t> sample_trips;
   int64_t sample_waves = 0;
+  int64_t sample_slice = sim::SampleOptions{}.max_slice;
   uint32_t seed = 1;
 };
 
@@ -164,6 +165,7 @@ void run(const SimFlags& o) {
       sim::SampleOptions sample;
       if (!o.sample_trips.empty()) std::copy_n(o.sample_trips.begin(), 2, sample.trips);
       if (o.sample_waves > 0) sample.min_waves = o.sample_waves;
+      sample.max_slice = o.sample_slice;
       r = sim::simulate_sampled(trace, gpu, so, sample);
     } else {
       r = sim::simulate(trace, gpu, so);
@@ -222,16 +224,26 @@ CommandRegistrar reg{
                     "larger is faster, requests reach L2 and DRAM less in time order")
           ->check(in_range(1, 4096))
           ->capture_default_str();
-      s->add_flag("--sample", o->sample,
-                  "sampled simulation (sim/sampling.h): repeated kernels once, each kernel from "
-                  "reduced runs over its main loop and its waves, extrapolated; timing only");
+      CLI::Option* sample = s->add_flag(
+          "--sample", o->sample,
+          "sampled simulation (sim/sampling.h): repeated kernels once, each kernel from "
+          "reduced runs over its main loop and its waves, extrapolated; timing only");
       s->add_option("--sample-trips", o->sample_trips,
                     "with --sample: the main loop's trips in the two reduced runs")
+          ->needs(sample)
           ->expected(2)
           ->check(in_range(1, 1 << 20));
       s->add_option("--sample-waves", o->sample_waves,
                     "with --sample: full waves before the tail the reduced runs keep at least")
+          ->needs(sample)
           ->check(in_range(3, 1 << 20));
+      s->add_option("--sample-slice", o->sample_slice,
+                    "with --sample: a kernel whose blocks keep to their own lines runs on at "
+                    "most 1 / N of the GPU (its SMs, L2 slices and DRAM channels) with 1 / N of "
+                    "its blocks; 1: never")
+          ->needs(sample)
+          ->check(in_range(1, 64))
+          ->capture_default_str();
       s->add_option("--block-limit", o->block_limit,
                     "run only the first N thread blocks (launch order) of each kernel (0: all)")
           ->check(in_range(0, 9.2e18));

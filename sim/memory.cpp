@@ -174,6 +174,23 @@ SectorCache::Result SectorCache::access(uint64_t line_addr, uint32_t sectors, bo
   return r;
 }
 
+MemoryState cut_l2(const MemoryState& whole, int f) {
+  const size_t n = whole.l2_slices.size();
+  if (f < 1 || n % size_t(f) != 0) throw std::invalid_argument("cut_l2: f must divide the slices");
+  MemoryState cut;
+  cut.next_address = whole.next_address;
+  cut.l2_slices.assign(whole.l2_slices.begin(), whole.l2_slices.begin() + long(n / size_t(f)));
+  return cut;
+}
+
+MemoryState uncut_l2(const MemoryState& cut, int f) {
+  MemoryState whole;
+  whole.next_address = cut.next_address;
+  const size_t m = cut.l2_slices.size();
+  for (size_t j = 0; j < m * size_t(f); ++j) whole.l2_slices.push_back(cut.l2_slices[j % m]);
+  return whole;
+}
+
 // ---- DRAM ---------------------------------------------------------------------------------------
 Dram::Dram(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stats)
     : sc_core::sc_module(name), target("target"), stats_(stats) {

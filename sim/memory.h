@@ -284,6 +284,19 @@ struct MemoryState {
   uint64_t next_address = 0;
 };
 
+// The L2 of a GPU cut to 1 / f of its slices (a slice of the GPU, sim/sampling.h) and back. A
+// line's slice is a hash of it modulo the slices (L2::mix_line), so with f dividing the n slices
+// the whole GPU's slices s, s + n / f, s + 2n / f, ... map onto slice s of the cut one, and a
+// line keeps its set. cut_l2 keeps the whole L2's first n / f slices: an even sample of its
+// lines, dirty ones as often as in the whole L2, as the cut GPU moves 1 / f of the lines. (Every
+// kernel's tensors live at fresh addresses, so no kernel reads another's lines; what a kernel
+// meets in the L2 is how full and how dirty it is.) uncut_l2 gives every slice of the whole L2 a
+// copy of its cut slice: each line is then found in its own slice, and its copies in the f - 1
+// others are never looked up but fill their ways (dirty ones are written back when evicted) as
+// the lines of the blocks the cut GPU did not run would. The next free address is kept.
+MemoryState cut_l2(const MemoryState& whole, int f);
+MemoryState uncut_l2(const MemoryState& cut, int f);
+
 class L2 : public sc_core::sc_module {
  public:
   tlm_utils::multi_passthrough_target_socket<L2> target;  // one binding per SM

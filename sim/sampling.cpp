@@ -67,6 +67,98 @@ uint64_t global_bytes_per_warp(const std::vector<traces::Instr>& prog) {
   return bytes;
 }
 
+}  // namespace
+
+hw::GpuConfig slice_gpu(const hw::GpuConfig& gpu, int f) {
+  hw::GpuConfig g = gpu;
+  const double d = double(f);
+  g.sms /= f;
+  // Whole-GPU rates the simulator divides over the SMs (GpuConfig::fp32_lanes_per_sm,
+  // mma_timing).
+  g.cuda_fp32_tflops /= d;
+  g.cuda_fp16_tflops /= d;
+  for (auto& r : g.mac_tensor) r.tops /= d;
+  g.sm.l2_slices /= f;
+  g.sm.dram_channels /= f;
+  g.l2.capacity_mb /= d;
+  g.l2.bw_gbps /= d;
+  g.dram.bw_gbps /= d;
+  g.sm.l2_bytes_per_cycle /= d;  // 0 stays 0 (then l2.bw_gbps)
+  g.sm.dram_gbps /= d;           // 0 stays 0 (then dram.bw_gbps)
+  return g;
+}
+
+namespace {
+
+// The DRAM bytes a slice of 1 / f of the GPU (running 1 / f of the blocks) reads in excess of
+// 1 / f of the whole kernel's, relative (sampling.h, "Slices"): the lines several blocks read
+// are read once by each slice, where the whole GPU reads them once for f slices' worth of
+// blocks. Each global load (ldg, ldgsts) spans, within one block, `extent` bytes: its
+// bytes plus its address's range over the block's warps and enclosing loops. Blocks apart in
+// bx (by) are |cx| (|cy|) bytes apart, so its blocks' spans are disjoint when one block
+// coordinate steps past the extent and the other past the whole row: each block's lines are its
+// own. Otherwise its span over the whole grid is shared (per tensor at most the tensor). The
+// kernel's lines: the private spans of every block plus the shared ones.
+double slice_excess(const traces::Kernel& k, int64_t f) {
+  std::vector<int64_t> trips;         // enclosing loops' counts, outermost first
+  std::vector<double> mult = {1};     // their product
+  std::map<uint32_t, double> shared;  // per tensor id
+  double own = 0;
+  for (const traces::Instr& in : k.program) {
+    if (in.op == Opcode::kLoop) {
+      trips.push_back(int64_t(in.count));
+      mult.push_back(mult.back() * double(in.count));
+      continue;
+    }
+    if (in.op == Opcode::kEndLoop) {
+      trips.pop_back();
+      mult.pop_back();
+      continue;
+    }
+    // Stores write back their dirty sectors once, however the blocks share a line.
+    if (in.op != Opcode::kLdGlobal && in.op != Opcode::kLdGlobalAsync) continue;
+    const auto c = [&](size_t v) { return double(std::llabs(in.addr.coef[v])); };
+    double extent = double(in.bytes) + c(size_t(traces::AffineVar::kWx)) * double(k.warps_x - 1) +
+                    c(size_t(traces::AffineVar::kWy)) * double(k.warps_y - 1);
+    for (size_t d = 0; d < trips.size(); ++d) extent += c(4 + d) * double(trips[d] - 1);
+    const double cx = c(size_t(traces::AffineVar::kBx)), cy = c(size_t(traces::AffineVar::kBy));
+    const double gx = double(k.grid_x), gy = double(k.grid_y);
+    const auto apart = [extent](double ca, double ga, double cb, double gb) {
+      return (ga == 1 || ca >= extent) && (gb == 1 || cb >= extent + ca * (ga - 1));
+    };
+    if (apart(cx, gx, cy, gy) || apart(cy, gy, cx, gx)) {
+      const double moved = double(in.bytes) * double(k.warps_per_block()) * mult.back();
+      own += std::min(extent, moved) * double(k.blocks());
+    } else {
+      shared[in.tensor] += extent + cx * (gx - 1) + cy * (gy - 1);
+    }
+  }
+  double shared_bytes = 0;
+  for (const auto& [id, bytes] : shared) {
+    const traces::TensorDecl* t = nullptr;
+    for (const traces::TensorDecl& d : k.tensors) t = d.id == id ? &d : t;
+    shared_bytes += t ? std::min(bytes, double(t->bytes)) : bytes;
+  }
+  const double all = own + shared_bytes;
+  return all > 0 ? double(f - 1) * shared_bytes / all : 0;
+}
+
+// The largest f <= max_slice by which the GPU (SMs, L2 slices, DRAM channels) and the kernel's
+// grid (in whole clusters) divide, leaving the slice at least 16 SMs (the L2 slices and DRAM
+// channels in proportion, so that hashed lines still spread evenly) and reading at most 1% more
+// DRAM bytes than its share; 1: none.
+int slice_factor(const traces::Kernel& k, const hw::GpuConfig& gpu, int64_t max_slice) {
+  constexpr int64_t kMinSliceSms = 16;
+  for (int64_t f = max_slice; f >= 2; --f) {
+    if (gpu.sms % f == 0 && gpu.sms / f >= kMinSliceSms && gpu.sm.l2_slices % f == 0 &&
+        gpu.sm.dram_channels % f == 0 && k.blocks() % f == 0 &&
+        (k.blocks() / f) % k.cluster_x == 0 && slice_excess(k, f) <= 0.01) {
+      return int(f);
+    }
+  }
+  return 1;
+}
+
 // The confidence of each method: the mean and largest |cycle error| of the kernels it sampled in
 // `ltc bench sim --only sample`, kept with the other measurements in
 // configs/calibration/sampling-confidence.json (sim/README.md, "Sampled simulation"). "full" is
@@ -144,10 +236,19 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       wave_bytes > 0 ? int64_t(std::ceil(2 * gpu.l2_bytes() / wave_bytes)) : 0;
   const int64_t run_waves = std::max(so.min_waves, fill_waves + 2);
   const bool by_wave = waves >= run_waves + 2;
-  const int64_t run_blocks = by_wave ? run_waves * resident + tail : blocks;
+  // A kernel too short to cut in waves whose blocks keep to their own lines runs on a slice of
+  // the GPU with as many waves (1 / f of the SMs, the first 1 / f of the blocks).
+  const int f = by_wave ? 1 : slice_factor(k, gpu, so.max_slice);
+  const hw::GpuConfig run_gpu = f > 1 ? slice_gpu(gpu, f) : gpu;
+  const int64_t run_blocks = by_wave ? run_waves * resident + tail : blocks / f;
 
   SampleInfo info;
-  info.method = by_loop && by_wave ? "loop+wave" : by_loop ? "loop" : by_wave ? "wave" : "full";
+  info.method = by_loop && by_wave ? "loop+wave"
+                : by_loop          ? (f > 1 ? "loop+slice" : "loop")
+                : by_wave          ? "wave"
+                : f > 1            ? "slice"
+                                   : "full";
+  info.slice = f;
   const int64_t n_run[2] = {by_loop ? so.trips[0] : loop.trips, by_loop ? so.trips[1] : 0};
   if (by_loop) {
     info.loop_trips = loop.trips;
@@ -160,6 +261,9 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   }
   std::vector<KernelStats> runs;
   const int n_runs = by_loop ? 2 : 1;
+  // The slice starts from its share of the L2 and leaves it to the whole GPU (memory.h).
+  MemoryState cut_in, cut_out;
+  if (f > 1 && memory) cut_in = cut_l2(*memory, f);
   for (int ni = 0; ni < n_runs; ++ni) {
     traces::Trace one;
     one.version = trace.version;
@@ -169,9 +273,10 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
     if (by_loop) one.kernels[0].program[loop.pc].count = uint64_t(n_run[ni]);
     SimOptions o = options;
     o.kernel.clear();
-    o.start_state = memory;
+    o.start_state = f > 1 ? (memory ? &cut_in : nullptr) : memory;
     if (by_loop) o.l2_aging = double(loop.trips) / double(n_run[ni]);
-    o.end_state = ni + 1 == n_runs ? memory_out : nullptr;
+    o.end_state = ni + 1 == n_runs ? (f > 1 ? &cut_out : memory_out) : nullptr;
+    if (f > 1) o.block_limit = run_blocks;
     if (by_wave) {
       // Blocks that run beside a full GPU on both sides: after the first wave, before the last
       // `resident` blocks (which drain).
@@ -187,7 +292,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
         options.progress(q);
       };
     }
-    RunStats r = simulate(one, gpu, o);
+    RunStats r = simulate(one, run_gpu, o);
     out->wall_s += r.wall_s;
     if (r.interrupted || r.kernels.empty()) {
       out->interrupted = true;
@@ -197,6 +302,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
     ++info.runs;
     runs.push_back(std::move(r.kernels[0]));
   }
+  if (f > 1 && memory_out) *memory_out = uncut_l2(cut_out, f);
   // Linear in the trips (weights of the two runs; one run: itself).
   const auto wn = by_loop ? linear_weights(double(n_run[0]), double(n_run[1]), double(loop.trips))
                           : std::pair<double, double>{1.0, 0.0};
@@ -230,6 +336,8 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
     for (auto& c : ks.stall_cycles) c = uint64_t(std::round(double(c) * f));
   }
   ks.name = k.name;
+  ks.sms = gpu.sms;
+  ks.tensor_cores *= uint64_t(f);
   ks.clock_ghz = gpu.loaded_clock_ghz(ks.tensor_utilization());
   set_confidence(info, pos == 0, blocks > resident, k.gemm.m > 0);
   ks.sample = info;
@@ -270,13 +378,20 @@ SampleLoop sample_loop(const traces::Kernel& k) {
 }
 
 std::string sample_method(const SampleOptions& so) {
+  const std::string slices =
+      so.max_slice > 1
+          ? fmt::format(
+                " or, where its blocks read lines of their own, run on 1 / f of the GPU "
+                "(f <= {}) with 1 / f of its blocks",
+                so.max_slice)
+          : std::string();
   return fmt::format(
       "repeated kernels simulated once; per kernel, two runs with its main loop at {} and {} "
       "trips (the L2's lines aging N / trips times faster) and its grid cut to >= {} waves "
-      "plus the tail, each starting from the L2 the kernel simulated before left, "
+      "plus the tail{}, each starting from the L2 the kernel simulated before left, "
       "extrapolated linearly in the trips and by the steady blocks' residency over the waves "
       "cut",
-      so.trips[0], so.trips[1], so.min_waves);
+      so.trips[0], so.trips[1], so.min_waves, slices);
 }
 
 RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
@@ -289,6 +404,9 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
   if (!(so.trips[0] >= 1 && so.trips[1] > so.trips[0])) {
     throw InputError("sample trips must satisfy 1 <= t0 < t1 (got " + std::to_string(so.trips[0]) +
                      ", " + std::to_string(so.trips[1]) + ")");
+  }
+  if (so.max_slice < 1) {
+    throw InputError("sample slice must be >= 1 (got " + std::to_string(so.max_slice) + ")");
   }
   if (so.min_waves < 3) {
     throw InputError("sample waves must be >= 3 (got " + std::to_string(so.min_waves) + ")");

@@ -154,6 +154,7 @@ void to_json(nlohmann::json& j, const KernelStats& k) {
       sj["waves"] = s.waves;
       sj["waves_run"] = s.waves_run;
     }
+    if (s.slice > 1) sj["slice"] = s.slice;
     j["sample"] = sj;
   }
 }

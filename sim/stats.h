@@ -47,10 +47,11 @@ struct MemoryStats {
 // How a kernel's statistics were obtained in sampled simulation (sim/sampling.h); empty method:
 // simulated in full.
 struct SampleInfo {
-  std::string method;   // "full", "repeat", "loop", "wave", "loop+wave"
+  std::string method;   // "full", "repeat", "loop", "wave", "loop+wave", "slice", "loop+slice"
   std::string repeats;  // "repeat": the identical kernel whose statistics it takes
   int runs = 0;         // reduced simulations it took (0 for a repeat)
   int64_t loop_trips = 0, loop_trips_run[2] = {0, 0};  // the sampled loop: its trips, the runs'
+  int slice = 1;  // the runs' GPU: 1 / slice of the SMs, L2 slices and DRAM channels
   int64_t waves = 0, waves_run = 0;  // full waves before the tail: the kernel's, the runs'
   // (the runs time the steady blocks of the run's last full wave and add the waves cut at that)
   uint64_t simulated_instructions = 0;  // warp instructions the runs issued

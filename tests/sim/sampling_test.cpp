@@ -209,6 +209,90 @@ TEST(Sampling, KernelFilterAndErrors) {
   bad = SampleOptions{};
   bad.min_waves = 2;
   EXPECT_THROW(simulate_sampled(t, gpu, o, bad), InputError);
+  bad = SampleOptions{};
+  bad.max_slice = 0;
+  EXPECT_THROW(simulate_sampled(t, gpu, o, bad), InputError);
+}
+
+// A slice of the GPU keeps every per-SM and per-slice resource: what one SM, one L2 slice and
+// one DRAM channel can do is the whole GPU's.
+TEST(Sampling, ASliceOfTheGpuKeepsEachSmsResources) {
+  for (const char* name : {"a100-lut4x", "h200"}) {
+    SCOPED_TRACE(name);
+    const hw::GpuConfig gpu = hw::load_gpu(name);
+    const hw::GpuConfig s = slice_gpu(gpu, 4);
+    EXPECT_EQ(s.sms * 4, gpu.sms);
+    EXPECT_EQ(s.sm.l2_slices * 4, gpu.sm.l2_slices);
+    EXPECT_EQ(s.sm.dram_channels * 4, gpu.sm.dram_channels);
+    EXPECT_EQ(s.fp32_lanes_per_sm(), gpu.fp32_lanes_per_sm());
+    const golden::LmmaShape mma{16, 8, 16};
+    for (const auto& r : gpu.mac_tensor) {
+      EXPECT_EQ(s.mma_timing(mma, r.act, r.weight).issue_cycles,
+                gpu.mma_timing(mma, r.act, r.weight).issue_cycles)
+          << r.act << " x " << r.weight;
+    }
+    if (gpu.has_lut_tensor()) {
+      EXPECT_DOUBLE_EQ(s.lut_tops("int8", 2) * 4, gpu.lut_tops("int8", 2));
+    }
+    EXPECT_DOUBLE_EQ(s.l2_bytes() / s.sm.l2_slices, gpu.l2_bytes() / gpu.sm.l2_slices);
+    EXPECT_DOUBLE_EQ(s.l2_sim_bytes_per_cycle() / s.sm.l2_slices,
+                     gpu.l2_sim_bytes_per_cycle() / gpu.sm.l2_slices);
+    EXPECT_DOUBLE_EQ(s.dram_sim_gbps() / s.sm.dram_channels,
+                     gpu.dram_sim_gbps() / gpu.sm.dram_channels);
+  }
+}
+
+// Kernels whose blocks keep to their own lines (GEMVs, decode attention) run on a slice of the
+// GPU with as many waves: a quarter of the A100's SMs, L2 slices and DRAM channels, a quarter
+// of the blocks. Two back to back, the second starting from the L2 the first left (cut to the
+// slice and back). A GEMM's blocks share their A and B tiles: it is not sliced.
+TEST(Sampling, KernelsWhoseBlocksShareNothingRunOnASliceOfTheGpu) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
+  traces::Trace t = test_support::compiled_gemm(gpu, 1, 4096, 4096, "fp16", golden::DType::kFp16, 0,
+                                                traces::GemmPath::kMma);
+  const traces::Trace lut =
+      test_support::compiled_gemm(gpu, 1, 8192, 4096, "int4", golden::DType::kInt8);
+  for (traces::Kernel k : lut.kernels) {
+    k.name = "lut." + k.name;
+    t.kernels.push_back(k);
+  }
+  const RunStats full = simulate(t, gpu, {});
+  SampleOptions so;
+  so.max_slice = 4;
+  const RunStats sampled = simulate_sampled(t, gpu, {}, so);
+  ASSERT_EQ(sampled.kernels.size(), full.kernels.size());
+  int sliced = 0;
+  for (size_t i = 0; i < full.kernels.size(); ++i) {
+    const KernelStats& f = full.kernels[i];
+    const KernelStats& s = sampled.kernels[i];
+    SCOPED_TRACE(f.name);
+    expect_exact_counters(s, f);
+    EXPECT_EQ(s.sms, gpu.sms);
+    if (s.sample.method != "slice") continue;
+    ++sliced;
+    EXPECT_EQ(s.sample.slice, 4);
+    EXPECT_NEAR(double(s.sample.simulated_instructions), 0.25 * double(f.warp_instructions()),
+                0.01 * double(f.warp_instructions()));
+    EXPECT_GT(s.sample.error_max, 0);
+    // Measured: -0.9% .. +0.1% (the slice's last block ends a little sooner: the latest of fewer
+    // blocks).
+    EXPECT_LT(std::abs(rel_error(s.cycles, f.cycles)), 0.02)
+        << "full " << f.cycles << " sampled " << s.cycles;
+    EXPECT_NEAR(s.tensor_utilization(), f.tensor_utilization(), 0.02);
+    EXPECT_NEAR(double(s.mem.dram_read_bytes), double(f.mem.dram_read_bytes),
+                0.02 * double(f.mem.dram_read_bytes));
+  }
+  EXPECT_GE(sliced, 2);  // the FP16 GEMV and the LUT GEMV (its precompute may be too short)
+  const double err = rel_error(sampled.cycles, full.cycles);
+  std::printf(
+      "two GEMVs on a100-lut4x: full %lld cycles (%.2f s), sampled %lld (%.3f s): %+.2f%%\n",
+      (long long)full.cycles, full.wall_s, (long long)sampled.cycles, sampled.wall_s, 100 * err);
+  EXPECT_LT(std::abs(err), 0.02);
+  // A GEMM with M = 512 reads each A tile from every block of its row: not sliced.
+  const traces::Trace gemm = test_support::compiled_gemm(
+      gpu, 512, 2048, 1024, "fp16", golden::DType::kFp16, 0, traces::GemmPath::kMma);
+  const RunStats g = simulate_sampled(gemm, gpu, {}, so);
+  for (const KernelStats& k : g.kernels) EXPECT_EQ(k.sample.slice, 1) << k.name;
 }
 
 }  // namespace

@@ -535,6 +535,62 @@ TEST(L2, AgedLinesMissAsAfterAStreamThatManyTimesLonger) {
   EXPECT_LT(reread_hits(4, capacity / 2), 0.01);
 }
 
+// A slice of the GPU (sampled simulation, sim/sampling.h) runs on 1 / f of the L2's slices. A
+// line's slice is a hash modulo the slices, so the whole GPU's slices s, s + n / f, ... map onto
+// the cut GPU's slice s; cut_l2 keeps the whole L2's first n / f slices (an even sample of its
+// lines, dirty sectors and all), uncut_l2 copies each back to the f slices it stands for. 8 slices
+// cut to 2.
+TEST(L2, CutToASliceOfTheGpuAndBack) {
+  const int slices = 8, f = 4;
+  // The L2's map from a line to its slice.
+  const auto whole_of = [](uint64_t line) { return sim::FastMod(slices)(sim::L2::mix_line(line)); };
+  const auto cut_of = [](uint64_t line) {
+    return sim::FastMod(slices / f)(sim::L2::mix_line(line));
+  };
+  for (uint64_t line = 0; line < 100000; ++line) {
+    ASSERT_EQ(cut_of(line), whole_of(line) % uint32_t(slices / f)) << line;
+  }
+  sim::MemoryState whole;
+  whole.next_address = 12345;
+  for (int i = 0; i < slices; ++i) whole.l2_slices.emplace_back(1024 * 128, 16, 128, true);
+  const uint64_t lines = 4000;  // half the capacity; every third written
+  for (uint64_t l = 0; l < lines; ++l)
+    whole.l2_slices[whole_of(l)].access(l * 128, 0xf, l % 3 == 0);
+  const sim::MemoryState cut = sim::cut_l2(whole, f);
+  ASSERT_EQ(cut.l2_slices.size(), size_t(slices / f));
+  EXPECT_EQ(cut.next_address, 12345u);
+  uint64_t kept = 0;
+  for (uint64_t l = 0; l < lines; ++l) {
+    sim::SectorCache c = cut.l2_slices[cut_of(l)];  // a copy: a probe that misses installs
+    const bool found = c.access(l * 128, 0x1, false).missed == 0;
+    EXPECT_EQ(found, whole_of(l) < uint32_t(slices / f)) << l;
+    kept += found;
+  }
+  EXPECT_NEAR(double(kept), double(lines) / f, 0.02 * double(lines));
+  const sim::MemoryState back = sim::uncut_l2(cut, f);
+  ASSERT_EQ(back.l2_slices.size(), size_t(slices));
+  EXPECT_EQ(back.next_address, 12345u);
+  uint64_t found_back = 0, dirty_back = 0;
+  for (uint64_t l = 0; l < lines; ++l) {
+    if (whole_of(l) >= uint32_t(slices / f)) continue;  // not in the cut L2
+    sim::SectorCache c = back.l2_slices[whole_of(l)];
+    found_back += c.access(l * 128, 0xf, false).missed == 0;
+    // Written lines come back dirty: evicting the set writes them back.
+    if (l % 3 == 0) {
+      sim::SectorCache d = back.l2_slices[whole_of(l)];
+      for (uint64_t k = 0; k < 1024 * 16; ++k) {
+        const sim::SectorCache::Result r = d.access((1u << 24) * 128 + k * 128, 0xf, false);
+        if (r.evicted_line_addr == l * 128) {
+          dirty_back += r.evicted_dirty == 0xf;
+          break;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(found_back, kept);
+  EXPECT_NEAR(double(dirty_back), double(kept) / 3, 0.05 * double(kept));
+}
+
 TEST(Cluster, NeedsTraceVersion3) {
   std::string text =
       "ltc-trace 2\ngpu h200\nkernel k\n  grid 2 1\n  block 1 1\n  resources smem=0 regs=32\n"
