@@ -174,6 +174,66 @@ SectorCache::Result SectorCache::access(uint64_t line_addr, uint32_t sectors, bo
   return r;
 }
 
+namespace {
+uint64_t splitmix(uint64_t& x) {
+  uint64_t z = (x += 0x9e3779b97f4a7c15u);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+double uniform(uint64_t& x) {
+  return double(splitmix(x) >> 11) * (1.0 / 9007199254740992.0);
+}
+}  // namespace
+
+void SectorCache::stream(const std::vector<Stream>& newest_first, uint32_t& filler, uint64_t seed) {
+  if (sets_ == 0 || newest_first.empty()) return;
+  const int ways = ways_;
+  std::vector<double> limit;
+  for (const Stream& st : newest_first) limit.push_back(std::exp(-st.installs_per_set));
+  uint64_t rng = seed;
+  uint8_t new_dirty[256];  // the set's new lines, newest first
+  for (size_t set = 0; set < sets_; ++set) {
+    // Each stream's Poisson count (Knuth: multiplying uniforms), newest first, until the set is
+    // all new lines.
+    int k = 0;
+    for (size_t i = 0; i < newest_first.size() && k < ways; ++i) {
+      for (double p = uniform(rng); p > limit[i] && k < ways; p *= uniform(rng)) {
+        new_dirty[k++] = uniform(rng) < newest_first[i].dirty ? 0xf : 0;
+      }
+    }
+    if (k == 0) continue;
+    uint32_t* tags = reinterpret_cast<uint32_t*>(&sets_data_[set * stride_]);
+    uint8_t* rank = reinterpret_cast<uint8_t*>(tags + ways);
+    uint8_t* valid = rank + ways;
+    uint8_t* dirty = valid + ways;
+    for (int w = 0; w < ways; ++w) {
+      if (rank[w] >= ways - k) {  // among the k least recent: pushed out, a new line in its place
+        rank[w] = uint8_t(rank[w] - (ways - k));
+        tags[w] = --filler;
+        valid[w] = 0xf;
+        dirty[w] = new_dirty[rank[w]];
+      } else {
+        rank[w] = uint8_t(rank[w] + k);
+      }
+    }
+  }
+}
+
+void stream_l2(MemoryState& state, const std::vector<LineStream>& oldest_first, uint64_t seed) {
+  if (state.l2_slices.empty()) return;
+  const double sets = double(state.l2_slices.size()) * double(state.l2_slices[0].sets());
+  std::vector<SectorCache::Stream> newest_first;
+  for (auto it = oldest_first.rbegin(); it != oldest_first.rend(); ++it) {
+    if (it->lines <= 0) continue;
+    newest_first.push_back({it->lines / sets, std::min(1.0, it->dirty_lines / it->lines)});
+  }
+  uint32_t filler = ~uint32_t(0);
+  for (size_t i = 0; i < state.l2_slices.size(); ++i) {
+    state.l2_slices[i].stream(newest_first, filler, seed * 0x100000001b3u + i);
+  }
+}
+
 MemoryState cut_l2(const MemoryState& whole, int f) {
   const size_t n = whole.l2_slices.size();
   if (f < 1 || n % size_t(f) != 0) throw std::invalid_argument("cut_l2: f must divide the slices");

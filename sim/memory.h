@@ -159,6 +159,17 @@ class SectorCache {
     if (!touched_.empty()) prefetch_host_line(&touched_[index * size_t(ways_)]);
   }
   void clear();
+  // The lines of kernels that are not simulated pass through (sampled simulation's repeats):
+  // each set takes, per stream, a Poisson(installs_per_set) count of new lines, which push out
+  // its least recent ones (their write-back is the kernel's, not the cache's to time) and
+  // become its most recent, the newest stream's most recent of all, each dirty with its
+  // stream's probability. The new lines are fillers no request names (tags counted down from
+  // the top of the line space in `filler`). Deterministic in `seed`.
+  struct Stream {
+    double installs_per_set = 0, dirty = 0;
+  };
+  void stream(const std::vector<Stream>& newest_first, uint32_t& filler, uint64_t seed);
+  uint64_t sets() const { return sets_; }
   // Ages the lines `factor` times faster (1: off): a line is looked up as missing, and refetched,
   // once it would have been evicted had `factor` x as many lines been installed since it was
   // last touched. In a stream of new lines an LRU set evicts a line at the `ways`-th install
@@ -295,6 +306,14 @@ struct MemoryState {
 // others are never looked up but fill their ways (dirty ones are written back when evicted) as
 // the lines of the blocks the cut GPU did not run would. The next free address is kept.
 MemoryState cut_l2(const MemoryState& whole, int f);
+// Kernels that are not simulated move new lines through the L2, each `lines` of them
+// (`dirty_lines` written), in the order given: SectorCache::stream over its slices. Once a set
+// has taken as many new lines as it has ways, older streams no longer matter, so a run of
+// repeats costs about as much as one.
+struct LineStream {
+  double lines = 0, dirty_lines = 0;
+};
+void stream_l2(MemoryState& state, const std::vector<LineStream>& oldest_first, uint64_t seed);
 MemoryState uncut_l2(const MemoryState& cut, int f);
 
 class L2 : public sc_core::sc_module {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -423,9 +424,10 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
   out.sample_method = sample_method(so);
   std::vector<traces::Kernel> seen;  // nameless copies of the kernels simulated
   std::vector<size_t> seen_at;       // their index in out.kernels
-  // What the last simulated kernel's last run left in L2. A repeat leaves it as it is: in a
-  // model step the kernel before a repeat is itself a repeat or the same layer's original.
+  // What the last simulated kernel's last run left in L2, and the repeats after it moved their
+  // lines through (stream_l2).
   std::unique_ptr<MemoryState> memory;
+  std::vector<LineStream> repeats;  // the lines of the repeats since, oldest first
   int64_t t = 0;
   for (size_t pos = 0; pos < order.size(); ++pos) {
     const traces::Kernel& k = trace.kernels[order[pos]];
@@ -442,7 +444,19 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
       ks.sample.error_max = of.error_max;
       ks.sample.repeats = ks.name;
       ks.name = k.name;
+      // Its lines pass through the L2 as the repeated kernel's did (before the next kernel
+      // simulated): the lines it fetched and the lines it wrote (whole lines, as kernels
+      // write), which push out the oldest.
+      const double line = double(gpu.sm.line_bytes);
+      repeats.push_back({double(ks.mem.dram_read_bytes + ks.mem.l2_write_bytes) / line,
+                         double(ks.mem.l2_write_bytes) / line});
     } else {
+      if (memory && !repeats.empty()) {
+        const auto t0 = std::chrono::steady_clock::now();
+        stream_l2(*memory, repeats, pos);
+        out.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      }
+      repeats.clear();
       auto next = std::make_unique<MemoryState>();
       ks = sample_kernel(k, trace, gpu, options, so, pos, order.size(), memory.get(), next.get(),
                          &out);

@@ -591,6 +591,58 @@ TEST(L2, CutToASliceOfTheGpuAndBack) {
   EXPECT_NEAR(double(dirty_back), double(kept) / 3, 0.05 * double(kept));
 }
 
+// Sampled simulation does not simulate a repeated kernel, but passes its lines through the L2
+// (SectorCache::stream): per set a Poisson count of new lines pushes out the oldest.
+TEST(L2, AStreamOfNewLinesPushesOutTheOldestOfEachSet) {
+  const uint64_t sets = 256, ways = 16;
+  const auto filled = [&] {
+    sim::SectorCache c(sets * ways * 128, int(ways), 128, true);
+    for (uint64_t l = 0; l < sets * ways * 8; ++l) c.access(l * 128, 0xf, false);  // full
+    return c;
+  };
+  const auto found = [&](sim::SectorCache c, uint64_t lo, uint64_t hi) {
+    uint64_t n = 0;
+    for (uint64_t l = lo; l < hi; ++l) {
+      sim::SectorCache probe = c;  // a probe that misses installs
+      n += probe.access(l * 128, 0xf, false).missed == 0;
+    }
+    return n;
+  };
+  const uint64_t last = sets * ways * 8;
+  sim::SectorCache c = filled();
+  // The last capacity's lines, less those of sets that took more than their ways of them.
+  const uint64_t before = found(c, last - sets * ways, last);
+  EXPECT_GT(before, sets * ways * 85 / 100);
+  const uint64_t recent_before = found(c, last - sets * ways / 8, last);
+  uint32_t filler = ~uint32_t(0);
+  c.stream({{4, 0.5}}, filler, 7);  // 4 new lines per set on average
+  const uint64_t pushed_in = ~uint32_t(0) - filler;
+  EXPECT_NEAR(double(pushed_in), 4.0 * sets, 0.05 * 4 * sets);
+  const double kept = double(found(c, last - sets * ways, last)) / double(before);
+  // The lines pushed out are the oldest: some of them older than the last capacity's lines.
+  const double share_in = double(pushed_in) / double(sets * ways);
+  EXPECT_GE(kept, 1 - share_in);
+  EXPECT_LT(kept, 1 - share_in / 2);
+  // The most recent lines (2 per set on average) stay unless their set took 14 or more new ones:
+  // Poisson(4) does that once in 10^4.
+  EXPECT_GE(found(c, last - sets * ways / 8, last), recent_before - 2);
+  // Half the new lines are dirty: pushing them out writes them back.
+  uint64_t dirty = 0, pushed = 0;
+  for (uint64_t l = 0; l < sets * ways * 8; ++l) {
+    const sim::SectorCache::Result r = c.access((1u << 24) * 128 + l * 128, 0xf, false);
+    if (r.evicted_line_addr >> 7 > filler) {
+      ++pushed;
+      dirty += r.evicted_dirty == 0xf;
+    }
+  }
+  EXPECT_GE(double(pushed), 0.99 * double(pushed_in));
+  EXPECT_NEAR(double(dirty) / double(pushed), 0.5, 0.05);
+  // A stream of many times the ways replaces every line.
+  sim::SectorCache d = filled();
+  d.stream({{100, 0}}, filler, 8);
+  EXPECT_EQ(found(d, 0, last), 0u);
+}
+
 TEST(Cluster, NeedsTraceVersion3) {
   std::string text =
       "ltc-trace 2\ngpu h200\nkernel k\n  grid 2 1\n  block 1 1\n  resources smem=0 regs=32\n"
