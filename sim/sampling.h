@@ -42,17 +42,17 @@
 //   waves whose blocks read lines of their own (a GEMV's weight columns, decode attention's KV
 //   blocks) runs on a slice of the GPU: 1 / f of its SMs, L2 slices and DRAM channels (f <=
 //   max_slice dividing each and the grid, the slice keeping at least 16 SMs; every per-SM,
-//   per-slice and per-channel rate the whole GPU's: slice_gpu), with the first B / f blocks. It has the whole kernel's waves, each SM its blocks, each L2
-//   slice and DRAM channel its share of the lines, so its cycles are the kernel's, at 1 / f of
-//   the work. The lines several blocks read (a GEMV's activation vector, a LUT GEMV's tables)
-//   are read once per slice, not once per f slices: a kernel whose slice would read more than
-//   1% more DRAM bytes than its share, by the loads' address ranges, is not sliced (a GEMM,
-//   whose blocks share A and B tiles, never is). The L2 is cut to the slice and back
-//   (cut_l2 / uncut_l2 in sim/memory.h). A slice runs a little fast (`ltc bench sim --only
-//   sample --slice 4`: 25 kernels, mean |error| 2.3%, largest 6.1%, most of them fast). Lines
-//   are hashed to the DRAM channels and L2 slices, so each gets a random share, and a streaming
-//   kernel waits for the busiest: the busiest of fewer is less far above the mean. (With the
-//   shares made even, the LLaMA2-7B FP16 decode kernels' slices read -0.7 .. -1.1% instead of
+//   per-slice and per-channel rate the whole GPU's: slice_gpu), with the first B / f blocks. It has
+//   the whole kernel's waves, each SM its blocks, each L2 slice and DRAM channel its share of the
+//   lines, so its cycles are the kernel's, at 1 / f of the work. The lines several blocks read (a
+//   GEMV's activation vector, a LUT GEMV's tables) are read once per slice, not once per f slices:
+//   a kernel whose slice would read more than 1% more DRAM bytes than its share, by the loads'
+//   address ranges, is not sliced (a GEMM, whose blocks share A and B tiles, never is). The L2 is
+//   cut to the slice and back (cut_l2 / uncut_l2 in sim/memory.h). A slice runs a little fast (`ltc
+//   bench sim --only sample --slice 4`: 25 kernels, mean |error| 2.3%, largest 6.1%, most of them
+//   fast). Lines are hashed to the DRAM channels and L2 slices, so each gets a random share, and a
+//   streaming kernel waits for the busiest: the busiest of fewer is less far above the mean. (With
+//   the shares made even, the LLaMA2-7B FP16 decode kernels' slices read -0.7 .. -1.1% instead of
 //   -2.2 .. -4.6%; sim/README.md.) So slices are off by default.
 // Counters are the runs' per block (every block runs the same program) times B, linear in the
 // trips: instructions by opcode, tensor ops, blocks, warps and shared-memory bytes come out
