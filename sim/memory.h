@@ -306,15 +306,16 @@ struct MemoryState {
 // others are never looked up but fill their ways (dirty ones are written back when evicted) as
 // the lines of the blocks the cut GPU did not run would. The next free address is kept.
 MemoryState cut_l2(const MemoryState& whole, int f);
-// Kernels that are not simulated move new lines through the L2, each `lines` of them
-// (`dirty_lines` written), in the order given: SectorCache::stream over its slices. Once a set
-// has taken as many new lines as it has ways, older streams no longer matter, so a run of
-// repeats costs about as much as one.
+MemoryState uncut_l2(const MemoryState& cut, int f);
+
+// Kernels that are not simulated (sampled simulation's repeats) move new lines through the L2,
+// in the order given, each `lines` of them, `dirty_lines` of those written: SectorCache::stream
+// over its slices. Once a set has taken as many new lines as it has ways, older streams no
+// longer matter, so a run of repeats costs about as much as one.
 struct LineStream {
   double lines = 0, dirty_lines = 0;
 };
 void stream_l2(MemoryState& state, const std::vector<LineStream>& oldest_first, uint64_t seed);
-MemoryState uncut_l2(const MemoryState& cut, int f);
 
 class L2 : public sc_core::sc_module {
  public:
