@@ -577,8 +577,10 @@ CommandRegistrar reg{
                     "1 / N of the GPU (1: never)")
           ->check(in_range(1, 64))
           ->capture_default_str();
-      s->add_flag("--per-kernel", o->per_kernel,
-                  "--only sample: also each simulated kernel's cycles against the full run's");
+      s->add_flag(
+          "--per-kernel", o->per_kernel,
+          "--only sample: also each simulated kernel's cycles against the full run's, and each "
+          "sampling method's mean and largest error");
       s->add_flag("--json", o->json, "print one JSON object");
       set_examples(
           s, {"ltc bench sim", "ltc bench sim --only gemm --json",
