@@ -383,12 +383,10 @@ void run_sample(const BenchSimFlags& o) {
         const double kerr = double(sk.cycles) / double(full.kernels[i].cycles) - 1;
         fmt::print("    {:<28} {:<10} {:>10} {:>10} {:>+7.2f}% {:>6.2f} waves\n", sk.name,
                    sk.sample.method, full.kernels[i].cycles, sk.cycles, 100 * kerr, waves);
-        const std::string& m = sk.sample.method;
-        if (i == 0 && m == "full") continue;
-        const std::string row = m == "loop" ? (waves > 1 ? "loop, several waves" : "loop, one wave")
-                                : m == "full" ? (sk.gemm ? "full, gemm" : "full, other")
-                                              : m;
-        by_method[row].push_back(std::abs(kerr));
+        if (i == 0 && sk.sample.method == "full") continue;
+        const bool several_waves = t.kernels[i].blocks() > int64_t(occ.blocks_per_sm) * gpu.sms;
+        by_method[sim::confidence_row(sk.sample.method, several_waves, sk.gemm)].push_back(
+            std::abs(kerr));
       }
     }
     const double err = double(sampled.cycles) / double(full.cycles) - 1;

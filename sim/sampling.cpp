@@ -91,16 +91,16 @@ hw::GpuConfig slice_gpu(const hw::GpuConfig& gpu, int f) {
 
 namespace {
 
-// The DRAM bytes a slice of 1 / f of the GPU (running 1 / f of the blocks) reads in excess of
-// 1 / f of the whole kernel's, relative (sampling.h, "Slices"): the lines several blocks read
-// are read once by each slice, where the whole GPU reads them once for f slices' worth of
-// blocks. Each global load (ldg, ldgsts) spans, within one block, `extent` bytes: its
-// bytes plus its address's range over the block's warps and enclosing loops. Blocks apart in
-// bx (by) are |cx| (|cy|) bytes apart, so its blocks' spans are disjoint when one block
-// coordinate steps past the extent and the other past the whole row: each block's lines are its
-// own. Otherwise its span over the whole grid is shared (per tensor at most the tensor). The
+// The share of a kernel's global lines that several of its blocks read (sampling.h, "Slices"):
+// a slice of 1 / f of the GPU (running 1 / f of the blocks) reads those once, where the whole
+// GPU reads them once for f slices' worth of blocks, so the slice reads (f - 1) x this share more
+// DRAM bytes than 1 / f of the kernel's. Each global load (ldg, ldgsts) spans, within one block,
+// `extent` bytes: its bytes plus its address's range over the block's warps and enclosing loops.
+// Blocks apart in bx (by) are |cx| (|cy|) bytes apart, so its blocks' spans are disjoint when one
+// block coordinate steps past the extent and the other past the whole row: each block's lines are
+// its own. Otherwise its span over the whole grid is shared (per tensor at most the tensor). The
 // kernel's lines: the private spans of every block plus the shared ones.
-double slice_excess(const traces::Kernel& k, int64_t f) {
+double shared_share(const traces::Kernel& k) {
   std::vector<int64_t> trips;         // enclosing loops' counts, outermost first
   std::vector<double> mult = {1};     // their product
   std::map<uint32_t, double> shared;  // per tensor id
@@ -141,7 +141,7 @@ double slice_excess(const traces::Kernel& k, int64_t f) {
     shared_bytes += t ? std::min(bytes, double(t->bytes)) : bytes;
   }
   const double all = own + shared_bytes;
-  return all > 0 ? double(f - 1) * shared_bytes / all : 0;
+  return all > 0 ? shared_bytes / all : 0;
 }
 
 // The largest f <= max_slice by which the GPU (SMs, L2 slices, DRAM channels) and the kernel's
@@ -150,10 +150,12 @@ double slice_excess(const traces::Kernel& k, int64_t f) {
 // DRAM bytes than its share; 1: none.
 int slice_factor(const traces::Kernel& k, const hw::GpuConfig& gpu, int64_t max_slice) {
   constexpr int64_t kMinSliceSms = 16;
+  if (max_slice < 2) return 1;
+  const double shared = shared_share(k);
   for (int64_t f = max_slice; f >= 2; --f) {
     if (gpu.sms % f == 0 && gpu.sms / f >= kMinSliceSms && gpu.sm.l2_slices % f == 0 &&
         gpu.sm.dram_channels % f == 0 && k.blocks() % f == 0 &&
-        (k.blocks() / f) % k.cluster_x == 0 && slice_excess(k, f) <= 0.01) {
+        (k.blocks() / f) % k.cluster_x == 0 && double(f - 1) * shared <= 0.01) {
       return int(f);
     }
   }
@@ -197,13 +199,10 @@ const std::vector<Confidence>& confidence_table() {
 }
 
 void set_confidence(SampleInfo& info, bool first, bool several_waves, bool gemm) {
+  const std::string row = confidence_row(info.method, several_waves, gemm);
   for (const Confidence& c : confidence_table()) {
-    const std::string& m = c.method;
-    if (info.method != m || (m == "loop" && c.several_waves != several_waves) ||
-        (m == "full" && c.gemm != gemm)) {
-      continue;
-    }
-    const bool exact = first && m == "full";  // the same simulation as the full run's
+    if (confidence_row(c.method, c.several_waves, c.gemm) != row) continue;
+    const bool exact = first && c.method == "full";  // the same simulation as the full run's
     info.error_mean = exact ? 0.0 : c.mean;
     info.error_max = exact ? 0.0 : c.max;
   }
@@ -239,17 +238,17 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   const bool by_wave = waves >= run_waves + 2;
   // A kernel too short to cut in waves whose blocks keep to their own lines runs on a slice of
   // the GPU with as many waves (1 / f of the SMs, the first 1 / f of the blocks).
-  const int f = by_wave ? 1 : slice_factor(k, gpu, so.max_slice);
-  const hw::GpuConfig run_gpu = f > 1 ? slice_gpu(gpu, f) : gpu;
-  const int64_t run_blocks = by_wave ? run_waves * resident + tail : blocks / f;
+  const int slice = by_wave ? 1 : slice_factor(k, gpu, so.max_slice);
+  const hw::GpuConfig run_gpu = slice > 1 ? slice_gpu(gpu, slice) : gpu;
+  const int64_t run_blocks = by_wave ? run_waves * resident + tail : blocks / slice;
 
   SampleInfo info;
   info.method = by_loop && by_wave ? "loop+wave"
-                : by_loop          ? (f > 1 ? "loop+slice" : "loop")
+                : by_loop          ? (slice > 1 ? "loop+slice" : "loop")
                 : by_wave          ? "wave"
-                : f > 1            ? "slice"
+                : slice > 1        ? "slice"
                                    : "full";
-  info.slice = f;
+  info.slice = slice;
   const int64_t n_run[2] = {by_loop ? so.trips[0] : loop.trips, by_loop ? so.trips[1] : 0};
   if (by_loop) {
     info.loop_trips = loop.trips;
@@ -264,7 +263,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   const int n_runs = by_loop ? 2 : 1;
   // The slice starts from its share of the L2 and leaves it to the whole GPU (memory.h).
   MemoryState cut_in, cut_out;
-  if (f > 1 && memory) cut_in = cut_l2(*memory, f);
+  if (slice > 1 && memory) cut_in = cut_l2(*memory, slice);
   for (int ni = 0; ni < n_runs; ++ni) {
     traces::Trace one;
     one.version = trace.version;
@@ -274,10 +273,10 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
     if (by_loop) one.kernels[0].program[loop.pc].count = uint64_t(n_run[ni]);
     SimOptions o = options;
     o.kernel.clear();
-    o.start_state = f > 1 ? (memory ? &cut_in : nullptr) : memory;
+    o.start_state = slice > 1 ? (memory ? &cut_in : nullptr) : memory;
     if (by_loop) o.l2_aging = double(loop.trips) / double(n_run[ni]);
-    o.end_state = ni + 1 == n_runs ? (f > 1 ? &cut_out : memory_out) : nullptr;
-    if (f > 1) o.block_limit = run_blocks;
+    o.end_state = ni + 1 == n_runs ? (slice > 1 ? &cut_out : memory_out) : nullptr;
+    if (slice > 1) o.block_limit = run_blocks;
     if (by_wave) {
       // Blocks that run beside a full GPU on both sides: after the first wave, before the last
       // `resident` blocks (which drain).
@@ -303,7 +302,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
     ++info.runs;
     runs.push_back(std::move(r.kernels[0]));
   }
-  if (f > 1 && memory_out) *memory_out = uncut_l2(cut_out, f);
+  if (slice > 1 && memory_out) *memory_out = uncut_l2(cut_out, slice);
   // Linear in the trips (weights of the two runs; one run: itself).
   const auto wn = by_loop ? linear_weights(double(n_run[0]), double(n_run[1]), double(loop.trips))
                           : std::pair<double, double>{1.0, 0.0};
@@ -337,8 +336,8 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
     for (auto& c : ks.stall_cycles) c = uint64_t(std::round(double(c) * f));
   }
   ks.name = k.name;
-  ks.sms = gpu.sms;
-  ks.tensor_cores *= uint64_t(f);
+  ks.sms = gpu.sms;  // a slice's runs count the slice's
+  ks.tensor_cores = uint64_t(gpu.tensor_cores());
   ks.clock_ghz = gpu.loaded_clock_ghz(ks.tensor_utilization());
   set_confidence(info, pos == 0, blocks > resident, k.gemm.m > 0);
   ks.sample = info;
@@ -346,6 +345,12 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
 }
 
 }  // namespace
+
+std::string confidence_row(const std::string& method, bool several_waves, bool gemm) {
+  if (method == "loop") return several_waves ? "loop, several waves" : "loop, one wave";
+  if (method == "full") return gemm ? "full, gemm" : "full, other";
+  return method;
+}
 
 SampleLoop sample_loop(const traces::Kernel& k) {
   SampleLoop best;

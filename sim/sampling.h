@@ -102,6 +102,11 @@ SampleLoop sample_loop(const traces::Kernel& k);
 // channel bandwidth) as the whole GPU's.
 hw::GpuConfig slice_gpu(const hw::GpuConfig& gpu, int f);
 
+// The row of configs/calibration/sampling-confidence.json that a kernel sampled by `method`
+// takes: the method, split for "loop" by whether the grid is more than one wave and for "full"
+// by whether the kernel is a GEMM ("loop, one wave", "full, gemm", "slice", ...).
+std::string confidence_row(const std::string& method, bool several_waves, bool gemm);
+
 // One line naming the method and its parameters, for `ltc sim` and the JSON output.
 std::string sample_method(const SampleOptions& so);
 
