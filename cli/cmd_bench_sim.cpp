@@ -60,6 +60,7 @@ struct BenchSimFlags {
   std::vector<int64_t> trips;  // sample: the main loop's trips in the two reduced runs
   bool per_kernel = false;     // sample: each simulated kernel's error too
   int64_t slice = sim::SampleOptions{}.max_slice;  // sample: the largest slice of the GPU
+  bool slice_streaming = false;                    // sample: slices for streaming kernels too
 };
 
 // --case: a text with a colon names one case exactly (`label`, e.g. the H200 GEMM NAME:M), other
@@ -301,6 +302,20 @@ void run_sample(const BenchSimFlags& o) {
       gemm("GEMV-like FP16 M16 (H200)", "h200", 16, 14336, 4096, "fp16", "fp16", "mma"),
       gemm("LUT W4A8 256x11008x4096", "a100-lut4x", 256, 11008, 4096, "int4", "int8"),
       gemm("INT8 768x5120x5120 (MAC)", "a100", 768, 5120, 5120, "int8", "int8", "mma"),
+      // Held out when GEMMs were first sliced (2 Dec 2026): LLaMA-family and odd shapes, long and
+      // short K loops, square tiles, W4A16 and LUT.
+      gemm("FP16 512x4096x4096 (MAC)", "a100", 512, 4096, 4096, "fp16", "fp16", "mma"),
+      gemm("INT8 1024x11008x4096 (MAC)", "a100", 1024, 11008, 4096, "int8", "int8", "mma"),
+      gemm("FP16 4096x4096x11008 (H200)", "h200", 4096, 4096, 11008, "fp16", "fp16", "mma"),
+      gemm("FP16 2048x5120x13824 (MAC)", "a100", 2048, 5120, 13824, "fp16", "fp16", "mma"),
+      gemm("FP16 8192x8192x1024 (MAC)", "a100", 8192, 8192, 1024, "fp16", "fp16", "mma"),
+      gemm("FP16 3000^3 (H200)", "h200", 3000, 3000, 3000, "fp16", "fp16", "mma"),
+      gemm("dequant W4A16 256x28672x8192", "a100", 256, 28672, 8192, "int4", "fp16", "mma"),
+      gemm("LUT W2A8 1024x8192x8192", "a100-lut4x", 1024, 8192, 8192, "int2", "int8"),
+      gemm("LUT W4A16 4096^3", "a100-lut4x", 4096, 4096, 4096, "int4", "fp16"),
+      gemm("INT8 2048x2048x8192 (MAC)", "a100", 2048, 2048, 8192, "int8", "int8", "mma"),
+      gemm("FP16 1536x1536x12288 (H200)", "h200", 1536, 1536, 12288, "fp16", "fp16", "mma"),
+      gemm("INT8 640x8192x8192 (H200)", "h200", 640, 8192, 8192, "int8", "int8", "mma"),
   };
   auto step = [](std::string name, std::string gpu, std::string phase, int64_t length,
                  std::string w, std::string a) {
@@ -335,6 +350,7 @@ void run_sample(const BenchSimFlags& o) {
   sim::SampleOptions so;
   if (!o.trips.empty()) std::copy_n(o.trips.begin(), 2, so.trips);
   so.max_slice = o.slice;
+  so.slice_streaming = o.slice_streaming;
   // --per-kernel: each method's |cycle errors| (the rows of configs/calibration/
   // sampling-confidence.json; a run's first kernel simulated in full is exact and left out).
   std::map<std::string, std::vector<double>> by_method;
@@ -381,7 +397,7 @@ void run_sample(const BenchSimFlags& o) {
         const sim::Occupancy occ = sim::kernel_occupancy(t.kernels[i], gpu);
         const double waves = double(t.kernels[i].blocks()) / double(occ.blocks_per_sm * gpu.sms);
         const double kerr = double(sk.cycles) / double(full.kernels[i].cycles) - 1;
-        fmt::print("    {:<28} {:<10} {:>10} {:>10} {:>+7.2f}% {:>6.2f} waves\n", sk.name,
+        fmt::print("    {:<28} {:<17} {:>10} {:>10} {:>+7.2f}% {:>6.2f} waves\n", sk.name,
                    sk.sample.method, full.kernels[i].cycles, sk.cycles, 100 * kerr, waves);
         if (i == 0 && sk.sample.method == "full") continue;
         const bool several_waves = t.kernels[i].blocks() > int64_t(occ.blocks_per_sm) * gpu.sms;
@@ -485,8 +501,10 @@ void run_paper(const BenchSimFlags& o) {
 
 void run(const BenchSimFlags& o) {
   if (o.only != "sample" && (!o.full_cache.empty() || !o.trips.empty() || o.per_kernel ||
-                             o.slice != sim::SampleOptions{}.max_slice)) {
-    throw InputError("--full-cache, --trips, --slice and --per-kernel go with --only sample");
+                             o.slice != sim::SampleOptions{}.max_slice || o.slice_streaming)) {
+    throw InputError(
+        "--full-cache, --trips, --slice, --slice-streaming and --per-kernel go with --only "
+        "sample");
   }
   if (o.only != "sample" && o.only != "h200" && !o.cases.empty()) {
     throw InputError("--case goes with --only sample or --only h200");
@@ -549,7 +567,7 @@ CommandRegistrar reg{
       s->add_option("--only", o->only,
                     "gemm, decode (default: both), h200: the simulator vs "
                     "the 42 GEMMs measured on an H200, or rtl: --tc rtl vs --tc fast on one "
-                    "LUT GEMM, sample: sampled vs full simulation on 16 GEMMs and 3 model steps, "
+                    "LUT GEMM, sample: sampled vs full simulation on 28 GEMMs and 3 model steps, "
                     "paper: the LUT "
                     "Tensor Core paper's kernel experiment")
           ->check(CLI::IsMember({"gemm", "decode", "h200", "rtl", "sample", "paper"}));
@@ -571,10 +589,13 @@ CommandRegistrar reg{
                     "--only sample: the main loop's trips in the two reduced runs (default 16 32)")
           ->expected(2);
       s->add_option("--slice", o->slice,
-                    "--only sample: a kernel whose blocks keep to their own lines runs on at most "
-                    "1 / N of the GPU (1: never)")
+                    "--only sample: a kernel whose blocks re-read their tiles runs on at most 1 / "
+                    "N of the GPU (`ltc sim --sample-slice`; 1: never)")
           ->check(in_range(1, 64))
           ->capture_default_str();
+      s->add_flag("--slice-streaming", o->slice_streaming,
+                  "--only sample: slices for streaming kernels too (`ltc sim "
+                  "--sample-slice-streaming`)");
       s->add_flag(
           "--per-kernel", o->per_kernel,
           "--only sample: also each simulated kernel's cycles against the full run's, and each "

@@ -35,6 +35,7 @@ struct SimFlags {
   std::vector<int64_t> sample_trips;
   int64_t sample_waves = 0;
   int64_t sample_slice = sim::SampleOptions{}.max_slice;
+  bool sample_slice_streaming = false;
   uint32_t seed = 1;
 };
 
@@ -166,6 +167,7 @@ void run(const SimFlags& o) {
       if (!o.sample_trips.empty()) std::copy_n(o.sample_trips.begin(), 2, sample.trips);
       if (o.sample_waves > 0) sample.min_waves = o.sample_waves;
       sample.max_slice = o.sample_slice;
+      sample.slice_streaming = o.sample_slice_streaming;
       r = sim::simulate_sampled(trace, gpu, so, sample);
     } else {
       r = sim::simulate(trace, gpu, so);
@@ -238,12 +240,17 @@ CommandRegistrar reg{
           ->needs(sample)
           ->check(in_range(3, 1 << 20));
       s->add_option("--sample-slice", o->sample_slice,
-                    "with --sample: a kernel whose blocks keep to their own lines runs on at "
-                    "most 1 / N of the GPU (its SMs, L2 slices and DRAM channels) with 1 / N of "
-                    "its blocks; 1: never")
+                    "with --sample: a kernel too short to cut in waves whose blocks re-read "
+                    "their tiles (a GEMM) runs on at most 1 / N of the GPU (its SMs, L2 slices "
+                    "and DRAM channels) with 1 / N of its blocks, where that keeps its major "
+                    "tile's sharing; 1: never")
           ->needs(sample)
           ->check(in_range(1, 64))
           ->capture_default_str();
+      s->add_flag("--sample-slice-streaming", o->sample_slice_streaming,
+                  "with --sample: slices for streaming kernels too (GEMVs, attention, "
+                  "elementwise: faster, and a few percent fast; sim/README.md)")
+          ->needs(sample);
       s->add_option("--block-limit", o->block_limit,
                     "run only the first N thread blocks (launch order) of each kernel (0: all)")
           ->check(in_range(0, 9.2e18));

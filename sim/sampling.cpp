@@ -91,20 +91,26 @@ hw::GpuConfig slice_gpu(const hw::GpuConfig& gpu, int f) {
 
 namespace {
 
-// The share of a kernel's global lines that several of its blocks read (sampling.h, "Slices"):
-// a slice of 1 / f of the GPU (running 1 / f of the blocks) reads those once, where the whole
-// GPU reads them once for f slices' worth of blocks, so the slice reads (f - 1) x this share more
-// DRAM bytes than 1 / f of the kernel's. Each global load (ldg, ldgsts) spans, within one block,
-// `extent` bytes: its bytes plus its address's range over the block's warps and enclosing loops.
-// Blocks apart in bx (by) are |cx| (|cy|) bytes apart, so its blocks' spans are disjoint when one
-// block coordinate steps past the extent and the other past the whole row: each block's lines are
-// its own. Otherwise its span over the whole grid is shared (per tensor at most the tensor). The
-// kernel's lines: the private spans of every block plus the shared ones.
-double shared_share(const traces::Kernel& k) {
+// How a kernel's blocks share the lines they read (sampling.h, "Slices"). Each global load (ldg,
+// ldgsts) spans, within one block, `extent` bytes: its bytes plus its address's range over the
+// block's warps and enclosing loops. Blocks apart in bx (by) are |cx| (|cy|) bytes apart, so:
+// - own: its blocks' spans are disjoint (one block coordinate steps past the extent, the other
+//   past the whole row);
+// - row: the blocks of one grid row (same by) overlap, rows are disjoint (a GEMM's A tile);
+// - column: the blocks of one grid column (same bx) overlap, columns are disjoint (B's tile);
+// - all: any other overlap (a GEMV's activation vector, which every block reads).
+struct Sharing {
+  double own_lines = 0, all_lines = 0;     // DRAM bytes: the own and the "all" loads' spans
+  double row_lines = 0, column_lines = 0;  // the row- and column-shared loads' spans
+  double row_moved = 0, column_moved = 0;  // bytes one block moves through the L2 by those
+  double moved = 0;                        // ... by all its loads
+};
+
+Sharing block_sharing(const traces::Kernel& k) {
+  Sharing sh;
   std::vector<int64_t> trips;         // enclosing loops' counts, outermost first
   std::vector<double> mult = {1};     // their product
-  std::map<uint32_t, double> shared;  // per tensor id
-  double own = 0;
+  std::map<uint32_t, double> shared;  // per tensor id: the "all" loads' span over the grid
   for (const traces::Instr& in : k.program) {
     if (in.op == Opcode::kLoop) {
       trips.push_back(int64_t(in.count));
@@ -124,43 +130,71 @@ double shared_share(const traces::Kernel& k) {
     for (size_t d = 0; d < trips.size(); ++d) extent += c(4 + d) * double(trips[d] - 1);
     const double cx = c(size_t(traces::AffineVar::kBx)), cy = c(size_t(traces::AffineVar::kBy));
     const double gx = double(k.grid_x), gy = double(k.grid_y);
+    const double moved = double(in.bytes) * double(k.warps_per_block()) * mult.back();
+    sh.moved += moved;
+    // The spans `ga` apart by `ca` along one coordinate disjoint, and their `gb` lines apart by
+    // `cb` along the other disjoint too.
     const auto apart = [extent](double ca, double ga, double cb, double gb) {
       return (ga == 1 || ca >= extent) && (gb == 1 || cb >= extent + ca * (ga - 1));
     };
     if (apart(cx, gx, cy, gy) || apart(cy, gy, cx, gx)) {
-      const double moved = double(in.bytes) * double(k.warps_per_block()) * mult.back();
-      own += std::min(extent, moved) * double(k.blocks());
+      sh.own_lines += std::min(extent, moved) * double(k.blocks());
+    } else if (gx > 1 && gy > 1 && cy >= extent + cx * (gx - 1)) {
+      sh.row_moved += moved;
+      sh.row_lines += (extent + cx * (gx - 1)) * gy;
+    } else if (gx > 1 && gy > 1 && cx >= extent + cy * (gy - 1)) {
+      sh.column_moved += moved;
+      sh.column_lines += (extent + cy * (gy - 1)) * gx;
     } else {
       shared[in.tensor] += extent + cx * (gx - 1) + cy * (gy - 1);
     }
   }
-  double shared_bytes = 0;
   for (const auto& [id, bytes] : shared) {
     const traces::TensorDecl* t = nullptr;
     for (const traces::TensorDecl& d : k.tensors) t = d.id == id ? &d : t;
-    shared_bytes += t ? std::min(bytes, double(t->bytes)) : bytes;
+    sh.all_lines += t ? std::min(bytes, double(t->bytes)) : bytes;
   }
-  const double all = own + shared_bytes;
-  return all > 0 ? shared_bytes / all : 0;
+  return sh;
 }
 
-// The largest f <= max_slice by which the GPU (SMs, L2 slices, DRAM channels) and the kernel's
-// grid (in whole clusters) divide, leaving the slice at least 16 SMs (the L2 slices and DRAM
-// channels in proportion, so that hashed lines still spread evenly) and reading at most 1% more
-// DRAM bytes than its share; 1: none.
-int slice_factor(const traces::Kernel& k, const hw::GpuConfig& gpu, int64_t max_slice) {
+}  // namespace
+
+SliceCut slice_cut(const traces::Kernel& k, const hw::GpuConfig& gpu, const SampleOptions& so) {
   constexpr int64_t kMinSliceSms = 16;
-  if (max_slice < 2) return 1;
-  const double shared = shared_share(k);
-  for (int64_t f = max_slice; f >= 2; --f) {
-    if (gpu.sms % f == 0 && gpu.sms / f >= kMinSliceSms && gpu.sm.l2_slices % f == 0 &&
-        gpu.sm.dram_channels % f == 0 && k.blocks() % f == 0 &&
-        (k.blocks() / f) % k.cluster_x == 0 && double(f - 1) * shared <= 0.01) {
-      return int(f);
-    }
+  if (so.max_slice < 2) return {};
+  const Sharing sh = block_sharing(k);
+  const double lines = sh.own_lines + sh.all_lines + sh.row_lines + sh.column_lines;
+  const double all_share = lines > 0 ? sh.all_lines / lines : 0;
+  // Streaming: its blocks move each line through the L2 less than twice on average.
+  const bool streaming = sh.moved * double(k.blocks()) < 2 * lines;
+  if (streaming && !so.slice_streaming) return {};
+  // The slice keeps the sharing of the tile that moves more bytes through the L2 (its lines are
+  // the L2 slices' hot spots); the other's blocks share by f less, so it must move at most half
+  // as many bytes, and its lines, which the slice's waves may read again from DRAM, must be no
+  // more than the first's.
+  const bool rows = sh.row_moved >= sh.column_moved;
+  const double major = rows ? sh.row_moved : sh.column_moved;
+  const double minor = rows ? sh.column_moved : sh.row_moved;
+  if (minor > 0.5 * major ||
+      (rows ? sh.column_lines > sh.row_lines : sh.row_lines > sh.column_lines)) {
+    return {};
   }
-  return 1;
+  for (int64_t f = so.max_slice; f >= 2; --f) {
+    if (gpu.sms % f != 0 || gpu.sms / f < kMinSliceSms || gpu.sm.l2_slices % f != 0 ||
+        gpu.sm.dram_channels % f != 0 || double(f - 1) * all_share > 0.01) {
+      continue;
+    }
+    const bool by_y = k.grid_y % f == 0;
+    const bool by_x = k.grid_x % f == 0 && (k.grid_x / f) % k.cluster_x == 0;
+    // Whole rows keep a row-shared tile's sharing; whole columns' share of each wave (as many
+    // rows per wave) a column-shared one's.
+    if (by_y && (major == 0 || rows)) return {int(f), k.grid_x, k.grid_y / f, streaming};
+    if (by_x && (major == 0 || !rows)) return {int(f), k.grid_x / f, k.grid_y, streaming};
+  }
+  return {};
 }
+
+namespace {
 
 // The confidence of each method: the mean and largest |cycle error| of the kernels it sampled in
 // `ltc bench sim --only sample`, kept with the other measurements in
@@ -221,9 +255,9 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   const int64_t blocks = k.blocks();
   const int64_t tail = (blocks - 1) % resident + 1;
   const int64_t waves = (blocks - tail) / resident;
-  const bool by_loop = loop.pc != SampleLoop::npos && loop.trips >= 2 * so.trips[1];
+  const bool loop_cut = loop.pc != SampleLoop::npos && loop.trips >= 2 * so.trips[1];
   traces::Kernel reduced = k;
-  if (by_loop) reduced.program[loop.pc].count = uint64_t(so.trips[1]);
+  if (loop_cut) reduced.program[loop.pc].count = uint64_t(so.trips[1]);
   // The steady blocks are timed once the kernel has moved twice the L2's capacity through it (at
   // the reduced trips): from there every line it brings in evicts one of its own, dirty
   // evictions are written back and the DRAM queues are at their steady depth, as in the full
@@ -236,17 +270,20 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       wave_bytes > 0 ? int64_t(std::ceil(2 * gpu.l2_bytes() / wave_bytes)) : 0;
   const int64_t run_waves = std::max(so.min_waves, fill_waves + 2);
   const bool by_wave = waves >= run_waves + 2;
-  // A kernel too short to cut in waves whose blocks keep to their own lines runs on a slice of
-  // the GPU with as many waves (1 / f of the SMs, the first 1 / f of the blocks).
-  const int slice = by_wave ? 1 : slice_factor(k, gpu, so.max_slice);
+  // A kernel too short to cut in waves runs on a slice of the GPU where it can (slice_cut), with
+  // as many waves; one of several waves then keeps its whole loop (sampling.h, "Slices").
+  const SliceCut cut = by_wave ? SliceCut{} : slice_cut(k, gpu, so);
+  const int slice = cut.f;
+  const bool by_loop = loop_cut && (slice == 1 || blocks <= resident);
   const hw::GpuConfig run_gpu = slice > 1 ? slice_gpu(gpu, slice) : gpu;
   const int64_t run_blocks = by_wave ? run_waves * resident + tail : blocks / slice;
 
   SampleInfo info;
+  const std::string sliced = cut.streaming ? "stream-slice" : "slice";
   info.method = by_loop && by_wave ? "loop+wave"
-                : by_loop          ? (slice > 1 ? "loop+slice" : "loop")
+                : by_loop          ? (slice > 1 ? "loop+" + sliced : "loop")
                 : by_wave          ? "wave"
-                : slice > 1        ? "slice"
+                : slice > 1        ? sliced
                                    : "full";
   info.slice = slice;
   const int64_t n_run[2] = {by_loop ? so.trips[0] : loop.trips, by_loop ? so.trips[1] : 0};
@@ -271,12 +308,15 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
     one.cores = trace.cores;
     one.kernels.push_back(k);
     if (by_loop) one.kernels[0].program[loop.pc].count = uint64_t(n_run[ni]);
+    if (slice > 1) {
+      one.kernels[0].grid_x = cut.grid_x;
+      one.kernels[0].grid_y = cut.grid_y;
+    }
     SimOptions o = options;
     o.kernel.clear();
     o.start_state = slice > 1 ? (memory ? &cut_in : nullptr) : memory;
     if (by_loop) o.l2_aging = double(loop.trips) / double(n_run[ni]);
     o.end_state = ni + 1 == n_runs ? (slice > 1 ? &cut_out : memory_out) : nullptr;
-    if (slice > 1) o.block_limit = run_blocks;
     if (by_wave) {
       // Blocks that run beside a full GPU on both sides: after the first wave, before the last
       // `resident` blocks (which drain).
@@ -387,9 +427,10 @@ std::string sample_method(const SampleOptions& so) {
   const std::string slices =
       so.max_slice > 1
           ? fmt::format(
-                " or, where its blocks read lines of their own, run on 1 / f of the GPU "
-                "(f <= {}) with 1 / f of its blocks",
-                so.max_slice)
+                "; a kernel not cut in waves runs, where a sub-grid keeps how its blocks share "
+                "lines, on 1 / f of the GPU (f <= {}) with 1 / f of its blocks{}, one of several "
+                "waves then with its whole loop",
+                so.max_slice, so.slice_streaming ? " (streaming kernels too)" : "")
           : std::string();
   return fmt::format(
       "repeated kernels simulated once; per kernel, two runs with its main loop at {} and {} "

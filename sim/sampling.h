@@ -20,16 +20,16 @@
 //   +1.9%, +2.7%, -0.1%.)
 // - Loop trips. The loop that accounts for most of a warp's instructions (the GEMM's K loop, the
 //   attention's KV loop) runs `trips[0]` and `trips[1]` times (16 and 32) instead of its N (when
-//   N >= 2 * trips[1]) in two runs, and the kernel's cycles and counters extrapolate linearly to
-//   N. Counters are exactly affine in the trips; cycles are not quite: the kernel's cycles per
-//   trip move by a few percent from one window of trips to the next (the blocks' residency per
-//   trip is steady to 0.5%; how the blocks of successive waves overlap is not), which the
-//   extrapolation multiplies by (N - t1) / (t1 - t0). At 8 and 16 trips that reached 9%
-//   (sim/README.md: trip curves, other trip choices). A run at t trips ages the L2's lines N / t
-//   times faster (SimOptions::l2_aging): a wave's stream over the cut loop is t / N of the full
-//   one's, so the tiles a later wave re-reads would still be in the L2 where the full run has
-//   evicted them (the dense INT8 1024x8192x8192 GEMM read 9% fast so); aged, they miss as in
-//   the full run, while lines re-read within a few trips still hit.
+//   N >= 2 * trips[1], and the kernel is not one of several waves on a slice: below) in two runs,
+//   and the kernel's cycles and counters extrapolate linearly to N. Counters are exactly affine in
+//   the trips; cycles are not quite: the kernel's cycles per trip move by a few percent from one
+//   window of trips to the next (the blocks' residency per trip is steady to 0.5%; how the blocks
+//   of successive waves overlap is not), which the extrapolation multiplies by (N - t1) / (t1 -
+//   t0). At 8 and 16 trips that reached 9% (sim/README.md: trip curves, other trip choices). A run
+//   at t trips ages the L2's lines N / t times faster (SimOptions::l2_aging): a wave's stream over
+//   the cut loop is t / N of the full one's, so the tiles a later wave re-reads would still be in
+//   the L2 where the full run has evicted them (the dense INT8 1024x8192x8192 GEMM read 9% fast
+//   so); aged, they miss as in the full run, while lines re-read within a few trips still hit.
 // - Waves. A grid of B blocks with C resident at a time (blocks per SM x SMs) is W full waves
 //   and a tail of r blocks (B = W * C + r, 1 <= r <= C). The runs dispatch only the first
 //   w * C + r blocks (w >= min_waves, and late enough that the kernel has moved twice the L2's
@@ -38,22 +38,38 @@
 //   one steady block's residency (every block slot runs one more block): cycles = the run's
 //   cycles + (W - w) x mean residency. Averaged over C blocks, that residency is far less noisy
 //   than the difference of two runs' end times.
-// - Slices (SampleOptions::max_slice, `--sample-slice`; off by default). A kernel not cut in
-//   waves whose blocks read lines of their own (a GEMV's weight columns, decode attention's KV
-//   blocks) runs on a slice of the GPU: 1 / f of its SMs, L2 slices and DRAM channels (f <=
-//   max_slice dividing each and the grid, the slice keeping at least 16 SMs; every per-SM,
-//   per-slice and per-channel rate the whole GPU's: slice_gpu), with the first B / f blocks. It has
-//   the whole kernel's waves, each SM its blocks, each L2 slice and DRAM channel its share of the
-//   lines, so its cycles are the kernel's, at 1 / f of the work. The lines several blocks read (a
-//   GEMV's activation vector, a LUT GEMV's tables) are read once per slice, not once per f slices:
-//   a kernel whose slice would read more than 1% more DRAM bytes than its share, by the loads'
-//   address ranges, is not sliced (a GEMM, whose blocks share A and B tiles, never is). The L2 is
-//   cut to the slice and back (cut_l2 / uncut_l2 in sim/memory.h). A slice runs a little fast (`ltc
-//   bench sim --only sample --slice 4`: 25 kernels, mean |error| 2.3%, largest 6.1%, most of them
-//   fast). Lines are hashed to the DRAM channels and L2 slices, so each gets a random share, and a
-//   streaming kernel waits for the busiest: the busiest of fewer is less far above the mean. (With
-//   the shares made even, the LLaMA2-7B FP16 decode kernels' slices read -0.7 .. -1.1% instead of
-//   -2.2 .. -4.6%; sim/README.md.) So slices are off by default.
+// - Slices (SampleOptions::max_slice, `--sample-slice`, 4 by default). A kernel not cut in waves
+//   runs on a slice of the GPU where it can: 1 / f of its SMs, L2 slices and DRAM channels (f <=
+//   max_slice dividing each, the slice keeping at least 16 SMs; every per-SM, per-slice and
+//   per-channel rate the whole GPU's: slice_gpu), with a sub-grid of 1 / f of its blocks (the
+//   blocks' addresses unchanged). It has the whole kernel's waves, each SM its blocks, each L2
+//   slice and DRAM channel its share of the lines, so its cycles are the kernel's at 1 / f of the
+//   work. The sub-grid keeps how the blocks share lines (slice_cut): a GEMM's A tile is read by
+//   the blocks of a grid row, its B tile by those of a column. Whole rows (grid_y / f) keep the
+//   A tile's sharing; whole columns' part of each wave (grid_x / f: as many rows per wave) keep
+//   B's. The cut keeps the sharing of the tile that moves more bytes through the L2 (its lines
+//   are the L2 slices' hot spots); the other tile, shared by f times fewer blocks per wave, must
+//   move at most half as many bytes and have no more lines (which the slice's waves may read
+//   again from DRAM). Cut the other way the A100 INT8 1024x8192x8192 GEMM read +33..+67% and the
+//   W4A16 512x8192x8192 one -3.5%; square tiles (H200 INT8 640x8192x8192) -2.7%: not sliced. Lines
+//   every block reads (a GEMV's activation vector, a LUT GEMV's tables) are read once per slice,
+//   not once per f slices: a kernel whose slice would read more than 1% more DRAM bytes than its
+//   share so is not sliced. On their slices the 10 GEMMs of `ltc bench sim --only sample` read
+//   -0.74 .. +0.15% (mean |error| 0.16%); the FP16 2048x5120x13824 GEMM on a 27-SM slice at its
+//   full loop: 2,020,706 cycles against 2,020,741. A kernel of several waves keeps its whole loop
+//   on its slice: how the blocks of successive waves drift apart and share the L2 changes with
+//   the loop's length (that GEMM takes 2.00 or 2.20 M cycles with its loop a trip longer or
+//   shorter, at an L2 hit rate of 0.90 or 0.85: the full model is bimodal there, and its loop at
+//   16 and 32 trips read -7.7%). The L2 is cut to the slice and back (cut_l2 / uncut_l2 in
+//   sim/memory.h).
+//   Streaming kernels (their blocks move each line through the L2 less than twice: GEMVs,
+//   attention over a KV cache, elementwise kernels) run on a slice only with
+//   SampleOptions::slice_streaming (`--sample-slice-streaming`): their slices run a little fast
+//   (`ltc bench sim --only sample --slice-streaming`: 28 kernels, mean |error| 2.2%, largest 6.6%,
+//   most of them fast). Lines are hashed to the DRAM channels and L2 slices, so each gets a random
+//   share, and a streaming kernel waits for the busiest: the busiest of fewer is less far above
+//   the mean. (With the shares made even, the LLaMA2-7B FP16 decode kernels' slices read -0.7 ..
+//   -1.1% instead of -2.2 .. -4.6%; sim/README.md.)
 // Counters are the runs' per block (every block runs the same program) times B, linear in the
 // trips: instructions by opcode, tensor ops, blocks, warps and shared-memory bytes come out
 // exactly as the full run's; stall cycles take what the extrapolated cycles leave beside the
@@ -82,9 +98,10 @@
 namespace ltc::sim {
 
 struct SampleOptions {
-  int64_t trips[2] = {16, 32};  // trips of the sampled loop in the reduced runs (0 < t0 < t1)
-  int64_t min_waves = 3;        // full waves before the tail the reduced runs keep at least (>= 3)
-  int64_t max_slice = 1;        // the GPU cut to at most 1 / max_slice for a slice (1: never)
+  int64_t trips[2] = {16, 32};   // trips of the sampled loop in the reduced runs (0 < t0 < t1)
+  int64_t min_waves = 3;         // full waves before the tail the reduced runs keep at least (>= 3)
+  int64_t max_slice = 4;         // the GPU cut to at most 1 / max_slice for a slice (1: never)
+  bool slice_streaming = false;  // slices for streaming kernels too (sampling.h, "Slices")
 };
 
 // The loop sampled in a kernel: the one (at any depth) whose iterations account for the most
@@ -101,6 +118,15 @@ SampleLoop sample_loop(const traces::Kernel& k);
 // per-SM and per-slice resource (lanes, tensor-core rates, L2 slice size and bandwidth, DRAM
 // channel bandwidth) as the whole GPU's.
 hw::GpuConfig slice_gpu(const hw::GpuConfig& gpu, int f);
+
+// The sub-grid a kernel runs on a slice of the GPU (sampling.h, "Slices"): f = 1 when it is not
+// sliced, else its blocks bx < grid_x, by < grid_y, 1 / f of the grid.
+struct SliceCut {
+  int f = 1;
+  int64_t grid_x = 0, grid_y = 0;
+  bool streaming = false;  // its blocks move each line through the L2 less than twice
+};
+SliceCut slice_cut(const traces::Kernel& k, const hw::GpuConfig& gpu, const SampleOptions& so);
 
 // The row of configs/calibration/sampling-confidence.json that a kernel sampled by `method`
 // takes: the method, split for "loop" by whether the grid is more than one wave and for "full"

@@ -47,7 +47,9 @@ struct MemoryStats {
 // How a kernel's statistics were obtained in sampled simulation (sim/sampling.h); empty method:
 // simulated in full.
 struct SampleInfo {
-  std::string method;   // "full", "repeat", "loop", "wave", "loop+wave", "slice", "loop+slice"
+  // "full", "repeat", "loop", "wave", "loop+wave", "slice", "loop+slice", "stream-slice",
+  // "loop+stream-slice"
+  std::string method;
   std::string repeats;  // "repeat": the identical kernel whose statistics it takes
   int runs = 0;         // reduced simulations it took (0 for a repeat)
   int64_t loop_trips = 0, loop_trips_run[2] = {0, 0};  // the sampled loop: its trips, the runs'
