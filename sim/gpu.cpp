@@ -242,6 +242,10 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
   if (options.start_state) {
     l2_.load(*options.start_state);
     next_address_ = options.start_state->next_address;
+    // The first kernel launches at cycle 0, the kernel gap after the state's kernel ended.
+    const double start = -double(gpu.sm.kernel_gap_cycles);
+    l2_.set_backlog(options.start_state->l2_backlog, start);
+    dram_.set_backlog(options.start_state->dram_backlog, start);
   }
   l2_.set_aging(options.l2_aging);
   for (int i = 0; i < gpu.sms; ++i) {
@@ -336,6 +340,8 @@ void Gpu::run() {
   if (options_.end_state) {
     l2_.save(*options_.end_state);
     options_.end_state->next_address = next_address_;
+    options_.end_state->l2_backlog = l2_.backlog(double(t));
+    options_.end_state->dram_backlog = dram_.backlog(double(t));
   }
   // No sc_stop(): with every SM idle the event queue drains and sc_start() returns.
 }

@@ -240,6 +240,14 @@ MemoryState cut_l2(const MemoryState& whole, int f) {
   MemoryState cut;
   cut.next_address = whole.next_address;
   cut.l2_slices.assign(whole.l2_slices.begin(), whole.l2_slices.begin() + long(n / size_t(f)));
+  // The ports as the slices: the first 1 / f of them (channels, like slices, by a hash modulo).
+  for (auto [from, to] : {std::pair{&whole.l2_backlog, &cut.l2_backlog},
+                          std::pair{&whole.dram_backlog, &cut.dram_backlog}}) {
+    if (from->size() % size_t(f) != 0) {
+      throw std::invalid_argument("cut_l2: f must divide the DRAM channels");
+    }
+    to->assign(from->begin(), from->begin() + long(from->size() / size_t(f)));
+  }
   return cut;
 }
 
@@ -248,6 +256,10 @@ MemoryState uncut_l2(const MemoryState& cut, int f) {
   whole.next_address = cut.next_address;
   const size_t m = cut.l2_slices.size();
   for (size_t j = 0; j < m * size_t(f); ++j) whole.l2_slices.push_back(cut.l2_slices[j % m]);
+  for (auto [from, to] : {std::pair{&cut.l2_backlog, &whole.l2_backlog},
+                          std::pair{&cut.dram_backlog, &whole.dram_backlog}}) {
+    for (size_t j = 0; j < from->size() * size_t(f); ++j) to->push_back((*from)[j % from->size()]);
+  }
   return whole;
 }
 
@@ -322,6 +334,47 @@ void L2::load(const MemoryState& state) {
   }
   if (!same) throw std::invalid_argument("sim: a memory state from another GPU's L2");
   for (size_t i = 0; i < slices_.size(); ++i) slices_[i].tags = state.l2_slices[i];
+}
+
+namespace {
+
+std::vector<double> port_backlog(const std::vector<const BandwidthPort*>& ports, double end) {
+  std::vector<double> b;
+  for (const BandwidthPort* p : ports) b.push_back(std::max(0.0, p->free_at() - end));
+  return b;
+}
+
+void set_port_backlog(const std::vector<BandwidthPort*>& ports, const std::vector<double>& b,
+                      double start) {
+  if (b.empty()) return;
+  if (b.size() != ports.size()) throw std::invalid_argument("sim: a backlog from another GPU");
+  for (size_t i = 0; i < ports.size(); ++i) ports[i]->set_free_at(start + b[i]);
+}
+
+}  // namespace
+
+std::vector<double> L2::backlog(double end) const {
+  std::vector<const BandwidthPort*> ports;
+  for (const Slice& s : slices_) ports.push_back(&s.port);
+  return port_backlog(ports, end);
+}
+
+void L2::set_backlog(const std::vector<double>& backlog, double start) {
+  std::vector<BandwidthPort*> ports;
+  for (Slice& s : slices_) ports.push_back(&s.port);
+  set_port_backlog(ports, backlog, start);
+}
+
+std::vector<double> Dram::backlog(double end) const {
+  std::vector<const BandwidthPort*> ports;
+  for (const BandwidthPort& c : channels_) ports.push_back(&c);
+  return port_backlog(ports, end);
+}
+
+void Dram::set_backlog(const std::vector<double>& backlog, double start) {
+  std::vector<BandwidthPort*> ports;
+  for (BandwidthPort& c : channels_) ports.push_back(&c);
+  set_port_backlog(ports, backlog, start);
 }
 
 void L2::set_aging(double factor) {

@@ -123,6 +123,7 @@ class BandwidthPort {
                                        : reserve(t, double(len));
   }
   double free_at() const { return free_; }
+  void set_free_at(double t) { free_ = t; }
   void reset() { free_ = 0; }
 
  private:
@@ -279,6 +280,10 @@ class Dram : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<Dram> target;
   Dram(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stats);
+  // The channels' work queued past cycle `end`; restored so that it resumes at cycle `start`
+  // (MemoryState::dram_backlog).
+  std::vector<double> backlog(double end) const;
+  void set_backlog(const std::vector<double>& backlog, double start);
 
  private:
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
@@ -293,6 +298,10 @@ class Dram : public sc_core::sc_module {
 struct MemoryState {
   std::vector<SectorCache> l2_slices;
   uint64_t next_address = 0;
+  // The cycles each L2 slice and DRAM channel stayed busy past the last kernel's end (the
+  // write-backs its misses posted, still queued): the next kernel, launched the GPU's kernel gap
+  // later, finds what is left of them. Empty: none.
+  std::vector<double> l2_backlog, dram_backlog;
 };
 
 // The L2 of a GPU cut to 1 / f of its slices (a slice of the GPU, sim/sampling.h) and back. A
@@ -326,6 +335,9 @@ class L2 : public sc_core::sc_module {
   // The slices' lines into / from a MemoryState (load checks that the slicing is the same).
   void save(MemoryState& state) const;
   void load(const MemoryState& state);
+  // The slices' ports' work queued past cycle `end`, restored from `start` (as Dram's).
+  std::vector<double> backlog(double end) const;
+  void set_backlog(const std::vector<double>& backlog, double start);
   void set_aging(double factor);  // every slice's (SectorCache::set_aging)
   // Host-side hint for a request about to come (SectorCache::prefetch); no simulated effect.
   void prefetch(uint64_t line_addr) const {

@@ -242,6 +242,20 @@ void set_confidence(SampleInfo& info, bool first, bool several_waves, bool gemm)
   }
 }
 
+// The share of a run's cycles its DRAM channels were busy: its DRAM bytes at the GPU's DRAM
+// bandwidth (per SM clock cycle, as the memory model serves it).
+double dram_busy(const KernelStats& k, const hw::GpuConfig& gpu) {
+  const double per_cycle = gpu.dram_sim_gbps() / gpu.clock_ghz;
+  const double bytes = double(k.mem.dram_read_bytes + k.mem.dram_write_bytes);
+  return k.cycles > 0 ? bytes / (per_cycle * double(k.cycles)) : 0;
+}
+
+// A slice whose DRAM is busier than this runs fast: its time is set by how its lines spread over
+// fewer DRAM channels and L2 slices (sampling.h, "Slices"). Measured: the sliced GEMMs of `ltc
+// bench sim --only sample` kept their DRAM busy 20-51% of the time and read within 0.8%; the
+// LLaMA2-13B prefill's down_proj on M2N32K8 LUT cores 85%, -21%.
+constexpr double kMaxSliceDramBusy = 0.6;
+
 // One kernel: its reduced runs and the extrapolation (the method in sampling.h).
 // Each run starts from `memory` (the previous simulated kernel's end state; null: empty), the
 // last one leaves its end state in `memory_out`.
@@ -271,77 +285,97 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   const int64_t run_waves = std::max(so.min_waves, fill_waves + 2);
   const bool by_wave = waves >= run_waves + 2;
   // A kernel too short to cut in waves runs on a slice of the GPU where it can (slice_cut), with
-  // as many waves; one of several waves then keeps its whole loop (sampling.h, "Slices").
-  const SliceCut cut = by_wave ? SliceCut{} : slice_cut(k, gpu, so);
-  const int slice = cut.f;
-  const bool by_loop = loop_cut && (slice == 1 || blocks <= resident);
-  const hw::GpuConfig run_gpu = slice > 1 ? slice_gpu(gpu, slice) : gpu;
-  const int64_t run_blocks = by_wave ? run_waves * resident + tail : blocks / slice;
-
+  // as many waves; one of several waves then keeps its whole loop (sampling.h, "Slices"). A slice
+  // whose DRAM was busy more than kMaxSliceDramBusy of its first run's cycles (not a streaming
+  // kernel's, which were asked for as they are) is given up, and the kernel runs whole.
+  SliceCut cut = by_wave ? SliceCut{} : slice_cut(k, gpu, so);
+  uint64_t given_up = 0;  // warp instructions of a slice's run given up
   SampleInfo info;
-  const std::string sliced = cut.streaming ? "stream-slice" : "slice";
-  info.method = by_loop && by_wave ? "loop+wave"
-                : by_loop          ? (slice > 1 ? "loop+" + sliced : "loop")
-                : by_wave          ? "wave"
-                : slice > 1        ? sliced
-                                   : "full";
-  info.slice = slice;
-  const int64_t n_run[2] = {by_loop ? so.trips[0] : loop.trips, by_loop ? so.trips[1] : 0};
-  if (by_loop) {
-    info.loop_trips = loop.trips;
-    info.loop_trips_run[0] = n_run[0];
-    info.loop_trips_run[1] = n_run[1];
-  }
-  if (by_wave) {
-    info.waves = waves;
-    info.waves_run = run_waves;
-  }
   std::vector<KernelStats> runs;
-  const int n_runs = by_loop ? 2 : 1;
-  // The slice starts from its share of the L2 and leaves it to the whole GPU (memory.h).
   MemoryState cut_in, cut_out;
-  if (slice > 1 && memory) cut_in = cut_l2(*memory, slice);
-  for (int ni = 0; ni < n_runs; ++ni) {
-    traces::Trace one;
-    one.version = trace.version;
-    one.gpu = trace.gpu;
-    one.cores = trace.cores;
-    one.kernels.push_back(k);
-    if (by_loop) one.kernels[0].program[loop.pc].count = uint64_t(n_run[ni]);
-    if (slice > 1) {
-      one.kernels[0].grid_x = cut.grid_x;
-      one.kernels[0].grid_y = cut.grid_y;
+  bool by_loop = false;
+  int64_t run_blocks = 0, n_run[2] = {0, 0};
+  hw::GpuConfig run_gpu;
+  for (bool done = false; !done;) {
+    done = true;
+    const int slice = cut.f;
+    by_loop = loop_cut && (slice == 1 || blocks <= resident);
+    run_gpu = slice > 1 ? slice_gpu(gpu, slice) : gpu;
+    run_blocks = by_wave ? run_waves * resident + tail : blocks / slice;
+    info = SampleInfo{};
+    const std::string sliced = cut.streaming ? "stream-slice" : "slice";
+    info.method = by_loop && by_wave ? "loop+wave"
+                  : by_loop          ? (slice > 1 ? "loop+" + sliced : "loop")
+                  : by_wave          ? "wave"
+                  : slice > 1        ? sliced
+                                     : "full";
+    info.slice = slice;
+    n_run[0] = by_loop ? so.trips[0] : loop.trips;
+    n_run[1] = by_loop ? so.trips[1] : 0;
+    if (by_loop) {
+      info.loop_trips = loop.trips;
+      info.loop_trips_run[0] = n_run[0];
+      info.loop_trips_run[1] = n_run[1];
     }
-    SimOptions o = options;
-    o.kernel.clear();
-    o.start_state = slice > 1 ? (memory ? &cut_in : nullptr) : memory;
-    if (by_loop) o.l2_aging = double(loop.trips) / double(n_run[ni]);
-    o.end_state = ni + 1 == n_runs ? (slice > 1 ? &cut_out : memory_out) : nullptr;
     if (by_wave) {
-      // Blocks that run beside a full GPU on both sides: after the first wave, before the last
-      // `resident` blocks (which drain).
-      o.block_limit = run_blocks;
-      o.timed_blocks[0] = run_blocks - 2 * resident + 1;
-      o.timed_blocks[1] = run_blocks - resident + 1;
+      info.waves = waves;
+      info.waves_run = run_waves;
     }
-    if (options.progress) {
-      o.progress = [&options, pos, kernels](const Progress& p) {
-        Progress q = p;
-        q.kernel = pos;
-        q.kernels = kernels;
-        options.progress(q);
-      };
+    info.simulated_instructions = given_up;
+    runs.clear();
+    const int n_runs = by_loop ? 2 : 1;
+    // The slice starts from its share of the L2 and leaves it to the whole GPU (memory.h).
+    if (slice > 1 && memory) cut_in = cut_l2(*memory, slice);
+    for (int ni = 0; ni < n_runs; ++ni) {
+      traces::Trace one;
+      one.version = trace.version;
+      one.gpu = trace.gpu;
+      one.cores = trace.cores;
+      one.kernels.push_back(k);
+      if (by_loop) one.kernels[0].program[loop.pc].count = uint64_t(n_run[ni]);
+      if (slice > 1) {
+        one.kernels[0].grid_x = cut.grid_x;
+        one.kernels[0].grid_y = cut.grid_y;
+      }
+      SimOptions o = options;
+      o.kernel.clear();
+      o.start_state = slice > 1 ? (memory ? &cut_in : nullptr) : memory;
+      if (by_loop) o.l2_aging = double(loop.trips) / double(n_run[ni]);
+      o.end_state = ni + 1 == n_runs ? (slice > 1 ? &cut_out : memory_out) : nullptr;
+      if (by_wave) {
+        // Blocks that run beside a full GPU on both sides: after the first wave, before the
+        // last `resident` blocks (which drain).
+        o.block_limit = run_blocks;
+        o.timed_blocks[0] = run_blocks - 2 * resident + 1;
+        o.timed_blocks[1] = run_blocks - resident + 1;
+      }
+      if (options.progress) {
+        o.progress = [&options, pos, kernels](const Progress& p) {
+          Progress q = p;
+          q.kernel = pos;
+          q.kernels = kernels;
+          options.progress(q);
+        };
+      }
+      RunStats r = simulate(one, run_gpu, o);
+      out->wall_s += r.wall_s;
+      if (r.interrupted || r.kernels.empty()) {
+        out->interrupted = true;
+        return {};
+      }
+      info.simulated_instructions += r.kernels[0].warp_instructions();
+      ++info.runs;
+      if (ni == 0 && slice > 1 && !cut.streaming &&
+          dram_busy(r.kernels[0], run_gpu) > kMaxSliceDramBusy) {
+        given_up = info.simulated_instructions;
+        cut = SliceCut{};
+        done = false;
+        break;
+      }
+      runs.push_back(std::move(r.kernels[0]));
     }
-    RunStats r = simulate(one, run_gpu, o);
-    out->wall_s += r.wall_s;
-    if (r.interrupted || r.kernels.empty()) {
-      out->interrupted = true;
-      return {};
-    }
-    info.simulated_instructions += r.kernels[0].warp_instructions();
-    ++info.runs;
-    runs.push_back(std::move(r.kernels[0]));
   }
+  const int slice = cut.f;
   if (slice > 1 && memory_out) *memory_out = uncut_l2(cut_out, slice);
   // Linear in the trips (weights of the two runs; one run: itself).
   const auto wn = by_loop ? linear_weights(double(n_run[0]), double(n_run[1]), double(loop.trips))

@@ -10,8 +10,11 @@
 // - The L2 carried over. Each run of a kernel starts from the L2 the last simulated kernel's
 //   (last) run left, its tensors placed after that run's (SimOptions::start_state): the dirty
 //   lines of the kernels before, which its misses write back, are there as in the full run. (A
-//   kernel run on an empty L2 read up to 27% fast after large writers.) Where every kernel
-//   before was simulated in full, a kernel simulated in full starts from the full run's L2. A
+//   kernel run on an empty L2 read up to 27% fast after large writers.) So is the work the L2
+//   slices and DRAM channels still had queued (the write-backs that run's misses posted,
+//   MemoryState::dram_backlog): a LUT lmma after the 25 MB of tables its precompute wrote read
+//   -15% without it. Where every kernel before was simulated in full, a kernel simulated in
+//   full starts from the full run's L2 and queues, and takes its cycles to the cycle. A
 //   repeat is not simulated, but its lines pass through that L2 (stream_l2 in sim/memory.h):
 //   as many as the repeated kernel fetched and wrote, spread over the sets at random, each
 //   pushing out its set's oldest line, the written ones dirty. (Left as the kernel before left

@@ -189,6 +189,30 @@ TEST(Sampling, AKernelStartsFromTheL2ThePreviousKernelLeft) {
   EXPECT_EQ(sampled.cycles, full.cycles);
 }
 
+// A kernel's misses post write-backs that the DRAM channels are still serving when the next
+// kernel launches (the kernel gap later): the end state carries each channel's and L2 slice's
+// backlog. A LUT GEMM on M2N32K8 cores writes 25 MB of tables and its lmma kernel then streams
+// them: simulated in full after them, the lmma takes the full run's cycles to the cycle (with the
+// L2's lines alone it read 124,813 against 146,569). Its slice (several waves) kept the DRAM
+// busy over 60% of its cycles, so it was given up (sampling.h, "Slices"), and its instructions
+// count in the simulated ones.
+TEST(Sampling, TheDramsBacklogCarriesToTheNextKernel) {
+  const hw::GpuConfig gpu = hw::with_overrides(
+      hw::load_gpu("a100-lut4x"), "lut_tensor.core.m=2,lut_tensor.core.n=32,lut_tensor.core.k=8");
+  const traces::Trace t =
+      test_support::compiled_gemm(gpu, 1024, 2560, 2048, "int1", golden::DType::kFp16);
+  ASSERT_EQ(t.kernels.size(), 2u);
+  const RunStats full = simulate(t, gpu, {});
+  const RunStats sampled = simulate_sampled(t, gpu, {});
+  ASSERT_EQ(sampled.kernels.size(), 2u);
+  EXPECT_GT(full.kernels[0].mem.dram_write_bytes, 20u << 20);  // the tables written back
+  const KernelStats& lmma = sampled.kernels[1];
+  EXPECT_EQ(lmma.sample.method, "full");
+  EXPECT_GT(lmma.sample.simulated_instructions, full.kernels[1].warp_instructions());
+  EXPECT_EQ(lmma.cycles, full.kernels[1].cycles);
+  EXPECT_EQ(sampled.cycles, full.cycles);
+}
+
 // A repeat is not simulated, but its lines pass through the L2 before the next kernel simulated
 // (stream_l2): a writer leaves the 2 MiB L2 dirty, a GEMV reading 1 MiB pushes half of that out
 // and its repeat, in the full run, most of the rest; the GEMV after them finds little left to

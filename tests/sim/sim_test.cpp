@@ -556,9 +556,16 @@ TEST(L2, CutToASliceOfTheGpuAndBack) {
   const uint64_t lines = 4000;  // half the capacity; every third written
   for (uint64_t l = 0; l < lines; ++l)
     whole.l2_slices[whole_of(l)].access(l * 128, 0xf, l % 3 == 0);
+  for (int i = 0; i < slices; ++i) whole.l2_backlog.push_back(10.0 * i);  // cycles
+  whole.dram_backlog = {1, 2, 3, 4};
   const sim::MemoryState cut = sim::cut_l2(whole, f);
   ASSERT_EQ(cut.l2_slices.size(), size_t(slices / f));
   EXPECT_EQ(cut.next_address, 12345u);
+  // The ports' backlogs as the slices: the first 1 / f, and back each copied f times.
+  EXPECT_EQ(cut.l2_backlog, (std::vector<double>{0, 10}));
+  EXPECT_EQ(cut.dram_backlog, (std::vector<double>{1}));
+  EXPECT_EQ(sim::uncut_l2(cut, f).l2_backlog, (std::vector<double>{0, 10, 0, 10, 0, 10, 0, 10}));
+  EXPECT_EQ(sim::uncut_l2(cut, f).dram_backlog, (std::vector<double>{1, 1, 1, 1}));
   uint64_t kept = 0;
   for (uint64_t l = 0; l < lines; ++l) {
     sim::SectorCache c = cut.l2_slices[cut_of(l)];  // a copy: a probe that misses installs
