@@ -186,6 +186,19 @@ double uniform(uint64_t& x) {
 }
 }  // namespace
 
+uint64_t SectorCache::dirty_sectors() const {
+  uint64_t n = 0;
+  for (size_t set = 0; set < sets_; ++set) {
+    const uint32_t* tags = reinterpret_cast<const uint32_t*>(&sets_data_[set * stride_]);
+    const uint8_t* valid = reinterpret_cast<const uint8_t*>(tags + ways_) + ways_;
+    const uint8_t* dirty = valid + ways_;
+    for (int w = 0; w < ways_; ++w) {
+      if (tags[w] != kNoLine) n += uint64_t(__builtin_popcount(unsigned(valid[w] & dirty[w])));
+    }
+  }
+  return n;
+}
+
 void SectorCache::stream(const std::vector<Stream>& newest_first, uint32_t& filler, uint64_t seed) {
   if (sets_ == 0 || newest_first.empty()) return;
   const int ways = ways_;
@@ -261,6 +274,15 @@ MemoryState uncut_l2(const MemoryState& cut, int f) {
     for (size_t j = 0; j < from->size() * size_t(f); ++j) to->push_back((*from)[j % from->size()]);
   }
   return whole;
+}
+
+double pending_write_bytes(const MemoryState& state, const hw::GpuConfig& gpu) {
+  double bytes = 0;
+  for (const SectorCache& c : state.l2_slices) bytes += 32.0 * double(c.dirty_sectors());
+  const double per_channel =
+      gpu.dram_sim_gbps() / double(gpu.sm.dram_channels) / gpu.clock_ghz;  // bytes per cycle
+  for (double b : state.dram_backlog) bytes += b * per_channel;
+  return bytes;
 }
 
 // ---- DRAM ---------------------------------------------------------------------------------------

@@ -171,6 +171,7 @@ class SectorCache {
   };
   void stream(const std::vector<Stream>& newest_first, uint32_t& filler, uint64_t seed);
   uint64_t sets() const { return sets_; }
+  uint64_t dirty_sectors() const;  // of the valid lines
   // Ages the lines `factor` times faster (1: off): a line is looked up as missing, and refetched,
   // once it would have been evicted had `factor` x as many lines been installed since it was
   // last touched. In a stream of new lines an LRU set evicts a line at the `ways`-th install
@@ -316,6 +317,11 @@ struct MemoryState {
 // the lines of the blocks the cut GPU did not run would. The next free address is kept.
 MemoryState cut_l2(const MemoryState& whole, int f);
 MemoryState uncut_l2(const MemoryState& cut, int f);
+
+// The bytes a kernel starting from `state` on `gpu` finds still to be written to DRAM: the L2's
+// dirty sectors and the DRAM channels' queued work (sampled simulation's loop trips, sim/
+// sampling.h).
+double pending_write_bytes(const MemoryState& state, const hw::GpuConfig& gpu);
 
 // Kernels that are not simulated (sampled simulation's repeats) move new lines through the L2,
 // in the order given, each `lines` of them, `dirty_lines` of those written: SectorCache::stream

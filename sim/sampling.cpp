@@ -269,9 +269,28 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   const int64_t blocks = k.blocks();
   const int64_t tail = (blocks - 1) % resident + 1;
   const int64_t waves = (blocks - tail) / resident;
-  const bool loop_cut = loop.pc != SampleLoop::npos && loop.trips >= 2 * so.trips[1];
+  // The loop's trips in the two runs: so.trips, scaled up so that the first run brings in twice
+  // the bytes that the L2 and DRAM queues it starts from still have to write back (its lines
+  // over the loop's trips, block_sharing). A run that ends sooner writes back less of them than
+  // the longer one, and the difference extrapolates: a LLaMA2-13B prefill's down_proj on M2N32K8
+  // LUT cores after the 470 MB of tables ffn_act wrote read +83% at 16 / 32 trips, -54% at 32 /
+  // 64, -5.0% at 48 / 96 (what this takes), +0.6% at 64 / 128. (Asking for twice the L2's
+  // capacity instead, as the wave cut does, gave the same trips there and ran the LLaMA2-70B
+  // down_proj LUT GEMV, -0.82% at 16 / 32, in full.)
+  int64_t trips[2] = {so.trips[0], so.trips[1]};
+  if (loop.pc != SampleLoop::npos && memory) {
+    const Sharing sh = block_sharing(k);
+    const double per_trip =
+        (sh.own_lines + sh.all_lines + sh.row_lines + sh.column_lines) / double(loop.trips);
+    const double pending = pending_write_bytes(*memory, gpu);
+    if (per_trip > 0 && per_trip * double(trips[0]) < 2 * pending) {
+      const double scale = std::ceil(2 * pending / (per_trip * double(trips[0])));
+      for (int64_t& t : trips) t = int64_t(std::min(double(t) * scale, 1e15));
+    }
+  }
+  const bool loop_cut = loop.pc != SampleLoop::npos && loop.trips >= 2 * trips[1];
   traces::Kernel reduced = k;
-  if (loop_cut) reduced.program[loop.pc].count = uint64_t(so.trips[1]);
+  if (loop_cut) reduced.program[loop.pc].count = uint64_t(trips[1]);
   // The steady blocks are timed once the kernel has moved twice the L2's capacity through it (at
   // the reduced trips): from there every line it brings in evicts one of its own, dirty
   // evictions are written back and the DRAM queues are at their steady depth, as in the full
@@ -310,8 +329,8 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
                   : slice > 1        ? sliced
                                      : "full";
     info.slice = slice;
-    n_run[0] = by_loop ? so.trips[0] : loop.trips;
-    n_run[1] = by_loop ? so.trips[1] : 0;
+    n_run[0] = by_loop ? trips[0] : loop.trips;
+    n_run[1] = by_loop ? trips[1] : 0;
     if (by_loop) {
       info.loop_trips = loop.trips;
       info.loop_trips_run[0] = n_run[0];

@@ -213,6 +213,40 @@ TEST(Sampling, TheDramsBacklogCarriesToTheNextKernel) {
   EXPECT_EQ(sampled.cycles, full.cycles);
 }
 
+// After a kernel that left the L2 dirty, the loop's runs are lengthened until the first brings in
+// twice the bytes still to be written back: a short run writes back less of them than the
+// longer one, and the difference would extrapolate. A GEMM writing 4 MiB into the 2 MiB L2, then
+// one whose 16 trips read 512 KiB: measured, its runs take 32 and 64 of its 510 trips (16 and 32
+// alone) and read the full run's cycles.
+TEST(Sampling, TheLoopsRunsOutlastTheWriteBacksTheyStartWith) {
+  hw::GpuConfig gpu = small_gpu("a100");
+  traces::Trace t = test_support::compiled_gemm(gpu, 1024, 2048, 256, "fp16", golden::DType::kFp16,
+                                                0, traces::GemmPath::kMma);
+  traces::Kernel reader =
+      test_support::compiled_gemm(gpu, 256, 256, 16384, "fp16", golden::DType::kFp16, 0,
+                                  traces::GemmPath::kMma)
+          .kernels[0];
+  reader.name = "reader";
+  t.kernels.push_back(reader);
+  const RunStats full = simulate(t, gpu, {});
+  const RunStats sampled = simulate_sampled(t, gpu, {});
+  ASSERT_EQ(sampled.kernels.size(), 2u);
+  const SampleInfo& s = sampled.kernels[1].sample;
+  EXPECT_EQ(s.method, "loop");
+  EXPECT_GT(s.loop_trips_run[0], 16);
+  EXPECT_EQ(s.loop_trips_run[1], 2 * s.loop_trips_run[0]);
+  traces::Trace alone;
+  alone.version = t.version;
+  alone.gpu = t.gpu;
+  alone.kernels.push_back(reader);
+  EXPECT_EQ(simulate_sampled(alone, gpu, {}).kernels[0].sample.loop_trips_run[0], 16);
+  const double err = rel_error(sampled.kernels[1].cycles, full.kernels[1].cycles);
+  std::printf("reader after a writer: %lld / %lld trips, full %lld, sampled %lld: %+.2f%%\n",
+              (long long)s.loop_trips_run[0], (long long)s.loop_trips_run[1],
+              (long long)full.kernels[1].cycles, (long long)sampled.kernels[1].cycles, 100 * err);
+  EXPECT_LT(std::abs(err), 0.02);
+}
+
 // A repeat is not simulated, but its lines pass through the L2 before the next kernel simulated
 // (stream_l2): a writer leaves the 2 MiB L2 dirty, a GEMV reading 1 MiB pushes half of that out
 // and its repeat, in the full run, most of the rest; the GEMV after them finds little left to
