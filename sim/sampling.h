@@ -22,7 +22,8 @@
 //   `lm_head` read +6.9%, `ffn_act` +8.6%, `attention` -2.8%; with the lines passed through,
 //   +1.9%, +2.7%, -0.1%.)
 // - Loop trips. The loop that accounts for most of a warp's instructions (the GEMM's K loop, the
-//   attention's KV loop) runs `trips[0]` and `trips[1]` times (16 and 32) instead of its N (when
+//   attention's KV loop) runs `trips[0]` and `trips[1]` times (16 and 32; more after a kernel
+//   that left writes pending, so that the first run outlasts them) instead of its N (when
 //   N >= 2 * trips[1], and the kernel is not one of several waves on a slice: below) in two runs,
 //   and the kernel's cycles and counters extrapolate linearly to N. Counters are exactly affine in
 //   the trips; cycles are not quite: the kernel's cycles per trip move by a few percent from one
