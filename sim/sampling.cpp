@@ -482,15 +482,15 @@ std::string sample_method(const SampleOptions& so) {
           ? fmt::format(
                 "; a kernel not cut in waves runs, where a sub-grid keeps how its blocks share "
                 "lines, on 1 / f of the GPU (f <= {}) with 1 / f of its blocks{}, one of several "
-                "waves then with its whole loop",
+                "waves with its whole loop",
                 so.max_slice, so.slice_streaming ? " (streaming kernels too)" : "")
           : std::string();
   return fmt::format(
-      "repeated kernels simulated once; per kernel, two runs with its main loop at {} and {} "
-      "trips (the L2's lines aging N / trips times faster) and its grid cut to >= {} waves "
-      "plus the tail{}, each starting from the L2 the kernel simulated before left, "
-      "extrapolated linearly in the trips and by the steady blocks' residency over the waves "
-      "cut",
+      "repeated kernels simulated once; each other kernel from the L2 and queues the kernel "
+      "simulated before left, in two runs with its main loop at {} and {} trips (more after "
+      "pending write-backs; the L2's lines aging N / trips times faster) and its grid cut to >= "
+      "{} waves plus the tail{}; extrapolated linearly in the trips and by the steady blocks' "
+      "residency over the waves cut",
       so.trips[0], so.trips[1], so.min_waves, slices);
 }
 
