@@ -64,8 +64,11 @@
 //   on its slice: how the blocks of successive waves drift apart and share the L2 changes with
 //   the loop's length (that GEMM takes 2.00 or 2.20 M cycles with its loop a trip longer or
 //   shorter, at an L2 hit rate of 0.90 or 0.85: the full model is bimodal there, and its loop at
-//   16 and 32 trips read -7.7%). The L2 is cut to the slice and back (cut_l2 / uncut_l2 in
-//   sim/memory.h).
+//   16 and 32 trips read -7.7%). A slice whose DRAM is busy more than 60% of its first run's
+//   cycles is given up and the kernel runs whole: its time is then set by the spread of its
+//   lines over fewer channels (below) and L2 slices (a LLaMA2-13B prefill down_proj on M2N32K8
+//   LUT cores, 85% busy, read -21%). The L2 and its queues are cut to the slice and back
+//   (cut_l2 / uncut_l2 in sim/memory.h).
 //   Streaming kernels (their blocks move each line through the L2 less than twice: GEMVs,
 //   attention over a KV cache, elementwise kernels) run on a slice only with
 //   SampleOptions::slice_streaming (`--sample-slice-streaming`): their slices run a little fast
