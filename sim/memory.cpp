@@ -257,7 +257,7 @@ MemoryState cut_l2(const MemoryState& whole, int f) {
   for (auto [from, to] : {std::pair{&whole.l2_backlog, &cut.l2_backlog},
                           std::pair{&whole.dram_backlog, &cut.dram_backlog}}) {
     if (from->size() % size_t(f) != 0) {
-      throw std::invalid_argument("cut_l2: f must divide the DRAM channels");
+      throw std::invalid_argument("cut_l2: f must divide the slices and DRAM channels");
     }
     to->assign(from->begin(), from->begin() + long(from->size() / size_t(f)));
   }
@@ -279,18 +279,14 @@ MemoryState uncut_l2(const MemoryState& cut, int f) {
 double pending_write_bytes(const MemoryState& state, const hw::GpuConfig& gpu) {
   double bytes = 0;
   for (const SectorCache& c : state.l2_slices) bytes += 32.0 * double(c.dirty_sectors());
-  const double per_channel =
-      gpu.dram_sim_gbps() / double(gpu.sm.dram_channels) / gpu.clock_ghz;  // bytes per cycle
-  for (double b : state.dram_backlog) bytes += b * per_channel;
+  for (double b : state.dram_backlog) bytes += b * gpu.dram_channel_bytes_per_cycle();
   return bytes;
 }
 
 // ---- DRAM ---------------------------------------------------------------------------------------
 Dram::Dram(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stats)
     : sc_core::sc_module(name), target("target"), stats_(stats) {
-  const double per_channel =
-      gpu.dram_sim_gbps() / double(gpu.sm.dram_channels) / gpu.clock_ghz;  // bytes per cycle
-  channels_.assign(size_t(gpu.sm.dram_channels), BandwidthPort(per_channel));
+  channels_.assign(size_t(gpu.sm.dram_channels), BandwidthPort(gpu.dram_channel_bytes_per_cycle()));
   channel_of_ = FastMod(uint32_t(channels_.size()));
   latency_cycles_ = gpu.dram.latency_ns * gpu.clock_ghz;
   target.register_b_transport(this, &Dram::b_transport);

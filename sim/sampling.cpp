@@ -104,6 +104,7 @@ struct Sharing {
   double row_lines = 0, column_lines = 0;  // the row- and column-shared loads' spans
   double row_moved = 0, column_moved = 0;  // bytes one block moves through the L2 by those
   double moved = 0;                        // ... by all its loads
+  double lines() const { return own_lines + all_lines + row_lines + column_lines; }
 };
 
 Sharing block_sharing(const traces::Kernel& k) {
@@ -163,7 +164,7 @@ SliceCut slice_cut(const traces::Kernel& k, const hw::GpuConfig& gpu, const Samp
   constexpr int64_t kMinSliceSms = 16;
   if (so.max_slice < 2) return {};
   const Sharing sh = block_sharing(k);
-  const double lines = sh.own_lines + sh.all_lines + sh.row_lines + sh.column_lines;
+  const double lines = sh.lines();
   const double all_share = lines > 0 ? sh.all_lines / lines : 0;
   // Streaming: its blocks move each line through the L2 less than twice on average.
   const bool streaming = sh.moved * double(k.blocks()) < 2 * lines;
@@ -245,7 +246,7 @@ void set_confidence(SampleInfo& info, bool first, bool several_waves, bool gemm)
 // The share of a run's cycles its DRAM channels were busy: its DRAM bytes at the GPU's DRAM
 // bandwidth (per SM clock cycle, as the memory model serves it).
 double dram_busy(const KernelStats& k, const hw::GpuConfig& gpu) {
-  const double per_cycle = gpu.dram_sim_gbps() / gpu.clock_ghz;
+  const double per_cycle = gpu.dram_channel_bytes_per_cycle() * double(gpu.sm.dram_channels);
   const double bytes = double(k.mem.dram_read_bytes + k.mem.dram_write_bytes);
   return k.cycles > 0 ? bytes / (per_cycle * double(k.cycles)) : 0;
 }
@@ -279,9 +280,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   // down_proj LUT GEMV, -0.82% at 16 / 32, in full.)
   int64_t trips[2] = {so.trips[0], so.trips[1]};
   if (loop.pc != SampleLoop::npos && memory) {
-    const Sharing sh = block_sharing(k);
-    const double per_trip =
-        (sh.own_lines + sh.all_lines + sh.row_lines + sh.column_lines) / double(loop.trips);
+    const double per_trip = block_sharing(k).lines() / double(loop.trips);
     const double pending = pending_write_bytes(*memory, gpu);
     if (per_trip > 0 && per_trip * double(trips[0]) < 2 * pending) {
       const double scale = std::ceil(2 * pending / (per_trip * double(trips[0])));

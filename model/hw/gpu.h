@@ -209,6 +209,10 @@ struct GpuConfig {
   double loaded_clock_ghz(double tensor_utilization) const;
   // The simulator's DRAM bandwidth in GB/s (sm.dram_gbps, else dram.bw_gbps).
   double dram_sim_gbps() const { return sm.dram_gbps > 0 ? sm.dram_gbps : dram.bw_gbps; }
+  // What one of the simulator's DRAM channels serves, in bytes per SM clock cycle.
+  double dram_channel_bytes_per_cycle() const {
+    return dram_sim_gbps() / double(sm.dram_channels) / clock_ghz;
+  }
   // FP32 lanes of one SM (cuda_fp32_tflops / (2 * sms * clock)).
   int fp32_lanes_per_sm() const;
   // The simulator's L2 bandwidth in bytes per cycle (sm.l2_bytes_per_cycle, else l2.bw_gbps).
