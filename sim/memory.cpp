@@ -356,43 +356,45 @@ void L2::load(const MemoryState& state) {
 
 namespace {
 
-std::vector<double> port_backlog(const std::vector<const BandwidthPort*>& ports, double end) {
+// A port's work queued past cycle `end`, and back from `start`: over the ports of `ports`
+// (`port_of` picks each element's BandwidthPort).
+template <class Ports, class PortOf>
+std::vector<double> port_backlog(const Ports& ports, PortOf port_of, double end) {
   std::vector<double> b;
-  for (const BandwidthPort* p : ports) b.push_back(std::max(0.0, p->free_at() - end));
+  for (const auto& p : ports) b.push_back(std::max(0.0, port_of(p).free_at() - end));
   return b;
 }
 
-void set_port_backlog(const std::vector<BandwidthPort*>& ports, const std::vector<double>& b,
-                      double start) {
+template <class Ports, class PortOf>
+void set_port_backlog(Ports& ports, PortOf port_of, const std::vector<double>& b, double start) {
   if (b.empty()) return;
   if (b.size() != ports.size()) throw std::invalid_argument("sim: a backlog from another GPU");
-  for (size_t i = 0; i < ports.size(); ++i) ports[i]->set_free_at(start + b[i]);
+  for (size_t i = 0; i < ports.size(); ++i) port_of(ports[i]).set_free_at(start + b[i]);
 }
+
+constexpr auto kSlicePort = [](auto& slice) -> auto& {
+  return slice.port;
+};
+constexpr auto kChannel = [](auto& channel) -> auto& {
+  return channel;
+};
 
 }  // namespace
 
 std::vector<double> L2::backlog(double end) const {
-  std::vector<const BandwidthPort*> ports;
-  for (const Slice& s : slices_) ports.push_back(&s.port);
-  return port_backlog(ports, end);
+  return port_backlog(slices_, kSlicePort, end);
 }
 
 void L2::set_backlog(const std::vector<double>& backlog, double start) {
-  std::vector<BandwidthPort*> ports;
-  for (Slice& s : slices_) ports.push_back(&s.port);
-  set_port_backlog(ports, backlog, start);
+  set_port_backlog(slices_, kSlicePort, backlog, start);
 }
 
 std::vector<double> Dram::backlog(double end) const {
-  std::vector<const BandwidthPort*> ports;
-  for (const BandwidthPort& c : channels_) ports.push_back(&c);
-  return port_backlog(ports, end);
+  return port_backlog(channels_, kChannel, end);
 }
 
 void Dram::set_backlog(const std::vector<double>& backlog, double start) {
-  std::vector<BandwidthPort*> ports;
-  for (BandwidthPort& c : channels_) ports.push_back(&c);
-  set_port_backlog(ports, backlog, start);
+  set_port_backlog(channels_, kChannel, backlog, start);
 }
 
 void L2::set_aging(double factor) {
