@@ -61,6 +61,7 @@ struct BenchSimFlags {
   bool per_kernel = false;     // sample: each simulated kernel's error too
   int64_t slice = sim::SampleOptions{}.max_slice;  // sample: the largest slice of the GPU
   bool slice_streaming = false;                    // sample: slices for streaming kernels too
+  bool large = false;  // sample: whole steps at serving sizes instead of the default cases
 };
 
 // --case: a text with a colon names one case exactly (`label`, e.g. the H200 GEMM NAME:M), other
@@ -318,12 +319,13 @@ void run_sample(const BenchSimFlags& o) {
       gemm("INT8 640x8192x8192 (H200)", "h200", 640, 8192, 8192, "int8", "int8", "mma"),
   };
   auto step = [](std::string name, std::string gpu, std::string phase, int64_t length,
-                 std::string w, std::string a) {
+                 std::string w, std::string a, std::string model = "llama2-7b", int64_t batch = 1) {
     SampleCase c;
     c.name = std::move(name);
     c.gpu = std::move(gpu);
-    c.model = "llama2-7b";
+    c.model = std::move(model);
     c.phase = std::move(phase);
+    c.batch = batch;
     c.length = length;
     c.weights = std::move(w);
     c.acts = std::move(a);
@@ -332,6 +334,16 @@ void run_sample(const BenchSimFlags& o) {
   cases.push_back(step("7B decode L1024 W2A8", "a100-lut4x", "decode", 1024, "int2", "int8"));
   cases.push_back(step("7B decode L4095 FP16", "h200", "decode", 4095, "fp16", "fp16"));
   cases.push_back(step("7B prefill S256 W2A8", "a100-lut4x", "prefill", 256, "int2", "int8"));
+  if (o.large) {
+    // Whole steps at the sizes models are served at: their full runs take minutes each (sim/
+    // README.md, "Sampled simulation").
+    cases = {
+        step("70B decode L4095 W2A8", "a100-lut4x", "decode", 4095, "int2", "int8", "llama2-70b"),
+        step("13B decode B16 L2048 FP16", "h200", "decode", 2048, "fp16", "fp16", "llama2-13b", 16),
+        step("7B prefill S2048 FP16", "h200", "prefill", 2048, "fp16", "fp16"),
+        step("13B prefill S1024 W2A8", "a100-lut4x", "prefill", 1024, "int2", "int8", "llama2-13b"),
+    };
+  }
   cases.erase(
       std::remove_if(cases.begin(), cases.end(),
                      [&](const SampleCase& c) { return !case_picked(o.cases, c.name, c.name); }),
@@ -362,6 +374,11 @@ void run_sample(const BenchSimFlags& o) {
   }
   nlohmann::json rows = nlohmann::json::array();
   double abs_err = 0, worst = 0, full_wall = 0, samp_wall = 0, min_speedup = 1e30, expected = 0;
+  // GEMMs and model steps apart (0, 1): a step's kernels repeat over its layers.
+  struct Group {
+    double abs_err = 0, full_wall = 0, samp_wall = 0;
+    int n = 0;
+  } groups[2];
   int within = 0;
   std::string worst_case;
   for (const SampleCase& c : cases) {
@@ -413,6 +430,11 @@ void run_sample(const BenchSimFlags& o) {
       worst_case = c.name;
     }
     min_speedup = std::min(min_speedup, speedup);
+    Group& g = groups[c.model.empty() ? 0 : 1];
+    g.abs_err += std::abs(err);
+    g.full_wall += full.wall_s;
+    g.samp_wall += sampled.wall_s;
+    ++g.n;
     full_wall += full.wall_s;
     samp_wall += sampled.wall_s;
     rows.push_back({{"case", c.name},
@@ -439,6 +461,17 @@ void run_sample(const BenchSimFlags& o) {
   const double mean = rows.empty() ? 0.0 : abs_err / double(rows.size());
   const double total_speedup = samp_wall > 0 ? full_wall / samp_wall : 0.0;
   const double mean_expected = rows.empty() ? 0.0 : expected / double(rows.size());
+  nlohmann::json by_kind = nlohmann::json::object();
+  for (int i = 0; i < 2; ++i) {
+    const Group& g = groups[i];
+    if (g.n == 0) continue;
+    by_kind[i == 0 ? "gemms" : "steps"] = {
+        {"cases", g.n},
+        {"mean_abs_error", g.abs_err / g.n},
+        {"full_wall_s", g.full_wall},
+        {"sampled_wall_s", g.samp_wall},
+        {"speedup_total", g.samp_wall > 0 ? g.full_wall / g.samp_wall : 0.0}};
+  }
   if (o.json) {
     fmt::print("{}\n", nlohmann::json{{"bench", "sim-sample"},
                                       {"method", sim::sample_method(so)},
@@ -449,7 +482,8 @@ void run_sample(const BenchSimFlags& o) {
                                       {"speedup_total", total_speedup},
                                       {"mean_error_expected", mean_expected},
                                       {"within_error_max", within},
-                                      {"speedup_min", min_speedup}}
+                                      {"speedup_min", min_speedup},
+                                      {"by_kind", by_kind}}
                            .dump());
   } else {
     fmt::print(
@@ -459,6 +493,14 @@ void run_sample(const BenchSimFlags& o) {
         "maximum (max)\n",
         100 * mean, 100 * worst, worst_case, total_speedup, full_wall, samp_wall, min_speedup,
         100 * mean_expected, within, rows.size());
+    for (const auto& [kind, g] : by_kind.items()) {
+      fmt::print(
+          "  {:<5} {:>2} cases: mean |error| {:.2f}%, speedup {:.0f}x in total ({:.1f} s -> "
+          "{:.2f} s)\n",
+          kind, g["cases"].get<int>(), 100 * g["mean_abs_error"].get<double>(),
+          g["speedup_total"].get<double>(), g["full_wall_s"].get<double>(),
+          g["sampled_wall_s"].get<double>());
+    }
     if (!by_method.empty()) fmt::print("  per method (|cycle error| of its kernels):\n");
     for (const auto& [m, errs] : by_method) {
       double sum = 0, largest = 0;
@@ -500,11 +542,12 @@ void run_paper(const BenchSimFlags& o) {
 }
 
 void run(const BenchSimFlags& o) {
-  if (o.only != "sample" && (!o.full_cache.empty() || !o.trips.empty() || o.per_kernel ||
-                             o.slice != sim::SampleOptions{}.max_slice || o.slice_streaming)) {
+  if (o.only != "sample" &&
+      (!o.full_cache.empty() || !o.trips.empty() || o.per_kernel ||
+       o.slice != sim::SampleOptions{}.max_slice || o.slice_streaming || o.large)) {
     throw InputError(
-        "--full-cache, --trips, --slice, --slice-streaming and --per-kernel go with --only "
-        "sample");
+        "--full-cache, --trips, --slice, --slice-streaming, --large and --per-kernel go with "
+        "--only sample");
   }
   if (o.only != "sample" && o.only != "h200" && !o.cases.empty()) {
     throw InputError("--case goes with --only sample or --only h200");
@@ -596,6 +639,11 @@ CommandRegistrar reg{
       s->add_flag("--slice-streaming", o->slice_streaming,
                   "--only sample: slices for streaming kernels too (`ltc sim "
                   "--sample-slice-streaming`)");
+      s->add_flag(
+          "--large", o->large,
+          "--only sample: whole steps at serving sizes (LLaMA2-70B decode, 13B decode at "
+          "batch 16, 7B and 13B prefill) instead of the default cases; their full runs take "
+          "minutes each");
       s->add_flag(
           "--per-kernel", o->per_kernel,
           "--only sample: also each simulated kernel's cycles against the full run's, and each "

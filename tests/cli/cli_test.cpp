@@ -96,6 +96,17 @@ TEST(Cli, SampledSimulationOnASliceOfTheGpu) {
   std::filesystem::remove(trace);
 }
 
+// The sampler's bench flags belong to `--only sample`: elsewhere they are refused before any
+// simulation runs, naming the flags.
+TEST(Cli, BenchSimSampleFlagsNeedOnlySample) {
+  for (const char* flag : {"--large", "--per-kernel", "--slice-streaming"}) {
+    const CliRun r = run(std::string("bench sim --only gemm ") + flag);
+    EXPECT_EQ(r.code, 2) << flag;
+    EXPECT_NE(r.err.find("--only sample"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(flag), std::string::npos) << r.err;
+  }
+}
+
 TEST(Numerics, TableQuantizationErrorIsWithinItsStepSize) {
   // An INT8 table entry is off by at most half a step, max|T|/254, so relative to sum|a*w| the
   // error cannot exceed about 1/254 per output (hand bound); FP16 tables are 2^-11-accurate.
