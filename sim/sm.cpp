@@ -65,7 +65,6 @@ Sm::Sm(sc_core::sc_module_name name, int id, const hw::GpuConfig& gpu, BlockDisp
       line_shift_(log2_exact(gpu.sm.line_bytes)),
       lsu_(1.0),
       noc_(double(gpu.sm.noc_bytes_per_cycle)) {
-  warps_.resize(size_t(gpu.sm.max_warps));
   blocks_.resize(size_t(gpu.sm.max_blocks));
   sps_.resize(size_t(gpu.sub_partitions_per_sm));
   lsu_ring_cap_ = uint32_t(gpu.sm.max_warps / gpu.sub_partitions_per_sm);
@@ -90,6 +89,14 @@ void Sm::begin_kernel(const KernelPlan* plan, Cycle launch) {
     sp.accounted = sp.wake = launch;
   }
   for (auto& b : blocks_) b = Block{};
+  // Warp slots for as many blocks as this SM can hold at once (its occupancy, or its share of a
+  // grid smaller than a wave): a GPU's worth of slots (about 6 MB on an H200) costs a short
+  // simulation more than its cycles do.
+  const int64_t sms = gpu_.sms;
+  const int64_t held =
+      std::min<int64_t>(plan->blocks_per_sm, (dispatcher_.total() + sms - 1) / sms);
+  const size_t slots = size_t(held) * size_t(plan->kernel->warps_per_block());
+  if (warps_.size() < slots) warps_.resize(slots);
   for (auto& w : warps_) w.active = false;
   resident_blocks_ = 0;
   fill_at_ = kNever;
@@ -208,7 +215,9 @@ void Sm::launch_block(int64_t block_id, Cycle at) {
   int ws = 0;
   for (int64_t wy = 0; wy < k.warps_y; ++wy) {
     for (int64_t wx = 0; wx < k.warps_x; ++wx) {
-      while (warps_[size_t(ws)].active) ++ws;
+      while (size_t(ws) < warps_.size() && warps_[size_t(ws)].active) ++ws;
+      if (size_t(ws) == warps_.size())
+        throw std::logic_error("sim: an SM took more warps than it holds");
       Warp& w = warps_[size_t(ws)];
       w = Warp{};
       w.active = true;
