@@ -370,14 +370,16 @@ void run_sample(const BenchSimFlags& o) {
   if (!o.json) {
     fmt::print("sampled vs full simulation ({}; ltc bench sim --only sample)\n",
                sim::sample_method(so));
-    fmt::print("  {:<30} {:<10} {:>12} {:>12} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7}\n", "case", "gpu",
-               "full cyc", "sampled", "error", "full s", "samp s", "speedup", "conf", "max");
+    fmt::print("  {:<30} {:<10} {:>12} {:>12} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7}\n", "case",
+               "gpu", "full cyc", "sampled", "error", "full s", "samp s", "speedup", "work", "conf",
+               "max");
   }
   nlohmann::json rows = nlohmann::json::array();
   double worst = 0, min_speedup = 1e30, expected = 0;
   // GEMMs and model steps apart (0, 1; a step's kernels repeat over its layers), summed for all.
   struct Group {
     double abs_err = 0, full_wall = 0, samp_wall = 0;
+    double full_instr = 0, samp_instr = 0;  // warp instructions: all of them, those simulated
     int n = 0;
   } groups[2];
   int within = 0;
@@ -415,8 +417,13 @@ void run_sample(const BenchSimFlags& o) {
         const sim::Occupancy occ = sim::kernel_occupancy(t.kernels[i], gpu);
         const double waves = double(t.kernels[i].blocks()) / double(occ.blocks_per_sm * gpu.sms);
         const double kerr = double(sk.cycles) / double(full.kernels[i].cycles) - 1;
-        fmt::print("    {:<28} {:<17} {:>10} {:>10} {:>+7.2f}% {:>6.2f} waves\n", sk.name,
-                   sk.sample.method, full.kernels[i].cycles, sk.cycles, 100 * kerr, waves);
+        // Its share of the warp instructions the sampled run simulated (where its time goes).
+        const double share = double(sk.sample.simulated_instructions) /
+                             double(std::max<uint64_t>(sampled.sample_simulated_instructions, 1));
+        fmt::print(
+            "    {:<28} {:<17} {:>10} {:>10} {:>+7.2f}% {:>6.2f} waves {:>5.1f}% simulated\n",
+            sk.name, sk.sample.method, full.kernels[i].cycles, sk.cycles, 100 * kerr, waves,
+            100 * share);
         if (i == 0 && sk.sample.method == "full") continue;
         const bool several_waves = t.kernels[i].blocks() > int64_t(occ.blocks_per_sm) * gpu.sms;
         by_method[sim::confidence_row(sk.sample.method, several_waves, sk.gemm)].push_back(
@@ -425,6 +432,12 @@ void run_sample(const BenchSimFlags& o) {
     }
     const double err = double(sampled.cycles) / double(full.cycles) - 1;
     const double speedup = sampled.wall_s > 0 ? full.wall_s / sampled.wall_s : 0.0;
+    // The work taken off, independent of the host's speed: the warp instructions the full run
+    // issues (the sampled run's counts, which are exact) over those the sampled run simulated.
+    double full_instr = 0;
+    for (const auto& k : sampled.kernels) full_instr += double(k.warp_instructions());
+    const double samp_instr = double(sampled.sample_simulated_instructions);
+    const double work = samp_instr > 0 ? full_instr / samp_instr : 0.0;
     if (std::abs(err) >= std::abs(worst)) {
       worst = err;
       worst_case = c.name;
@@ -434,6 +447,8 @@ void run_sample(const BenchSimFlags& o) {
     g.abs_err += std::abs(err);
     g.full_wall += full.wall_s;
     g.samp_wall += sampled.wall_s;
+    g.full_instr += full_instr;
+    g.samp_instr += samp_instr;
     ++g.n;
     rows.push_back({{"case", c.name},
                     {"gpu", c.gpu},
@@ -443,16 +458,19 @@ void run_sample(const BenchSimFlags& o) {
                     {"full_wall_s", full.wall_s},
                     {"sampled_wall_s", sampled.wall_s},
                     {"speedup", speedup},
+                    {"full_warp_instructions", full_instr},
+                    {"simulated_warp_instructions", samp_instr},
+                    {"work_ratio", work},
                     {"error_expected", sampled.sample_error_expected},
                     {"error_max", sampled.sample_error_max}});
     within += std::abs(err) <= sampled.sample_error_max ? 1 : 0;
     expected += sampled.sample_error_expected;
     if (!o.json) {
       fmt::print(
-          "  {:<30} {:<10} {:>12} {:>12} {:>+7.2f}% {:>8.2f} {:>8.3f} {:>7.0f}x {:>6.2f}% "
-          "{:>6.2f}%\n",
+          "  {:<30} {:<10} {:>12} {:>12} {:>+7.2f}% {:>8.2f} {:>8.3f} {:>7.0f}x {:>6.0f}x "
+          "{:>6.2f}% {:>6.2f}%\n",
           c.name, c.gpu, full.cycles, sampled.cycles, 100 * err, full.wall_s, sampled.wall_s,
-          speedup, 100 * sampled.sample_error_expected, 100 * sampled.sample_error_max);
+          speedup, work, 100 * sampled.sample_error_expected, 100 * sampled.sample_error_max);
       std::fflush(stdout);
     }
   }
@@ -461,6 +479,9 @@ void run_sample(const BenchSimFlags& o) {
   const double samp_wall = groups[0].samp_wall + groups[1].samp_wall;
   const double mean = rows.empty() ? 0.0 : abs_err / double(rows.size());
   const double total_speedup = samp_wall > 0 ? full_wall / samp_wall : 0.0;
+  const double samp_instr = groups[0].samp_instr + groups[1].samp_instr;
+  const double total_work =
+      samp_instr > 0 ? (groups[0].full_instr + groups[1].full_instr) / samp_instr : 0.0;
   const double mean_expected = rows.empty() ? 0.0 : expected / double(rows.size());
   nlohmann::json by_kind = nlohmann::json::object();
   for (int i = 0; i < 2; ++i) {
@@ -471,7 +492,8 @@ void run_sample(const BenchSimFlags& o) {
         {"mean_abs_error", g.abs_err / g.n},
         {"full_wall_s", g.full_wall},
         {"sampled_wall_s", g.samp_wall},
-        {"speedup_total", g.samp_wall > 0 ? g.full_wall / g.samp_wall : 0.0}};
+        {"speedup_total", g.samp_wall > 0 ? g.full_wall / g.samp_wall : 0.0},
+        {"work_ratio_total", g.samp_instr > 0 ? g.full_instr / g.samp_instr : 0.0}};
   }
   if (o.json) {
     fmt::print("{}\n", nlohmann::json{{"bench", "sim-sample"},
@@ -481,6 +503,7 @@ void run_sample(const BenchSimFlags& o) {
                                       {"worst_error", worst},
                                       {"worst_case", worst_case},
                                       {"speedup_total", total_speedup},
+                                      {"work_ratio_total", total_work},
                                       {"mean_error_expected", mean_expected},
                                       {"within_error_max", within},
                                       {"speedup_min", min_speedup},
@@ -489,18 +512,19 @@ void run_sample(const BenchSimFlags& o) {
   } else {
     fmt::print(
         "  mean |error| {:.2f}%, worst {:+.2f}% ({}); speedup {:.0f}x in total ({:.1f} s -> "
-        "{:.2f} s), {:.0f}x at least\n"
+        "{:.2f} s), {:.0f}x at least; work {:.0f}x in total (warp instructions of the full runs "
+        "over those simulated)\n"
         "  confidence: {:.2f}% expected on average (conf), {} of {} cases within their stated "
         "maximum (max)\n",
         100 * mean, 100 * worst, worst_case, total_speedup, full_wall, samp_wall, min_speedup,
-        100 * mean_expected, within, rows.size());
+        total_work, 100 * mean_expected, within, rows.size());
     for (const auto& [kind, g] : by_kind.items()) {
       fmt::print(
           "  {:<5} {:>2} cases: mean |error| {:.2f}%, speedup {:.0f}x in total ({:.1f} s -> "
-          "{:.2f} s)\n",
+          "{:.2f} s), work {:.0f}x\n",
           kind, g["cases"].get<int>(), 100 * g["mean_abs_error"].get<double>(),
           g["speedup_total"].get<double>(), g["full_wall_s"].get<double>(),
-          g["sampled_wall_s"].get<double>());
+          g["sampled_wall_s"].get<double>(), g["work_ratio_total"].get<double>());
     }
     if (!by_method.empty()) fmt::print("  per method (|cycle error| of its kernels):\n");
     for (const auto& [m, errs] : by_method) {

@@ -107,6 +107,36 @@ TEST(Cli, BenchSimSampleFlagsNeedOnlySample) {
   }
 }
 
+// The sampled bench's "work": the full run's warp instructions over those the sampled run
+// simulated. The full count is checked against a full `ltc sim` of the same GEMM (summed over its
+// kernels and opcodes); the 70B down-projection GEMM's K loop is cut, so less is simulated.
+TEST(Cli, BenchSimSampleWorkIsTheFullRunsInstructionsOverTheSimulated) {
+  const CliRun r = run("bench sim --only sample --case \"70B down M16\" --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto row = nlohmann::json::parse(r.out).at("cases").at(0);
+  const double full = row.at("full_warp_instructions").get<double>();
+  const double simulated = row.at("simulated_warp_instructions").get<double>();
+  EXPECT_GT(simulated, 0);
+  EXPECT_LT(simulated, full / 2);
+  EXPECT_DOUBLE_EQ(row.at("work_ratio").get<double>(), full / simulated);
+  const std::string trace =
+      (std::filesystem::temp_directory_path() / "ltc_cli_work_ratio.lmt").string();
+  ASSERT_EQ(run("compile gemm --m 16 --n 8192 --k 28672 --gpu a100-lut4x --weights int4 --acts "
+                "int8 --out " +
+                trace)
+                .code,
+            0);
+  const CliRun f = run("sim " + trace + " --json");
+  ASSERT_EQ(f.code, 0) << f.err;
+  const auto kernels = nlohmann::json::parse(f.out).at("kernels");
+  double issued = 0;
+  for (const auto& k : kernels) {
+    for (const auto& [op, n] : k.at("instructions").items()) issued += n.get<double>();
+  }
+  EXPECT_EQ(full, issued);
+  std::filesystem::remove(trace);
+}
+
 TEST(Numerics, TableQuantizationErrorIsWithinItsStepSize) {
   // An INT8 table entry is off by at most half a step, max|T|/254, so relative to sum|a*w| the
   // error cannot exceed about 1/254 per output (hand bound); FP16 tables are 2^-11-accurate.
