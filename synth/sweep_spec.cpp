@@ -204,7 +204,7 @@ SweepSpec SweepSpec::load(const std::string& path) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // syntax, or a number past double's range (1e999)
     throw InputError(path + ": not valid JSON: " + e.what());
   }
   return parse(j, path);

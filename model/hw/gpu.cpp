@@ -646,7 +646,7 @@ namespace {
 json parse_json_text(std::string_view text, std::string_view origin) {
   try {
     return json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // syntax, or a number past double's range (1e999)
     throw InputError(std::string(origin) + ": not valid JSON: " + plain_json_error(e));
   }
 }
@@ -785,7 +785,9 @@ GpuConfig with_overrides(const GpuConfig& gpu, std::string_view overrides) {
     try {
       value = json::parse(text);
     } catch (const json::parse_error&) {
-      value = text;  // a plain string
+      value = text;                       // a plain string
+    } catch (const json::exception& e) {  // a number past double's range (1e999)
+      throw InputError("--gpu-set: '" + path + "=" + text + "': " + plain_json_error(e));
     }
     if (node->is_number() != value.is_number() || node->is_boolean() != value.is_boolean() ||
         node->is_string() != value.is_string()) {

@@ -88,6 +88,16 @@ TEST(GpuConfig, BadFilesAreRejectedNamingFileAndField) {
   j.erase("mac_tensor");
   EXPECT_THROW(load_gpu(write_temp("no_mac.json", j.dump())), InputError);
   EXPECT_THROW(load_gpu(write_temp("not_json.json", "{ sms: 3")), InputError);
+  // A number past double's range is nlohmann's out_of_range, not a parse_error: still the file's
+  // InputError (found by the config_json fuzzer).
+  const std::string overflow = write_temp("overflow.json", R"({"name": "x", "sms": 1e999})");
+  try {
+    load_gpu(overflow);
+    FAIL() << "accepted 1e999";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(overflow), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("1e999"), std::string::npos) << e.what();
+  }
   try {
     load_gpu("a99");
     FAIL();
@@ -114,6 +124,13 @@ TEST(GpuConfig, OverridesReplaceFieldsAndNameTheBadOnes) {
   EXPECT_THROW(with_overrides(base, "sms=abc"), InputError);       // a number wanted
   EXPECT_THROW(with_overrides(base, "sms"), InputError);           // no value
   EXPECT_THROW(with_overrides(base, "sms=-4"), InputError);        // the file's range check
+  try {
+    with_overrides(base, "clock_ghz=1e999");  // past double's range
+    FAIL() << "accepted 1e999";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--gpu-set: 'clock_ghz=1e999'"), std::string::npos)
+        << e.what();
+  }
 }
 
 // A built-in that names a `base` is its base with the listed fields replaced, nothing else: the

@@ -102,6 +102,12 @@ TEST(SweepSpec, BadSpecsNameTheProblem) {
                 .find("activity"),
             std::string::npos);
   EXPECT_THROW(SweepSpec::load("/nonexistent/spec.json"), InputError);
+  // A number past double's range: the file's InputError, not nlohmann's out_of_range.
+  const std::string overflow =
+      (std::filesystem::temp_directory_path() / "ltc_sweep_overflow.json").string();
+  std::ofstream(overflow) << R"({"grid": [{"design": "lut", "m": 1e999}]})";
+  EXPECT_THROW(SweepSpec::load(overflow), InputError);
+  std::filesystem::remove(overflow);
 }
 
 TEST(SweepSpec, BuiltinSpecsParse) {

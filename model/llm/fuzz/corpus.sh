@@ -8,3 +8,6 @@ done
 for f in "$root"/configs/models/*.json "$root"/traces/examples/*.config.json; do
   printf '\001' | cat - "$f" > "corpus/model-$(basename "$f")"
 done
+# Regressions: a number past double's range (nlohmann's out_of_range 406, which escaped the GPU
+# loader as an uncaught exception until it caught json::exception).
+printf '\000{"name": "x", "sms": 1e999}' > corpus/gpu-number-overflow.json
