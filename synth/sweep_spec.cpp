@@ -205,7 +205,7 @@ SweepSpec SweepSpec::load(const std::string& path) {
   try {
     j = json::parse(text);
   } catch (const json::exception& e) {  // syntax, or a number past double's range (1e999)
-    throw InputError(path + ": not valid JSON: " + e.what());
+    throw InputError(path + ": not valid JSON: " + plain_json_error(e));
   }
   return parse(j, path);
 }
