@@ -434,8 +434,7 @@ void run_sample(const BenchSimFlags& o) {
     const double speedup = sampled.wall_s > 0 ? full.wall_s / sampled.wall_s : 0.0;
     // The work taken off, independent of the host's speed: the warp instructions the full run
     // issues (the sampled run's counts, which are exact) over those the sampled run simulated.
-    double full_instr = 0;
-    for (const auto& k : sampled.kernels) full_instr += double(k.warp_instructions());
+    const double full_instr = double(sampled.total().warp_instructions());
     const double samp_instr = double(sampled.sample_simulated_instructions);
     const double work = samp_instr > 0 ? full_instr / samp_instr : 0.0;
     if (std::abs(err) >= std::abs(worst)) {
