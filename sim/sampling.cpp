@@ -251,11 +251,15 @@ double dram_busy(const KernelStats& k, const hw::GpuConfig& gpu) {
   return k.cycles > 0 ? bytes / (per_cycle * double(k.cycles)) : 0;
 }
 
-// A slice whose DRAM is busier than this runs fast: its time is set by how its lines spread over
-// fewer DRAM channels and L2 slices (sampling.h, "Slices"). Measured: the sliced GEMMs of `ltc
-// bench sim --only sample` kept their DRAM busy 20-51% of the time and read within 0.8%; the
-// LLaMA2-13B prefill's down_proj on M2N32K8 LUT cores 85%, -21%.
-constexpr double kMaxSliceDramBusy = 0.6;
+// A reduced run whose DRAM is busier than this stands for the kernel badly. A slice runs fast:
+// its time is set by how its lines spread over fewer DRAM channels and L2 slices (sampling.h,
+// "Slices"); measured, the sliced GEMMs of `ltc bench sim --only sample` kept their DRAM busy
+// 20-51% of the time and read within 0.8%, the LLaMA2-13B prefill's down_proj on M2N32K8 LUT
+// cores 85%, -21%. A kernel of several waves with its loop cut runs fast too: the same down_proj
+// (1.5 waves, 429 trips; 83% busy at 48 trips) took 1,422 cycles a trip from 48 to 96 trips and
+// 1,734 in the full run after them, -13.5%; the bench's several-wave loops keep their DRAM 6-34%
+// busy and read within 0.5%.
+constexpr double kMaxDramBusy = 0.6;
 
 // One kernel: its reduced runs and the extrapolation (the method in sampling.h).
 // Each run starts from `memory` (the previous simulated kernel's end state; null: empty), the
@@ -304,10 +308,12 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   const bool by_wave = waves >= run_waves + 2;
   // A kernel too short to cut in waves runs on a slice of the GPU where it can (slice_cut), with
   // as many waves; one of several waves then keeps its whole loop (sampling.h, "Slices"). A slice
-  // whose DRAM was busy more than kMaxSliceDramBusy of its first run's cycles (not a streaming
-  // kernel's, which were asked for as they are) is given up, and the kernel runs whole.
+  // whose DRAM was busy more than kMaxDramBusy of its first run's cycles (not a streaming
+  // kernel's, which were asked for as they are) is given up, and the kernel runs whole; so is a
+  // loop cut of a kernel of several waves not cut in waves.
   SliceCut cut = by_wave ? SliceCut{} : slice_cut(k, gpu, so);
-  uint64_t given_up = 0;  // warp instructions of a slice's run given up
+  uint64_t given_up = 0;  // warp instructions of a slice's or loop's run given up
+  bool loop_given_up = false;
   SampleInfo info;
   std::vector<KernelStats> runs;
   MemoryState cut_in, cut_out;
@@ -317,7 +323,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   for (bool done = false; !done;) {
     done = true;
     const int slice = cut.f;
-    by_loop = loop_cut && (slice == 1 || blocks <= resident);
+    by_loop = loop_cut && !loop_given_up && (slice == 1 || blocks <= resident);
     run_gpu = slice > 1 ? slice_gpu(gpu, slice) : gpu;
     run_blocks = by_wave ? run_waves * resident + tail : blocks / slice;
     info = SampleInfo{};
@@ -358,7 +364,9 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       SimOptions o = options;
       o.kernel.clear();
       o.start_state = slice > 1 ? (memory ? &cut_in : nullptr) : memory;
-      if (by_loop) o.l2_aging = double(loop.trips) / double(n_run[ni]);
+      // A kernel of one wave has no later wave to re-read its lines; aged, the lines its blocks
+      // share within a trip would miss (sampling.h, "Loop trips").
+      if (by_loop && blocks > resident) o.l2_aging = double(loop.trips) / double(n_run[ni]);
       o.end_state = ni + 1 == n_runs ? (slice > 1 ? &cut_out : memory_out) : nullptr;
       if (by_wave) {
         // Blocks that run beside a full GPU on both sides: after the first wave, before the
@@ -383,10 +391,13 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       }
       info.simulated_instructions += r.kernels[0].warp_instructions();
       ++info.runs;
-      if (ni == 0 && slice > 1 && !cut.streaming &&
-          dram_busy(r.kernels[0], run_gpu) > kMaxSliceDramBusy) {
+      const bool busy = ni == 0 && dram_busy(r.kernels[0], run_gpu) > kMaxDramBusy;
+      const bool busy_slice = busy && slice > 1 && !cut.streaming;
+      const bool busy_loop = busy && by_loop && !by_wave && blocks > resident;
+      if (busy_slice || busy_loop) {
         given_up = info.simulated_instructions;
-        cut = SliceCut{};
+        if (busy_slice) cut = SliceCut{};
+        loop_given_up = loop_given_up || busy_loop;
         done = false;
         break;
       }
@@ -487,9 +498,10 @@ std::string sample_method(const SampleOptions& so) {
   return fmt::format(
       "repeated kernels simulated once; each other kernel from the L2 and queues the kernel "
       "simulated before left, in two runs with its main loop at {} and {} trips (more after "
-      "pending write-backs; the L2's lines aging N / trips times faster) and its grid cut to >= "
-      "{} waves plus the tail{}; extrapolated linearly in the trips and by the steady blocks' "
-      "residency over the waves cut",
+      "pending write-backs; a kernel of several waves with the L2's lines aging N / trips times "
+      "faster, or whole where its DRAM is over 60% busy) and its grid cut to >= {} waves plus the "
+      "tail{}; extrapolated linearly in the trips and by the steady blocks' residency over the "
+      "waves cut",
       so.trips[0], so.trips[1], so.min_waves, slices);
 }
 

@@ -30,10 +30,18 @@
 //   window of trips to the next (the blocks' residency per trip is steady to 0.5%; how the blocks
 //   of successive waves overlap is not), which the extrapolation multiplies by (N - t1) / (t1 -
 //   t0). At 8 and 16 trips that reached 9% (sim/README.md: trip curves, other trip choices). A run
-//   at t trips ages the L2's lines N / t times faster (SimOptions::l2_aging): a wave's stream over
-//   the cut loop is t / N of the full one's, so the tiles a later wave re-reads would still be in
-//   the L2 where the full run has evicted them (the dense INT8 1024x8192x8192 GEMM read 9% fast
-//   so); aged, they miss as in the full run, while lines re-read within a few trips still hit.
+//   at t trips of a kernel of several waves ages the L2's lines N / t times faster
+//   (SimOptions::l2_aging): a wave's stream over the cut loop is t / N of the full one's, so the
+//   tiles a later wave re-reads would still be in the L2 where the full run has evicted them (the
+//   dense INT8 1024x8192x8192 GEMM read 9% fast so); aged, they miss as in the full run, while
+//   lines re-read within a few trips still hit. A kernel of one wave is not aged: no later wave
+//   re-reads its lines, and aged, the lines its blocks share within a trip missed where the L2
+//   is small against a trip's lines (an FP16 128x2048x16384 GEMM, 16 blocks on an 8-SM A100 with
+//   a 2 MiB L2 and 150 GB/s of DRAM: +85% aged, +0.41% not; the bench's one-wave loops read the
+//   same either way). A kernel of several waves whose first run kept its DRAM busy more than 60%
+//   of its cycles runs whole instead (the same limit as a slice's, below): its later trips cost
+//   more than the runs' (the LLaMA2-13B prefill's down_proj on M2N32K8 LUT cores, 1.5 waves,
+//   83% busy: -13.5%; on the small A100 above the FP16 64x8192x8192, 2 waves, 90%: -3.4%).
 // - Waves. A grid of B blocks with C resident at a time (blocks per SM x SMs) is W full waves
 //   and a tail of r blocks (B = W * C + r, 1 <= r <= C). The runs dispatch only the first
 //   w * C + r blocks (w >= min_waves, and late enough that the kernel has moved twice the L2's
