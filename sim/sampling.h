@@ -20,7 +20,11 @@
 //   pushing out its set's oldest line, the written ones dirty. (Left as the kernel before left
 //   it, the L2 kept the dirty lines a repeat would have pushed out: a LLaMA2-7B prefill step's
 //   `lm_head` read +6.9%, `ffn_act` +8.6%, `attention` -2.8%; with the lines passed through,
-//   +1.9%, +2.7%, -0.1%.)
+//   +1.9%, +2.7%, -0.1%.) The work the last simulated kernel left queued on the L2 slices and
+//   DRAM channels drains while the repeats run, and the last repeat leaves its kernel's (in the
+//   full run a repeat after a heavy writer absorbs the write-backs: a LLaMA2-13B prefill's
+//   attn_residual on M2N32K8 LUT cores, after o_precompute's and the repeat o_proj.lmma, read
+//   +184% with them carried as left, -0.07% drained).
 // - Loop trips. The loop that accounts for most of a warp's instructions (the GEMM's K loop, the
 //   attention's KV loop) runs `trips[0]` and `trips[1]` times (16 and 32; more after a kernel
 //   that left writes pending, so that the first run outlasts them) instead of its N (when
