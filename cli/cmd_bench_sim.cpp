@@ -411,9 +411,20 @@ void run_sample(const BenchSimFlags& o) {
     const sim::RunStats sampled = sim::simulate_sampled(t, gpu, {}, so);
     if (o.per_kernel && !o.json) {
       // Per kernel: the sampled cycles against the full run's (kernels that are not repeats).
+      // A repeat: how far its kernel's cycles are from its own, both in the full run (the
+      // "repeat" row: its error beside its kernel's).
+      std::map<std::string, int64_t> full_cycles;
+      for (const auto& fk : full.kernels) full_cycles.emplace(fk.name, fk.cycles);
       for (size_t i = 0; i < sampled.kernels.size() && i < full.kernels.size(); ++i) {
         const auto& sk = sampled.kernels[i];
-        if (sk.sample.method == "repeat") continue;
+        if (sk.sample.method == "repeat") {
+          const auto of = full_cycles.find(sk.sample.repeats);
+          if (of != full_cycles.end() && full.kernels[i].cycles > 0) {
+            by_method[sim::confidence_row("repeat", false, sk.gemm)].push_back(
+                std::abs(double(of->second) / double(full.kernels[i].cycles) - 1));
+          }
+          continue;
+        }
         const sim::Occupancy occ = sim::kernel_occupancy(t.kernels[i], gpu);
         const double waves = double(t.kernels[i].blocks()) / double(occ.blocks_per_sm * gpu.sms);
         const double kerr = double(sk.cycles) / double(full.kernels[i].cycles) - 1;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -233,6 +234,15 @@ const std::vector<Confidence>& confidence_table() {
   return table;
 }
 
+// How far a repeat's cycles are from its kernel's in the full run (the "repeat" rows, GEMMs and
+// others; zero where the table has none).
+Confidence repeat_context(bool gemm) {
+  for (const Confidence& c : confidence_table()) {
+    if (c.method == "repeat" && c.gemm == gemm) return c;
+  }
+  return {};
+}
+
 void set_confidence(SampleInfo& info, bool first, bool several_waves, bool gemm) {
   const std::string row = confidence_row(info.method, several_waves, gemm);
   for (const Confidence& c : confidence_table()) {
@@ -449,9 +459,20 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
 
 }  // namespace
 
+std::string kernel_place(const std::string& name) {
+  // "L<digits>." then the op.
+  if (name.size() > 2 && name[0] == 'L' && std::isdigit(static_cast<unsigned char>(name[1]))) {
+    size_t i = 1;
+    while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) ++i;
+    if (i < name.size() && name[i] == '.') return name.substr(i + 1);
+  }
+  return name;
+}
+
 std::string confidence_row(const std::string& method, bool several_waves, bool gemm) {
   if (method == "loop") return several_waves ? "loop, several waves" : "loop, one wave";
   if (method == "full") return gemm ? "full, gemm" : "full, other";
+  if (method == "repeat") return gemm ? "repeat, gemm" : "repeat, other";
   return method;
 }
 
@@ -556,8 +577,11 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
       const SampleInfo of = ks.sample;
       ks.sample = SampleInfo{};
       ks.sample.method = "repeat";
-      ks.sample.error_mean = of.error_mean;  // the repeated kernel's, and its error repeats
-      ks.sample.error_max = of.error_max;
+      // The repeated kernel's error, and how far a kernel's cycles move from one place in the
+      // step to another (independent of it).
+      const Confidence context = repeat_context(ks.gemm);
+      ks.sample.error_mean = std::hypot(of.error_mean, context.mean);
+      ks.sample.error_max = of.error_max + context.max;
       ks.sample.repeats = ks.name;
       ks.name = k.name;
       // Its lines pass through the L2 as the repeated kernel's did (before the next kernel
@@ -606,12 +630,20 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
     if (pos + 1 < order.size()) t += gpu.sm.kernel_gap_cycles;
   }
   // The run's confidence from its kernels': the errors of distinct kernels independent
-  // (expected; a repeat's error is its kernel's), or all one way (max).
-  std::map<std::string, double> group;  // kernel simulated -> its error x the cycles it stands for
+  // (expected), or all one way (max). A repeat carries its kernel's sampling error, and its place
+  // in the step's: the same in every layer (a layer's k_proj follows its q_proj), independent
+  // from one place to another.
+  std::map<std::string, double> group;  // error x cycles: per kernel simulated, per place
+  std::map<std::string, double> simulated_error;
   double var = 0, max = 0;
   for (const KernelStats& k : out.kernels) {
-    group[k.sample.repeats.empty() ? k.name : k.sample.repeats] +=
-        k.sample.error_mean * double(k.cycles);
+    if (k.sample.repeats.empty()) {
+      simulated_error[k.name] = k.sample.error_mean;
+      group[k.name] += k.sample.error_mean * double(k.cycles);
+    } else {
+      group[k.sample.repeats] += simulated_error[k.sample.repeats] * double(k.cycles);
+      group["place " + kernel_place(k.name)] += repeat_context(k.gemm).mean * double(k.cycles);
+    }
     max += k.sample.error_max * double(k.cycles);
   }
   for (const auto& [name, e] : group) var += e * e;

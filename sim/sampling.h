@@ -99,11 +99,15 @@
 // only: --functional needs every instruction and is refused.
 //
 // Confidence. Each kernel carries the mean and the largest |cycle error| the benchmark measured
-// for kernels of its method (SampleInfo::error_mean, error_max; a repeat carries its kernel's,
-// the run's first kernel simulated in full is exact: 0; a later one simulated in full carries
-// the table's figure for its kind, measured with the L2 carried). The run's expected error treats
-// the distinct kernels' errors as independent (a repeat's adds to its kernel's), its maximum adds
-// them all in one direction (RunStats::sample_error_expected, sample_error_max).
+// for kernels of its method (SampleInfo::error_mean, error_max; the run's first kernel simulated
+// in full is exact: 0; a later one simulated in full carries the table's figure for its kind,
+// measured with the L2 carried). A repeat carries its kernel's and the "repeat" row's: how far,
+// in the benchmark's full runs, a repeat's own cycles are from its kernel's (a layer's k_proj
+// after its q_proj instead of after a norm; out of sample this was most of a step's error:
+// sim/README.md). The run's expected error treats as independent the distinct kernels' sampling
+// errors (a repeat's adds to its kernel's) and the places' (a repeat's place, kernel_place, is
+// the same in every layer), its maximum adds them all in one direction
+// (RunStats::sample_error_expected, sample_error_max).
 #pragma once
 
 #include "model/hw/gpu.h"
@@ -149,8 +153,13 @@ SliceCut slice_cut(const traces::Kernel& k, const hw::GpuConfig& gpu, const Samp
 
 // The row of configs/calibration/sampling-confidence.json that a kernel sampled by `method`
 // takes: the method, split for "loop" by whether the grid is more than one wave and for "full"
-// by whether the kernel is a GEMM ("loop, one wave", "full, gemm", "slice", ...).
+// and "repeat" by whether the kernel is a GEMM ("loop, one wave", "full, gemm", "slice", ...).
 std::string confidence_row(const std::string& method, bool several_waves, bool gemm);
+
+// A kernel's place in a model step: its name without the layer ("L12.k_proj" -> "k_proj"). A
+// repeat's error from standing for another place is the same in every layer (sampling.h,
+// "Confidence").
+std::string kernel_place(const std::string& name);
 
 // One line naming the method and its parameters, for `ltc sim` and the JSON output.
 std::string sample_method(const SampleOptions& so);
