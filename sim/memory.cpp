@@ -247,6 +247,15 @@ void stream_l2(MemoryState& state, const std::vector<LineStream>& oldest_first, 
   }
 }
 
+void drain_backlog(MemoryState& state, double cycles, const MemoryState& left) {
+  for (auto [queue, last] : {std::pair{&state.l2_backlog, &left.l2_backlog},
+                             std::pair{&state.dram_backlog, &left.dram_backlog}}) {
+    for (size_t i = 0; i < queue->size(); ++i) {
+      (*queue)[i] = std::max((*queue)[i] - cycles, i < last->size() ? (*last)[i] : 0.0);
+    }
+  }
+}
+
 MemoryState cut_l2(const MemoryState& whole, int f) {
   const size_t n = whole.l2_slices.size();
   if (f < 1 || n % size_t(f) != 0) throw std::invalid_argument("cut_l2: f must divide the slices");

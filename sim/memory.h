@@ -332,6 +332,11 @@ struct LineStream {
 };
 void stream_l2(MemoryState& state, const std::vector<LineStream>& oldest_first, uint64_t seed);
 
+// The work `state`'s L2 slices and DRAM channels had queued, `cycles` later (kernels that are
+// not simulated ran meanwhile and absorbed it), but at least what the last of them left queued
+// at its end (`left`'s l2_backlog and dram_backlog).
+void drain_backlog(MemoryState& state, double cycles, const MemoryState& left);
+
 class L2 : public sc_core::sc_module {
  public:
   tlm_utils::multi_passthrough_target_socket<L2> target;  // one binding per SM

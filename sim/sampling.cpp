@@ -234,23 +234,20 @@ const std::vector<Confidence>& confidence_table() {
   return table;
 }
 
-// How far a repeat's cycles are from its kernel's in the full run (the "repeat" rows, GEMMs and
-// others; zero where the table has none).
-Confidence repeat_context(bool gemm) {
+// The table's row (confidence_row) for a kernel sampled by `method`; zero where it has none.
+Confidence confidence_of(const std::string& method, bool several_waves, bool gemm) {
+  const std::string row = confidence_row(method, several_waves, gemm);
   for (const Confidence& c : confidence_table()) {
-    if (c.method == "repeat" && c.gemm == gemm) return c;
+    if (confidence_row(c.method, c.several_waves, c.gemm) == row) return c;
   }
   return {};
 }
 
 void set_confidence(SampleInfo& info, bool first, bool several_waves, bool gemm) {
-  const std::string row = confidence_row(info.method, several_waves, gemm);
-  for (const Confidence& c : confidence_table()) {
-    if (confidence_row(c.method, c.several_waves, c.gemm) != row) continue;
-    const bool exact = first && c.method == "full";  // the same simulation as the full run's
-    info.error_mean = exact ? 0.0 : c.mean;
-    info.error_max = exact ? 0.0 : c.max;
-  }
+  const Confidence c = confidence_of(info.method, several_waves, gemm);
+  const bool exact = first && info.method == "full";  // the same simulation as the full run's
+  info.error_mean = exact ? 0.0 : c.mean;
+  info.error_max = exact ? 0.0 : c.max;
 }
 
 // The share of a run's cycles its DRAM channels were busy: its DRAM bytes at the GPU's DRAM
@@ -520,10 +517,10 @@ std::string sample_method(const SampleOptions& so) {
       "repeated kernels simulated once; each other kernel from the L2 and queues the kernel "
       "simulated before left, in two runs with its main loop at {} and {} trips (more after "
       "pending write-backs; a kernel of several waves with the L2's lines aging N / trips times "
-      "faster, or whole where its DRAM is over 60% busy) and its grid cut to >= {} waves plus the "
-      "tail{}; extrapolated linearly in the trips and by the steady blocks' residency over the "
+      "faster, or whole where its DRAM is over {:.0f}% busy) and its grid cut to >= {} waves plus "
+      "the tail{}; extrapolated linearly in the trips and by the steady blocks' residency over the "
       "waves cut",
-      so.trips[0], so.trips[1], so.min_waves, slices);
+      so.trips[0], so.trips[1], 100 * kMaxDramBusy, so.min_waves, slices);
 }
 
 RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
@@ -553,6 +550,8 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
   RunStats out;
   out.clock_ghz = gpu.clock_ghz;
   out.sample_method = sample_method(so);
+  const Confidence place_error[2] = {confidence_of("repeat", false, false),
+                                     confidence_of("repeat", false, true)};
   std::vector<traces::Kernel> seen;  // nameless copies of the kernels simulated
   std::vector<size_t> seen_at;       // their index in out.kernels
   // What the last simulated kernel's last run left in L2, and the repeats after it moved their
@@ -562,7 +561,7 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
   // The work each simulated kernel left queued at its end (MemoryState's l2_backlog and
   // dram_backlog, parallel to `seen`); the cycles the repeats since took (with their gaps), and
   // the last one's kernel.
-  std::vector<std::pair<std::vector<double>, std::vector<double>>> seen_backlog;
+  std::vector<MemoryState> seen_backlog;  // their queues only
   double repeat_cycles = 0;
   size_t last_repeat = 0;
   int64_t t = 0;
@@ -578,8 +577,8 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
       ks.sample = SampleInfo{};
       ks.sample.method = "repeat";
       // The repeated kernel's error, and how far a kernel's cycles move from one place in the
-      // step to another (independent of it).
-      const Confidence context = repeat_context(ks.gemm);
+      // step to another (independent of it: the "repeat" rows).
+      const Confidence& context = place_error[ks.gemm ? 1 : 0];
       ks.sample.error_mean = std::hypot(of.error_mean, context.mean);
       ks.sample.error_max = of.error_max + context.max;
       ks.sample.repeats = ks.name;
@@ -601,14 +600,7 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
         // its kernel left. Carried as left, a LLaMA2-13B prefill's attn_residual on M2N32K8 LUT
         // cores, after o_precompute's 138 MB of write-backs and o_proj.lmma (a repeat of
         // q_proj.lmma), waited for them: 68,125 cycles against the full run's 24,715.
-        const auto& left = seen_backlog[last_repeat];
-        for (auto [queue, last] : {std::pair{&memory->l2_backlog, &left.first},
-                                   std::pair{&memory->dram_backlog, &left.second}}) {
-          for (size_t i = 0; i < queue->size(); ++i) {
-            const double l = i < last->size() ? (*last)[i] : 0.0;
-            (*queue)[i] = std::max((*queue)[i] - repeat_cycles, l);
-          }
-        }
+        drain_backlog(*memory, repeat_cycles, seen_backlog[last_repeat]);
         out.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       }
       repeats.clear();
@@ -619,7 +611,9 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
       if (out.interrupted) break;
       memory = std::move(next);
       out.sample_simulated_instructions += ks.sample.simulated_instructions;
-      seen_backlog.emplace_back(memory->l2_backlog, memory->dram_backlog);
+      seen_backlog.emplace_back();
+      seen_backlog.back().l2_backlog = memory->l2_backlog;
+      seen_backlog.back().dram_backlog = memory->dram_backlog;
       seen.push_back(std::move(nameless));
       seen_at.push_back(out.kernels.size());
     }
@@ -642,7 +636,7 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
       group[k.name] += k.sample.error_mean * double(k.cycles);
     } else {
       group[k.sample.repeats] += simulated_error[k.sample.repeats] * double(k.cycles);
-      group["place " + kernel_place(k.name)] += repeat_context(k.gemm).mean * double(k.cycles);
+      group["place " + kernel_place(k.name)] += place_error[k.gemm ? 1 : 0].mean * double(k.cycles);
     }
     max += k.sample.error_max * double(k.cycles);
   }
