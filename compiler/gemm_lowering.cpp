@@ -292,6 +292,7 @@ LutGemmPlan plan_lut_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu) {
                      std::to_string(gpu.shared_memory_kb_per_block) +
                      " KB of shared memory per block of '" + gpu.name + "' (use fewer stages)");
   }
+  tc.stage_bytes = double(l.stage_bytes);
   tc.smem_bytes_per_block = double(l.S * l.stage_bytes);
 
   // INT: fp16 scale + fp16 zero point per (group, column); multi-basis: fp16 row scale per basis.
@@ -553,8 +554,9 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   op.b = weight_bits > 0 ? op.a : b;
   op.acc = int8 ? DType::kInt32 : DType::kFp32;
   op.out = op.acc;
-  tiling::GemmProblem prob = tiling::mac_gemm_problem(gpu, m, n, k, op.a, op.b);
-  if (weight_bits > 0) prob.w_bits = weight_bits;
+  const tiling::GemmProblem prob = weight_bits > 0
+                                       ? tiling::mac_mpgemm_problem(gpu, m, n, k, op.a, weight_bits)
+                                       : tiling::mac_gemm_problem(gpu, m, n, k, op.a, op.b);
   tiling::TileChoice tc = tiling::require_tiles(prob, gpu);
   op.shape = prob.instr;
   traces::validate(op, "gemm " + name);
@@ -563,8 +565,9 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   const int64_t ik = op.shape.k;
   const int64_t eb = golden::dtype_bits(op.a) / 8;
   const int64_t k_tiles = ceil_div(k, bk);
-  // Codes used as the MMA operand directly (int8 x int8 codes), else dequantized per K tile.
-  const bool dequant = weight_bits > 0 && !(int8 && weight_bits == 8);
+  // Codes used as the MMA operand directly (int8 x int8 codes), else dequantized per K tile
+  // (the tiling's shared memory holds the dequantized tile: tiling::mac_mpgemm_problem).
+  const bool dequant = prob.dequant_bits > 0;
 
   const int64_t grid_x = ceil_div(n, bn), m_blocks = ceil_div(m, bm);
   const int64_t Mp = m_blocks * bm, Np = grid_x * bn, Kp = k_tiles * bk;
@@ -584,9 +587,14 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   tc.stages = pipeline_stages(stages > 0 ? stages : tc.stages, k_tiles);
   const int S = tc.stages;
   if (double(S * stage_bytes + smem_dq) > gpu.shared_memory_kb_per_block * 1024.0) {
-    throw InputError("gemm " + name + ": " + std::to_string(S) +
-                     " pipeline stages exceed the shared memory per block of '" + gpu.name + "'");
+    const int64_t fit = (int64_t(gpu.shared_memory_kb_per_block * 1024.0) - smem_dq) / stage_bytes;
+    throw InputError("gemm " + name + ": --stages " + std::to_string(S) + " needs " +
+                     std::to_string(S * stage_bytes + smem_dq) +
+                     " B of shared memory per block, more than the " +
+                     std::to_string(int64_t(gpu.shared_memory_kb_per_block * 1024.0)) + " B of '" +
+                     gpu.name + "' (this tile fits at most " + std::to_string(fit) + " stages)");
   }
+  tc.stage_bytes = double(stage_bytes);
   tc.smem_bytes_per_block = double(S * stage_bytes + smem_dq);
   if (tiles_out) *tiles_out = tc;
 

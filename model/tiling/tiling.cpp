@@ -126,6 +126,19 @@ GemmProblem mac_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int
   return p;
 }
 
+GemmProblem mac_mpgemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
+                               golden::DType act, int weight_bits) {
+  if (weight_bits < 1 || weight_bits > 8) {
+    throw InputError("gemm: weight codes of 1..8 bits for a MAC mpGEMM (got " +
+                     std::to_string(weight_bits) + ")");
+  }
+  GemmProblem p = mac_gemm_problem(gpu, m, n, k, act, act);
+  p.w_bits = weight_bits;
+  const bool codes_direct = act == golden::DType::kInt8 && weight_bits == 8;
+  p.dequant_bits = codes_direct ? 0 : golden::dtype_bits(act);
+  return p;
+}
+
 TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const Tile& block,
                           const Tile& warp, bool* fits) {
   TileChoice c;
@@ -147,8 +160,9 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   const int64_t warpgroup = p.tile_warpgroup();
   if (warpgroup > 1 && block.m / warp.m != warpgroup) return c;
 
-  c.smem_bytes_per_block =
-      c.stages * (double(block.m) * block.k * p.a_bits + double(block.n) * block.k * p.w_bits) / 8;
+  c.stage_bytes = (double(block.m) * block.k * p.a_bits + double(block.n) * block.k * p.w_bits) / 8;
+  const double dequant_bytes = double(block.n) * block.k * p.dequant_bits / 8;
+  c.smem_bytes_per_block = c.stages * c.stage_bytes + dequant_bytes;
   const double smem_block_limit = gpu.shared_memory_kb_per_block * 1024.0;
   if (c.smem_bytes_per_block > smem_block_limit) return c;
 
@@ -174,17 +188,16 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   c.blocks_per_sm = bps;
   // Deepen the pipeline while a block still fits and the SM keeps as many blocks: more stages
   // keep more bytes in flight (what memory-bound tiles need, see memory_us below).
-  const double stage_bytes =
-      (double(block.m) * block.k * p.a_bits + double(block.n) * block.k * p.w_bits) / 8;
+  const double stage_bytes = c.stage_bytes;
   const int64_t k_tiles = ceil_div(p.k, block.k);
   const int64_t grid_blocks = ceil_div(p.m, block.m) * ceil_div(p.n, block.n);
   const int64_t resident = std::min<int64_t>(bps, ceil_div(grid_blocks, gpu.sms));
   while (c.stages < kMaxStages && c.stages <= k_tiles &&
-         (c.stages + 1) * stage_bytes <= smem_block_limit &&
-         int64_t(smem_sm / ((c.stages + 1) * stage_bytes)) >= resident) {
+         (c.stages + 1) * stage_bytes + dequant_bytes <= smem_block_limit &&
+         int64_t(smem_sm / ((c.stages + 1) * stage_bytes + dequant_bytes)) >= resident) {
     ++c.stages;
   }
-  c.smem_bytes_per_block = c.stages * stage_bytes;
+  c.smem_bytes_per_block = c.stages * stage_bytes + dequant_bytes;
 
   c.grid_m = ceil_div(p.m, block.m);
   c.grid_n = ceil_div(p.n, block.n);
@@ -326,8 +339,8 @@ std::optional<TileChoice> choose_tiles(const GemmProblem& p, const hw::GpuConfig
               const int64_t active_sms = std::min<int64_t>(t.blocks(), gpu.sms);
               // Estimates within 1% of each other tie (they differ by rounding, not design).
               const double bucket = std::round(std::log(std::max(t.estimated_us, 1e-9)) / 0.01);
-              const double in_flight = double(t.stages - 1) * t.smem_bytes_per_block /
-                                       double(t.stages) * double(t.blocks_per_sm);
+              const double in_flight =
+                  double(t.stages - 1) * t.stage_bytes * double(t.blocks_per_sm);
               return std::make_tuple(bucket, -active_sms, -resident, -in_flight, t.global_bytes,
                                      t.padding_fraction, -double(t.warp.m * t.warp.n),
                                      -double(t.block.k));

@@ -44,6 +44,9 @@ struct GemmProblem {
   int passes = 1;              // instruction passes per instruction tile (W planes on a LUT core)
   int lut_tiles_per_core = 0;  // LUT: parallel tiles per tensor core; 0: a MAC problem, whose
                                // instruction is `instr`
+  // Dequantize-then-MAC: bits per element of the one dequantized W tile (block.n x block.k) a
+  // block keeps in shared memory beside its pipeline stages; 0 when W feeds the MMA as stored.
+  double dequant_bits = 0;
   // The compiler's kernel-level view (what the simulator measures): the shared-memory data path
   // (fragment reads, stage fills) bounds compute time, and operands re-read by blocks of one
   // wave come from L2. The roofline, whose own costs model neither yet, picks tiles without it.
@@ -68,6 +71,12 @@ GemmProblem lut_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int
 GemmProblem mac_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
                              golden::DType act = golden::DType::kFp16,
                              golden::DType weight = golden::DType::kFp16);
+// A MAC mpGEMM (dequantize-then-MAC): `act` x `weight_bits`-bit weight codes, stored packed and
+// dequantized per K tile into one W tile of the MMA's operand type (`act`); INT8 x 8-bit codes
+// feed the MMA directly. The compiler's lowering (compiler/gemm_lowering.cpp) lays out exactly
+// this shared memory.
+GemmProblem mac_mpgemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
+                               golden::DType act, int weight_bits);
 
 // LMMA instruction shapes (traces/isa.h): a x b tiles of the core shape, timed by
 // hw::lmma_issue_cycles (model/hw/gpu.h), the one formula the simulator and roofline use too.
@@ -90,7 +99,8 @@ struct TileChoice {
   int64_t blocks() const { return grid_m * grid_n; }
   int blocks_per_sm = 0;  // resident blocks, limited by registers and shared memory
   int64_t waves = 0;
-  double smem_bytes_per_block = 0;
+  double smem_bytes_per_block = 0;  // stages x stage_bytes, + the dequantized W tile
+  double stage_bytes = 0;           // one pipeline stage: the block's A and W tiles of one K step
   int registers_per_thread = 0;
   double global_bytes = 0;      // A + W reads of all blocks (DRAM or L2), plus the output
   double estimated_us = 0;      // the ranking score

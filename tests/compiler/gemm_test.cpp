@@ -506,6 +506,51 @@ TEST(GemmLowering, MacPathCompilesDenseAndDequantizeThenMacGemms) {
   }
 }
 
+TEST(GemmLowering, DequantizeThenMacTilesCountTheDequantizedTile) {
+  // The tiling chose the stages and the blocks per SM without the dequantized W tile the kernel
+  // keeps beside its stages: on the H200 a W2A8 2048x4096x4096 GEMM then asked for more shared
+  // memory than a block has ("4 pipeline stages exceed ..."), and on the A100 the paper's W1A16
+  // 2048x27648x5120 was tiled for two blocks per SM where one fits (sim/README.md, "The paper's
+  // kernel experiment").
+  struct M {
+    const char* gpu;
+    int64_t m, n, k;
+    DType act;
+    int wbits;
+  };
+  const M cases[] = {
+      {"h200", 2048, 4096, 4096, DType::kInt8, 2},
+      {"h200", 8, 14336, 14336, DType::kFp16, 4},
+      {"h100", 2048, 4096, 4096, DType::kFp16, 4},
+      {"a100", 2048, 27648, 5120, DType::kFp16, 1},
+      {"a100", 1, 8192, 8192, DType::kFp16, 4},
+      {"rtx3090", 1024, 4096, 4096, DType::kBf16, 2},
+      {"a100-80g", 256, 28672, 8192, DType::kFp16, 4},
+      {"a100", 256, 4096, 4096, DType::kInt8, 8},
+  };
+  for (const M& c : cases) {
+    SCOPED_TRACE(std::string(c.gpu) + " " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+                 std::to_string(c.k) + " w" + std::to_string(c.wbits));
+    const hw::GpuConfig gpu = hw::load_gpu(c.gpu);
+    tiling::TileChoice tc;
+    const traces::Kernel k = lower_mma_gemm("g", 1, c.m, c.n, c.k, c.act, c.act, gpu, &tc, c.wbits);
+    const double smem_block = gpu.shared_memory_kb_per_block * 1024.0;
+    const double smem_sm = gpu.shared_memory_kb_per_sm * 1024.0;
+    EXPECT_LE(double(k.smem_bytes), smem_block);
+    EXPECT_DOUBLE_EQ(double(k.smem_bytes), tc.smem_bytes_per_block);
+    // The blocks per SM the tiling planned for (a whole wave's, or the grid's share) fit.
+    const int64_t planned =
+        std::min<int64_t>(tc.blocks_per_sm, (tc.blocks() + gpu.sms - 1) / gpu.sms);
+    EXPECT_LE(planned, int64_t(smem_sm / double(k.smem_bytes)));
+    // Stages of the packed codes and A, plus one dequantized tile in A's type (none when INT8
+    // codes feed the MMA).
+    const int64_t eb = golden::dtype_bits(c.act) / 8;
+    const int64_t stage = tc.block.m * tc.block.k * eb + tc.block.n * tc.block.k * c.wbits / 8;
+    const int64_t dq = c.wbits == 8 && c.act == DType::kInt8 ? 0 : tc.block.n * tc.block.k * eb;
+    EXPECT_EQ(int64_t(k.smem_bytes), tc.stages * stage + dq);
+  }
+}
+
 TEST(GemmLowering, WarpgroupMmaKernelsReadBOnceForTheGroup) {
   // On h200 (sm.mma_warpgroup 4) the block's warps along M are one warpgroup and each warp
   // loads a quarter of B's fragment; with warpgroups off every warp loads all of it.
