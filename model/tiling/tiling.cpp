@@ -234,8 +234,16 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
                            double(block.m) * p.a_bits + double(block.n) * p.w_bits;
   const double smem_us_per_block =
       smem_bits / 8 * k_pad / (double(gpu.sm.lsu_bytes_per_cycle) * gpu.clock_ghz * 1e3);
-  const double compute_us = blocks_in_turn * std::max(block_ops / sm_ops_per_us,
-                                                      p.kernel_level ? smem_us_per_block : 0.0);
+  // Dequantize-then-MAC: the block dequantizes its W tile's codes once per K step on the SM's
+  // CUDA cores, beside the tensor cores (what binds it when the block is short in M).
+  const double dequant_us_per_block =
+      p.dequant_bits > 0 ? double(kDequantOpsPerCode) * double(block.n) * k_pad /
+                               (double(gpu.fp32_lanes_per_sm()) * gpu.clock_ghz * 1e3)
+                         : 0.0;
+  const double compute_us =
+      blocks_in_turn *
+      std::max({block_ops / sm_ops_per_us, p.kernel_level ? smem_us_per_block : 0.0,
+                p.kernel_level ? dequant_us_per_block : 0.0});
   // Traffic: A is read once per block column, W once per block row. An operand whose unique
   // bytes fit in half of L2 is fetched from DRAM once and re-read from L2. So is every operand
   // when one wave's working set fits there: blocks run in raster order (bx fastest), so the

@@ -71,6 +71,10 @@ GemmProblem lut_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int
 GemmProblem mac_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
                              golden::DType act = golden::DType::kFp16,
                              golden::DType weight = golden::DType::kFp16);
+// CUDA-core thread operations that dequantize one weight code: unpack (shift and mask), convert,
+// subtract the zero point, scale. The lowering emits them (compiler/gemm_lowering.cpp) and the
+// tiling charges them (evaluate_tiles).
+inline constexpr int kDequantOpsPerCode = 4;
 // A MAC mpGEMM (dequantize-then-MAC): `act` x `weight_bits`-bit weight codes, stored packed and
 // dequantized per K tile into one W tile of the MMA's operand type (`act`); INT8 x 8-bit codes
 // feed the MMA directly. The compiler's lowering (compiler/gemm_lowering.cpp) lays out exactly

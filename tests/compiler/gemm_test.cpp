@@ -548,6 +548,19 @@ TEST(GemmLowering, DequantizeThenMacTilesCountTheDequantizedTile) {
     const int64_t stage = tc.block.m * tc.block.k * eb + tc.block.n * tc.block.k * c.wbits / 8;
     const int64_t dq = c.wbits == 8 && c.act == DType::kInt8 ? 0 : tc.block.n * tc.block.k * eb;
     EXPECT_EQ(int64_t(k.smem_bytes), tc.stages * stage + dq);
+    // The tiling's estimate covers the CUDA-core work the kernel issues (the dequantize pass),
+    // spread over every SM's FP32 lanes: counted here from the trace's ALU instructions.
+    double thread_ops = 0;
+    std::vector<double> mult = {1};
+    for (const traces::Instr& in : k.program) {
+      if (in.op == traces::Opcode::kLoop) mult.push_back(mult.back() * double(in.count));
+      if (in.op == traces::Opcode::kEndLoop) mult.pop_back();
+      if (in.op == traces::Opcode::kAlu) thread_ops += mult.back() * double(in.count);
+    }
+    thread_ops *= double(k.warps_per_block() * k.blocks());
+    const double alu_us =
+        thread_ops / (double(gpu.fp32_lanes_per_sm()) * gpu.sms * gpu.clock_ghz * 1e3);
+    EXPECT_GE(tc.estimated_us, alu_us);
   }
 }
 
