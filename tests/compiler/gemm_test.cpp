@@ -564,6 +564,24 @@ TEST(GemmLowering, DequantizeThenMacTilesCountTheDequantizedTile) {
   }
 }
 
+TEST(GemmLowering, TooManyStagesNameTheFlagAndTheStagesThatFit) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100");
+  tiling::TileChoice tc;
+  lower_mma_gemm("g", 1, 2048, 27648, 5120, DType::kFp16, DType::kFp16, gpu, &tc, 1);
+  // Stages of the chosen tile that fit beside the dequantized tile, by hand.
+  const int64_t eb = 2, limit = int64_t(gpu.shared_memory_kb_per_block * 1024.0);
+  const int64_t stage = tc.block.m * tc.block.k * eb + tc.block.n * tc.block.k / 8;
+  const int64_t fit = (limit - tc.block.n * tc.block.k * eb) / stage;
+  try {
+    lower_mma_gemm("g", 1, 2048, 27648, 5120, DType::kFp16, DType::kFp16, gpu, nullptr, 1, 16);
+    FAIL() << "16 stages of " << stage << " B fit in " << limit << " B";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("--stages 16"), std::string::npos) << what;
+    EXPECT_NE(what.find("at most " + std::to_string(fit) + " stages"), std::string::npos) << what;
+  }
+}
+
 TEST(GemmLowering, WarpgroupMmaKernelsReadBOnceForTheGroup) {
   // On h200 (sm.mma_warpgroup 4) the block's warps along M are one warpgroup and each warp
   // loads a quarter of B's fragment; with warpgroups off every warp loads all of it.
