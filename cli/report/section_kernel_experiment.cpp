@@ -85,7 +85,7 @@ std::string experiment_html(SectionContext& ctx) {
   }
   // What dequantizing costs our MAC baseline: its time over the FP16-weight GEMM's.
   const std::string mac_cost =
-      fp16 && fp16->cycles > 0 && !e.rows.empty()
+      fp16 && fp16->cycles > 0
           ? fmt::format(
                 "our dequantize-then-MAC baseline takes {:.2f}x the time of the same GEMM "
                 "with FP16 weights",
