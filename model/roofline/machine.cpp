@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "model/tiling/tiling.h"
+
 namespace ltc::roofline {
 
 using golden::DType;
@@ -92,16 +94,18 @@ GemmPath Machine::gemm_path(const llm::WeightFormat& w, DType act, bool tables) 
     }
   }
   // Dequantize-then-MAC: weights are converted to the activation format in registers, then the
-  // MAC core runs act x act. Per weight element: unpack + convert + scale (per basis for
-  // multi-basis binary); a float-to-float conversion is one op.
+  // MAC core runs act x act. Per weight code: tiling::kDequantOpsPerCode thread instructions
+  // (unpack, convert, zero point, scale; the count the compiler's kernels emit), per basis for
+  // multi-basis binary (each basis a 1-bit code with its own scale); a float-to-float
+  // conversion is one.
   p.unit = GemmUnit::kMacDequant;
   p.peak_tops = mac_tops(act);
   if (w.kind == llm::WeightFormatKind::kFloat) {
     p.dequant_ops_per_weight = 1;
   } else if (w.kind == llm::WeightFormatKind::kMultiBasisBinary) {
-    p.dequant_ops_per_weight = 2.0 * w.bases;
+    p.dequant_ops_per_weight = double(tiling::kDequantOpsPerCode) * w.bases;
   } else {
-    p.dequant_ops_per_weight = 2;
+    p.dequant_ops_per_weight = tiling::kDequantOpsPerCode;
   }
   // A GPU without tensor cores for `act` (FP8 on A100) upcasts to FP16: say so in the path.
   const bool native = gpu_.mac_tops(act_name, act_name) > 0;

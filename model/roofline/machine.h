@@ -25,9 +25,11 @@ std::string_view gemm_unit_name(GemmUnit u);  // "mac", "mac-dequant", "lut"
 
 struct GemmPath {
   GemmUnit unit = GemmUnit::kMac;
-  double peak_tops = 0;               // dense tensor rate of the path, whole GPU
-  double dequant_ops_per_weight = 0;  // CUDA-core ops per weight element per M-tile (kMacDequant)
-  std::string description;            // "lut int8 x int2 (2 planes)", "mac fp16 x fp16"
+  double peak_tops = 0;  // dense tensor rate of the path, whole GPU
+  // kMacDequant: CUDA-core thread instructions per weight element per M-tile, issued at the SM's
+  // FP32-lane rate (tiling::kDequantOpsPerCode for integer codes)
+  double dequant_ops_per_weight = 0;
+  std::string description;  // "lut int8 x int2 (2 planes)", "mac fp16 x fp16"
 };
 
 class Machine {

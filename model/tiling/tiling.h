@@ -71,9 +71,13 @@ GemmProblem lut_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int
 GemmProblem mac_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
                              golden::DType act = golden::DType::kFp16,
                              golden::DType weight = golden::DType::kFp16);
-// CUDA-core thread operations that dequantize one weight code: unpack (shift and mask), convert,
-// subtract the zero point, scale. The lowering emits them (compiler/gemm_lowering.cpp) and the
-// tiling charges them (evaluate_tiles).
+// CUDA-core thread instructions that dequantize one weight code: unpack (shift and mask),
+// convert, subtract the zero point, scale. The lowering emits them (compiler/gemm_lowering.cpp),
+// the tiling charges them (evaluate_tiles), the roofline too (model/roofline/machine.cpp), all
+// at the FP32-lane rate. Measured on an H200 (configs/calibration/h200-microbench.json, topic
+// "dequant"; tools/microbench/dequant.py): PyTorch's W4A16 tinygemm kernel issues 4.32 CUDA-core
+// thread instructions per code it dequantizes (all of its CUDA-core work), a Triton W4A16 GEMM
+// 3.64-4.26 more than the same kernel on FP16 weights.
 inline constexpr int kDequantOpsPerCode = 4;
 // A MAC mpGEMM (dequantize-then-MAC): `act` x `weight_bits`-bit weight codes, stored packed and
 // dequantized per K tile into one W tile of the MMA's operand type (`act`); INT8 x 8-bit codes

@@ -1,9 +1,14 @@
 // Tile selection: capacities respected, operand sizes charged by their real bytes.
 #include "model/tiling/tiling.h"
+#include "common/config_dir.h"
 #include "common/error.h"
 #include "model/hw/gpu.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
 
 namespace ltc::tiling {
 namespace {
@@ -19,6 +24,31 @@ void expect_fits(const TileChoice& c, const GemmProblem& p, const hw::GpuConfig&
   EXPECT_GE(c.grid_m * c.block.m, p.m);
   EXPECT_GE(c.grid_n * c.block.n, p.n);
   EXPECT_GE(c.k_steps * c.block.k, p.k);
+}
+
+// The dequantize cost the compiler's kernels, the tiling and the roofline charge per weight code
+// lies within what real W4A16 kernels issue on an H200 (tools/microbench/dequant.py): tinygemm's
+// CUDA-core thread instructions per code it dequantizes, and each Triton pair's difference
+// (the same GEMM on int4 codes less on fp16 weights).
+TEST(Tiling, DequantOpsPerCodeLieWithinTheMeasuredKernels) {
+  std::ifstream f(config_dir("calibration") + "/h200-microbench.json");
+  ASSERT_TRUE(f.good());
+  const auto j = nlohmann::json::parse(f).at("results").at("dequant");
+  std::vector<double> measured;
+  for (const auto& [name, c] : j.at("cases").items()) {
+    if (name.rfind("tinygemm", 0) == 0) {
+      measured.push_back(c.at("cuda_core_thread_inst_per_code").get<double>());
+    }
+  }
+  for (const auto& [name, pair] : j.at("triton_pairs").items()) {
+    measured.push_back(pair.at("cuda_core_thread_inst_per_code").get<double>());
+  }
+  ASSERT_EQ(measured.size(), 7u);  // tinygemm at M = 1, 16, 64, 256; three Triton pairs
+  const auto [lo, hi] = std::minmax_element(measured.begin(), measured.end());
+  EXPECT_GE(kDequantOpsPerCode, *lo);
+  EXPECT_LE(kDequantOpsPerCode, *hi);
+  EXPECT_GT(*lo, 3.0);  // the figures themselves: 3.64 .. 4.32
+  EXPECT_LT(*hi, 5.0);
 }
 
 TEST(Tiling, LutOperandSizesAreTableBitsAndPlanes) {

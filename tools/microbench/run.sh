@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build every microbenchmark with nvcc -arch=sm_90 (wgmma: sm_90a), run them
 # one after the other, and merge their JSON into one file. A topic with a .py
-# file (clock_under_load) is a python3 (PyTorch) script instead.
+# file (clock_under_load, dequant) is a python3 (PyTorch) script instead.
 #   tools/microbench/run.sh [OUT_JSON]
 # Env: TOPICS="clock latency ..." to run a subset; BUILD=dir (default ./build);
 #      TIMEOUT=seconds per program (default 300); SASS=1 dumps SASS (cuobjdump);
@@ -11,7 +11,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=${BUILD:-$HERE/build}
 OUT_JSON=${1:-$BUILD/h200-microbench.json}
-TOPICS=${TOPICS:-"clock latency smem l2_bw dram_bw mma cp_async alu launch wgmma clock_under_load smsp_arbitration"}
+TOPICS=${TOPICS:-"clock latency smem l2_bw dram_bw mma cp_async alu launch wgmma clock_under_load smsp_arbitration dequant"}
 NVCC=${NVCC:-nvcc}
 mkdir -p "$BUILD"
 
