@@ -674,7 +674,9 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
       p.emit(mem(
           Opcode::kLdShared, 0, uint64_t(chunk * weight_bits / 8),
           affine(smem_a, {wy(kr.warps_x * chunk * weight_bits / 8), wx(chunk * weight_bits / 8)})));
-      p.emit(count_op(Opcode::kAlu, uint64_t(tiling::kDequantOpsPerCode * chunk)));
+      Instr ops = count_op(Opcode::kAlu, uint64_t(tiling::kDequantOpsPerCode * chunk));
+      ops.int_ops = uint64_t(tiling::kDequantIntOpsPerCode * chunk);
+      p.emit(ops);
       p.emit(mem(Opcode::kStShared, 0, uint64_t(chunk * eb),
                  affine(S * stage_bytes, {wy(kr.warps_x * chunk * eb), wx(chunk * eb)})));
       p.emit(barrier());

@@ -128,13 +128,21 @@ KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuCo
   for (size_t i = 0; i < k.program.size(); ++i) {
     const Instr& in = k.program[i];
     DecodedInstr& d = plan.decoded[i];
-    auto cuda = [&](uint64_t ops, uint8_t reads) {
+    // `int_ops` of the ops on the INT32 lanes: a sub-partition's share of the SM's CUDA cores
+    // (GpuConfig::cuda_core_cycles), else the FP32 lanes alone.
+    auto cuda = [&](uint64_t ops, uint8_t reads, uint64_t int_ops = 0) {
       d.unit = Unit::kAlu;
       d.reads = reads;
       d.writes = kValues;
       d.thread_ops = ops;
       d.simt = uint32_t(std::max<uint64_t>(1, (ops + 31) / 32));
-      d.occupancy = int32_t(std::max<uint64_t>(1, (ops + uint64_t(lanes) - 1) / uint64_t(lanes)));
+      constexpr double kMaxOccupancy = double(1 << 30);  // latency adds to it in an int32_t
+      const double cycles =
+          int_ops > 0 ? std::ceil(double(sps) *
+                                      gpu.cuda_core_cycles(double(ops - int_ops), double(int_ops)) -
+                                  1e-9)
+                      : double((ops + uint64_t(lanes) - 1) / uint64_t(lanes));
+      d.occupancy = int32_t(std::clamp(cycles, 1.0, kMaxOccupancy));
       d.latency = d.occupancy + sm.alu_latency_cycles;
     };
     auto tensor = [&](const hw::TensorOpTiming& t, const golden::LmmaShape& shape) {
@@ -184,8 +192,10 @@ KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuCo
           break;
         case Opcode::kPrecompute:
         case Opcode::kQuantTable:
-        case Opcode::kAlu:
           cuda(in.cuda_ops(), kFragments | kValues);
+          break;
+        case Opcode::kAlu:
+          cuda(in.cuda_ops(), kFragments | kValues, in.int_ops);
           break;
         case Opcode::kDequant:
           cuda(in.cuda_ops(), kFragments | kValues | kAllAccumulators);

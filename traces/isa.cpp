@@ -385,7 +385,7 @@ bool Instr::operator==(const Instr& o) const {
          n == o.n && k == o.k && g == o.g && rows == o.rows && cols == o.cols && basis == o.basis &&
          row_scale == o.row_scale && salient == o.salient && lmma == o.lmma && mma == o.mma &&
          k_group == o.k_group && act == o.act && table == o.table && count == o.count &&
-         frag == o.frag && stride == o.stride;
+         int_ops == o.int_ops && frag == o.frag && stride == o.stride;
 }
 
 std::string Instr::str() const {
@@ -431,6 +431,7 @@ std::string Instr::str() const {
     case Opcode::kSfu:
       s = std::string(opcode_name(op));
       field("count", std::to_string(count));
+      if (int_ops > 0) field("int", std::to_string(int_ops));
       break;
     case Opcode::kPrecompute:
       s = "precompute.k" + std::to_string(k_group) + "." + std::string(short_dtype(act)) + "." +
@@ -526,9 +527,11 @@ Instr parse_instr(std::string_view line, const std::string& where) {
       allowed = in.op == Opcode::kLdShared ? " bytes addr frag stride " : " bytes addr stride ";
       break;
     case Opcode::kQuantTable:
-    case Opcode::kAlu:
     case Opcode::kSfu:
       allowed = " count ";
+      break;
+    case Opcode::kAlu:
+      allowed = " count int ";
       break;
     case Opcode::kPrecompute:
       allowed = " m k rows cols basis ";
@@ -578,6 +581,8 @@ Instr parse_instr(std::string_view line, const std::string& where) {
       in.addr = Affine::parse(value, where);
     else if (key == "count")
       in.count = parse_uint(value, where, "count");
+    else if (key == "int")
+      in.int_ops = parse_uint(value, where, "int");
     else if (key == "n" && in.op == Opcode::kWait)
       in.count = parse_uint(value, where, "n");
     else if (key == "m")

@@ -181,6 +181,9 @@ struct Instr {
   golden::DType act = golden::DType::kInt8;     // precompute: activation dtype
   golden::DType table = golden::DType::kInt16;  // precompute: table dtype
   uint64_t count = 0;  // alu/sfu ops, qtable tables, loop trip count, wait: groups left in flight
+  // alu: how many of `count` run on the INT32 lanes (shifts, masks, integer adds), the rest on
+  // the FP32 lanes (GpuConfig::cuda_core_cycles); trace version 4 (`int=`)
+  uint64_t int_ops = 0;
   // Fragment buffer (1..kMaxFragBuffers) an ldg / lds writes or an lmma / mma reads; 0: none
   // named (a reader then waits for every outstanding load). Lets a kernel load the next K
   // step's fragments while computing on the current ones (register double buffering).

@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "traces/trace_detail.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <tuple>
@@ -40,10 +41,14 @@ bool Kernel::operator==(const Kernel& o) const {
 }
 
 int Trace::minimum_version() const {
+  int v = kMinTraceVersion;
   for (const auto& k : kernels) {
-    if (k.cluster_x > 1) return 3;
+    if (k.cluster_x > 1) v = std::max(v, 3);
+    for (const auto& in : k.program) {
+      if (in.op == Opcode::kAlu && in.int_ops > 0) return 4;
+    }
   }
-  return kMinTraceVersion;
+  return v;
 }
 
 bool Trace::operator==(const Trace& o) const {

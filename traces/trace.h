@@ -44,9 +44,10 @@
 namespace ltc::traces {
 
 // The newest version this build reads and writes; files of kMinTraceVersion .. kTraceVersion
-// load. 2: commit / wait; 3: a kernel's thread-block cluster (`cluster`). A trace is written as
-// version 2 unless one of its kernels uses a cluster.
-inline constexpr int kTraceVersion = 3;
+// load. 2: commit / wait; 3: a kernel's thread-block cluster (`cluster`); 4: an alu's share on
+// the INT32 lanes (`int=`). A trace is written at the oldest version that holds it
+// (Trace::minimum_version).
+inline constexpr int kTraceVersion = 4;
 inline constexpr int kMinTraceVersion = 2;
 // Upper bound on the instructions one warp program may expand to (loop counts multiply);
 // larger programs are rejected as overflowing.
@@ -123,13 +124,14 @@ struct Kernel {
 };
 
 struct Trace {
-  int version = kMinTraceVersion;  // 3 when a kernel has cluster_x > 1
+  int version = kMinTraceVersion;  // 3 when a kernel has cluster_x > 1, 4 with an alu int=
   std::string gpu;                 // name of the GPU configuration it was compiled for
   std::vector<CoreSpec> cores;
   std::vector<Kernel> kernels;
   bool operator==(const Trace& o) const;
-  // The oldest format version that holds these kernels: 3 when one has a cluster, else
-  // kMinTraceVersion (what a compiler writes, so traces without clusters stay byte-identical).
+  // The oldest format version that holds these kernels: 4 when an alu has an INT32 share, 3 when
+  // a kernel has a cluster, else kMinTraceVersion (what a compiler writes, so traces without
+  // them stay byte-identical).
   int minimum_version() const;
 };
 

@@ -22,6 +22,7 @@ namespace {
 
 class BinaryWriter {
  public:
+  explicit BinaryWriter(int version) : version_(version) {}
   void u8(uint32_t v) { out_.push_back(char(uint8_t(v))); }
   void varint(uint64_t v) {
     while (v >= 0x80) {
@@ -73,10 +74,13 @@ class BinaryWriter {
         break;
       case Opcode::kLoop:
       case Opcode::kQuantTable:
-      case Opcode::kAlu:
       case Opcode::kSfu:
       case Opcode::kWait:
         varint(in.count);
+        break;
+      case Opcode::kAlu:
+        varint(in.count);
+        if (version_ >= 4) varint(in.int_ops);
         break;
       case Opcode::kPrecompute:
         u8(uint32_t(in.k_group));
@@ -126,6 +130,7 @@ class BinaryWriter {
   std::string& out() { return out_; }
 
  private:
+  int version_;  // the trace's format version (fields added later are written from theirs on)
   std::string out_;
 };
 
@@ -140,6 +145,7 @@ class BinaryReader {
     pos_ = 4;
     Trace t;
     t.version = int(u8()) | (int(u8()) << 8);
+    version_ = t.version;
     if (t.version < kMinTraceVersion || t.version > kTraceVersion) {
       fail(where(), "trace version " + std::to_string(t.version) +
                         " is not supported (this reader: " + std::to_string(kMinTraceVersion) +
@@ -319,9 +325,12 @@ class BinaryReader {
         if (in.count < 1) fail(where(), "loop count must be >= 1");
         break;
       case Opcode::kQuantTable:
-      case Opcode::kAlu:
       case Opcode::kSfu:
         in.count = bounded(uint64_t(1) << 48);
+        break;
+      case Opcode::kAlu:
+        in.count = bounded(uint64_t(1) << 48);
+        if (version_ >= 4) in.int_ops = bounded(in.count);
         break;
       case Opcode::kPrecompute:
         in.k_group = int(u8());
@@ -383,12 +392,13 @@ class BinaryReader {
   std::string_view b_;
   std::string origin_;
   size_t pos_ = 0;
+  int version_ = 0;
 };
 
 }  // namespace
 
 std::string write_binary(const Trace& t) {
-  BinaryWriter w;
+  BinaryWriter w(t.version);
   w.out().append(kBinaryMagic, 4);
   w.u8(uint32_t(t.version) & 0xff);
   w.u8(uint32_t(t.version) >> 8);

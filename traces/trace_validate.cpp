@@ -144,6 +144,13 @@ void validate(const Trace& t, const std::string& origin) {
     for (size_t i = 0; i < k.program.size(); ++i) {
       const Instr& in = k.program[i];
       const std::string w = kw + ": instruction " + std::to_string(i);
+      if (in.op == Opcode::kAlu && in.int_ops > 0) {
+        if (t.version < 4) fail(w, "an alu's int= needs trace version 4");
+        if (in.int_ops > in.count) {
+          fail(w, "alu int=" + std::to_string(in.int_ops) + " exceeds its count=" +
+                      std::to_string(in.count) + " (int is the share of count on INT32 lanes)");
+        }
+      }
       switch (in.op) {
         case Opcode::kLoop:
           if (in.count < 1) fail(w, "loop count must be >= 1");

@@ -205,6 +205,19 @@ int GpuConfig::fp32_lanes_per_sm() const {
   return std::max(1, int(std::lround(cuda_fp32_tflops * 1e12 / (2.0 * sms * clock_ghz * 1e9))));
 }
 
+int GpuConfig::int32_lanes_per_sm() const {
+  if (cuda_int32_tops <= 0) return 0;
+  return std::max(1, int(std::lround(cuda_int32_tops * 1e12 / (double(sms) * clock_ghz * 1e9))));
+}
+
+double GpuConfig::cuda_core_cycles(double fp_ops, double int_ops) const {
+  const double fp_lanes = fp32_lanes_per_sm();
+  const double int_lanes = int32_lanes_per_sm();
+  if (int_lanes <= 0) return (fp_ops + int_ops) / fp_lanes;
+  const double issue_lanes = 32.0 * sub_partitions_per_sm;
+  return std::max({fp_ops / fp_lanes, int_ops / int_lanes, (fp_ops + int_ops) / issue_lanes});
+}
+
 void GpuConfig::finalize() {
   const std::string w = "gpu '" + name + "'";
   if (sms <= 0) throw InputError(w + ": field 'sms' must be > 0");
@@ -243,6 +256,7 @@ void GpuConfig::finalize() {
   for (auto [key, v] :
        {std::pair{"l2.latency_ns", l2.latency_ns}, std::pair{"dram.latency_ns", dram.latency_ns},
         std::pair{"cuda_fp16_tflops", cuda_fp16_tflops},
+        std::pair{"cuda_int32_tops", cuda_int32_tops},
         std::pair{"tensor_area_mm2_per_sm", tensor_area_mm2_per_sm},
         std::pair{"tensor_power_w_per_sm", tensor_power_w_per_sm},
         std::pair{"dram_pj_per_byte", dram_pj_per_byte}}) {
@@ -409,6 +423,7 @@ void to_json(json& j, const GpuConfig& g) {
            {"mac_tensor", mac},
            {"cuda_fp32_tflops", g.cuda_fp32_tflops},
            {"cuda_fp16_tflops", g.cuda_fp16_tflops},
+           {"cuda_int32_tops", g.cuda_int32_tops},
            {"register_file_kb_per_sm", g.register_file_kb_per_sm},
            {"max_registers_per_thread", g.max_registers_per_thread},
            {"shared_memory_kb_per_sm", g.shared_memory_kb_per_sm},
@@ -506,6 +521,7 @@ void from_json(const json& j, GpuConfig& g) {
   }
   f.req("cuda_fp32_tflops", g.cuda_fp32_tflops);
   f.opt("cuda_fp16_tflops", g.cuda_fp16_tflops);
+  f.opt("cuda_int32_tops", g.cuda_int32_tops);
   f.opt("register_file_kb_per_sm", g.register_file_kb_per_sm);
   f.opt("max_registers_per_thread", g.max_registers_per_thread);
   f.opt("shared_memory_kb_per_sm", g.shared_memory_kb_per_sm);

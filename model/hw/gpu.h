@@ -163,6 +163,10 @@ struct GpuConfig {
 
   double cuda_fp32_tflops = 0;  // non-tensor FP32 (FMA counted as 2)
   double cuda_fp16_tflops = 0;  // non-tensor FP16
+  // Non-tensor INT32 (one op each) on lanes of their own beside the FP32 lanes (Volta and
+  // later: 16 of each per sub-partition on the A100, 16 INT32 beside 32 FP32 on the H100); 0:
+  // integer work runs on the FP32 lanes.
+  double cuda_int32_tops = 0;
 
   int register_file_kb_per_sm = 256;
   int max_registers_per_thread = 255;
@@ -215,6 +219,13 @@ struct GpuConfig {
   }
   // FP32 lanes of one SM (cuda_fp32_tflops / (2 * sms * clock)).
   int fp32_lanes_per_sm() const;
+  // INT32 lanes of one SM beside the FP32 ones (cuda_int32_tops / (sms * clock)); 0 when shared.
+  int int32_lanes_per_sm() const;
+  // Cycles one SM's CUDA cores take for `fp_ops` thread instructions on the FP32 lanes and
+  // `int_ops` on the INT32 lanes (on the FP32 lanes when the GPU has none apart): each kind at
+  // its lanes' rate, together at most one warp instruction per cycle per sub-partition. The
+  // one rule the simulator (per sub-partition), the compiler's tiling and the roofline use.
+  double cuda_core_cycles(double fp_ops, double int_ops) const;
   // The simulator's L2 bandwidth in bytes per cycle (sm.l2_bytes_per_cycle, else l2.bw_gbps).
   double l2_sim_bytes_per_cycle() const;
   double cycles_per_ns() const { return clock_ghz; }

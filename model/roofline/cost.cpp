@@ -114,9 +114,12 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
                                          ? path.peak_tops * 1e12 * rates->small_tile_fraction / sms
                                          : per_sm_tensor;
   const double per_sm_cuda = cuda_rate(m, DType::kFp16) / sms;
-  // Thread instructions per second per SM on the FP32 lanes (two FLOPs each): the dequantize
-  // pass's rate, as the compiler's kernels and the simulator issue it.
-  const double per_sm_lane_ops = cuda_rate(m, DType::kFp32) / 2 / sms;
+  // The dequantize pass's cycles per weight on one SM's CUDA cores (FP32 and INT32 lanes), as
+  // the compiler's kernels and the simulator issue it, at the CUDA cores' achievable fraction.
+  const double dequant_s_per_weight =
+      m.gpu().cuda_core_cycles(path.dequant_ops_per_weight - path.dequant_int_ops_per_weight,
+                               path.dequant_int_ops_per_weight) /
+      (m.gpu().clock_ghz * 1e9 * a.cuda_core_fraction);
   const double xb = g.x_bytes_per_element(), wb = g.w_bytes_per_element();
   const double dram_bw = rates && rates->dram_bw_fraction > 0
                              ? m.gpu().dram.bw_gbps * 1e9 * rates->dram_bw_fraction
@@ -141,7 +144,7 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
       const double active = double(std::min<int64_t>(tiles, sms));
       const double t_tensor =
           2.0 * t.tm * t.tn * kk / (t.tm < kSmallTileRows ? per_sm_tensor_small : per_sm_tensor);
-      const double t_dequant = path.dequant_ops_per_weight * double(t.tn) * kk / per_sm_lane_ops;
+      const double t_dequant = dequant_s_per_weight * double(t.tn) * kk;
       const double t_l2 = (t.tm * xb + t.tn * wb) * kk / (m.l2_bytes_per_s() / active);
       // In-kernel tables: built per k step before the tensor core can use them (a barrier
       // between the two phases), once per warp tile along N.

@@ -104,8 +104,10 @@ GemmPath Machine::gemm_path(const llm::WeightFormat& w, DType act, bool tables) 
     p.dequant_ops_per_weight = 1;
   } else if (w.kind == llm::WeightFormatKind::kMultiBasisBinary) {
     p.dequant_ops_per_weight = double(tiling::kDequantOpsPerCode) * w.bases;
+    p.dequant_int_ops_per_weight = double(tiling::kDequantIntOpsPerCode) * w.bases;
   } else {
     p.dequant_ops_per_weight = tiling::kDequantOpsPerCode;
+    p.dequant_int_ops_per_weight = tiling::kDequantIntOpsPerCode;
   }
   // A GPU without tensor cores for `act` (FP8 on A100) upcasts to FP16: say so in the path.
   const bool native = gpu_.mac_tops(act_name, act_name) > 0;

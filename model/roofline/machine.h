@@ -26,9 +26,11 @@ std::string_view gemm_unit_name(GemmUnit u);  // "mac", "mac-dequant", "lut"
 struct GemmPath {
   GemmUnit unit = GemmUnit::kMac;
   double peak_tops = 0;  // dense tensor rate of the path, whole GPU
-  // kMacDequant: CUDA-core thread instructions per weight element per M-tile, issued at the SM's
-  // FP32-lane rate (tiling::kDequantOpsPerCode for integer codes)
+  // kMacDequant: CUDA-core thread instructions per weight element per M-tile, of them on the
+  // INT32 lanes (tiling::kDequantOpsPerCode, kDequantIntOpsPerCode for integer codes), timed by
+  // GpuConfig::cuda_core_cycles
   double dequant_ops_per_weight = 0;
+  double dequant_int_ops_per_weight = 0;
   std::string description;  // "lut int8 x int2 (2 planes)", "mac fp16 x fp16"
 };
 

@@ -235,7 +235,12 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   const double smem_us_per_block =
       smem_bits / 8 * k_pad / (double(gpu.sm.lsu_bytes_per_cycle) * gpu.clock_ghz * 1e3);
   // Dequantize-then-MAC: the block dequantizes its W tile's codes once per K step on the SM's
-  // CUDA cores, beside the tensor cores (what binds it when the block is short in M).
+  // CUDA cores, beside the tensor cores (what binds it when the block is short in M). Ranked at
+  // the FP32 lanes' rate, not GpuConfig::cuda_core_cycles (which the simulator and the roofline
+  // time it by: twice as fast on the A100, equal on the H100/H200 and RTX 3090): this estimate
+  // has no latency model and counts the dequantized W tile's shared-memory traffic at the
+  // codes' bits, and with both corrected the A100's decode GEMVs took tiles that simulate
+  // 46-108% slower (1x5120x5120 and 1x13824x5120 W1A16, 3 Dec 2026; sim/README.md).
   const double dequant_us_per_block =
       p.dequant_bits > 0 ? double(kDequantOpsPerCode) * double(block.n) * k_pad /
                                (double(gpu.fp32_lanes_per_sm()) * gpu.clock_ghz * 1e3)

@@ -73,12 +73,17 @@ GemmProblem mac_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int
                              golden::DType weight = golden::DType::kFp16);
 // CUDA-core thread instructions that dequantize one weight code: unpack (shift and mask),
 // convert, subtract the zero point, scale. The lowering emits them (compiler/gemm_lowering.cpp),
-// the tiling charges them (evaluate_tiles), the roofline too (model/roofline/machine.cpp), all
-// at the FP32-lane rate. Measured on an H200 (configs/calibration/h200-microbench.json, topic
-// "dequant"; tools/microbench/dequant.py): PyTorch's W4A16 tinygemm kernel issues 4.32 CUDA-core
-// thread instructions per code it dequantizes (all of its CUDA-core work), a Triton W4A16 GEMM
-// 3.64-4.26 more than the same kernel on FP16 weights.
+// the simulator and the roofline (model/roofline/machine.cpp) time them by
+// GpuConfig::cuda_core_cycles, the tiling ranks tiles by them (evaluate_tiles). Measured on an H200
+// (configs/calibration/h200-microbench.json, topic "dequant"; tools/microbench/dequant.py):
+// PyTorch's W4A16 tinygemm kernel issues 4.32 CUDA-core thread instructions per code it dequantizes
+// (all of its CUDA-core work), a Triton W4A16 GEMM 3.64-4.26 more than the same kernel on FP16
+// weights.
 inline constexpr int kDequantOpsPerCode = 4;
+// Of them on the INT32 lanes (shifts, masks, permutes; the rest FP: scale and zero point, as
+// FMAs): tinygemm's alu pipe issues 2.13 per code beside 2.19 on the fma pipe (the same file).
+// GpuConfig::cuda_core_cycles times the two together.
+inline constexpr int kDequantIntOpsPerCode = 2;
 // A MAC mpGEMM (dequantize-then-MAC): `act` x `weight_bits`-bit weight codes, stored packed and
 // dequantized per K tile into one W tile of the MMA's operand type (`act`); INT8 x 8-bit codes
 // feed the MMA directly. The compiler's lowering (compiler/gemm_lowering.cpp) lays out exactly

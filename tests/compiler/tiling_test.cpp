@@ -29,7 +29,7 @@ void expect_fits(const TileChoice& c, const GemmProblem& p, const hw::GpuConfig&
 // The dequantize cost the compiler's kernels, the tiling and the roofline charge per weight code
 // lies within what real W4A16 kernels issue on an H200 (tools/microbench/dequant.py): tinygemm's
 // CUDA-core thread instructions per code it dequantizes, and each Triton pair's difference
-// (the same GEMM on int4 codes less on fp16 weights).
+// (the same GEMM on int4 codes less on fp16 weights); and its integer share, tinygemm's.
 TEST(Tiling, DequantOpsPerCodeLieWithinTheMeasuredKernels) {
   std::ifstream f(config_dir("calibration") + "/h200-microbench.json");
   ASSERT_TRUE(f.good());
@@ -38,6 +38,13 @@ TEST(Tiling, DequantOpsPerCodeLieWithinTheMeasuredKernels) {
   for (const auto& [name, c] : j.at("cases").items()) {
     if (name.rfind("tinygemm", 0) == 0) {
       measured.push_back(c.at("cuda_core_thread_inst_per_code").get<double>());
+      // Its integer (alu pipe) and FP (fma pipe) shares: kDequantIntOpsPerCode and the rest.
+      const double codes = c.at("codes_dequantized").get<double>();
+      const auto& pipes = c.at("warp_inst_by_pipe");
+      EXPECT_NEAR(32 * pipes.at("alu").get<double>() / codes, kDequantIntOpsPerCode, 0.2) << name;
+      EXPECT_NEAR(32 * pipes.at("fma").get<double>() / codes,
+                  kDequantOpsPerCode - kDequantIntOpsPerCode, 0.2)
+          << name;
     }
   }
   for (const auto& [name, pair] : j.at("triton_pairs").items()) {

@@ -107,6 +107,7 @@ TEST(Isa, EveryOpcodeRoundTripsThroughItsTextLine) {
       "dequant m=by*2 n=bx*64 g=i0 rows=2 cols=64 basis=1 rowscale=1",
       "dequant m=by*2 n=bx*64 g=0 rows=2 cols=64 salient=1",
       "alu count=512",
+      "alu count=512 int=256",
       "sfu count=1",
       "loop 20",
       "endloop",
@@ -296,6 +297,49 @@ TEST(TraceFormat, StructuralErrorsNameTheLine) {
   EXPECT_NE(message_of([&] { read_text(unterminated, "e.lmt"); }).find("unexpected end of file"),
             std::string::npos);
   EXPECT_NE(message_of([] { read_text("ltc-trace 9\n", "v9.lmt"); }).find("version 9"),
+            std::string::npos);
+}
+
+// An alu's INT32 share (`int=`, version 4): the compiler writes it for a dequantize pass and the
+// oldest version that holds it; both forms carry it; a version-2 file or a share over the count
+// is refused naming the line.
+TEST(TraceFormat, AluIntShareNeedsVersion4AndRoundTrips) {
+  compiler::GemmSpec s;
+  s.m = 37;
+  s.n = 200;
+  s.k = 300;
+  s.weights = llm::parse_weight_format("int4");
+  s.act = golden::DType::kFp16;
+  const Trace t = compiler::compile_gemm(s, hw::load_gpu("a100"));
+  EXPECT_EQ(t.version, 4);
+  int with_int = 0;
+  for (const Instr& in : t.kernels.at(0).program) {
+    if (in.op == Opcode::kAlu && in.int_ops > 0) {
+      ++with_int;
+      EXPECT_EQ(in.count, 2 * in.int_ops);  // 4 thread instructions a code, 2 of them integer
+    }
+  }
+  EXPECT_EQ(with_int, 1);
+  const std::string text = write_text(t);
+  EXPECT_EQ(text.rfind("ltc-trace 4\n", 0), 0u);
+  EXPECT_EQ(read_text(text, "a.lmt"), t);
+  EXPECT_EQ(read_binary(write_binary(t), "a.ltcb"), t);
+  // A trace without an INT32 share stays at the version it had.
+  EXPECT_EQ(small_gemm_trace().version, kMinTraceVersion);
+
+  const std::string v4 = std::string(kHeader).replace(10, 1, "4");
+  EXPECT_NO_THROW(read_text(v4 + "    alu count=8 int=8\n  end\nend\n", "ok.lmt"));
+  EXPECT_NE(message_of([&] {
+              read_text(std::string(kHeader) + "    alu count=8 int=4\n  end\nend\n", "v2.lmt");
+            }).find("int= needs trace version 4"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] {
+              read_text(v4 + "    alu count=8 int=9\n  end\nend\n", "over.lmt");
+            }).find("alu int=9 exceeds its count=8"),
+            std::string::npos);
+  EXPECT_NE(message_of([] {
+              parse_instr("sfu count=1 int=1", "f.lmt:3");
+            }).find("f.lmt:3: sfu has no field 'int'"),
             std::string::npos);
 }
 

@@ -48,6 +48,33 @@ TEST(GpuConfig, DatasheetFiguresMatchSpecSection6) {
   EXPECT_FALSE(a100.has_lut_tensor());
 }
 
+// The CUDA cores' cycles for FP32 and INT32 thread instructions (GpuConfig::cuda_core_cycles), by
+// hand from the whitepapers' lanes per SM (docs/published-figures.md): the A100 64 FP32 + 64
+// INT32, the H200 128 + 64, both issuing 4 x 32 thread instructions a cycle.
+TEST(GpuConfig, CudaCoreCyclesTakeEachLaneKindAndTheIssueRate) {
+  const hw::GpuConfig a100 = hw::load_gpu("a100");
+  EXPECT_EQ(a100.fp32_lanes_per_sm(), 64);
+  EXPECT_EQ(a100.int32_lanes_per_sm(), 64);
+  EXPECT_DOUBLE_EQ(a100.cuda_core_cycles(6400, 0), 100);     // the FP32 lanes alone
+  EXPECT_DOUBLE_EQ(a100.cuda_core_cycles(0, 6400), 100);     // the INT32 lanes alone
+  EXPECT_DOUBLE_EQ(a100.cuda_core_cycles(6400, 6400), 100);  // together: 12800 at 128 a cycle
+  EXPECT_DOUBLE_EQ(a100.cuda_core_cycles(1280, 6400), 100);  // the INT32 lanes bind
+  const hw::GpuConfig h200 = hw::load_gpu("h200");
+  EXPECT_EQ(h200.fp32_lanes_per_sm(), 128);
+  EXPECT_EQ(h200.int32_lanes_per_sm(), 64);
+  EXPECT_DOUBLE_EQ(h200.cuda_core_cycles(12800, 0), 100);
+  EXPECT_DOUBLE_EQ(h200.cuda_core_cycles(6400, 6400), 100);   // 6400 / 64 INT32 lanes
+  EXPECT_DOUBLE_EQ(h200.cuda_core_cycles(12800, 6400), 150);  // issue: 19200 / 128
+  const hw::GpuConfig rtx = hw::load_gpu("rtx3090");
+  EXPECT_EQ(rtx.fp32_lanes_per_sm(), 128);
+  EXPECT_EQ(rtx.int32_lanes_per_sm(), 64);
+  // A GPU file without INT32 lanes apart runs integer work on its FP32 lanes.
+  hw::GpuConfig shared = a100;
+  shared.cuda_int32_tops = 0;
+  EXPECT_EQ(shared.int32_lanes_per_sm(), 0);
+  EXPECT_DOUBLE_EQ(shared.cuda_core_cycles(6400, 6400), 200);
+}
+
 TEST(GpuConfig, LutVariantsDeliverFourAndEightTimesTheFp16TensorCoreAtW2) {
   // Paper: A100-LUT-4X / 8X give 1248 / 2496 TOP/s at W_INT2 A_INT8 from M2N64K4 tiles. The
   // A100's 312 TFLOP/s is itself 512 ops/cycle x 432 tensor cores x 1.41 GHz = 311.9.

@@ -26,10 +26,11 @@ hw::GpuConfig lut_gpu() {
 
 // A one-kernel trace for a100-lut4x: `blocks` x 1 blocks of `warps` x 1 warps running `program`.
 traces::Trace trace_of(const std::string& program, int blocks = 1, int warps = 1,
-                       const std::string& tensors = "    tensor 0 a bytes=1048576\n",
-                       int smem = 0) {
+                       const std::string& tensors = "    tensor 0 a bytes=1048576\n", int smem = 0,
+                       int version = 2) {
   const std::string text =
-      "ltc-trace 2\ngpu a100-lut4x\n"
+      "ltc-trace " + std::to_string(version) +
+      "\ngpu a100-lut4x\n"
       "core 0 {\"design\":\"lut\",\"m\":2,\"n\":64,\"k\":4,\"act\":\"int8\",\"wbits\":2} "
       "acts=int8,fp16\n"
       "kernel k\n  grid " +
@@ -267,6 +268,26 @@ TEST(FastMod, EqualsTheRemainderOfTheFoldedValue) {
       const uint64_t x = i < 100 ? uint64_t(i) : rng();
       ASSERT_EQ(mod(x), uint32_t(x ^ (x >> 32)) % d) << x << " mod " << d;
     }
+  }
+}
+
+// An alu whose ops are half integer (a dequantize pass) on the A100: 16 FP32 and 16 INT32 lanes
+// per sub-partition, one warp instruction a cycle, so 8192 ops occupy the lanes 256 cycles
+// instead of 512 on the FP32 lanes alone (GpuConfig::cuda_core_cycles; docs/published-figures.md).
+// Twelve dependent ones: 12 x 256 cycles sooner. On the H200 (32 FP32, 16 INT32 lanes) 256
+// cycles either way: its INT32 lanes take 4096 in 256 cycles, as its FP32 lanes take 8192.
+TEST(CudaCores, IntegerOpsRunOnTheirOwnLanesBesideFp32) {
+  const std::string fp_only = "    loop 12\n      alu count=8192\n    endloop\n";
+  const std::string mixed = "    loop 12\n      alu count=8192 int=4096\n    endloop\n";
+  const std::string tensors = "    tensor 0 a bytes=1048576\n";
+  for (const char* name : {"a100-lut4x", "h200"}) {
+    hw::GpuConfig gpu = hw::load_gpu(name);
+    const int64_t fp = cycles_of(trace_of(fp_only, 1, 1, tensors, 0, 4), gpu);
+    const int64_t mix = cycles_of(trace_of(mixed, 1, 1, tensors, 0, 4), gpu);
+    EXPECT_EQ(fp - mix, std::string(name) == "h200" ? 0 : 12 * (512 - 256)) << name;
+    // Without INT32 lanes apart the integer ops take the FP32 lanes: as the FP-only trace.
+    gpu.cuda_int32_tops = 0;
+    EXPECT_EQ(cycles_of(trace_of(mixed, 1, 1, tensors, 0, 4), gpu), fp) << name;
   }
 }
 
