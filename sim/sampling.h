@@ -45,7 +45,12 @@
 //   same either way). A kernel of several waves whose first run kept its DRAM busy more than 60%
 //   of its cycles runs whole instead (the same limit as a slice's, below): its later trips cost
 //   more than the runs' (the LLaMA2-13B prefill's down_proj on M2N32K8 LUT cores, 1.5 waves,
-//   83% busy: -13.5%; on the small A100 above the FP16 64x8192x8192, 2 waves, 90%: -3.4%).
+//   83% busy: -13.5%; on the small A100 above the FP16 64x8192x8192, 2 waves, 90%: -3.4%). One
+//   of several waves runs again at twice the trips while the cycles a trip of its last doubling
+//   differ by more than 10% from those of the one before (up to its whole loop), and
+//   extrapolates from its last two runs: its last wave can overlap the first in short runs and
+//   not in long ones (the A100 W4A16 512x8192x8192 GEMM: -15.4% at 16 / 32 trips, +0.47% at
+//   64 / 128; sim/sampling.cpp, kSlopeTolerance).
 // - Waves. A grid of B blocks with C resident at a time (blocks per SM x SMs) is W full waves
 //   and a tail of r blocks (B = W * C + r, 1 <= r <= C). The runs dispatch only the first
 //   w * C + r blocks (w >= min_waves, and late enough that the kernel has moved twice the L2's

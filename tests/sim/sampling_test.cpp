@@ -307,6 +307,39 @@ TEST(Sampling, ASeveralWaveLoopWithItsDramBusyRunsWhole) {
   EXPECT_GT(s.sample.simulated_instructions, full.kernels[0].warp_instructions());
 }
 
+// A loop-cut kernel of several waves whose cycles a trip change with the trips runs at doubled
+// trips until two slopes agree within 10%, and is extrapolated from its last two runs. The A100
+// W4A16 512x8192x8192 GEMM (1.19 waves, 253 trips): 2,632 cycles a trip from 16 to 32, 3,753 to
+// 64, 3,187 to 128 (sim/sampling.cpp, kSlopeTolerance); at 16 / 32 it read -15.4%, at 64 / 128
+// +0.47%. The 1024x8192x4096 (3.16 waves) keeps one slope: its third run, at 64 trips, agrees
+// with the first two, and it extrapolates from 32 / 64.
+TEST(Sampling, ALoopWhoseSlopeChangesRunsLongerUntilItSettles) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100");
+  const traces::Trace t = test_support::compiled_gemm(
+      gpu, 512, 8192, 8192, "int4", golden::DType::kFp16, 0, traces::GemmPath::kMma);
+  const RunStats full = simulate(t, gpu, {});
+  const RunStats sampled = simulate_sampled(t, gpu, {});
+  const KernelStats& s = sampled.kernels.at(0);
+  EXPECT_GT(s.blocks, int64_t(s.blocks_per_sm) * gpu.sms);  // several waves
+  EXPECT_EQ(s.sample.method, "loop");
+  EXPECT_EQ(s.sample.runs, 4);  // 16, 32, 64, 128 trips
+  EXPECT_EQ(s.sample.loop_trips_run[0], 64);
+  EXPECT_EQ(s.sample.loop_trips_run[1], 128);
+  const double err = rel_error(s.cycles, full.kernels.at(0).cycles);
+  std::printf("W4A16 512x8192x8192 on the A100: full %lld, sampled %lld: %+.2f%%\n",
+              (long long)full.kernels[0].cycles, (long long)s.cycles, 100 * err);
+  EXPECT_LT(std::abs(err), 0.01);
+  expect_exact_counters(s, full.kernels[0]);
+
+  const traces::Trace steady = test_support::compiled_gemm(
+      gpu, 1024, 8192, 4096, "int4", golden::DType::kFp16, 0, traces::GemmPath::kMma);
+  const KernelStats& st = simulate_sampled(steady, gpu, {}).kernels.at(0);
+  EXPECT_EQ(st.sample.method, "loop");
+  EXPECT_EQ(st.sample.runs, 3);
+  EXPECT_EQ(st.sample.loop_trips_run[0], 32);
+  EXPECT_EQ(st.sample.loop_trips_run[1], 64);
+}
+
 // The work a kernel leaves queued on the DRAM channels drains while the repeats after it run (in
 // the full run the repeat absorbs it). Four kernels of a LLaMA2-13B prefill (S1024, W_INT1
 // A_FP16) on M2N32K8 LUT cores: q_proj.lmma, o_precompute (writes 168 MB of tables, whose
