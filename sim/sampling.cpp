@@ -262,19 +262,8 @@ double dram_busy(const KernelStats& k, const hw::GpuConfig& gpu) {
 // its time is set by how its lines spread over fewer DRAM channels and L2 slices (sampling.h,
 // "Slices"); measured, the sliced GEMMs of `ltc bench sim --only sample` kept their DRAM busy
 // 20-51% of the time and read within 0.8%, the LLaMA2-13B prefill's down_proj on M2N32K8 LUT
-// cores 85%, -21%. A kernel of several waves with its loop cut runs fast too: the same down_proj
-// (1.5 waves, 429 trips; 83% busy at 48 trips) took 1,422 cycles a trip from 48 to 96 trips and
-// 1,734 in the full run after them, -13.5%; the bench's several-wave loops keep their DRAM 6-34%
-// busy and read within 0.5%.
+// cores 85%, -21%.
 constexpr double kMaxDramBusy = 0.6;
-// A kernel of several waves whose loop is cut runs again at twice the trips while the cycles a
-// trip of the last doubling differ from those of the one before by more than this, up to the
-// whole loop, and is extrapolated from its last two runs: its cycles can follow two slopes, one
-// while its last wave overlaps the first and one after. The A100 W4A16 512x8192x8192 GEMM of
-// `ltc bench sim --only sample` (1.19 waves, 253 trips) takes 2,632 cycles a trip from 16 to 32
-// trips, 3,753 from 32 to 64, 3,187 from 64 to 128 and 3,159 from 128 to 253: 16 / 32 read
-// -15.4%, 64 / 128 +0.5% (sim/README.md, "Sampled simulation").
-constexpr double kSlopeTolerance = 0.1;
 
 // One kernel: its reduced runs and the extrapolation (the method in sampling.h).
 // Each run starts from `memory` (the previous simulated kernel's end state; null: empty), the
@@ -324,11 +313,11 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   // A kernel too short to cut in waves runs on a slice of the GPU where it can (slice_cut), with
   // as many waves; one of several waves then keeps its whole loop (sampling.h, "Slices"). A slice
   // whose DRAM was busy more than kMaxDramBusy of its first run's cycles (not a streaming
-  // kernel's, which were asked for as they are) is given up, and the kernel runs whole; so is a
-  // loop cut of a kernel of several waves not cut in waves.
+  // kernel's, which were asked for as they are) is given up, and the kernel runs whole. A kernel
+  // of several waves neither cut in waves nor on a slice runs whole: its loop does not
+  // extrapolate (sampling.h, "Loop trips").
   SliceCut cut = by_wave ? SliceCut{} : slice_cut(k, gpu, so);
-  uint64_t given_up = 0;  // warp instructions of a slice's or loop's run given up
-  bool loop_given_up = false;
+  uint64_t given_up = 0;  // warp instructions of a slice's run given up
   SampleInfo info;
   std::vector<KernelStats> runs;
   MemoryState cut_in, cut_out;
@@ -338,7 +327,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   for (bool done = false; !done;) {
     done = true;
     const int slice = cut.f;
-    by_loop = loop_cut && !loop_given_up && (slice == 1 || blocks <= resident);
+    by_loop = loop_cut && (by_wave || blocks <= resident);
     run_gpu = slice > 1 ? slice_gpu(gpu, slice) : gpu;
     run_blocks = by_wave ? run_waves * resident + tail : blocks / slice;
     info = SampleInfo{};
@@ -362,9 +351,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
     }
     info.simulated_instructions = given_up;
     runs.clear();
-    int n_runs = by_loop ? 2 : 1;
-    const bool slope_check = by_loop && !by_wave && slice == 1 && blocks > resident;
-    std::vector<int64_t> run_trips = {n_run[0], n_run[1]};
+    const int n_runs = by_loop ? 2 : 1;
     // The slice starts from its share of the L2 and leaves it to the whole GPU (memory.h).
     if (slice > 1 && memory) cut_in = cut_l2(*memory, slice);
     for (int ni = 0; ni < n_runs; ++ni) {
@@ -373,7 +360,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       one.gpu = trace.gpu;
       one.cores = trace.cores;
       one.kernels.push_back(k);
-      if (by_loop) one.kernels[0].program[loop.pc].count = uint64_t(run_trips[size_t(ni)]);
+      if (by_loop) one.kernels[0].program[loop.pc].count = uint64_t(n_run[ni]);
       if (slice > 1) {
         one.kernels[0].grid_x = cut.grid_x;
         one.kernels[0].grid_y = cut.grid_y;
@@ -383,11 +370,8 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       o.start_state = slice > 1 ? (memory ? &cut_in : nullptr) : memory;
       // A kernel of one wave has no later wave to re-read its lines; aged, the lines its blocks
       // share within a trip would miss (sampling.h, "Loop trips").
-      if (by_loop && blocks > resident) {
-        o.l2_aging = double(loop.trips) / double(run_trips[size_t(ni)]);
-      }
-      // A run that may be the last leaves its end state (a later doubling overwrites it).
-      o.end_state = ni + 1 >= n_runs ? (slice > 1 ? &cut_out : memory_out) : nullptr;
+      if (by_loop && blocks > resident) o.l2_aging = double(loop.trips) / double(n_run[ni]);
+      o.end_state = ni + 1 == n_runs ? (slice > 1 ? &cut_out : memory_out) : nullptr;
       if (by_wave) {
         // Blocks that run beside a full GPU on both sides: after the first wave, before the
         // last `resident` blocks (which drain).
@@ -412,37 +396,13 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       info.simulated_instructions += r.kernels[0].warp_instructions();
       ++info.runs;
       const bool busy = ni == 0 && dram_busy(r.kernels[0], run_gpu) > kMaxDramBusy;
-      const bool busy_slice = busy && slice > 1 && !cut.streaming;
-      const bool busy_loop = busy && by_loop && !by_wave && blocks > resident;
-      if (busy_slice || busy_loop) {
+      if (busy && slice > 1 && !cut.streaming) {
         given_up = info.simulated_instructions;
-        if (busy_slice) cut = SliceCut{};
-        loop_given_up = loop_given_up || busy_loop;
+        cut = SliceCut{};
         done = false;
         break;
       }
       runs.push_back(std::move(r.kernels[0]));
-      if (slope_check && ni + 1 == n_runs && ni >= 1 && 2 * run_trips.back() < loop.trips) {
-        // Another doubling unless the last two slopes agree (kSlopeTolerance).
-        const size_t i = runs.size() - 1;
-        const auto slope = [&](size_t a) {
-          return (double(runs[a + 1].cycles) - double(runs[a].cycles)) /
-                 double(run_trips[a + 1] - run_trips[a]);
-        };
-        const bool agree = i >= 2 && std::abs(slope(i - 1) / slope(i - 2) - 1) <= kSlopeTolerance;
-        if (!agree) {
-          run_trips.push_back(2 * run_trips.back());
-          ++n_runs;
-        }
-      }
-    }
-    if (runs.size() > 2) {
-      // Extrapolate from the last two runs; the earlier ones were simulated all the same.
-      runs.erase(runs.begin(), runs.end() - 2);
-      n_run[0] = run_trips[run_trips.size() - 2];
-      n_run[1] = run_trips.back();
-      info.loop_trips_run[0] = n_run[0];
-      info.loop_trips_run[1] = n_run[1];
     }
   }
   const int slice = cut.f;
@@ -550,12 +510,11 @@ std::string sample_method(const SampleOptions& so) {
   return fmt::format(
       "repeated kernels simulated once; each other kernel from the L2 and queues the kernel "
       "simulated before left, in two runs with its main loop at {} and {} trips (more after "
-      "pending write-backs; a kernel of several waves with the L2's lines aging N / trips times "
-      "faster, again at twice the trips until two slopes agree within {:.0f}%, or whole where its "
-      "DRAM is over {:.0f}% busy) and its grid cut to >= {} waves plus "
-      "the tail{}; extrapolated linearly in the trips and by the steady blocks' residency over the "
-      "waves cut",
-      so.trips[0], so.trips[1], 100 * kSlopeTolerance, 100 * kMaxDramBusy, so.min_waves, slices);
+      "pending write-backs) where it has one wave or is cut in waves (with the L2's lines aging N "
+      "/ trips times faster), its grid cut to >= {} waves plus the tail{}; extrapolated linearly "
+      "in the trips and by the steady blocks' residency over the waves cut; a kernel of several "
+      "waves neither cut in waves nor on a slice runs whole",
+      so.trips[0], so.trips[1], so.min_waves, slices);
 }
 
 RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,

@@ -42,15 +42,14 @@
 //   re-reads its lines, and aged, the lines its blocks share within a trip missed where the L2
 //   is small against a trip's lines (an FP16 128x2048x16384 GEMM, 16 blocks on an 8-SM A100 with
 //   a 2 MiB L2 and 150 GB/s of DRAM: +85% aged, +0.41% not; the bench's one-wave loops read the
-//   same either way). A kernel of several waves whose first run kept its DRAM busy more than 60%
-//   of its cycles runs whole instead (the same limit as a slice's, below): its later trips cost
-//   more than the runs' (the LLaMA2-13B prefill's down_proj on M2N32K8 LUT cores, 1.5 waves,
-//   83% busy: -13.5%; on the small A100 above the FP16 64x8192x8192, 2 waves, 90%: -3.4%). One
-//   of several waves runs again at twice the trips while the cycles a trip of its last doubling
-//   differ by more than 10% from those of the one before (up to its whole loop), and
-//   extrapolates from its last two runs: its last wave can overlap the first in short runs and
-//   not in long ones (the A100 W4A16 512x8192x8192 GEMM: -15.4% at 16 / 32 trips, +0.47% at
-//   64 / 128; sim/sampling.cpp, kSlopeTolerance).
+//   same either way). A kernel of several waves is cut in its loop only where it is cut in waves
+//   too; one that is neither cut in waves nor on a slice (below) runs whole: how its last wave
+//   overlaps the first changes with the loop's length, so its cycles a trip do too. The A100
+//   W4A16 512x8192x8192 GEMM (1.19 waves, 253 trips) takes 2,632 cycles a trip from 16 to 32
+//   trips, 3,753 from 32 to 64, 3,187 from 64 to 128 (its tail's blocks start together and run
+//   alone on their SMs once the loop is long): -15.4% at 16 / 32; the W4A16 512x8192x4096 is
+//   linear to 64 trips, then 4,469 a trip to 96: -18.9%; the LLaMA2-13B prefill's down_proj on
+//   M2N32K8 LUT cores (1.5 waves, its DRAM 83% busy) -13.5% at 48 / 96 (sim/README.md).
 // - Waves. A grid of B blocks with C resident at a time (blocks per SM x SMs) is W full waves
 //   and a tail of r blocks (B = W * C + r, 1 <= r <= C). The runs dispatch only the first
 //   w * C + r blocks (w >= min_waves, and late enough that the kernel has moved twice the L2's
