@@ -420,7 +420,7 @@ void run_sample(const BenchSimFlags& o) {
         if (sk.sample.method == "repeat") {
           const auto of = full_cycles.find(sk.sample.repeats);
           if (of != full_cycles.end() && full.kernels[i].cycles > 0) {
-            by_method[sim::confidence_row("repeat", false, sk.gemm)].push_back(
+            by_method[sim::confidence_row("repeat", sk.gemm)].push_back(
                 std::abs(double(of->second) / double(full.kernels[i].cycles) - 1));
           }
           continue;
@@ -436,9 +436,7 @@ void run_sample(const BenchSimFlags& o) {
             sk.name, sk.sample.method, full.kernels[i].cycles, sk.cycles, 100 * kerr, waves,
             100 * share);
         if (i == 0 && sk.sample.method == "full") continue;
-        const bool several_waves = t.kernels[i].blocks() > int64_t(occ.blocks_per_sm) * gpu.sms;
-        by_method[sim::confidence_row(sk.sample.method, several_waves, sk.gemm)].push_back(
-            std::abs(kerr));
+        by_method[sim::confidence_row(sk.sample.method, sk.gemm)].push_back(std::abs(kerr));
       }
     }
     const double err = double(sampled.cycles) / double(full.cycles) - 1;

@@ -202,11 +202,11 @@ namespace {
 // `ltc bench sim --only sample`, kept with the other measurements in
 // configs/calibration/sampling-confidence.json (sim/README.md, "Sampled simulation"). "full" is
 // exact for the run's first kernel; later ones start from the L2 the kernel before left, which
-// differs from the full run's where a kernel before was sampled or repeated; "loop" is split by
-// the grid (one wave or less, or more).
+// differs from the full run's where a kernel before was sampled or repeated. A kernel cut in its
+// loop alone has one wave or less (a longer one runs whole, or is cut in waves or sliced too).
 struct Confidence {
   std::string method;
-  bool several_waves = false, gemm = false;  // for "loop"; for "full"
+  bool gemm = false;  // for "full" and "repeat"
   double mean = 0, max = 0;
 };
 
@@ -219,7 +219,6 @@ const std::vector<Confidence>& confidence_table() {
       for (const auto& m : j.at("methods")) {
         Confidence c;
         c.method = m.at("method").get<std::string>();
-        c.several_waves = m.value("several_waves", false);
         c.gemm = m.value("gemm", false);
         c.mean = m.at("mean").get<double>();
         c.max = m.at("max").get<double>();
@@ -235,16 +234,16 @@ const std::vector<Confidence>& confidence_table() {
 }
 
 // The table's row (confidence_row) for a kernel sampled by `method`; zero where it has none.
-Confidence confidence_of(const std::string& method, bool several_waves, bool gemm) {
-  const std::string row = confidence_row(method, several_waves, gemm);
+Confidence confidence_of(const std::string& method, bool gemm) {
+  const std::string row = confidence_row(method, gemm);
   for (const Confidence& c : confidence_table()) {
-    if (confidence_row(c.method, c.several_waves, c.gemm) == row) return c;
+    if (confidence_row(c.method, c.gemm) == row) return c;
   }
   return {};
 }
 
-void set_confidence(SampleInfo& info, bool first, bool several_waves, bool gemm) {
-  const Confidence c = confidence_of(info.method, several_waves, gemm);
+void set_confidence(SampleInfo& info, bool first, bool gemm) {
+  const Confidence c = confidence_of(info.method, gemm);
   const bool exact = first && info.method == "full";  // the same simulation as the full run's
   info.error_mean = exact ? 0.0 : c.mean;
   info.error_max = exact ? 0.0 : c.max;
@@ -443,7 +442,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   ks.sms = gpu.sms;  // a slice's runs count the slice's
   ks.tensor_cores = uint64_t(gpu.tensor_cores());
   ks.clock_ghz = gpu.loaded_clock_ghz(ks.tensor_utilization());
-  set_confidence(info, pos == 0, blocks > resident, k.gemm.m > 0);
+  set_confidence(info, pos == 0, k.gemm.m > 0);
   ks.sample = info;
   return ks;
 }
@@ -460,8 +459,8 @@ std::string kernel_place(const std::string& name) {
   return name;
 }
 
-std::string confidence_row(const std::string& method, bool several_waves, bool gemm) {
-  if (method == "loop") return several_waves ? "loop, several waves" : "loop, one wave";
+std::string confidence_row(const std::string& method, bool gemm) {
+  if (method == "loop") return "loop, one wave";
   if (method == "full") return gemm ? "full, gemm" : "full, other";
   if (method == "repeat") return gemm ? "repeat, gemm" : "repeat, other";
   return method;
@@ -544,8 +543,7 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
   RunStats out;
   out.clock_ghz = gpu.clock_ghz;
   out.sample_method = sample_method(so);
-  const Confidence place_error[2] = {confidence_of("repeat", false, false),
-                                     confidence_of("repeat", false, true)};
+  const Confidence place_error[2] = {confidence_of("repeat", false), confidence_of("repeat", true)};
   std::vector<traces::Kernel> seen;  // nameless copies of the kernels simulated
   std::vector<size_t> seen_at;       // their index in out.kernels
   // What the last simulated kernel's last run left in L2, and the repeats after it moved their

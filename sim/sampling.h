@@ -156,9 +156,9 @@ struct SliceCut {
 SliceCut slice_cut(const traces::Kernel& k, const hw::GpuConfig& gpu, const SampleOptions& so);
 
 // The row of configs/calibration/sampling-confidence.json that a kernel sampled by `method`
-// takes: the method, split for "loop" by whether the grid is more than one wave and for "full"
-// and "repeat" by whether the kernel is a GEMM ("loop, one wave", "full, gemm", "slice", ...).
-std::string confidence_row(const std::string& method, bool several_waves, bool gemm);
+// takes: the method, split for "full" and "repeat" by whether the kernel is a GEMM ("loop, one
+// wave": a kernel cut in its loop alone has one wave or less; "full, gemm", "slice", ...).
+std::string confidence_row(const std::string& method, bool gemm);
 
 // A kernel's place in a model step: its name without the layer ("L12.k_proj" -> "k_proj"). A
 // repeat's error from standing for another place is the same in every layer (sampling.h,

@@ -224,7 +224,8 @@ struct GpuConfig {
   // Cycles one SM's CUDA cores take for `fp_ops` thread instructions on the FP32 lanes and
   // `int_ops` on the INT32 lanes (on the FP32 lanes when the GPU has none apart): each kind at
   // its lanes' rate, together at most one warp instruction per cycle per sub-partition. The
-  // one rule the simulator (per sub-partition), the compiler's tiling and the roofline use.
+  // one rule the simulator (per sub-partition) and the roofline use (the compiler's tiling ranks
+  // tiles at the FP32 lanes' rate: model/tiling/tiling.cpp says why).
   double cuda_core_cycles(double fp_ops, double int_ops) const;
   // The simulator's L2 bandwidth in bytes per cycle (sm.l2_bytes_per_cycle, else l2.bw_gbps).
   double l2_sim_bytes_per_cycle() const;

@@ -8,6 +8,7 @@
 #include "model/hw/gpu.h"
 #include "traces/isa.h"
 
+#include "tests/sim/sim_test_util.h"
 #include "tests/test_seed.h"
 
 #include <gtest/gtest.h>
@@ -304,13 +305,8 @@ TEST(TraceFormat, StructuralErrorsNameTheLine) {
 // oldest version that holds it; both forms carry it; a version-2 file or a share over the count
 // is refused naming the line.
 TEST(TraceFormat, AluIntShareNeedsVersion4AndRoundTrips) {
-  compiler::GemmSpec s;
-  s.m = 37;
-  s.n = 200;
-  s.k = 300;
-  s.weights = llm::parse_weight_format("int4");
-  s.act = golden::DType::kFp16;
-  const Trace t = compiler::compile_gemm(s, hw::load_gpu("a100"));
+  const Trace t =
+      test_support::compiled_gemm(hw::load_gpu("a100"), 37, 200, 300, "int4", golden::DType::kFp16);
   EXPECT_EQ(t.version, 4);
   int with_int = 0;
   for (const Instr& in : t.kernels.at(0).program) {
