@@ -317,7 +317,7 @@ void Dram::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
 
 uint64_t Dram::serve(uint64_t now, uint64_t addr, unsigned bytes, bool write, uint64_t at) {
   const double t = cycles_of(now + at);
-  BandwidthPort& ch = channels_[channel_of_(L2::mix_line(addr >> 8))];
+  BandwidthPort& ch = channels_[channel_of_(L2::mix_line(addr >> kDramPieceShift))];
   const double start = ch.reserve_payload(t, bytes);
   if (write) {
     stats_.dram_write_bytes += bytes;  // posted: the requester does not wait

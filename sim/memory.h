@@ -27,6 +27,10 @@
 
 namespace ltc::sim {
 
+// DRAM channels take addresses in pieces of this many bytes, hashed (L2::mix_line) over them.
+inline constexpr int kDramPieceShift = 8;
+inline constexpr int kDramPieceBytes = 1 << kDramPieceShift;
+
 using Cycle = int64_t;
 
 // SystemC's default time resolution is 1 ps, so one cycle (1 ns) is 1000 ticks; the conversions

@@ -71,6 +71,23 @@ uint64_t global_bytes_per_warp(const std::vector<traces::Instr>& prog) {
 
 }  // namespace
 
+double busiest_over_mean(double pieces, double ports) {
+  const double lambda = pieces / ports;
+  if (!(lambda > 0) || ports <= 1) return 1;
+  // E[max] = sum_k P(max > k) = sum_k (1 - F(k)^ports), F the Poisson CDF. Below k0 (12
+  // deviations under the mean) F is negligible; from there its terms in log space.
+  const double k0 = std::max(0.0, std::floor(lambda - 12 * std::sqrt(lambda) - 10));
+  double expect = k0, cdf = 0;
+  for (double k = k0;; ++k) {
+    const double p = std::exp(k * std::log(lambda) - lambda - std::lgamma(k + 1));
+    cdf += p;
+    // Past the mean, once a term is negligible the rest of the sum is too (below ports x it).
+    if (k > lambda && p * ports < 1e-12) break;
+    expect += 1 - std::pow(std::min(cdf, 1.0), ports);
+  }
+  return expect / lambda;
+}
+
 hw::GpuConfig slice_gpu(const hw::GpuConfig& gpu, int f) {
   hw::GpuConfig g = gpu;
   const double d = double(f);
@@ -197,6 +214,39 @@ SliceCut slice_cut(const traces::Kernel& k, const hw::GpuConfig& gpu, const Samp
 }
 
 namespace {
+
+// A streaming kernel's slice (sampling.h, "Slices"): slice_gpu, its DRAM channels and L2 slices
+// slowed by how much further above the mean the busiest of the whole GPU's is than the busiest
+// of the slice's, for the kernel's traffic hashed over them (busiest_over_mean).
+hw::GpuConfig stream_slice_gpu(const traces::Kernel& k, const hw::GpuConfig& gpu, int f) {
+  hw::GpuConfig g = slice_gpu(gpu, f);
+  const Sharing sh = block_sharing(k);
+  std::vector<uint64_t> mult = {1};
+  uint64_t stored = 0;  // bytes one warp stores
+  for (const traces::Instr& in : k.program) {
+    if (in.op == Opcode::kLoop) {
+      mult.push_back(mult.back() * in.count);
+    } else if (in.op == Opcode::kEndLoop) {
+      mult.pop_back();
+    } else if (in.op == Opcode::kStGlobal) {
+      stored += mult.back() * in.bytes;
+    }
+  }
+  const double writes = double(stored) * double(k.warps_per_block()) * double(k.blocks());
+  // DRAM: each line read once, each byte written once, in the pieces the channels are hashed by;
+  // L2: every byte the blocks move, in lines.
+  const double dram = (sh.lines() + writes) / double(kDramPieceBytes);
+  const double l2 = (sh.moved * double(k.blocks()) + writes) / double(gpu.sm.line_bytes);
+  const auto excess = [f](double pieces, int ports) {
+    return busiest_over_mean(pieces, ports) / busiest_over_mean(pieces / f, ports / f);
+  };
+  const double rd = excess(dram, gpu.sm.dram_channels), rl = excess(l2, gpu.sm.l2_slices);
+  g.dram.bw_gbps /= rd;
+  g.sm.dram_gbps /= rd;  // 0 stays 0 (then dram.bw_gbps)
+  g.l2.bw_gbps /= rl;
+  g.sm.l2_bytes_per_cycle /= rl;
+  return g;
+}
 
 // The confidence of each method: the mean and largest |cycle error| of the kernels it sampled in
 // `ltc bench sim --only sample`, kept with the other measurements in
@@ -327,7 +377,8 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
     done = true;
     const int slice = cut.f;
     by_loop = loop_cut && (by_wave || blocks <= resident);
-    run_gpu = slice > 1 ? slice_gpu(gpu, slice) : gpu;
+    run_gpu =
+        slice > 1 ? (cut.streaming ? stream_slice_gpu(k, gpu, slice) : slice_gpu(gpu, slice)) : gpu;
     run_blocks = by_wave ? run_waves * resident + tail : blocks / slice;
     info = SampleInfo{};
     const std::string sliced = cut.streaming ? "stream-slice" : "slice";

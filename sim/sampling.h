@@ -86,13 +86,19 @@
 //   LUT cores, 85% busy, read -21%). The L2 and its queues are cut to the slice and back
 //   (cut_l2 / uncut_l2 in sim/memory.h).
 //   Streaming kernels (their blocks move each line through the L2 less than twice: GEMVs,
-//   attention over a KV cache, elementwise kernels) run on a slice only with
-//   SampleOptions::slice_streaming (`--sample-slice-streaming`): their slices run a little fast
-//   (`ltc bench sim --only sample --slice-streaming`: 28 kernels, mean |error| 2.2%, largest 6.6%,
-//   most of them fast). Lines are hashed to the DRAM channels and L2 slices, so each gets a random
-//   share, and a streaming kernel waits for the busiest: the busiest of fewer is less far above
-//   the mean. (With the shares made even, the LLaMA2-7B FP16 decode kernels' slices read -0.7 ..
-//   -1.1% instead of -2.2 .. -4.6%; sim/README.md.)
+//   attention over a KV cache, elementwise kernels) run on slices too, unless
+//   SampleOptions::slice_streaming is off (`--sample-whole-streaming`). Their lines are hashed to
+//   the DRAM channels (in 256-byte pieces) and L2 slices (in lines), so each port gets a random
+//   (Poisson) share, and a streaming kernel waits for the busiest: the busiest of fewer ports is
+//   less far above the mean, and a plain slice ran fast (the FP16 GEMV 1x4096x4096 -1.07% on
+//   the A100 and on the H200; the 7B FP16 decode step on the H200 -1.63%). A streaming kernel's
+//   slice therefore runs its DRAM channels and L2 slices slower by the whole GPU's expected
+//   busiest-over-mean over the slice's, for the kernel's pieces (busiest_over_mean; 1.004 for a
+//   32000-wide lm_head, 1.15 for a 100 KB elementwise kernel): those GEMVs read -0.06% and +0.13%,
+//   that step -0.84% (sim/README.md, "Busiest ports").
+//   The GEMMs' slices are not corrected: their time is not their ports' busiest share (DRAM
+//   channels 0.5% slower moved the A100 INT8 1024x8192x8192 GEMM's slice from +0.15% to +6.6%: a
+//   several-wave slice at the edge of two schedules).
 // Counters are the runs' per block (every block runs the same program) times B, linear in the
 // trips: instructions by opcode, tensor ops, blocks, warps and shared-memory bytes come out
 // exactly as the full run's; stall cycles take what the extrapolated cycles leave beside the
@@ -125,10 +131,10 @@
 namespace ltc::sim {
 
 struct SampleOptions {
-  int64_t trips[2] = {16, 32};   // trips of the sampled loop in the reduced runs (0 < t0 < t1)
-  int64_t min_waves = 3;         // full waves before the tail the reduced runs keep at least (>= 3)
-  int64_t max_slice = 4;         // the GPU cut to at most 1 / max_slice for a slice (1: never)
-  bool slice_streaming = false;  // slices for streaming kernels too (sampling.h, "Slices")
+  int64_t trips[2] = {16, 32};  // trips of the sampled loop in the reduced runs (0 < t0 < t1)
+  int64_t min_waves = 3;        // full waves before the tail the reduced runs keep at least (>= 3)
+  int64_t max_slice = 4;        // the GPU cut to at most 1 / max_slice for a slice (1: never)
+  bool slice_streaming = true;  // slices for streaming kernels too (sampling.h, "Slices")
 };
 
 // The loop sampled in a kernel: the one (at any depth) whose iterations account for the most
@@ -145,6 +151,11 @@ SampleLoop sample_loop(const traces::Kernel& k);
 // per-SM and per-slice resource (lanes, tensor-core rates, L2 slice size and bandwidth, DRAM
 // channel bandwidth) as the whole GPU's.
 hw::GpuConfig slice_gpu(const hw::GpuConfig& gpu, int f);
+
+// The expected busiest of `ports` over their mean when `pieces` each go to one of them at random
+// (independent Poisson shares): how far above the mean a streaming kernel's busiest DRAM channel
+// or L2 slice is (sampling.h, "Slices").
+double busiest_over_mean(double pieces, double ports);
 
 // The sub-grid a kernel runs on a slice of the GPU (sampling.h, "Slices"): f = 1 when it is not
 // sliced, else its blocks bx < grid_x, by < grid_y, 1 / f of the grid.
