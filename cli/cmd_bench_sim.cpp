@@ -60,7 +60,7 @@ struct BenchSimFlags {
   std::vector<int64_t> trips;  // sample: the main loop's trips in the two reduced runs
   bool per_kernel = false;     // sample: each simulated kernel's error too
   int64_t slice = sim::SampleOptions{}.max_slice;  // sample: the largest slice of the GPU
-  bool whole_streaming = false;                    // sample: streaming kernels unsliced
+  bool slice_streaming = false;                    // sample: slices for streaming kernels too
   bool large = false;  // sample: whole steps at serving sizes instead of the default cases
 };
 
@@ -363,7 +363,7 @@ void run_sample(const BenchSimFlags& o) {
   sim::SampleOptions so;
   if (!o.trips.empty()) std::copy_n(o.trips.begin(), 2, so.trips);
   so.max_slice = o.slice;
-  so.slice_streaming = !o.whole_streaming;
+  so.slice_streaming = o.slice_streaming;
   // --per-kernel: each method's |cycle errors| (the rows of configs/calibration/
   // sampling-confidence.json; a run's first kernel simulated in full is exact and left out).
   std::map<std::string, std::vector<double>> by_method;
@@ -577,9 +577,9 @@ void run_paper(const BenchSimFlags& o) {
 void run(const BenchSimFlags& o) {
   if (o.only != "sample" &&
       (!o.full_cache.empty() || !o.trips.empty() || o.per_kernel ||
-       o.slice != sim::SampleOptions{}.max_slice || o.whole_streaming || o.large)) {
+       o.slice != sim::SampleOptions{}.max_slice || o.slice_streaming || o.large)) {
     throw InputError(
-        "--full-cache, --trips, --slice, --whole-streaming, --large and --per-kernel go with "
+        "--full-cache, --trips, --slice, --slice-streaming, --large and --per-kernel go with "
         "--only sample");
   }
   if (o.only != "sample" && o.only != "h200" && !o.cases.empty()) {
@@ -669,9 +669,9 @@ CommandRegistrar reg{
                     "N of the GPU (`ltc sim --sample-slice`; 1: never)")
           ->check(in_range(1, 64))
           ->capture_default_str();
-      s->add_flag("--whole-streaming", o->whole_streaming,
-                  "--only sample: streaming kernels on the whole GPU, not on a slice (`ltc sim "
-                  "--sample-whole-streaming`)");
+      s->add_flag("--slice-streaming", o->slice_streaming,
+                  "--only sample: slices for streaming kernels too (`ltc sim "
+                  "--sample-slice-streaming`)");
       s->add_flag(
           "--large", o->large,
           "--only sample: whole steps at serving sizes (LLaMA2-70B decode, 13B decode at "

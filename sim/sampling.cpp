@@ -93,9 +93,10 @@ hw::GpuConfig slice_gpu(const hw::GpuConfig& gpu, int f) {
   const double d = double(f);
   g.sms /= f;
   // Whole-GPU rates the simulator divides over the SMs (GpuConfig::fp32_lanes_per_sm,
-  // mma_timing).
+  // int32_lanes_per_sm, mma_timing).
   g.cuda_fp32_tflops /= d;
   g.cuda_fp16_tflops /= d;
+  g.cuda_int32_tops /= d;
   for (auto& r : g.mac_tensor) r.tops /= d;
   g.sm.l2_slices /= f;
   g.sm.dram_channels /= f;

@@ -65,8 +65,8 @@ TEST(Cli, CalibrateJsonReportsEveryCase) {
   EXPECT_NE(j.at("command").get<std::string>().find("ltc calibrate --gpu h200"), std::string::npos);
 }
 
-// `ltc sim --sample` runs a GEMV (a streaming kernel: its blocks read weight columns of their
-// own) on a slice of the GPU and says so in the JSON; with --sample-whole-streaming it runs
+// `ltc sim --sample --sample-slice-streaming` runs a GEMV (a streaming kernel: its blocks read
+// weight columns of their own) on a slice of the GPU and says so in the JSON; by default it runs
 // whole; a bad N names the flag; the slice flags need --sample.
 TEST(Cli, SampledSimulationOnASliceOfTheGpu) {
   const auto trace = std::filesystem::temp_directory_path() / "ltc_cli_slice_gemv.ltcb";
@@ -75,19 +75,20 @@ TEST(Cli, SampledSimulationOnASliceOfTheGpu) {
                 trace.string())
                 .code,
             0);
-  const CliRun r = run("sim " + trace.string() + " --sample --sample-slice 4 --json");
+  const CliRun r =
+      run("sim " + trace.string() + " --sample --sample-slice 4 --sample-slice-streaming --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j.at("kernels").size(), 1u);
   EXPECT_EQ(j.at("kernels").at(0).at("sample").at("method"), "stream-slice");
   EXPECT_EQ(j.at("kernels").at(0).at("sample").at("slice"), 4);
-  const CliRun off = run("sim " + trace.string() + " --sample --sample-whole-streaming --json");
+  const CliRun off = run("sim " + trace.string() + " --sample --json");
   ASSERT_EQ(off.code, 0) << off.err;
   EXPECT_EQ(nlohmann::json::parse(off.out).at("kernels").at(0).at("sample").at("method"), "full");
   const CliRun bad = run("sim " + trace.string() + " --sample --sample-slice 0");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--sample-slice"), std::string::npos) << bad.err;
-  for (const char* flag : {"--sample-slice 4", "--sample-whole-streaming"}) {
+  for (const char* flag : {"--sample-slice 4", "--sample-slice-streaming"}) {
     const CliRun alone = run("sim " + trace.string() + " " + flag);  // needs --sample
     EXPECT_EQ(alone.code, 2) << flag;
     EXPECT_NE(alone.err.find("--sample"), std::string::npos) << alone.err;
@@ -98,7 +99,7 @@ TEST(Cli, SampledSimulationOnASliceOfTheGpu) {
 // The sampler's bench flags belong to `--only sample`: elsewhere they are refused before any
 // simulation runs, naming the flags.
 TEST(Cli, BenchSimSampleFlagsNeedOnlySample) {
-  for (const char* flag : {"--large", "--per-kernel", "--whole-streaming"}) {
+  for (const char* flag : {"--large", "--per-kernel", "--slice-streaming"}) {
     const CliRun r = run(std::string("bench sim --only gemm ") + flag);
     EXPECT_EQ(r.code, 2) << flag;
     EXPECT_NE(r.err.find("--only sample"), std::string::npos) << r.err;

@@ -220,9 +220,7 @@ TEST(Sampling, TheDramsBacklogCarriesToTheNextKernel) {
       test_support::compiled_gemm(gpu, 1024, 2560, 2048, "int1", golden::DType::kFp16);
   ASSERT_EQ(t.kernels.size(), 2u);
   const RunStats full = simulate(t, gpu, {});
-  SampleOptions whole;  // the precompute (streaming) in full, as in the full run
-  whole.slice_streaming = false;
-  const RunStats sampled = simulate_sampled(t, gpu, {}, whole);
+  const RunStats sampled = simulate_sampled(t, gpu, {});
   ASSERT_EQ(sampled.kernels.size(), 2u);
   EXPECT_GT(full.kernels[0].mem.dram_write_bytes, 20u << 20);  // the tables written back
   const KernelStats& lmma = sampled.kernels[1];
@@ -319,7 +317,7 @@ TEST(Sampling, ASeveralWaveKernelNotCutInWavesRunsWhole) {
 // A_FP16) on M2N32K8 LUT cores: q_proj.lmma, o_precompute (writes 168 MB of tables, whose
 // write-backs outlast it), o_proj.lmma (a repeat of q_proj.lmma), attn_residual. Carried as
 // o_precompute left them, attn_residual waited for those write-backs: 68,869 cycles against the
-// full run's 24,279; drained, 24,262 run whole, 24,144 on its slice.
+// full run's 24,279; drained, 24,262.
 TEST(Sampling, TheQueuesAKernelLeavesDrainDuringTheRepeatsAfterIt) {
   const hw::GpuConfig gpu = hw::with_overrides(
       hw::load_gpu("a100-lut4x"), "lut_tensor.core.m=2,lut_tensor.core.n=32,lut_tensor.core.k=8");
@@ -342,7 +340,7 @@ TEST(Sampling, TheQueuesAKernelLeavesDrainDuringTheRepeatsAfterIt) {
   const RunStats sampled = simulate_sampled(t, gpu, {});
   ASSERT_EQ(sampled.kernels.size(), 4u);
   EXPECT_EQ(sampled.kernels[2].sample.method, "repeat");
-  EXPECT_EQ(sampled.kernels[3].sample.method, "stream-slice");  // an elementwise kernel
+  EXPECT_EQ(sampled.kernels[3].sample.method, "full");
   const double err = rel_error(sampled.kernels[3].cycles, full.kernels[3].cycles);
   std::printf("attn_residual after a repeat: full %lld, sampled %lld: %+.2f%%\n",
               (long long)full.kernels[3].cycles, (long long)sampled.kernels[3].cycles, 100 * err);
@@ -421,6 +419,8 @@ TEST(Sampling, ASliceOfTheGpuKeepsEachSmsResources) {
     EXPECT_EQ(s.sm.l2_slices * 4, gpu.sm.l2_slices);
     EXPECT_EQ(s.sm.dram_channels * 4, gpu.sm.dram_channels);
     EXPECT_EQ(s.fp32_lanes_per_sm(), gpu.fp32_lanes_per_sm());
+    ASSERT_GT(gpu.int32_lanes_per_sm(), 0);  // both have INT32 lanes beside the FP32 ones
+    EXPECT_EQ(s.int32_lanes_per_sm(), gpu.int32_lanes_per_sm());
     const golden::LmmaShape mma{16, 8, 16};
     for (const auto& r : gpu.mac_tensor) {
       EXPECT_EQ(s.mma_timing(mma, r.act, r.weight).issue_cycles,
@@ -439,11 +439,10 @@ TEST(Sampling, ASliceOfTheGpuKeepsEachSmsResources) {
 }
 
 // Streaming kernels (GEMVs, decode attention: each line moved through the L2 about once) run on
-// a slice of the GPU with as many waves (slice_streaming, the default): a quarter of the A100's
+// a slice of the GPU with as many waves when asked (slice_streaming): a quarter of the A100's
 // SMs, L2 slices and DRAM channels, a quarter of the blocks. Two back to back, the second
-// starting from the L2 the first left (cut to the slice and back). Without slice_streaming
-// they run whole.
-TEST(Sampling, StreamingKernelsRunOnASliceOfTheGpu) {
+// starting from the L2 the first left (cut to the slice and back). By default they run whole.
+TEST(Sampling, StreamingKernelsRunOnASliceOfTheGpuWhenAsked) {
   const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
   traces::Trace t = test_support::compiled_gemm(gpu, 1, 4096, 4096, "fp16", golden::DType::kFp16, 0,
                                                 traces::GemmPath::kMma);
@@ -454,7 +453,9 @@ TEST(Sampling, StreamingKernelsRunOnASliceOfTheGpu) {
     t.kernels.push_back(k);
   }
   const RunStats full = simulate(t, gpu, {});
-  const RunStats sampled = simulate_sampled(t, gpu, {});
+  SampleOptions so;
+  so.slice_streaming = true;
+  const RunStats sampled = simulate_sampled(t, gpu, {}, so);
   ASSERT_EQ(sampled.kernels.size(), full.kernels.size());
   int sliced = 0;
   for (size_t i = 0; i < full.kernels.size(); ++i) {
@@ -483,10 +484,8 @@ TEST(Sampling, StreamingKernelsRunOnASliceOfTheGpu) {
       "two GEMVs on a100-lut4x: full %lld cycles (%.2f s), sampled %lld (%.3f s): %+.2f%%\n",
       (long long)full.cycles, full.wall_s, (long long)sampled.cycles, sampled.wall_s, 100 * err);
   EXPECT_LT(std::abs(err), 0.02);
-  SampleOptions whole;
-  whole.slice_streaming = false;
-  for (const KernelStats& k : simulate_sampled(t, gpu, {}, whole).kernels) {
-    EXPECT_EQ(k.sample.slice, 1) << k.name;
+  for (const KernelStats& k : simulate_sampled(t, gpu, {}).kernels) {
+    EXPECT_EQ(k.sample.slice, 1) << k.name;  // not by default
   }
 }
 
@@ -529,7 +528,9 @@ TEST(Sampling, AStreamingSliceKeepsTheWholeGpusBusiestPort) {
       const traces::Trace t = test_support::compiled_gemm(
           gpu, m, 4096, 4096, "fp16", golden::DType::kFp16, 0, traces::GemmPath::kMma);
       const RunStats full = simulate(t, gpu, {});
-      const RunStats sampled = simulate_sampled(t, gpu, {});
+      SampleOptions so;
+      so.slice_streaming = true;
+      const RunStats sampled = simulate_sampled(t, gpu, {}, so);
       ASSERT_EQ(sampled.kernels.size(), 1u);
       EXPECT_EQ(sampled.kernels[0].sample.method, "stream-slice");
       EXPECT_LT(std::abs(rel_error(sampled.cycles, full.cycles)), 0.007)
@@ -542,7 +543,7 @@ TEST(Sampling, AStreamingSliceKeepsTheWholeGpusBusiestPort) {
 // columns when B's tile is the larger (as many rows of blocks per wave share each B tile as on
 // the whole GPU), whole rows when A's is; the other tile, shared by f times fewer blocks per
 // wave, must move at most half the bytes and have no more lines. Square tiles and grids that
-// the cut does not divide are not sliced; streaming kernels are unless told not to.
+// the cut does not divide are not sliced; neither are streaming kernels unless asked.
 TEST(Sampling, AGemmsSliceKeepsItsLargerTilesSharing) {
   const hw::GpuConfig gpu = hw::load_gpu("a100");
   SampleOptions so;  // slices of up to a quarter, by default
@@ -584,13 +585,13 @@ TEST(Sampling, AGemmsSliceKeepsItsLargerTilesSharing) {
           .kernels.back();
   ASSERT_EQ(square.tiles.block[0], square.tiles.block[1]);
   EXPECT_EQ(slice_cut(square, hw::load_gpu("h200"), so).f, 1);
-  // A GEMV streams its weights: sliced unless told not to.
+  // A GEMV streams its weights: sliced only when asked.
   const traces::Kernel gemv = kernel(1, 4096, 4096, "fp16", golden::DType::kFp16);
-  EXPECT_EQ(slice_cut(gemv, gpu, so).f, 4);
-  EXPECT_TRUE(slice_cut(gemv, gpu, so).streaming);
-  SampleOptions whole;
-  whole.slice_streaming = false;
-  EXPECT_EQ(slice_cut(gemv, gpu, whole).f, 1);
+  EXPECT_EQ(slice_cut(gemv, gpu, so).f, 1);
+  SampleOptions streaming;
+  streaming.slice_streaming = true;
+  EXPECT_EQ(slice_cut(gemv, gpu, streaming).f, 4);
+  EXPECT_TRUE(slice_cut(gemv, gpu, streaming).streaming);
 }
 
 // On its slice a GEMM of one wave samples its loop too; one of several waves keeps its whole
