@@ -46,6 +46,12 @@
 namespace ltc::cli {
 namespace {
 
+// A ratio as "0.9x", "4.2x", "36x": one decimal below 10 (a sampled run slower than its full
+// run reads 0.9x, not 0x).
+std::string times(double r) {
+  return fmt::format(r < 9.95 ? "{:.1f}x" : "{:.0f}x", r);
+}
+
 struct BenchSimFlags {
   std::string only;  // "", "gemm", "decode", "h200", "rtl"
   std::string calibration;
@@ -475,10 +481,11 @@ void run_sample(const BenchSimFlags& o) {
     expected += sampled.sample_error_expected;
     if (!o.json) {
       fmt::print(
-          "  {:<30} {:<10} {:>12} {:>12} {:>+7.2f}% {:>8.2f} {:>8.3f} {:>7.0f}x {:>6.0f}x "
+          "  {:<30} {:<10} {:>12} {:>12} {:>+7.2f}% {:>8.2f} {:>8.3f} {:>8} {:>7} "
           "{:>6.2f}% {:>6.2f}%\n",
           c.name, c.gpu, full.cycles, sampled.cycles, 100 * err, full.wall_s, sampled.wall_s,
-          speedup, work, 100 * sampled.sample_error_expected, 100 * sampled.sample_error_max);
+          times(speedup), times(work), 100 * sampled.sample_error_expected,
+          100 * sampled.sample_error_max);
       std::fflush(stdout);
     }
   }
@@ -519,20 +526,20 @@ void run_sample(const BenchSimFlags& o) {
                            .dump());
   } else {
     fmt::print(
-        "  mean |error| {:.2f}%, worst {:+.2f}% ({}); speedup {:.0f}x in total ({:.1f} s -> "
-        "{:.2f} s), {:.0f}x at least; work {:.0f}x in total (warp instructions of the full runs "
+        "  mean |error| {:.2f}%, worst {:+.2f}% ({}); speedup {} in total ({:.1f} s -> "
+        "{:.2f} s), {} at least; work {} in total (warp instructions of the full runs "
         "over those simulated)\n"
         "  confidence: {:.2f}% expected on average (conf), {} of {} cases within their stated "
         "maximum (max)\n",
-        100 * mean, 100 * worst, worst_case, total_speedup, full_wall, samp_wall, min_speedup,
-        total_work, 100 * mean_expected, within, rows.size());
+        100 * mean, 100 * worst, worst_case, times(total_speedup), full_wall, samp_wall,
+        times(min_speedup), times(total_work), 100 * mean_expected, within, rows.size());
     for (const auto& [kind, g] : by_kind.items()) {
       fmt::print(
-          "  {:<5} {:>2} cases: mean |error| {:.2f}%, speedup {:.0f}x in total ({:.1f} s -> "
-          "{:.2f} s), work {:.0f}x\n",
+          "  {:<5} {:>2} cases: mean |error| {:.2f}%, speedup {} in total ({:.1f} s -> "
+          "{:.2f} s), work {}\n",
           kind, g["cases"].get<int>(), 100 * g["mean_abs_error"].get<double>(),
-          g["speedup_total"].get<double>(), g["full_wall_s"].get<double>(),
-          g["sampled_wall_s"].get<double>(), g["work_ratio_total"].get<double>());
+          times(g["speedup_total"].get<double>()), g["full_wall_s"].get<double>(),
+          g["sampled_wall_s"].get<double>(), times(g["work_ratio_total"].get<double>()));
     }
     if (!by_method.empty()) fmt::print("  per method (|cycle error| of its kernels):\n");
     for (const auto& [m, errs] : by_method) {
