@@ -249,7 +249,7 @@ CommandRegistrar reg{
           ->capture_default_str();
       s->add_flag("--sample-slice-streaming", o->sample_slice_streaming,
                   "with --sample: slices for streaming kernels too (GEMVs, attention, "
-                  "elementwise: faster, and a few percent fast; sim/README.md)")
+                  "elementwise: faster, about twice the error of whole runs; sim/README.md)")
           ->needs(sample);
       s->add_option("--block-limit", o->block_limit,
                     "run only the first N thread blocks (launch order) of each kernel (0: all)")
