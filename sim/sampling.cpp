@@ -52,8 +52,8 @@ KernelStats combine(const std::vector<const KernelStats*>& s, const std::vector<
   return out;
 }
 
-// Global bytes (ldg, ldgsts, stg) one warp of the program moves.
-uint64_t global_bytes_per_warp(const std::vector<traces::Instr>& prog) {
+// Global bytes (ldg, ldgsts, stg; with `stores_only`, stg) one warp of the program moves.
+uint64_t global_bytes_per_warp(const std::vector<traces::Instr>& prog, bool stores_only = false) {
   std::vector<uint64_t> mult = {1};
   uint64_t bytes = 0;
   for (const traces::Instr& in : prog) {
@@ -61,8 +61,8 @@ uint64_t global_bytes_per_warp(const std::vector<traces::Instr>& prog) {
       mult.push_back(mult.back() * in.count);
     } else if (in.op == Opcode::kEndLoop) {
       mult.pop_back();
-    } else if (in.op == Opcode::kLdGlobal || in.op == Opcode::kLdGlobalAsync ||
-               in.op == Opcode::kStGlobal) {
+    } else if (in.op == Opcode::kStGlobal ||
+               (!stores_only && (in.op == Opcode::kLdGlobal || in.op == Opcode::kLdGlobalAsync))) {
       bytes += mult.back() * in.bytes;
     }
   }
@@ -222,18 +222,8 @@ namespace {
 hw::GpuConfig stream_slice_gpu(const traces::Kernel& k, const hw::GpuConfig& gpu, int f) {
   hw::GpuConfig g = slice_gpu(gpu, f);
   const Sharing sh = block_sharing(k);
-  std::vector<uint64_t> mult = {1};
-  uint64_t stored = 0;  // bytes one warp stores
-  for (const traces::Instr& in : k.program) {
-    if (in.op == Opcode::kLoop) {
-      mult.push_back(mult.back() * in.count);
-    } else if (in.op == Opcode::kEndLoop) {
-      mult.pop_back();
-    } else if (in.op == Opcode::kStGlobal) {
-      stored += mult.back() * in.bytes;
-    }
-  }
-  const double writes = double(stored) * double(k.warps_per_block()) * double(k.blocks());
+  const double writes = double(global_bytes_per_warp(k.program, true)) *
+                        double(k.warps_per_block()) * double(k.blocks());
   // DRAM: each line read once, each byte written once, in the pieces the channels are hashed by;
   // L2: every byte the blocks move, in lines.
   const double dram = (sh.lines() + writes) / double(kDramPieceBytes);
