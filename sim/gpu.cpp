@@ -96,7 +96,6 @@ KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuCo
   plan.kernel = &k;
   const hw::SmConfig& sm = gpu.sm;
   const int sps = gpu.sub_partitions_per_sm;
-  const int lanes = std::max(1, gpu.fp32_lanes_per_sm() / sps);
   const int sfu_per_sp = std::max(1, sm.sfu_ops_per_cycle / sps);
   const int64_t bank_bytes = int64_t(sm.smem_banks) * 4;
 
@@ -129,7 +128,7 @@ KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuCo
     const Instr& in = k.program[i];
     DecodedInstr& d = plan.decoded[i];
     // `int_ops` of the ops on the INT32 lanes: a sub-partition's share of the SM's CUDA cores
-    // (GpuConfig::cuda_core_cycles), else the FP32 lanes alone.
+    // (GpuConfig::cuda_core_cycles, the roofline's rule too).
     auto cuda = [&](uint64_t ops, uint8_t reads, uint64_t int_ops = 0) {
       d.unit = Unit::kAlu;
       d.reads = reads;
@@ -137,11 +136,8 @@ KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuCo
       d.thread_ops = ops;
       d.simt = uint32_t(std::max<uint64_t>(1, (ops + 31) / 32));
       constexpr double kMaxOccupancy = double(1 << 30);  // latency adds to it in an int32_t
-      const double cycles =
-          int_ops > 0 ? std::ceil(double(sps) *
-                                      gpu.cuda_core_cycles(double(ops - int_ops), double(int_ops)) -
-                                  1e-9)
-                      : double((ops + uint64_t(lanes) - 1) / uint64_t(lanes));
+      const double cycles = std::ceil(
+          double(sps) * gpu.cuda_core_cycles(double(ops - int_ops), double(int_ops)) - 1e-9);
       d.occupancy = int32_t(std::clamp(cycles, 1.0, kMaxOccupancy));
       d.latency = d.occupancy + sm.alu_latency_cycles;
     };
