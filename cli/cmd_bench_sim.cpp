@@ -415,7 +415,10 @@ void run_sample(const BenchSimFlags& o) {
       }
     }
     const sim::RunStats sampled = sim::simulate_sampled(t, gpu, {}, so);
-    if (o.per_kernel && !o.json) {
+    // --per-kernel --json: each kernel's method, confidence row and error (a repeat: its
+    // distance from its kernel; a run's first kernel simulated in full: "exact").
+    nlohmann::json kernel_rows = nlohmann::json::array();
+    if (o.per_kernel) {
       // Per kernel: the sampled cycles against the full run's (kernels that are not repeats).
       // A repeat: how far its kernel's cycles are from its own, both in the full run (the
       // "repeat" row: its error beside its kernel's).
@@ -426,8 +429,14 @@ void run_sample(const BenchSimFlags& o) {
         if (sk.sample.method == "repeat") {
           const auto of = full_cycles.find(sk.sample.repeats);
           if (of != full_cycles.end() && full.kernels[i].cycles > 0) {
-            by_method[sim::confidence_row("repeat", sk.gemm)].push_back(
-                std::abs(double(of->second) / double(full.kernels[i].cycles) - 1));
+            const double distance =
+                std::abs(double(of->second) / double(full.kernels[i].cycles) - 1);
+            by_method[sim::confidence_row("repeat", sk.gemm)].push_back(distance);
+            kernel_rows.push_back({{"name", sk.name},
+                                   {"method", "repeat"},
+                                   {"row", sim::confidence_row("repeat", sk.gemm)},
+                                   {"repeats", sk.sample.repeats},
+                                   {"error", distance}});
           }
           continue;
         }
@@ -437,11 +446,22 @@ void run_sample(const BenchSimFlags& o) {
         // Its share of the warp instructions the sampled run simulated (where its time goes).
         const double share = double(sk.sample.simulated_instructions) /
                              double(std::max<uint64_t>(sampled.sample_simulated_instructions, 1));
-        fmt::print(
-            "    {:<28} {:<17} {:>10} {:>10} {:>+7.2f}% {:>6.2f} waves {:>5.1f}% simulated\n",
-            sk.name, sk.sample.method, full.kernels[i].cycles, sk.cycles, 100 * kerr, waves,
-            100 * share);
-        if (i == 0 && sk.sample.method == "full") continue;
+        if (!o.json) {
+          fmt::print(
+              "    {:<28} {:<17} {:>10} {:>10} {:>+7.2f}% {:>6.2f} waves {:>5.1f}% simulated\n",
+              sk.name, sk.sample.method, full.kernels[i].cycles, sk.cycles, 100 * kerr, waves,
+              100 * share);
+        }
+        const bool exact = i == 0 && sk.sample.method == "full";
+        kernel_rows.push_back(
+            {{"name", sk.name},
+             {"method", sk.sample.method},
+             {"row", exact ? "exact" : sim::confidence_row(sk.sample.method, sk.gemm)},
+             {"full_cycles", full.kernels[i].cycles},
+             {"sampled_cycles", sk.cycles},
+             {"error", kerr},
+             {"waves", waves}});
+        if (exact) continue;
         by_method[sim::confidence_row(sk.sample.method, sk.gemm)].push_back(std::abs(kerr));
       }
     }
@@ -477,6 +497,7 @@ void run_sample(const BenchSimFlags& o) {
                     {"work_ratio", work},
                     {"error_expected", sampled.sample_error_expected},
                     {"error_max", sampled.sample_error_max}});
+    if (o.per_kernel) rows.back()["kernels"] = kernel_rows;
     within += std::abs(err) <= sampled.sample_error_max ? 1 : 0;
     expected += sampled.sample_error_expected;
     if (!o.json) {
@@ -687,7 +708,7 @@ CommandRegistrar reg{
       s->add_flag(
           "--per-kernel", o->per_kernel,
           "--only sample: also each simulated kernel's cycles against the full run's, and each "
-          "sampling method's mean and largest error");
+          "sampling method's mean and largest error (with --json: each case's \"kernels\")");
       s->add_flag("--json", o->json, "print one JSON object");
       set_examples(
           s, {"ltc bench sim", "ltc bench sim --only gemm --json",

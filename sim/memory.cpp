@@ -150,6 +150,7 @@ SectorCache::Result SectorCache::access(uint64_t line_addr, uint32_t sectors, bo
     if (write) dirty[way] = uint8_t(dirty[way] | sectors);
   } else {
     way = way >= 0 ? way : lru;
+    r.installed = true;
     r.missed = sectors;
     r.evicted_dirty = dirty[way];
     r.evicted_line_addr = uint64_t(tags[way]) << line_shift_;
@@ -158,7 +159,8 @@ SectorCache::Result SectorCache::access(uint64_t line_addr, uint32_t sectors, bo
     dirty[way] = uint8_t(write ? sectors : 0);
     ++installed_;
   }
-  if (!touched_.empty()) touched_[set * size_t(ways_) + size_t(way)] = installed_;
+  r.slot = uint32_t(set * size_t(ways_) + size_t(way));
+  if (!touched_.empty()) touched_[r.slot] = installed_;
   const uint8_t old = rank[way];
   if (LTC_SIM_SSE2 && ways_ == 16) {
 #if LTC_SIM_SSE2
@@ -337,6 +339,7 @@ L2::L2(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stat
   for (auto& s : slices_) {
     s.tags = SectorCache(slice_bytes, gpu.sm.l2_ways, gpu.sm.line_bytes, true);
     s.port = BandwidthPort(slice_rate);
+    s.fills.resize(s.tags.slots());
   }
   slice_of_ = FastMod(uint32_t(n));
   line_shift_ = log2_exact(gpu.sm.line_bytes);
@@ -360,7 +363,10 @@ void L2::load(const MemoryState& state) {
     same = state.l2_slices[i].same_shape(slices_[i].tags);
   }
   if (!same) throw std::invalid_argument("sim: a memory state from another GPU's L2");
-  for (size_t i = 0; i < slices_.size(); ++i) slices_[i].tags = state.l2_slices[i];
+  for (size_t i = 0; i < slices_.size(); ++i) {
+    slices_[i].tags = state.l2_slices[i];
+    slices_[i].fills.clear();
+  }
 }
 
 namespace {
@@ -431,15 +437,20 @@ void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
   std::vector<DramBurst::Op>& ops = dram_ops_.ops;
   ops.clear();
   done_.resize(lines.size());
+  found_.resize(lines.size());
+  slice_.resize(lines.size());
   unsigned dram_bytes = 0;
   for (size_t i = 0; i < lines.size(); ++i) {
     const LineBurst::Line& l = lines[i];
     const double t = now + cycles_of(l.enter);
-    Slice& s = slices_[slice_of_(mix_line(l.addr >> line_shift_))];
+    const uint32_t slice = slice_of_(mix_line(l.addr >> line_shift_));
+    Slice& s = slices_[slice];
+    slice_[i] = slice;
     const int n = popcount4(l.sectors);
     const unsigned len = unsigned(32 * n);
     const double start = s.port.reserve_payload(t, len);
     const SectorCache::Result r = s.tags.access(l.addr, l.sectors, write);
+    found_[i] = r;
     stats_.l2_sectors += uint64_t(n);
     if (write) {
       stats_.l2_write_bytes += len;
@@ -467,8 +478,23 @@ void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
     dram_payload_.set_data_length(dram_bytes);
     sc_core::sc_time d = sc_core::SC_ZERO_TIME;
     dram->b_transport(dram_payload_, d);
-    for (const DramBurst::Op& op : ops) {
-      if (!op.write) done_[op.line] = std::max(done_[op.line], now + cycles_of(op.ready));
+  }
+  // In the lines' order (as one request per line would): sectors found whose fill is still on
+  // its way come with it (FillTimes), and each line's fill from DRAM is recorded.
+  for (size_t i = 0, o = 0; i < lines.size(); ++i) {
+    FillTimes& fills = slices_[slice_[i]].fills;
+    const SectorCache::Result& r = found_[i];
+    if (write) {
+      fills.record(r, 0, 0, now);  // written sectors are there at once
+      continue;
+    }
+    if (const uint32_t hit = lines[i].sectors & ~r.missed) {
+      done_[i] = std::max(done_[i], fills.ready(r, hit, now));
+    }
+    for (; o < ops.size() && ops[o].line == i; ++o) {
+      if (ops[o].write) continue;
+      done_[i] = std::max(done_[i], now + cycles_of(ops[o].ready));
+      fills.record(r, r.missed, done_[i], now);
     }
   }
   uint64_t latest = 0;

@@ -20,6 +20,8 @@
 #include <systemc>
 #include <tlm>
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -149,7 +151,11 @@ class SectorCache {
     uint32_t missed = 0;         // sectors of the request that were not present
     uint32_t evicted_dirty = 0;  // dirty sectors written back by the replacement
     uint64_t evicted_line_addr = 0;
+    uint32_t slot = kNoSlot;  // set * ways + way of the line now (kNoSlot: no capacity)
+    bool installed = false;   // the line took a way anew (missing, or aged out)
   };
+  static constexpr uint32_t kNoSlot = ~uint32_t(0);
+  uint64_t slots() const { return sets_ * uint64_t(ways_); }
   // Looks up `sectors` (bit i: sector i of the line) of the line holding `line_addr` and installs
   // them; `write` marks them dirty (write-back).
   Result access(uint64_t line_addr, uint32_t sectors, bool write);
@@ -239,6 +245,57 @@ class SectorCache {
   uint32_t installed_ = 0;  // differences taken modulo 2^32 (at most 2^32 lines apart)
   std::vector<uint32_t, LineAligned<uint32_t>> touched_;
   const double* aging_quantile_ = nullptr;  // kAgingDraws of them, shared by every cache
+};
+
+// When the data of a cache's lines arrives, per way (SectorCache::Result::slot): a request that
+// finds sectors a miss installed, before that miss's data is back, waits for it, as a cache's
+// miss-status registers merge it into the outstanding miss. (Without it a second reader of a
+// line got it at the hit latency while the first still waited for DRAM.) The L1s and the L2
+// slices keep one each beside their tags, which sampled simulation saves and restores; fills do
+// not outlast a run.
+class FillTimes {
+ public:
+  void resize(uint64_t slots) { fills_.assign(size_t(slots), 0); }
+  void clear() { std::fill(fills_.begin(), fills_.end(), 0); }
+  // When the data of `sectors` of the access `r` at cycle `now` arrives: `now` when none of
+  // them is on its way (a line installed anew has nothing on its way before its own miss is
+  // recorded).
+  double ready(const SectorCache::Result& r, uint32_t sectors, double now) const {
+    if (r.slot == SectorCache::kNoSlot || r.installed) return now;
+    const uint32_t f = fills_[r.slot];
+    if (!(f & sectors & kSectors)) return now;
+    const double ahead = double(ahead_of(f, now));
+    return ahead > 0 ? std::floor(now) + ahead : now;
+  }
+  // The missed sectors of the access `r` at cycle `now` arrive at cycle `ready`; sectors still
+  // on their way from an earlier miss of the line then come no sooner.
+  void record(const SectorCache::Result& r, uint32_t sectors, double ready, double now) {
+    if (r.slot == SectorCache::kNoSlot) return;
+    uint32_t& f = fills_[r.slot];
+    const double a = std::ceil(ready - std::floor(now));
+    const int32_t ahead = a > 0 ? int32_t(std::min(a, double(kMaxAhead))) : 0;
+    if (r.installed || ahead_of(f, now) <= 0) {
+      f = pack(now, ahead, sectors);
+    } else {
+      f = pack(now, std::max(ahead, ahead_of(f, now)), (f | sectors) & kSectors);
+    }
+  }
+
+ private:
+  // One word per way: the arrival cycle's low 28 bits, then the sectors on their way (4 bits).
+  // Arrivals are read as cycles ahead of `now` (a 28-bit difference: fills come within far
+  // less than 2^27 cycles), so a run may be as long as it likes.
+  static constexpr uint32_t kSectors = 0xf;
+  static constexpr int32_t kMaxAhead = (1 << 26);
+  static uint32_t pack(double now, int32_t ahead, uint32_t sectors) {  // ahead >= 0
+    const uint32_t at = uint32_t(uint64_t(std::floor(now)) + uint64_t(ahead));
+    return at << 4 | (sectors & kSectors);
+  }
+  static int32_t ahead_of(uint32_t f, double now) {
+    const uint32_t at = f >> 4, cur = uint32_t(uint64_t(std::floor(now))) & 0x0fffffffu;
+    return int32_t((at - cur) << 4) >> 4;  // sign-extended 28-bit difference
+  }
+  std::vector<uint32_t> fills_;
 };
 
 // What an SM asks of L2 for one warp instruction: the payload's address is the first line, its
@@ -374,6 +431,7 @@ class L2 : public sc_core::sc_module {
   struct Slice {
     SectorCache tags;
     BandwidthPort port;
+    FillTimes fills;  // its lines' DRAM reads in flight
   };
   std::vector<Slice> slices_;
   FastMod slice_of_;
@@ -382,8 +440,10 @@ class L2 : public sc_core::sc_module {
   MemoryStats& stats_;
   tlm::tlm_generic_payload dram_payload_;
   DramBurst dram_ops_;
-  LineBurst one_line_;        // a payload without a LineBurst
-  std::vector<double> done_;  // per line of the burst being served: cycles
+  LineBurst one_line_;                      // a payload without a LineBurst
+  std::vector<double> done_;                // per line of the burst being served: cycles
+  std::vector<SectorCache::Result> found_;  // ... its lookup
+  std::vector<uint32_t> slice_;             // ... its slice
 };
 
 }  // namespace ltc::sim

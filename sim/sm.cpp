@@ -109,6 +109,7 @@ void Sm::begin_kernel(const KernelPlan* plan, Cycle launch) {
   cycle_ = std::max(cycle_, launch);
   l1_ = SectorCache(uint64_t(std::max<int64_t>(plan->l1_bytes, 0)), gpu_.sm.l1_ways,
                     gpu_.sm.line_bytes);
+  l1_fills_.resize(l1_.slots());
 }
 
 bool Sm::take_block(Cycle at) {
@@ -574,6 +575,7 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
   const bool write = in.op == Opcode::kStGlobal;
   std::vector<LineBurst::Line>& lines = burst_.lines;
   lines.clear();
+  l1_found_.clear();
   multicast_reads_.clear();
   uint32_t burst_bytes = 0;
   auto to_l2 = [&](uint64_t base, uint32_t sectors, Cycle t) {
@@ -603,7 +605,14 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
       stats_.mem.l1_sectors += uint64_t(n);
       stats_.mem.l1_hit_sectors += uint64_t(n - popcount4(r.missed));
       done = std::max(done, t + gpu_.sm.l1_latency_cycles);
-      if (r.missed) to_l2(base, r.missed, t);
+      // Sectors found whose fill from the L2 is still on its way come with it (memory.h).
+      if (const uint32_t hit = sectors & ~r.missed) {
+        done = std::max(done, Cycle(l1_fills_.ready(r, hit, double(t)) + 0.999999));
+      }
+      if (r.missed) {
+        to_l2(base, r.missed, t);
+        l1_found_.push_back(r);
+      }
     } else if (multicast) {
       // A cluster's shared tile (sim/cluster.h): a partner block's copy when it read the line,
       // else an L2 read whose copy the partners take.
@@ -637,6 +646,11 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
     return Cycle(double(now_) + cycles_of(l.ready) + 0.999999);
   };
   for (const LineBurst::Line& l : lines) done = std::max(done, ready(l));
+  if (in.op == Opcode::kLdGlobal) {
+    for (size_t i = 0; i < lines.size(); ++i) {
+      l1_fills_.record(l1_found_[i], lines[i].sectors, double(ready(lines[i])), double(c));
+    }
+  }
   for (size_t i : multicast_reads_) {
     multicast_->record(block, lines[i].addr >> line_shift_, ready(lines[i]));
   }

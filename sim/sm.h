@@ -254,6 +254,8 @@ class Sm : public sc_core::sc_module {
   const DecodedInstr* decoded_ = nullptr;   // plan_->decoded.data()
   const traces::Instr* program_ = nullptr;  // plan_->kernel->program.data()
   SectorCache l1_;
+  FillTimes l1_fills_;                         // its lines' L2 reads in flight
+  std::vector<SectorCache::Result> l1_found_;  // per line of the burst: the L1's lookup
   KernelStats stats_;
   tlm::tlm_generic_payload payload_;
   LineBurst burst_;                      // the lines of the access in flight (global_access)

@@ -317,7 +317,10 @@ TEST(Sampling, ASeveralWaveKernelNotCutInWavesRunsWhole) {
 // A_FP16) on M2N32K8 LUT cores: q_proj.lmma, o_precompute (writes 168 MB of tables, whose
 // write-backs outlast it), o_proj.lmma (a repeat of q_proj.lmma), attn_residual. Carried as
 // o_precompute left them, attn_residual waited for those write-backs: 68,869 cycles against the
-// full run's 24,279; drained, 24,262.
+// full run's 24,279 (+184%); drained, 24,262. Since the L2 holds back hits on lines still being
+// filled (sim/memory.h, FillTimes) the full run's attn_residual takes 23,216 and the sampled
+// 24,413 (+5.2%: o_proj.lmma, not simulated, left the L2 otherwise); the bound is set well
+// below what the queues carried undrained cost.
 TEST(Sampling, TheQueuesAKernelLeavesDrainDuringTheRepeatsAfterIt) {
   const hw::GpuConfig gpu = hw::with_overrides(
       hw::load_gpu("a100-lut4x"), "lut_tensor.core.m=2,lut_tensor.core.n=32,lut_tensor.core.k=8");
@@ -344,7 +347,7 @@ TEST(Sampling, TheQueuesAKernelLeavesDrainDuringTheRepeatsAfterIt) {
   const double err = rel_error(sampled.kernels[3].cycles, full.kernels[3].cycles);
   std::printf("attn_residual after a repeat: full %lld, sampled %lld: %+.2f%%\n",
               (long long)full.kernels[3].cycles, (long long)sampled.kernels[3].cycles, 100 * err);
-  EXPECT_LT(std::abs(err), 0.02);
+  EXPECT_LT(std::abs(err), 0.1);
 }
 
 // A repeat is not simulated, but its lines pass through the L2 before the next kernel simulated
@@ -596,7 +599,12 @@ TEST(Sampling, AGemmsSliceKeepsItsLargerTilesSharing) {
 
 // On its slice a GEMM of one wave samples its loop too; one of several waves keeps its whole
 // loop (how blocks of successive waves share the L2 changes with their length). Against the
-// full run: counters exact, cycles within 1% (measured: -0.27%, +0.13%).
+// full run: counters exact, cycles within the largest error the method states (its row of the
+// confidence table). Measured: -0.27% and +0.13% before the L2 and the L1 held back hits on
+// lines still being filled (sim/memory.h, FillTimes), -2.29% and +0.13% since: the full GPU's
+// SMs that run three blocks end 138,101 .. 141,412 cycles, the slice's all at 138,168 (a line's
+// later readers now wait for the first one's fill, which ties each SM's pace to the SMs its
+// blocks share tiles with; the slice's SMs share with a symmetric few).
 TEST(Sampling, AGemmOnASliceMatchesTheFullRun) {
   const hw::GpuConfig gpu = hw::load_gpu("a100");
   struct G {
@@ -621,7 +629,7 @@ TEST(Sampling, AGemmOnASliceMatchesTheFullRun) {
         "%+.2f%%\n",
         (long long)g.m, (long long)g.n, (long long)g.k, g.method, (long long)full.cycles,
         full.wall_s, (long long)sampled.cycles, sampled.wall_s, 100 * err);
-    EXPECT_LT(std::abs(err), 0.01);
+    EXPECT_LE(std::abs(err), s.sample.error_max);
   }
 }
 

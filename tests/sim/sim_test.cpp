@@ -406,6 +406,19 @@ struct Requester : sc_core::sc_module {
   void run() { body(*this); }
 };
 
+// An L2 with its DRAM and one requester (after sim::fresh_systemc_context()).
+struct L2WithDram {
+  sim::MemoryStats stats;
+  sim::Dram dram;
+  sim::L2 l2;
+  Requester req;
+  explicit L2WithDram(const hw::GpuConfig& gpu)
+      : dram("dram", gpu, stats), l2("l2", gpu, stats), req("req") {
+    l2.dram.bind(dram.target);
+    req.out.bind(l2.target);
+  }
+};
+
 TEST(MemoryBurst, ABurstServesEachLineAsItsOwnTransactionWould) {
   const uint32_t seed = ltc::test_support::test_seed(77);
   SCOPED_TRACE(ltc::test_support::seed_note(seed));
@@ -486,6 +499,57 @@ TEST(MemoryBurst, ABurstServesEachLineAsItsOwnTransactionWould) {
   EXPECT_EQ(s_plain.dram_write_bytes, s_burst.dram_write_bytes);
 }
 
+// A read that finds sectors an earlier miss installed, before that miss's data is back, waits
+// for it (the L2's fill times, sim/memory.h): reading the line again 10 ticks after the miss
+// returns with the miss, not at the hit latency; long after, at the hit latency; another sector
+// of the line in the meantime misses on its own.
+TEST(L2, AReadOfALineStillBeingFilledWaitsForTheFill) {
+  const hw::GpuConfig gpu = lut_gpu();
+  sim::fresh_systemc_context();
+  L2WithDram m(gpu);
+  auto read = [](Requester& r, uint64_t addr, uint64_t enter) {
+    tlm::tlm_generic_payload p;
+    p.set_command(tlm::TLM_READ_COMMAND);
+    p.set_address(addr);
+    p.set_data_length(32);
+    sc_core::sc_time d = sc_core::sc_time::from_value(enter);
+    r.out->b_transport(p, d);
+    return d.value();
+  };
+  uint64_t miss = 0, again = 0, later = 0, later_at = 0, other = 0;
+  m.req.body = [&](Requester& r) {
+    miss = read(r, 0, 0);
+    again = read(r, 0, 10);
+    other = read(r, 32, 20);  // sector 1 of the same line: not in flight, a miss of its own
+    later_at = miss + 100000;
+    later = read(r, 0, later_at);
+  };
+  sc_core::sc_start();
+  const uint64_t hit = later - later_at;
+  EXPECT_GT(miss, 2 * hit);  // DRAM behind the L2
+  // With the fill (whose arrival the L2 keeps to the cycle: up to one cycle later).
+  EXPECT_GE(again, miss);
+  EXPECT_LE(again, miss + sc_core::sc_time(1, sc_core::SC_NS).value());
+  EXPECT_GT(other, 2 * hit);
+  EXPECT_EQ(m.stats.dram_read_bytes, 64u);  // sectors 0 and 1, once each
+}
+
+// The same in an SM's L1: a warp's ldg that hits a line another warp's ldg missed a cycle
+// before waits for that line to come back from the L2 (here from DRAM), as long as a warp whose
+// line is its own.
+TEST(L1, ALoadHittingALineStillBeingFilledWaitsForTheFill) {
+  const hw::GpuConfig gpu = lut_gpu();
+  auto fragment_stalls = [&](const std::string& addr) {
+    const auto tr = trace_of("    ldg t=0 bytes=128 addr=" + addr + "\n    alu count=32\n", 1, 2);
+    const sim::RunStats r = sim::simulate(tr, gpu, {});
+    return int64_t(r.kernels.at(0).stall_cycles[size_t(sim::Stall::kFragments)]);
+  };
+  const int64_t shared = fragment_stalls("0"), own = fragment_stalls("wx*4096");
+  const int64_t dram = int64_t(gpu.dram.latency_ns * gpu.clock_ghz);
+  EXPECT_GT(own, 2 * dram);  // each warp waits for DRAM
+  EXPECT_NEAR(double(shared), double(own), 0.02 * double(own));
+}
+
 // A GEMM's K loop reads one 64-byte piece of every row at a time; with rows a power of two apart
 // those lines share their low bits. The L2 hashes them over its slices and, within a slice, over
 // its sets: a working set of half the L2 read twice hits the second time whatever the stride
@@ -498,17 +562,12 @@ TEST(L2, HoldsAStridedWorkingSetOfHalfItsCapacity) {
   for (const uint64_t stride : {128u, 1024u, 8192u, 65536u}) {
     SCOPED_TRACE("row stride " + std::to_string(stride) + " B");
     sim::fresh_systemc_context();
-    sim::MemoryStats stats;
-    sim::Dram dram("dram", gpu, stats);
-    sim::L2 l2("l2", gpu, stats);
-    l2.dram.bind(dram.target);
-    Requester req("req");
-    req.out.bind(l2.target);
+    L2WithDram m(gpu);
     const uint64_t lines = uint64_t(gpu.l2_bytes()) / 2 / 128;
     uint64_t second_pass_hits = 0;
-    req.body = [&](Requester& r) {
+    m.req.body = [&](Requester& r) {
       for (int pass = 0; pass < 2; ++pass) {
-        const uint64_t hits_before = stats.l2_hit_sectors;
+        const uint64_t hits_before = m.stats.l2_hit_sectors;
         for (uint64_t i = 0; i < lines; ++i) {
           tlm::tlm_generic_payload p;
           p.set_command(tlm::TLM_READ_COMMAND);
@@ -517,7 +576,7 @@ TEST(L2, HoldsAStridedWorkingSetOfHalfItsCapacity) {
           sc_core::sc_time d = sc_core::SC_ZERO_TIME;
           r.out->b_transport(p, d);
         }
-        if (pass == 1) second_pass_hits = stats.l2_hit_sectors - hits_before;
+        if (pass == 1) second_pass_hits = m.stats.l2_hit_sectors - hits_before;
       }
     };
     sc_core::sc_start();
