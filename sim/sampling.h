@@ -75,8 +75,8 @@
 //   every block reads (a GEMV's activation vector, a LUT GEMV's tables) are read once per slice,
 //   not once per f slices: a kernel whose slice would read more than 1% more DRAM bytes than its
 //   share so is not sliced. On their slices the 10 GEMMs of `ltc bench sim --only sample` read
-//   -0.74 .. +0.15% (mean |error| 0.16%); the FP16 2048x5120x13824 GEMM on a 27-SM slice at its
-//   full loop: 2,020,706 cycles against 2,020,741. A kernel of several waves keeps its whole loop
+//   -0.85 .. +0.31% (mean |error| 0.19%); the FP16 2048x5120x13824 GEMM on a 27-SM slice at its
+//   full loop: 2,020,543 cycles against 2,020,678. A kernel of several waves keeps its whole loop
 //   on its slice: how the blocks of successive waves drift apart and share the L2 changes with
 //   the loop's length (that GEMM takes 2.00 or 2.20 M cycles with its loop a trip longer or
 //   shorter, at an L2 hit rate of 0.90 or 0.85: the full model is bimodal there, and its loop at
