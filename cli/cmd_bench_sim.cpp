@@ -431,10 +431,11 @@ void run_sample(const BenchSimFlags& o) {
           if (of != full_cycles.end() && full.kernels[i].cycles > 0) {
             const double distance =
                 std::abs(double(of->second) / double(full.kernels[i].cycles) - 1);
-            by_method[sim::confidence_row("repeat", sk.gemm)].push_back(distance);
+            const std::string row = sim::confidence_row("repeat", sk.gemm);
+            by_method[row].push_back(distance);
             kernel_rows.push_back({{"name", sk.name},
                                    {"method", "repeat"},
-                                   {"row", sim::confidence_row("repeat", sk.gemm)},
+                                   {"row", row},
                                    {"repeats", sk.sample.repeats},
                                    {"error", distance}});
           }
@@ -452,17 +453,17 @@ void run_sample(const BenchSimFlags& o) {
               sk.name, sk.sample.method, full.kernels[i].cycles, sk.cycles, 100 * kerr, waves,
               100 * share);
         }
+        // A run's first kernel simulated in full is the full run's: exact, in no row.
         const bool exact = i == 0 && sk.sample.method == "full";
-        kernel_rows.push_back(
-            {{"name", sk.name},
-             {"method", sk.sample.method},
-             {"row", exact ? "exact" : sim::confidence_row(sk.sample.method, sk.gemm)},
-             {"full_cycles", full.kernels[i].cycles},
-             {"sampled_cycles", sk.cycles},
-             {"error", kerr},
-             {"waves", waves}});
-        if (exact) continue;
-        by_method[sim::confidence_row(sk.sample.method, sk.gemm)].push_back(std::abs(kerr));
+        const std::string row = sim::confidence_row(sk.sample.method, sk.gemm);
+        kernel_rows.push_back({{"name", sk.name},
+                               {"method", sk.sample.method},
+                               {"row", exact ? "exact" : row},
+                               {"full_cycles", full.kernels[i].cycles},
+                               {"sampled_cycles", sk.cycles},
+                               {"error", kerr},
+                               {"waves", waves}});
+        if (!exact) by_method[row].push_back(std::abs(kerr));
       }
     }
     const double err = double(sampled.cycles) / double(full.cycles) - 1;
