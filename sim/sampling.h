@@ -97,7 +97,9 @@
 //   32000-wide lm_head, 1.15 for a 100 KB elementwise kernel): those GEMVs read -0.06% and +0.13%,
 //   that step -0.84% (sim/README.md, "Busiest ports"). Still off by default: on steps out of
 //   sample the slices read twice the error of whole runs (0.73% mean against 0.36%; the MAC
-//   A100's W1A16 GEMVs 1-4% fast).
+//   A100's W1A16 GEMVs 1-4% fast: fewer blocks queue at the activations' L2 ports, and 27 SMs
+//   are less likely than 108 to hold one whose warps issue in a slow interleaving; a slice
+//   with the whole GPU's ports, split, was tried: sim/README.md).
 //   The GEMMs' slices are not corrected: their time is not their ports' busiest share (DRAM
 //   channels 0.5% slower moved the A100 INT8 1024x8192x8192 GEMM's slice from +0.15% to +6.6%: a
 //   several-wave slice at the edge of two schedules).
