@@ -304,6 +304,26 @@ TEST(Barrier, EveryWarpOfTheBlockLeavesWhenTheLastArrives) {
   EXPECT_GT(r.kernels[0].stall_cycles[size_t(sim::Stall::kValues)], 0u);
 }
 
+// Blocks after the first wave go to whichever SM frees a slot. When the whole first wave retires
+// in one cycle (identical blocks of ALU work, two per H200 SM by shared memory), a tail of 79
+// blocks finds 264 free slots and some SM takes two of them, so the kernel ends a whole
+// residency later rather than the half of one a lone block per SM would add. The H200 does the
+// same: given that pattern it spreads the 79 about as a random choice of free slots, and about
+// 12 of its SMs take two (tools/microbench/block_placement.cu; sim/README.md, "Block dispatch
+// against the H200").
+TEST(Dispatch, ATailThatFindsEverySmFreeingAtOnceEndsAResidencyLater) {
+  const hw::GpuConfig gpu = hw::load_gpu("h200");
+  ASSERT_EQ(gpu.sms, 132);
+  const std::string spin = "    loop 200\n      alu count=1024\n    endloop\n";
+  const int smem = 112 * 1024;  // two blocks per SM
+  const int64_t wave = cycles_of(trace_of(spin, 264, 4, "", smem), gpu);
+  const int64_t tail = cycles_of(trace_of(spin, 264 + 79, 4, "", smem), gpu);
+  const int64_t alone = cycles_of(trace_of(spin, 79, 4, "", 2 * smem), gpu);  // one per SM
+  EXPECT_LT(alone, wave);  // a lone block has the SM's lanes to itself
+  EXPECT_NEAR(double(tail), 2.0 * double(wave), 0.01 * double(wave));
+  EXPECT_GT(tail, wave + alone);
+}
+
 TEST(Determinism, TheSameTraceGivesTheSameStatisticsTwice) {
   const hw::GpuConfig gpu = lut_gpu();
   const auto tr = trace_of(
