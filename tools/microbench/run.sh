@@ -11,7 +11,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=${BUILD:-$HERE/build}
 OUT_JSON=${1:-$BUILD/h200-microbench.json}
-TOPICS=${TOPICS:-"clock latency smem l2_bw dram_bw mma cp_async alu launch wgmma clock_under_load smsp_arbitration dequant block_placement"}
+TOPICS=${TOPICS:-"clock latency smem l2_bw dram_bw mma cp_async alu launch wgmma clock_under_load smsp_arbitration dequant block_placement smsp_phase"}
 NVCC=${NVCC:-nvcc}
 mkdir -p "$BUILD"
 
