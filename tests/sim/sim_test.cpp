@@ -307,7 +307,7 @@ TEST(Barrier, EveryWarpOfTheBlockLeavesWhenTheLastArrives) {
 // Blocks after the first wave go to whichever SM frees a slot. When the whole first wave retires
 // in one cycle (identical blocks of ALU work, two per H200 SM by shared memory), a tail of 79
 // blocks finds 264 free slots and some SM takes two of them, so the kernel ends a whole
-// residency later rather than the half of one a lone block per SM would add. The H200 does the
+// residency later rather than the 0.56 of one a lone block per SM would add. The H200 does the
 // same: given that pattern it spreads the 79 about as a random choice of free slots, and about
 // 12 of its SMs take two (tools/microbench/block_placement.cu; sim/README.md, "Block dispatch
 // against the H200").

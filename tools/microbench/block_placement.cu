@@ -6,7 +6,8 @@
 // 2, ... tail blocks (breadth first: as many SMs as tail blocks, one each, while tail <= SMs;
 // depth first: each SM that frees its slots first fills all of them), the tail blocks' start
 // after the deadline, and the spacing between tail blocks that start on one SM. The simulator's
-// dispatcher (sim/sm.h, BlockDispatcher) follows what this finds (sim/README.md, "The machine").
+// dispatcher (sim/sm.h, BlockDispatcher) is checked against what this finds (sim/README.md,
+// "Block dispatch against the H200"; test Dispatch.ATailThatFindsEverySmFreeingAtOnce...).
 #include "common.cuh"
 
 __device__ unsigned long long g_now;
