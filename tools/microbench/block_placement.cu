@@ -45,12 +45,7 @@ __global__ void spin_blocks(unsigned long long deadline, unsigned long long tail
 int main() {
   CK(cudaSetDevice(0));
   const int sms = num_sms();
-  int smem_per_sm = 0, smem_optin = 0;
-  CK(cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, 0));
-  CK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
-  // The opt-in limit less the kernel's static shared memory (8 bytes, rounded up).
-  CK(cudaFuncSetAttribute(spin_blocks, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          smem_optin - 1024));
+  const SmemLimits smem = allow_dynamic_smem(spin_blocks);
   Stamp* d_stamps = nullptr;
   const int max_blocks = 8 * sms;
   CK(cudaMalloc(&d_stamps, sizeof(Stamp) * max_blocks));
@@ -65,7 +60,7 @@ int main() {
   for (const Case& c : list) {
     // Shared memory so that exactly c.per_sm blocks fit (the static 8 bytes and the per-block
     // reservation of 1 KB aside).
-    const int dyn = std::min(smem_per_sm / c.per_sm - 2048, smem_optin - 1024);
+    const int dyn = std::min(smem.per_sm / c.per_sm - 2048, smem.optin - 1024);
     const int grid = c.per_sm * sms + c.tail;
     std::vector<double> per_sm_hist(16, 0), tail_start_us, same_sm_gap_us, first_spread_us;
     const int reps = 5;
@@ -130,7 +125,7 @@ int main() {
     cases.push_back(cj.dump());
   }
   r.raw("cases", jarr(cases));
-  r.num("sms", sms).num("smem_per_sm_bytes", smem_per_sm);
+  r.num("sms", sms).num("smem_per_sm_bytes", smem.per_sm);
   m.str("all",
         "one launch of R x SMs + T blocks of 128 threads, dynamic shared memory smem_per_sm / R - "
         "2 KB so exactly R fit per SM; blocks starting before an absolute %globaltimer deadline "

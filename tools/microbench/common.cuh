@@ -132,6 +132,30 @@ static void emit(const char* topic, const Json& results, const Json& method) {
   fflush(stdout);
 }
 
+// One warp's mma.sync.m16n8k16, f16 operands, f32 accumulator d (in and out).
+__device__ __forceinline__ void mma_f16(float* d, const unsigned* a, const unsigned* b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// The shared memory of one SM and the most one block may opt into (bytes). Lets `kernel` take
+// dynamic shared memory up to the opt-in limit less 1 KB (its static shared memory), so that a
+// launch's dynamic size sets how many of its blocks share an SM.
+struct SmemLimits {
+  int per_sm, optin;
+};
+template <class Kernel>
+static SmemLimits allow_dynamic_smem(Kernel kernel) {
+  SmemLimits l{0, 0};
+  CK(cudaDeviceGetAttribute(&l.per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, 0));
+  CK(cudaDeviceGetAttribute(&l.optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, l.optin - 1024));
+  return l;
+}
+
 static int num_sms() {
   int d = 0, n = 0;
   CK(cudaGetDevice(&d));

@@ -17,17 +17,8 @@ struct PhaseStamp {
   unsigned sm, warpid;
 };
 
-__device__ __forceinline__ void mma_f16(float* d, const unsigned* a, const unsigned* b) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
 __global__ void phase_kernel(int trips, int warm, int alu_steps, int mmas, PhaseStamp* out,
                              unsigned* sink, int flag) {
-  extern __shared__ int smem[];
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   unsigned x0 = lane * 2654435761u + blockIdx.x, x1 = x0 ^ 0x9e3779b9u, x2 = x0 + 7u, x3 = x0 * 3u;
   float d[4] = {0.f, 0.f, 0.f, 0.f};
@@ -56,17 +47,12 @@ __global__ void phase_kernel(int trips, int warm, int alu_steps, int mmas, Phase
     out[blockIdx.x * (blockDim.x / 32) + warp] = {c_warm, c_end, smid(), wid};
   }
   if (flag) sink[blockIdx.x * blockDim.x + threadIdx.x] = x0 ^ x1 ^ x2 ^ x3;
-  if (flag > 1) smem[0] = int(x0);
 }
 
 int main() {
   CK(cudaSetDevice(0));
   const int sms = num_sms();
-  int smem_per_sm = 0, smem_optin = 0;
-  CK(cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, 0));
-  CK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
-  CK(cudaFuncSetAttribute(phase_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          smem_optin - 1024));
+  const int smem_per_sm = allow_dynamic_smem(phase_kernel).per_sm;
   const int trips = 400, warm = 50;
   PhaseStamp* d_out = nullptr;
   unsigned* d_sink = nullptr;
