@@ -17,6 +17,7 @@
 #include "cli/command.h"
 #include "cli/options.h"
 #include "cli/report/kernel_experiment.h"
+#include "cli/sample_cases.h"
 #include "common/config_dir.h"
 #include "common/error.h"
 #include "common/file_io.h"
@@ -67,7 +68,8 @@ struct BenchSimFlags {
   bool per_kernel = false;     // sample: each simulated kernel's error too
   int64_t slice = sim::SampleOptions{}.max_slice;  // sample: the largest slice of the GPU
   bool slice_streaming = false;                    // sample: slices for streaming kernels too
-  bool large = false;  // sample: whole steps at serving sizes instead of the default cases
+  bool large = false;     // sample: whole steps at serving sizes instead of the default cases
+  std::string case_file;  // sample: the cases of this file instead (configs/sampling/README.md)
 };
 
 // --case: a text with a colon names one case exactly (`label`, e.g. the H200 GEMM NAME:M), other
@@ -247,114 +249,31 @@ void run_rtl(const BenchSimFlags& o) {
   if (o.json) fmt::print("{}\n", nlohmann::json{{"bench", "sim-rtl"}, {"runs", out}}.dump());
 }
 
-struct SampleCase {
-  std::string name, gpu;
-  // GEMM: m, n, k, weights, acts, path ("" default, "mma"); step: model, phase, batch, length.
-  int64_t m = 0, n = 0, k = 0;
-  std::string weights, acts, path;
-  std::string model, phase;
-  int64_t batch = 1, length = 0;
-};
-
-traces::Trace compile_case(const SampleCase& c, const hw::GpuConfig& gpu) {
-  if (!c.model.empty()) {
-    const llm::ModelConfig model = llm::load_model(c.model);
-    llm::StepConfig step = c.phase == "decode" ? llm::StepConfig::decode(c.batch, c.length)
-                                               : llm::StepConfig::prefill(c.batch, c.length);
-    step.weights = llm::parse_weight_format(c.weights);
-    step.acts = golden::parse_dtype(c.acts);
-    return compiler::compile_model(model, step, gpu);
-  }
-  compiler::GemmSpec s;
-  s.m = c.m;
-  s.n = c.n;
-  s.k = c.k;
-  s.weights = llm::parse_weight_format(c.weights);
-  s.act = golden::parse_dtype(c.acts);
-  if (c.path == "mma") s.path = traces::GemmPath::kMma;
-  return compiler::compile_gemm(s, gpu);
-}
-
-// Sampled against full simulation on the cases the simulator issue names.
+// Sampled against full simulation on the cases of a file (by default the ones the simulator issue
+// names: configs/sampling/bench.json).
 void run_sample(const BenchSimFlags& o) {
-  auto gemm = [](std::string name, std::string gpu, int64_t m, int64_t n, int64_t k, std::string w,
-                 std::string a, std::string path = "") {
-    SampleCase c;
-    c.name = std::move(name);
-    c.gpu = std::move(gpu);
-    c.m = m;
-    c.n = n;
-    c.k = k;
-    c.weights = std::move(w);
-    c.acts = std::move(a);
-    c.path = std::move(path);
-    return c;
-  };
-  std::vector<SampleCase> cases = {
-      gemm("authors' GEMM (LUT, compute)", "a100-lut4x", 4096, 27648, 5120, "int2", "fp16"),
-      gemm("LLaMA2-13B mpGEMM W1 (LUT)", "a100-lut4x", 2048, 27648, 5120, "int1", "fp16"),
-      gemm("GEMV W2A8 (LUT, memory)", "a100-lut4x", 1, 8192, 8192, "int2", "int8"),
-      gemm("70B down M16 W4A8 (LUT)", "a100-lut4x", 16, 8192, 28672, "int4", "int8"),
-      gemm("odd LUT W3A16", "a100-lut4x", 77, 5000, 1234, "int3", "fp16"),
-      gemm("dense FP16 4096^3 (MAC)", "a100", 4096, 4096, 4096, "fp16", "fp16", "mma"),
-      gemm("dense INT8 (MAC)", "a100", 1024, 8192, 8192, "int8", "int8", "mma"),
-      gemm("dequant W4A16 (MAC)", "a100", 512, 8192, 8192, "int4", "fp16", "mma"),
-      gemm("odd FP16 1000x3000x2000", "a100", 1000, 3000, 2000, "fp16", "fp16", "mma"),
-      gemm("tail wave FP16 (H200)", "h200", 2304, 5120, 5120, "fp16", "fp16", "mma"),
-      gemm("GEMV FP16 (H200, memory)", "h200", 1, 8192, 8192, "fp16", "fp16", "mma"),
-      gemm("70B FFN FP16 (H200)", "h200", 4096, 28672, 8192, "fp16", "fp16", "mma"),
-      // Checked after the sampler's confidence was first measured on the cases above (held out
-      // then; the A100 FP16 one is the sampler's worst).
-      gemm("FP16 2048x8192x4096 (MAC)", "a100", 2048, 8192, 4096, "fp16", "fp16", "mma"),
-      gemm("GEMV-like FP16 M16 (H200)", "h200", 16, 14336, 4096, "fp16", "fp16", "mma"),
-      gemm("LUT W4A8 256x11008x4096", "a100-lut4x", 256, 11008, 4096, "int4", "int8"),
-      gemm("INT8 768x5120x5120 (MAC)", "a100", 768, 5120, 5120, "int8", "int8", "mma"),
-      // Held out when GEMMs were first sliced (2 Dec 2026): LLaMA-family and odd shapes, long and
-      // short K loops, square tiles, W4A16 and LUT.
-      gemm("FP16 512x4096x4096 (MAC)", "a100", 512, 4096, 4096, "fp16", "fp16", "mma"),
-      gemm("INT8 1024x11008x4096 (MAC)", "a100", 1024, 11008, 4096, "int8", "int8", "mma"),
-      gemm("FP16 4096x4096x11008 (H200)", "h200", 4096, 4096, 11008, "fp16", "fp16", "mma"),
-      gemm("FP16 2048x5120x13824 (MAC)", "a100", 2048, 5120, 13824, "fp16", "fp16", "mma"),
-      gemm("FP16 8192x8192x1024 (MAC)", "a100", 8192, 8192, 1024, "fp16", "fp16", "mma"),
-      gemm("FP16 3000^3 (H200)", "h200", 3000, 3000, 3000, "fp16", "fp16", "mma"),
-      gemm("dequant W4A16 256x28672x8192", "a100", 256, 28672, 8192, "int4", "fp16", "mma"),
-      gemm("LUT W2A8 1024x8192x8192", "a100-lut4x", 1024, 8192, 8192, "int2", "int8"),
-      gemm("LUT W4A16 4096^3", "a100-lut4x", 4096, 4096, 4096, "int4", "fp16"),
-      gemm("INT8 2048x2048x8192 (MAC)", "a100", 2048, 2048, 8192, "int8", "int8", "mma"),
-      gemm("FP16 1536x1536x12288 (H200)", "h200", 1536, 1536, 12288, "fp16", "fp16", "mma"),
-      gemm("INT8 640x8192x8192 (H200)", "h200", 640, 8192, 8192, "int8", "int8", "mma"),
-  };
-  auto step = [](std::string name, std::string gpu, std::string phase, int64_t length,
-                 std::string w, std::string a, std::string model = "llama2-7b", int64_t batch = 1) {
-    SampleCase c;
-    c.name = std::move(name);
-    c.gpu = std::move(gpu);
-    c.model = std::move(model);
-    c.phase = std::move(phase);
-    c.batch = batch;
-    c.length = length;
-    c.weights = std::move(w);
-    c.acts = std::move(a);
-    return c;
-  };
-  if (!o.large) {
-    cases.push_back(step("7B decode L1024 W2A8", "a100-lut4x", "decode", 1024, "int2", "int8"));
-    cases.push_back(step("7B decode L4095 FP16", "h200", "decode", 4095, "fp16", "fp16"));
-    cases.push_back(step("7B prefill S256 W2A8", "a100-lut4x", "prefill", 256, "int2", "int8"));
-  } else {
-    // Whole steps at the sizes models are served at: their full runs take minutes each (sim/
-    // README.md, "Sampled simulation").
-    cases = {
-        step("70B decode L4095 W2A8", "a100-lut4x", "decode", 4095, "int2", "int8", "llama2-70b"),
-        step("13B decode B16 L2048 FP16", "h200", "decode", 2048, "fp16", "fp16", "llama2-13b", 16),
-        step("7B prefill S2048 FP16", "h200", "prefill", 2048, "fp16", "fp16"),
-        step("13B prefill S1024 W2A8", "a100-lut4x", "prefill", 1024, "int2", "int8", "llama2-13b"),
-    };
-  }
+  // The built-in sets are data (configs/sampling/); --case-file a user's own, checked whole
+  // before anything runs.
+  const std::string file = !o.case_file.empty()
+                               ? o.case_file
+                               : config_dir("sampling") + (o.large ? "/large.json" : "/bench.json");
+  std::vector<SampleCase> cases = load_sample_cases(file);
   cases.erase(
       std::remove_if(cases.begin(), cases.end(),
                      [&](const SampleCase& c) { return !case_picked(o.cases, c.name, c.name); }),
       cases.end());
+  if (cases.empty()) throw InputError("--case: no case of " + file + " has that in its name");
+  // Every case compiled before the first runs: a case the compiler refuses fails now.
+  std::vector<std::pair<hw::GpuConfig, traces::Trace>> compiled;
+  for (const SampleCase& c : cases) {
+    hw::GpuConfig gpu = hw::load_gpu(c.gpu);
+    try {
+      traces::Trace t = compile_case(c, gpu);
+      compiled.emplace_back(std::move(gpu), std::move(t));
+    } catch (const InputError& e) {
+      throw InputError(file + ": case \"" + c.name + "\": " + e.what());
+    }
+  }
   nlohmann::json cache = nlohmann::json::object();
   if (!o.full_cache.empty()) {
     std::ifstream in(o.full_cache);
@@ -390,9 +309,10 @@ void run_sample(const BenchSimFlags& o) {
   } groups[2];
   int within = 0;
   std::string worst_case;
-  for (const SampleCase& c : cases) {
-    const hw::GpuConfig gpu = hw::load_gpu(c.gpu);
-    const traces::Trace t = compile_case(c, gpu);
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const SampleCase& c = cases[ci];
+    const hw::GpuConfig& gpu = compiled[ci].first;
+    const traces::Trace& t = compiled[ci].second;
     const std::string key = c.name + "|" + c.gpu;
     sim::RunStats full;
     if (cache.contains(key)) {
@@ -478,7 +398,7 @@ void run_sample(const BenchSimFlags& o) {
       worst_case = c.name;
     }
     min_speedup = std::min(min_speedup, speedup);
-    Group& g = groups[c.model.empty() ? 0 : 1];
+    Group& g = groups[c.is_step() ? 1 : 0];
     g.abs_err += std::abs(err);
     g.full_wall += full.wall_s;
     g.samp_wall += sampled.wall_s;
@@ -604,12 +524,12 @@ void run_paper(const BenchSimFlags& o) {
 }
 
 void run(const BenchSimFlags& o) {
-  if (o.only != "sample" &&
-      (!o.full_cache.empty() || !o.trips.empty() || o.per_kernel ||
-       o.slice != sim::SampleOptions{}.max_slice || o.slice_streaming || o.large)) {
+  if (o.only != "sample" && (!o.full_cache.empty() || !o.trips.empty() || o.per_kernel ||
+                             o.slice != sim::SampleOptions{}.max_slice || o.slice_streaming ||
+                             o.large || !o.case_file.empty())) {
     throw InputError(
-        "--full-cache, --trips, --slice, --slice-streaming, --large and --per-kernel go with "
-        "--only sample");
+        "--full-cache, --trips, --slice, --slice-streaming, --large, --case-file and --per-kernel "
+        "go with --only sample");
   }
   if (o.only != "sample" && o.only != "h200" && !o.cases.empty()) {
     throw InputError("--case goes with --only sample or --only h200");
@@ -701,11 +621,16 @@ CommandRegistrar reg{
       s->add_flag("--slice-streaming", o->slice_streaming,
                   "--only sample: slices for streaming kernels too (`ltc sim "
                   "--sample-slice-streaming`)");
-      s->add_flag(
+      CLI::Option* large = s->add_flag(
           "--large", o->large,
           "--only sample: whole steps at serving sizes (LLaMA2-70B decode, 13B decode at "
           "batch 16, 7B and 13B prefill) instead of the default cases; their full runs take "
           "minutes each");
+      s->add_option("--case-file", o->case_file,
+                    "--only sample: the GEMMs and model steps of this JSON file instead of the "
+                    "built-in cases (configs/sampling/*.json: bench.json, large.json, "
+                    "held-out.json; the format in configs/sampling/README.md)")
+          ->excludes(large);
       s->add_flag(
           "--per-kernel", o->per_kernel,
           "--only sample: also each simulated kernel's cycles against the full run's, and each "
@@ -715,7 +640,8 @@ CommandRegistrar reg{
           s, {"ltc bench sim", "ltc bench sim --only gemm --json",
               "ltc bench sim --only h200 --max-m 256",
               "ltc bench sim --only h200 --case llama2-70b-o:4096", "ltc bench sim --only rtl",
-              "ltc bench sim --only sample --full-cache /tmp/full.json --per-kernel"});
+              "ltc bench sim --only sample --full-cache /tmp/full.json --per-kernel",
+              "ltc bench sim --only sample --case-file configs/sampling/held-out.json"});
       s->callback([o] { run(*o); });
     }};
 
