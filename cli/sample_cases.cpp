@@ -62,8 +62,9 @@ SampleCase read_case(const nlohmann::json& j, const std::string& where) {
     positive("n", c.n, true);
     positive("k", c.k, true);
     g.opt("path", c.path);
-    if (!c.path.empty()) {
-      checked(g.where(), [&] { traces::parse_gemm_path(c.path, "field 'path'"); });
+    if (!c.path.empty() && c.path != "lut" && c.path != "mac") {
+      g.fail("path", "must be \"lut\" (LMMA kernels) or \"mac\" (MAC tensor cores) (got \"" +
+                         c.path + "\")");
     }
   } else {
     g.req("model", c.model);
@@ -131,7 +132,7 @@ traces::Trace compile_case(const SampleCase& c, const hw::GpuConfig& gpu) {
   s.k = c.k;
   s.weights = llm::parse_weight_format(c.weights);
   s.act = golden::parse_dtype(c.acts);
-  if (!c.path.empty()) s.path = traces::parse_gemm_path(c.path, "path");
+  if (!c.path.empty()) s.path = c.path == "lut" ? traces::GemmPath::kLut : traces::GemmPath::kMma;
   return compiler::compile_gemm(s, gpu);
 }
 

@@ -137,6 +137,75 @@ TEST(Cli, BenchSimSampleWorkIsTheFullRunsInstructionsOverTheSimulated) {
   std::filesystem::remove(trace);
 }
 
+// `--case-file`: a user's own cases. The bench's full run of a GEMM case is the full `ltc sim` of
+// the trace `ltc compile gemm` gives for the same shape (cycle for cycle).
+TEST(Cli, BenchSimSampleCaseFileRunsAUsersCases) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string cases = (dir / "ltc_cli_cases.json").string();
+  std::ofstream(cases) << R"({"description": "one GEMM", "cases": [
+      {"name": "small FP16", "gpu": "a100", "m": 64, "n": 2048, "k": 1024,
+       "weights": "fp16", "acts": "fp16", "path": "mac", "note": "a test"}]})";
+  const CliRun r = run("bench sim --only sample --case-file " + cases + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto rows = nlohmann::json::parse(r.out).at("cases");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("case"), "small FP16");
+  const std::string trace = (dir / "ltc_cli_cases.lmt").string();
+  ASSERT_EQ(run("compile gemm --m 64 --n 2048 --k 1024 --gpu a100 --weights fp16 --acts fp16 "
+                "--path mac --out " +
+                trace)
+                .code,
+            0);
+  const CliRun f = run("sim " + trace + " --json");
+  ASSERT_EQ(f.code, 0) << f.err;
+  EXPECT_EQ(rows[0].at("full_cycles"), nlohmann::json::parse(f.out).at("cycles"));
+  std::filesystem::remove(trace);
+  std::filesystem::remove(cases);
+}
+
+// A bad case file stops the bench before any simulation, naming the file, the case and the
+// field; the three shipped sets load.
+TEST(Cli, BenchSimSampleCaseFileErrorsNameTheCaseAndField) {
+  const std::string cases =
+      (std::filesystem::temp_directory_path() / "ltc_cli_bad_cases.json").string();
+  const std::string gemm = R"("gpu": "a100", "weights": "fp16", "acts": "fp16")";
+  const std::pair<std::string, std::vector<std::string>> bad[] = {
+      {R"({"cases": [{"name": "a", "m": 0, "n": 8, "k": 8, )" + gemm + "}]}",
+       {"case 0 (\"a\")", "'m'", "1..2147483648"}},
+      {R"({"cases": [{"name": "a", "m": 8, "n": 8, "k": 8, "phse": "x", )" + gemm + "}]}",
+       {"case 0", "unknown field 'phse'"}},
+      {R"({"cases": [{"name": "a", "m": 8, "n": 8, "k": 8, )" + gemm + "}, " +
+           R"({"name": "a", "m": 8, "n": 8, "k": 8, )" + gemm + "}]}",
+       {"case 1", "name \"a\" is taken"}},
+      {R"({"cases": [{"name": "s", "model": "llama2-7b", "phase": "decod", "length": 8, )" + gemm +
+           "}]}",
+       {"case 0 (\"s\")", "'phase'", "prefill"}},
+      {R"({"cases": [{"name": "s", "model": "llama2-7b", "m": 8, "n": 8, "k": 8, )" + gemm + "}]}",
+       {"either a GEMM"}},
+      {R"({"cases": [{"name": "g", "m": 8, "n": 8, "k": 8, "gpu": "a10", "weights": "fp16",
+           "acts": "fp16"}]})",
+       {"case 0 (\"g\")", "a100-lut4x"}},
+      {R"({"cases": []})", {"'cases' is empty"}},
+      {"[1", {"not a JSON object"}},
+  };
+  for (const auto& [text, want] : bad) {
+    std::ofstream(cases) << text;
+    const CliRun r = run("bench sim --only sample --case-file " + cases);
+    EXPECT_EQ(r.code, 2) << text;
+    EXPECT_NE(r.err.find(cases), std::string::npos) << r.err;
+    for (const std::string& w : want) EXPECT_NE(r.err.find(w), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("sampled vs full"), std::string::npos) << "ran before refusing";
+  }
+  std::filesystem::remove(cases);
+  // The shipped sets load (a --case that matches nothing stops after loading them).
+  for (const char* set : {"bench", "large", "held-out"}) {
+    const CliRun r = run(std::string("bench sim --only sample --case-file ") + LTC_SOURCE_DIR +
+                         "/configs/sampling/" + set + ".json --case no-such-case");
+    EXPECT_EQ(r.code, 2) << set;
+    EXPECT_NE(r.err.find("no case of"), std::string::npos) << set << ": " << r.err;
+  }
+}
+
 TEST(Numerics, TableQuantizationErrorIsWithinItsStepSize) {
   // An INT8 table entry is off by at most half a step, max|T|/254, so relative to sum|a*w| the
   // error cannot exceed about 1/254 per output (hand bound); FP16 tables are 2^-11-accurate.
