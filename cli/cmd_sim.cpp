@@ -238,7 +238,7 @@ CommandRegistrar reg{
       s->add_option("--sample-waves", o->sample_waves,
                     "with --sample: full waves before the tail the reduced runs keep at least")
           ->needs(sample)
-          ->check(in_range(3, 1 << 20));
+          ->check(in_range(4, 1 << 20));
       s->add_option("--sample-slice", o->sample_slice,
                     "with --sample: a kernel too short to cut in waves whose blocks re-read "
                     "their tiles (a GEMM) runs on at most 1 / N of the GPU (its SMs, L2 slices "

@@ -253,7 +253,6 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
     l2_.set_backlog(options.start_state->l2_backlog, start);
     dram_.set_backlog(options.start_state->dram_backlog, start);
   }
-  l2_.set_aging(options.l2_aging);
   for (int i = 0; i < gpu.sms; ++i) {
     sms_.push_back(std::make_unique<Sm>(("sm" + std::to_string(i)).c_str(), i, gpu, dispatcher_,
                                         options.quantum_cycles, stop));
@@ -316,7 +315,8 @@ void Gpu::run() {
     plan_ = plan_kernel(trace_, kernels_[running_], gpu_, tc_, next_address_);
     launch_ = now_cycles();
     dispatcher_.start(&plan_, launch_, options_.block_limit, options_.timed_blocks[0],
-                      options_.timed_blocks[1]);
+                      options_.timed_blocks[1], options_.earlier_blocks[0],
+                      options_.earlier_blocks[1]);
     // Clusters only where the GPU has them (hw::SmConfig::cluster_size); elsewhere a cluster
     // kernel runs as independent blocks.
     const traces::Kernel& kernel = *plan_.kernel;

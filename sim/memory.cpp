@@ -11,8 +11,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <mutex>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -55,46 +53,6 @@ void SectorCache::clear() {
   }
 }
 
-namespace {
-
-// The Gamma(ways, 1) distribution's quantiles at (i + 0.5) / n, i < n, computed once per `ways`
-// (every slice of every aged run shares them).
-const std::vector<double>& gamma_quantiles(int ways, int n) {
-  static std::mutex mutex;
-  static std::map<std::pair<int, int>, std::vector<double>> tables;
-  const std::lock_guard<std::mutex> lock(mutex);
-  std::vector<double>& q = tables[{ways, n}];
-  if (!q.empty()) return q;
-  // Gamma(ways, 1) = Erlang: P(X <= x) = 1 - e^-x sum_{k < ways} x^k / k!, inverted by bisection.
-  const auto cdf = [ways](double x) {
-    double term = 1, sum = 0;
-    for (int k = 0; k < ways; ++k) {
-      sum += term;
-      term *= x / double(k + 1);
-    }
-    return 1 - std::exp(-x) * sum;
-  };
-  for (int i = 0; i < n; ++i) {
-    const double p = (i + 0.5) / n;
-    double lo = 0, hi = 10.0 * ways + 50;
-    for (int it = 0; it < 100; ++it) {
-      const double mid = 0.5 * (lo + hi);
-      (cdf(mid) < p ? lo : hi) = mid;
-    }
-    q.push_back(0.5 * (lo + hi));
-  }
-  return q;
-}
-
-}  // namespace
-
-void SectorCache::set_aging(double factor) {
-  aging_ = factor;
-  installed_ = 0;
-  touched_.assign(factor > 1 ? size_t(sets_) * size_t(ways_) : 0, 0);
-  aging_quantile_ = touched_.empty() ? nullptr : gamma_quantiles(ways_, kAgingDraws).data();
-}
-
 SectorCache::Result SectorCache::access(uint64_t line_addr, uint32_t sectors, bool write) {
   Result r;
   if (sets_ == 0) {
@@ -135,21 +93,12 @@ SectorCache::Result SectorCache::access(uint64_t line_addr, uint32_t sectors, bo
       lru = rank[w] == ways_ - 1 ? w : lru;
     }
   }
-  // Aged out (set_aging): as if evicted since and missing now.
-  bool aged = false;
-  if (way >= 0 && !touched_.empty()) {
-    const uint32_t at = touched_[set * size_t(ways_) + size_t(way)];
-    uint64_t h = (line ^ uint64_t(at) * 0x9e3779b97f4a7c15u) * 0xbf58476d1ce4e5b9u;
-    h ^= h >> 31;
-    const double set_load = double(uint32_t(installed_ - at)) * aging_ / double(sets_);
-    aged = set_load >= aging_quantile_[h % kAgingDraws];
-  }
-  if (way >= 0 && !aged) {
+  if (way >= 0) {
     r.missed = sectors & ~uint32_t(valid[way]);
     valid[way] = uint8_t(valid[way] | sectors);
     if (write) dirty[way] = uint8_t(dirty[way] | sectors);
   } else {
-    way = way >= 0 ? way : lru;
+    way = lru;
     r.installed = true;
     r.missed = sectors;
     r.evicted_dirty = dirty[way];
@@ -157,10 +106,8 @@ SectorCache::Result SectorCache::access(uint64_t line_addr, uint32_t sectors, bo
     tags[way] = uint32_t(line);
     valid[way] = uint8_t(sectors);
     dirty[way] = uint8_t(write ? sectors : 0);
-    ++installed_;
   }
   r.slot = uint32_t(set * size_t(ways_) + size_t(way));
-  if (!touched_.empty()) touched_[r.slot] = installed_;
   const uint8_t old = rank[way];
   if (LTC_SIM_SSE2 && ways_ == 16) {
 #if LTC_SIM_SSE2
@@ -410,10 +357,6 @@ std::vector<double> Dram::backlog(double end) const {
 
 void Dram::set_backlog(const std::vector<double>& backlog, double start) {
   set_port_backlog(channels_, kChannel, backlog, start);
-}
-
-void L2::set_aging(double factor) {
-  for (Slice& s : slices_) s.tags.set_aging(factor);
 }
 
 void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {

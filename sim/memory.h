@@ -152,7 +152,7 @@ class SectorCache {
     uint32_t evicted_dirty = 0;  // dirty sectors written back by the replacement
     uint64_t evicted_line_addr = 0;
     uint32_t slot = kNoSlot;  // set * ways + way of the line now (kNoSlot: no capacity)
-    bool installed = false;   // the line took a way anew (missing, or aged out)
+    bool installed = false;   // the line took a way anew (it was missing)
   };
   static constexpr uint32_t kNoSlot = ~uint32_t(0);
   uint64_t slots() const { return sets_ * uint64_t(ways_); }
@@ -167,7 +167,6 @@ class SectorCache {
     const uint64_t* set = &sets_data_[index * stride_];
     prefetch_host_line(set);
     if (stride_ > 8) prefetch_host_line(set + 8);
-    if (!touched_.empty()) prefetch_host_line(&touched_[index * size_t(ways_)]);
   }
   void clear();
   // The lines of kernels that are not simulated pass through (sampled simulation's repeats):
@@ -182,15 +181,6 @@ class SectorCache {
   void stream(const std::vector<Stream>& newest_first, uint32_t& filler, uint64_t seed);
   uint64_t sets() const { return sets_; }
   uint64_t dirty_sectors() const;  // of the valid lines
-  // Ages the lines `factor` times faster (1: off): a line is looked up as missing, and refetched,
-  // once it would have been evicted had `factor` x as many lines been installed since it was
-  // last touched. In a stream of new lines an LRU set evicts a line at the `ways`-th install
-  // into the set after its touch; the installs spread over the sets at random (hashed), so that
-  // comes after a set load (installs / sets) drawn from Gamma(ways, 1), one draw per touch. In a
-  // run with a loop cut from N trips to t, factor N / t puts a line re-read over the loop's span
-  // (a later wave re-reading an earlier wave's tiles) at the full run's reuse distance, while
-  // lines re-read within a few trips still hit (sim/sampling.h). Restarts the ages.
-  void set_aging(double factor);
   bool same_shape(const SectorCache& o) const {
     return sets_ == o.sets_ && ways_ == o.ways_ && line_shift_ == o.line_shift_ &&
            hashed_sets_ == o.hashed_sets_;
@@ -237,14 +227,6 @@ class SectorCache {
   int line_shift_ = 7;
   size_t stride_ = 0;  // in 8-byte words
   std::vector<uint64_t, LineAligned<uint64_t>> sets_data_;
-  // set_aging: the factor, lines installed so far, each way's count at its last touch (set *
-  // ways + way; empty when off), and the Gamma(ways, 1) distribution's quantiles at
-  // (i + 0.5) / kAgingDraws, a touch's draw picked by a hash of the line and the count.
-  static constexpr int kAgingDraws = 256;
-  double aging_ = 1;
-  uint32_t installed_ = 0;  // differences taken modulo 2^32 (at most 2^32 lines apart)
-  std::vector<uint32_t, LineAligned<uint32_t>> touched_;
-  const double* aging_quantile_ = nullptr;  // kAgingDraws of them, shared by every cache
 };
 
 // When the data of a cache's lines arrives, per way (SectorCache::Result::slot): a request that
@@ -410,7 +392,6 @@ class L2 : public sc_core::sc_module {
   // The slices' ports' work queued past cycle `end`, restored from `start` (as Dram's).
   std::vector<double> backlog(double end) const;
   void set_backlog(const std::vector<double>& backlog, double start);
-  void set_aging(double factor);  // every slice's (SectorCache::set_aging)
   // Host-side hint for a request about to come (SectorCache::prefetch); no simulated effect.
   void prefetch(uint64_t line_addr) const {
     slices_[slice_of_(mix_line(line_addr >> line_shift_))].tags.prefetch(line_addr);

@@ -305,6 +305,17 @@ double dram_busy(const KernelStats& k, const hw::GpuConfig& gpu) {
 // cores 85%, -21%.
 constexpr double kMaxDramBusy = 0.6;
 
+// A wave cut's run is steady when its timed blocks' mean residency is within this of the blocks'
+// one wave before (sampling.h, "Waves").
+constexpr double kWaveSteady = 0.005;
+
+bool steady_waves(const KernelStats& run) {
+  if (run.timed_blocks == 0 || run.earlier_blocks == 0) return false;
+  const double late = double(run.timed_block_cycles) / double(run.timed_blocks);
+  const double early = double(run.earlier_block_cycles) / double(run.earlier_blocks);
+  return std::abs(late / early - 1) <= kWaveSteady;
+}
+
 // One kernel: its reduced runs and the extrapolation (the method in sampling.h).
 // Each run starts from `memory` (the previous simulated kernel's end state; null: empty), the
 // last one leaves its end state in `memory_out`.
@@ -335,21 +346,22 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       for (int64_t& t : trips) t = int64_t(std::min(double(t) * scale, 1e15));
     }
   }
-  const bool loop_cut = loop.pc != SampleLoop::npos && loop.trips >= 2 * trips[1];
-  traces::Kernel reduced = k;
-  if (loop_cut) reduced.program[loop.pc].count = uint64_t(trips[1]);
-  // The steady blocks are timed once the kernel has moved twice the L2's capacity through it (at
-  // the reduced trips): from there every line it brings in evicts one of its own, dirty
-  // evictions are written back and the DRAM queues are at their steady depth, as in the full
-  // run. Before, a streaming kernel's blocks run 15-25% faster (the tables' precompute of the
-  // authors' GEMM, measured with `ltc sim --block-limit`); the hashed sets fill unevenly, so
-  // one capacity is not enough.
-  const double wave_bytes = double(global_bytes_per_warp(reduced.program)) *
-                            double(k.warps_per_block()) * double(resident);
+  // Only a kernel of one wave or less is cut in its loop (sampling.h, "Loop trips").
+  const bool loop_cut =
+      loop.pc != SampleLoop::npos && loop.trips >= 2 * trips[1] && blocks <= resident;
+  // The steady blocks are timed once the kernel has moved twice the L2's capacity through it:
+  // from there every line it brings in evicts one of its own, dirty evictions are written back
+  // and the DRAM queues are at their steady depth, as in the full run. Before, a streaming
+  // kernel's blocks run 15-25% faster (the tables' precompute of the authors' GEMM, measured
+  // with `ltc sim --block-limit`); the hashed sets fill unevenly, so one capacity is not enough.
+  const double wave_bytes =
+      double(global_bytes_per_warp(k.program)) * double(k.warps_per_block()) * double(resident);
   const int64_t fill_waves =
       wave_bytes > 0 ? int64_t(std::ceil(2 * gpu.l2_bytes() / wave_bytes)) : 0;
-  const int64_t run_waves = std::max(so.min_waves, fill_waves + 2);
-  const bool by_wave = waves >= run_waves + 2;
+  // A wave cut is tried where its run is less than half the kernel (a run that fails the
+  // steadiness check below is lost work).
+  int64_t run_waves = std::max(so.min_waves, fill_waves + 2);
+  bool by_wave = waves >= 2 * run_waves + 2;
   // A kernel too short to cut in waves runs on a slice of the GPU where it can (slice_cut), with
   // as many waves; one of several waves then keeps its whole loop (sampling.h, "Slices"). A slice
   // whose DRAM was busy more than kMaxDramBusy of its first run's cycles (not a streaming
@@ -357,7 +369,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   // of several waves neither cut in waves nor on a slice runs whole: its loop does not
   // extrapolate (sampling.h, "Loop trips").
   SliceCut cut = by_wave ? SliceCut{} : slice_cut(k, gpu, so);
-  uint64_t given_up = 0;  // warp instructions of a slice's run given up
+  uint64_t given_up = 0;  // warp instructions of runs given up (a slice's, a wave cut's)
   SampleInfo info;
   std::vector<KernelStats> runs;
   MemoryState cut_in, cut_out;
@@ -367,17 +379,16 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   for (bool done = false; !done;) {
     done = true;
     const int slice = cut.f;
-    by_loop = loop_cut && (by_wave || blocks <= resident);
+    by_loop = loop_cut;
     run_gpu =
         slice > 1 ? (cut.streaming ? stream_slice_gpu(k, gpu, slice) : slice_gpu(gpu, slice)) : gpu;
     run_blocks = by_wave ? run_waves * resident + tail : blocks / slice;
     info = SampleInfo{};
     const std::string sliced = cut.streaming ? "stream-slice" : "slice";
-    info.method = by_loop && by_wave ? "loop+wave"
-                  : by_loop          ? (slice > 1 ? "loop+" + sliced : "loop")
-                  : by_wave          ? "wave"
-                  : slice > 1        ? sliced
-                                     : "full";
+    info.method = by_loop     ? (slice > 1 ? "loop+" + sliced : "loop")
+                  : by_wave   ? "wave"
+                  : slice > 1 ? sliced
+                              : "full";
     info.slice = slice;
     n_run[0] = by_loop ? trips[0] : loop.trips;
     n_run[1] = by_loop ? trips[1] : 0;
@@ -409,9 +420,6 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       SimOptions o = options;
       o.kernel.clear();
       o.start_state = slice > 1 ? (memory ? &cut_in : nullptr) : memory;
-      // A kernel of one wave has no later wave to re-read its lines; aged, the lines its blocks
-      // share within a trip would miss (sampling.h, "Loop trips").
-      if (by_loop && blocks > resident) o.l2_aging = double(loop.trips) / double(n_run[ni]);
       o.end_state = ni + 1 == n_runs ? (slice > 1 ? &cut_out : memory_out) : nullptr;
       if (by_wave) {
         // Blocks that run beside a full GPU on both sides: after the first wave, before the
@@ -419,6 +427,8 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
         o.block_limit = run_blocks;
         o.timed_blocks[0] = run_blocks - 2 * resident + 1;
         o.timed_blocks[1] = run_blocks - resident + 1;
+        o.earlier_blocks[0] = run_blocks - 3 * resident + 1;
+        o.earlier_blocks[1] = o.timed_blocks[0];
       }
       if (options.progress) {
         o.progress = [&options, pos, kernels](const Progress& p) {
@@ -440,6 +450,20 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       if (busy && slice > 1 && !cut.streaming) {
         given_up = info.simulated_instructions;
         cut = SliceCut{};
+        done = false;
+        break;
+      }
+      // The steady blocks' residency must have stopped moving from one wave to the next; else
+      // twice the waves, and where the kernel has too few for them, no wave cut (sampling.h,
+      // "Waves").
+      if (by_wave && !steady_waves(r.kernels[0])) {
+        given_up = info.simulated_instructions;
+        if (waves >= 4 * run_waves + 2) {
+          run_waves *= 2;
+        } else {
+          by_wave = false;
+          cut = slice_cut(k, gpu, so);
+        }
         done = false;
         break;
       }
@@ -551,10 +575,11 @@ std::string sample_method(const SampleOptions& so) {
   return fmt::format(
       "repeated kernels simulated once; each other kernel from the L2 and queues the kernel "
       "simulated before left, in two runs with its main loop at {} and {} trips (more after "
-      "pending write-backs) where it has one wave or is cut in waves (with the L2's lines aging N "
-      "/ trips times faster), its grid cut to >= {} waves plus the tail{}; extrapolated linearly "
-      "in the trips and by the steady blocks' residency over the waves cut; a kernel of several "
-      "waves neither cut in waves nor on a slice runs whole",
+      "pending write-backs) where it has one wave or less, its grid cut to >= {} waves plus the "
+      "tail where that is under half of it and the steady blocks' residency has stopped moving "
+      "from wave to wave (within 0.5%; else twice the waves){}; extrapolated linearly in the "
+      "trips and by the steady blocks' residency over the waves cut; a kernel of several waves "
+      "neither cut in waves nor on a slice runs whole",
       so.trips[0], so.trips[1], so.min_waves, slices);
 }
 
@@ -572,8 +597,8 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
   if (so.max_slice < 1) {
     throw InputError("sample slice must be >= 1 (got " + std::to_string(so.max_slice) + ")");
   }
-  if (so.min_waves < 3) {
-    throw InputError("sample waves must be >= 3 (got " + std::to_string(so.min_waves) + ")");
+  if (so.min_waves < 4) {
+    throw InputError("sample waves must be >= 4 (got " + std::to_string(so.min_waves) + ")");
   }
   std::vector<size_t> order;
   for (size_t i = 0; i < trace.kernels.size(); ++i) {

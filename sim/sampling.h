@@ -28,36 +28,38 @@
 // - Loop trips. The loop that accounts for most of a warp's instructions (the GEMM's K loop, the
 //   attention's KV loop) runs `trips[0]` and `trips[1]` times (16 and 32; more after a kernel
 //   that left writes pending, so that the first run outlasts them) instead of its N (when
-//   N >= 2 * trips[1], and the kernel is not one of several waves on a slice: below) in two runs,
-//   and the kernel's cycles and counters extrapolate linearly to N. Counters are exactly affine in
-//   the trips; cycles are not quite: the kernel's cycles per trip move by a few percent from one
-//   window of trips to the next (the blocks' residency per trip is steady to 0.5%; how the blocks
-//   of successive waves overlap is not), which the extrapolation multiplies by (N - t1) / (t1 -
-//   t0). At 8 and 16 trips that reached 9% (sim/README.md: trip curves, other trip choices). A run
-//   at t trips of a kernel of several waves ages the L2's lines N / t times faster
-//   (SimOptions::l2_aging): a wave's stream over the cut loop is t / N of the full one's, so the
-//   tiles a later wave re-reads would still be in the L2 where the full run has evicted them (the
-//   dense INT8 1024x8192x8192 GEMM read 9% fast so); aged, they miss as in the full run, while
-//   lines re-read within a few trips still hit. A kernel of one wave is not aged: no later wave
-//   re-reads its lines, and aged, the lines its blocks share within a trip missed where the L2
-//   is small against a trip's lines (an FP16 128x2048x16384 GEMM, 16 blocks on an 8-SM A100 with
-//   a 2 MiB L2 and 150 GB/s of DRAM: +85% aged, +0.41% not; the bench's one-wave loops read the
-//   same either way). A kernel of several waves is cut in its loop only where it is cut in waves
-//   too; one that is neither cut in waves nor on a slice (below) runs whole: how its last wave
-//   overlaps the first changes with the loop's length, so its cycles a trip do too. The A100
-//   W4A16 512x8192x8192 GEMM (1.19 waves, 253 trips) takes 2,632 cycles a trip from 16 to 32
+//   N >= 2 * trips[1], and the kernel has one wave or less) in two runs, and the kernel's cycles
+//   and counters extrapolate linearly to N. Counters are exactly affine in the trips; cycles are
+//   not quite: the cycles per trip move by a few percent from one window of trips to the next,
+//   which the extrapolation multiplies by (N - t1) / (t1 - t0). At 8 and 16 trips that reached
+//   9% (sim/README.md: trip curves, other trip choices). A kernel of several waves keeps its
+//   whole loop: how its waves overlap, and how its blocks drift apart and share the L2, change
+//   with the loop's length. Until 3 Dec 2026 kernels cut in waves were cut in their loops too,
+//   their L2's lines aged N / t times faster (so that a later wave's re-reads missed as after a
+//   whole loop); held out on 4 Dec 2026 (configs/sampling/held-out.json and nine multi-wave
+//   GEMMs on the A100, A100 80 GB, H100, H200 and RTX 3090) those read -52% .. +5.6% (the H100's
+//   FP16 3072x12288x4096 -20%: blocks a few trips apart sharing a tile, aged as if a loop apart;
+//   sim/README.md), and one that is neither cut in waves nor on a slice (below) runs whole: the
+//   A100 W4A16 512x8192x8192 GEMM (1.19 waves, 253 trips) takes 2,632 cycles a trip from 16 to 32
 //   trips, 3,753 from 32 to 64, 3,187 from 64 to 128 (its tail's blocks start together and run
-//   alone on their SMs once the loop is long): -15.4% at 16 / 32; the W4A16 512x8192x4096 is
-//   linear to 64 trips, then 4,469 a trip to 96: -18.9%; the LLaMA2-13B prefill's down_proj on
-//   M2N32K8 LUT cores (1.5 waves, its DRAM 83% busy) -13.5% at 48 / 96 (sim/README.md).
+//   alone on their SMs once the loop is long): -15.4% at 16 / 32.
 // - Waves. A grid of B blocks with C resident at a time (blocks per SM x SMs) is W full waves
 //   and a tail of r blocks (B = W * C + r, 1 <= r <= C). The runs dispatch only the first
-//   w * C + r blocks (w >= min_waves, and late enough that the kernel has moved twice the L2's
-//   capacity: streaming kernels reach their steady write-back traffic only then) and time the
-//   C blocks before the last C, which run beside a full GPU on both sides. Each wave cut adds
-//   one steady block's residency (every block slot runs one more block): cycles = the run's
-//   cycles + (W - w) x mean residency. Averaged over C blocks, that residency is far less noisy
-//   than the difference of two runs' end times.
+//   w * C + r blocks (w >= min_waves, 4, and late enough that the kernel has moved twice the L2's
+//   capacity: streaming kernels reach their steady write-back traffic only then; tried only
+//   where W >= 2w + 2, so that the run is under half the kernel) and time the C blocks before
+//   the last C, which run beside a full GPU on both sides. Each wave cut adds one steady block's
+//   residency (every block slot runs one more block): cycles = the run's cycles + (W - w) x mean
+//   residency. Averaged over C blocks, that residency is far less noisy than the difference of
+//   two runs' end times. It must have stopped moving: the C blocks one wave earlier (past the
+//   first wave, whose blocks start together) must have a mean residency within 0.5% of it
+//   (kWaveSteady); else the run is given up and w doubles while W >= 2w + 2, then the kernel is
+//   not cut in waves (a slice, or whole). Blocks that drift apart over the waves lose the tiles
+//   they shared, and an L2 that holds part of what every wave re-reads keeps less of it wave by
+//   wave: the RTX 3090's FP16 2048x8192x2048 GEMM (12 waves) adds 188,000 cycles from its
+//   second wave to its third, 196,000 from the third to the fourth, 198,000 by the eighth, and
+//   its three-wave run stood for it at -8% (the A100's FP16 4096x8192x4096, its L2 hit rate
+//   falling from 0.88 to 0.76 over eight waves, -6%).
 // - Slices (SampleOptions::max_slice, `--sample-slice`, 4 by default). A kernel not cut in waves
 //   runs on a slice of the GPU where it can: 1 / f of its SMs, L2 slices and DRAM channels (f <=
 //   max_slice dividing each, the slice keeping at least 16 SMs; every per-SM, per-slice and
@@ -106,8 +108,9 @@
 // Counters are the runs' per block (every block runs the same program) times B, linear in the
 // trips: instructions by opcode, tensor ops, blocks, warps and shared-memory bytes come out
 // exactly as the full run's; stall cycles take what the extrapolated cycles leave beside the
-// issue cycles; cache and DRAM counters carry the runs' cache behaviour (with the L2 aged, hit
-// rates within a point of the full run's on the A100 INT8 and FP16 GEMMs). The cycle error
+// issue cycles; cache and DRAM counters carry the runs' cache behaviour (a wave cut's run has
+// the hit rate of its waves, above the whole kernel's where that falls wave by wave). The cycle
+// error
 // against full runs is measured by `ltc bench sim --only sample` (sim/README.md gives the
 // figures). Each kernel's clock is recomputed from its extrapolated tensor utilization. Timing
 // only: --functional needs every instruction and is refused.
@@ -136,7 +139,7 @@ namespace ltc::sim {
 
 struct SampleOptions {
   int64_t trips[2] = {16, 32};   // trips of the sampled loop in the reduced runs (0 < t0 < t1)
-  int64_t min_waves = 3;         // full waves before the tail the reduced runs keep at least (>= 3)
+  int64_t min_waves = 4;         // full waves before the tail the reduced runs keep at least (>= 4)
   int64_t max_slice = 4;         // the GPU cut to at most 1 / max_slice for a slice (1: never)
   bool slice_streaming = false;  // slices for streaming kernels too (sampling.h, "Slices")
 };

@@ -41,13 +41,13 @@ struct SimOptions {
   // (KernelStats::timed_block_cycles; default: all): sampled simulation's steady-state block
   // time.
   int64_t timed_blocks[2] = {0, INT64_MAX};
+  // A second window (KernelStats::earlier_block_cycles; default: none): the blocks one wave
+  // before the timed ones, to tell whether the residency still moves from wave to wave.
+  int64_t earlier_blocks[2] = {0, 0};
   // Start from this memory state (the L2's lines; tensors placed from its next free address)
   // instead of an empty L2 at address 0, and / or leave the end state here. Same GPU only.
   const MemoryState* start_state = nullptr;
   MemoryState* end_state = nullptr;
-  // The L2's lines age this many times faster (SectorCache::set_aging; 1: off): the reduced
-  // runs of sampled simulation with a loop cut from N trips to t set N / t.
-  double l2_aging = 1;
   // Called about every `progress_every_s` seconds of wall time while simulating.
   std::function<void(const Progress&)> progress;
   double progress_every_s = 1.0;

@@ -27,10 +27,12 @@ inline uint64_t acc_key(const Instr& in, const traces::Affine::Point& p, int dep
 
 // ---- BlockDispatcher ----------------------------------------------------------------------------
 void BlockDispatcher::start(const KernelPlan* plan, Cycle launch, int64_t limit, int64_t timed_lo,
-                            int64_t timed_hi) {
+                            int64_t timed_hi, int64_t earlier_lo, int64_t earlier_hi) {
   plan_ = plan;
   timed_lo_ = timed_lo;
   timed_hi_ = timed_hi;
+  earlier_lo_ = earlier_lo;
+  earlier_hi_ = earlier_hi;
   next_ = 0;
   total_ = plan->kernel->blocks();
   if (limit > 0) total_ = std::min(total_, limit);
@@ -530,6 +532,10 @@ void Sm::retire_warp(Warp& w, Cycle c) {
     if (dispatcher_.timed(b.id)) {
       ++stats_.timed_blocks;
       stats_.timed_block_cycles += uint64_t(b.retire - b.start);
+    }
+    if (dispatcher_.earlier(b.id)) {
+      ++stats_.earlier_blocks;
+      stats_.earlier_block_cycles += uint64_t(b.retire - b.start);
     }
     dispatcher_.retired(b.retire);
     fill_at_ = std::min(fill_at_, b.retire);

@@ -87,10 +87,12 @@ class IssueObserver {
 class BlockDispatcher {
  public:
   // `limit` > 0: hand out only the first `limit` blocks. Blocks with ids in [timed_lo,
-  // timed_hi) have their residency (dispatch to retirement) summed in the SMs' statistics.
+  // timed_hi), and apart those in [earlier_lo, earlier_hi), have their residency (dispatch to
+  // retirement) summed in the SMs' statistics.
   void start(const KernelPlan* plan, Cycle launch, int64_t limit = 0, int64_t timed_lo = 0,
-             int64_t timed_hi = 0);
+             int64_t timed_hi = 0, int64_t earlier_lo = 0, int64_t earlier_hi = 0);
   bool timed(int64_t id) const { return id >= timed_lo_ && id < timed_hi_; }
+  bool earlier(int64_t id) const { return id >= earlier_lo_ && id < earlier_hi_; }
   int64_t total() const { return total_; }
   // Next block id, or -1 when all are handed out.
   int64_t take();
@@ -103,6 +105,7 @@ class BlockDispatcher {
  private:
   const KernelPlan* plan_ = nullptr;
   int64_t next_ = 0, total_ = 0, retired_ = 0, timed_lo_ = 0, timed_hi_ = 0;
+  int64_t earlier_lo_ = 0, earlier_hi_ = 0;
   Cycle last_retire_ = 0;
   sc_core::sc_event work_, done_;
 };

@@ -47,7 +47,7 @@ struct MemoryStats {
 // How a kernel's statistics were obtained in sampled simulation (sim/sampling.h); empty method:
 // simulated in full.
 struct SampleInfo {
-  // "full", "repeat", "loop", "wave", "loop+wave", "slice", "loop+slice", "stream-slice",
+  // "full", "repeat", "loop", "wave", "slice", "loop+slice", "stream-slice",
   // "loop+stream-slice"
   std::string method;
   std::string repeats;  // "repeat": the identical kernel whose statistics it takes
@@ -56,7 +56,7 @@ struct SampleInfo {
   int slice = 1;  // the runs' GPU: 1 / slice of the SMs, L2 slices and DRAM channels
   int64_t waves = 0, waves_run = 0;  // full waves before the tail: the kernel's, the runs'
   // (the runs time the steady blocks of the run's last full wave and add the waves cut at that)
-  uint64_t simulated_instructions = 0;  // warp instructions the runs issued
+  uint64_t simulated_instructions = 0;  // warp instructions the runs issued (given-up ones too)
   // Confidence: the mean and the largest |cycle error| that `ltc bench sim --only sample`
   // measured for kernels sampled by this method (relative; sim/sampling.h).
   double error_mean = 0, error_max = 0;
@@ -83,6 +83,7 @@ struct KernelStats {
   uint64_t warp_cycles = 0;                          // resident warps x cycles, summed over SMs
   // SimOptions::timed_blocks: how many of them retired and their summed residency.
   uint64_t timed_blocks = 0, timed_block_cycles = 0;
+  uint64_t earlier_blocks = 0, earlier_block_cycles = 0;  // ... SimOptions::earlier_blocks
   int sms = 0;
   int max_warps_per_sm = 0;
   // The SM clock this kernel ran at: the GPU's clock lowered by its tensor utilization
@@ -118,6 +119,8 @@ void for_each_counter(F&& f, S&... s) {
   f(s.warp_cycles...);
   f(s.timed_blocks...);
   f(s.timed_block_cycles...);
+  f(s.earlier_blocks...);
+  f(s.earlier_block_cycles...);
   f(s.mem.smem_bytes...);
   f(s.mem.smem_wavefronts...);
   f(s.mem.bank_conflict_cycles...);

@@ -92,7 +92,13 @@ TEST_P(SampledGemm, MatchesTheFullRun) {
                                     : sampled.kernels[i - 1].start_cycle +
                                           sampled.kernels[i - 1].cycles + gpu.sm.kernel_gap_cycles);
     any_sampled = any_sampled || (s.sample.method != "full" && s.sample.method != "repeat");
-    EXPECT_LE(s.sample.simulated_instructions, f.warp_instructions()) << f.name;
+    // A wave cut's runs given up (its blocks' residency still moving) are each under half the
+    // kernel and half the next one tried: with the whole run after them, under twice the
+    // kernel. Kept, the runs are less than the kernel.
+    EXPECT_LT(s.sample.simulated_instructions, 2 * f.warp_instructions()) << f.name;
+    if (s.sample.method != "full") {
+      EXPECT_LE(s.sample.simulated_instructions, f.warp_instructions()) << f.name;
+    }
     // Confidence: the method's measured error; a first kernel simulated in full is exact.
     EXPECT_GE(s.sample.error_mean, 0) << f.name;
     EXPECT_LE(s.sample.error_mean, s.sample.error_max) << f.name;
@@ -118,12 +124,12 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, SampledGemm,
     ::testing::Values(
         // LUT, compute-bound, many waves and a long K loop.
-        Case{"a100-lut4x", 512, 4096, 4096, "int2", golden::DType::kFp16, false, 0.03},
+        Case{"a100-lut4x", 2048, 4096, 2048, "int2", golden::DType::kFp16, false, 0.03},
         // LUT GEMV, memory-bound, odd N.
         Case{"a100-lut4x", 1, 5000, 16384, "int4", golden::DType::kInt8, false, 0.03},
         // Dense FP16 MMA on the A100 and on the H200 (warpgroup tiles), odd sizes.
         Case{"a100", 1000, 3000, 2000, "fp16", golden::DType::kFp16, true, 0.03},
-        Case{"h200", 768, 4096, 4096, "fp16", golden::DType::kFp16, true, 0.03}));
+        Case{"h200", 1536, 4096, 2048, "fp16", golden::DType::kFp16, true, 0.03}));
 
 TEST(Sampling, AKernelsPlaceIsItsNameWithoutTheLayer) {
   EXPECT_EQ(kernel_place("L12.k_proj"), "k_proj");
@@ -272,11 +278,11 @@ hw::GpuConfig small_slow_gpu() {
   return gpu;
 }
 
-// A kernel of one wave has no later wave to re-read its lines, so its loop's runs do not age the
-// L2 (sampling.h, "Loop trips"): aged 16 and 32 times (N / t), the A tile that its 16 blocks
-// share within a trip missed, and the runs took 2,548 cycles a trip against the full run's
-// 1,394: +85%. Measured unaged: +0.41%.
-TEST(Sampling, AOneWaveLoopKeepsItsLinesUnaged) {
+// A kernel of one wave is cut in its loop, its L2 as the full run's (sampling.h, "Loop trips"):
+// when the runs aged the L2's lines N / t times faster (until 4 Dec 2026), the A tile that its 16
+// blocks share within a trip missed, and the runs took 2,548 cycles a trip against the full
+// run's 1,394: +85%. Unaged: +0.41%.
+TEST(Sampling, AOneWaveLoopMatchesTheFullRun) {
   const hw::GpuConfig gpu = small_slow_gpu();
   const traces::Trace t = test_support::compiled_gemm(
       gpu, 128, 2048, 16384, "fp16", golden::DType::kFp16, 0, traces::GemmPath::kMma);
@@ -310,6 +316,30 @@ TEST(Sampling, ASeveralWaveKernelNotCutInWavesRunsWhole) {
   EXPECT_EQ(s.sample.runs, 1);
   EXPECT_EQ(s.cycles, full.cycles);
   EXPECT_EQ(s.sample.simulated_instructions, full.kernels[0].warp_instructions());
+}
+
+// A wave cut is kept only where the steady blocks' residency has stopped moving from one wave to
+// the next (sampling.h, "Waves"). On the small A100-LUT-4X the LUT GEMM 2048x4096x2048's table
+// precompute (short blocks whose residency still moves by more than 0.5% a wave) is given up and
+// runs whole: its cycles are the full run's (the trace's first kernel), its given-up runs counted
+// in what was simulated. Its lmma kernel (21 waves) keeps a run of 4 waves and its tail.
+TEST(Sampling, AWaveCutIsKeptOnlyWhereTheResidencyHasStoppedMoving) {
+  const hw::GpuConfig gpu = small_gpu("a100-lut4x");
+  const traces::Trace t =
+      test_support::compiled_gemm(gpu, 2048, 4096, 2048, "int2", golden::DType::kFp16, 0);
+  const RunStats full = simulate(t, gpu, {});
+  const RunStats sampled = simulate_sampled(t, gpu, {});
+  ASSERT_EQ(sampled.kernels.size(), 2u);
+  const KernelStats& pre = sampled.kernels[0];
+  EXPECT_EQ(pre.sample.method, "full");
+  EXPECT_EQ(pre.cycles, full.kernels[0].cycles);
+  EXPECT_GT(pre.sample.simulated_instructions, full.kernels[0].warp_instructions());
+  const KernelStats& lmma = sampled.kernels[1];
+  EXPECT_EQ(lmma.sample.method, "wave");
+  EXPECT_EQ(lmma.sample.waves_run, 4);
+  EXPECT_GE(lmma.sample.waves, 2 * lmma.sample.waves_run + 2);
+  EXPECT_LT(lmma.sample.simulated_instructions, full.kernels[1].warp_instructions() / 2);
+  EXPECT_LT(std::abs(rel_error(lmma.cycles, full.kernels[1].cycles)), 0.01);
 }
 
 // The work a kernel leaves queued on the DRAM channels drains while the repeats after it run (in
@@ -404,7 +434,7 @@ TEST(Sampling, KernelFilterAndErrors) {
   bad.trips[1] = 8;
   EXPECT_THROW(simulate_sampled(t, gpu, o, bad), InputError);
   bad = SampleOptions{};
-  bad.min_waves = 2;
+  bad.min_waves = 3;
   EXPECT_THROW(simulate_sampled(t, gpu, o, bad), InputError);
   bad = SampleOptions{};
   bad.max_slice = 0;

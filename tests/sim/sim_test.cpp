@@ -164,6 +164,28 @@ TEST(SharedMemory, EveryWarpGetsAnEqualShareOfTheLsu) {
   EXPECT_GT(*lo, 0.98 * 8 * 500 * 4);
 }
 
+// Sampled simulation's wave cut times two windows of blocks (SimOptions::timed_blocks and
+// earlier_blocks): each counts its own blocks' residency. Sixteen identical spinning blocks on
+// one SM, one at a time: every block takes the same cycles.
+TEST(BlockDispatch, TwoWindowsTimeTheirOwnBlocks) {
+  hw::GpuConfig gpu = lut_gpu();
+  gpu.sms = 1;
+  const auto tr = trace_of("    loop 100\n      alu count=8\n    endloop\n", 16, 1,
+                           "    tensor 0 a bytes=1048576\n", 100 * 1024);
+  sim::SimOptions o;
+  o.timed_blocks[0] = 8;
+  o.timed_blocks[1] = 12;
+  o.earlier_blocks[0] = 2;
+  o.earlier_blocks[1] = 5;
+  const sim::RunStats r = sim::simulate(tr, gpu, o);
+  const sim::KernelStats& k = r.kernels.at(0);
+  EXPECT_EQ(k.blocks_per_sm, 1);
+  ASSERT_EQ(k.timed_blocks, 4u);
+  ASSERT_EQ(k.earlier_blocks, 3u);
+  EXPECT_EQ(k.timed_block_cycles / 4, k.earlier_block_cycles / 3);
+  EXPECT_NEAR(double(k.timed_block_cycles) / 4, double(k.cycles) / 16, double(k.cycles) / 160);
+}
+
 TEST(SharedMemory, StridedAccessesCostWhatTheBankModelSays) {
   const hw::GpuConfig gpu = lut_gpu();
   struct Case {
@@ -602,37 +624,6 @@ TEST(L2, HoldsAStridedWorkingSetOfHalfItsCapacity) {
     sc_core::sc_start();
     EXPECT_GE(double(second_pass_hits), 0.97 * double(2 * lines));
   }
-}
-
-// Sampled simulation cuts a loop from N trips to t and ages the L2's lines N / t times faster
-// (SectorCache::set_aging), so that a line re-read over the loop's span misses as in the full
-// run. Checked against the plain cache: a small set of lines, then a stream of X new lines, then
-// the set re-read; the aged cache with X / d new lines (the stream's installs counted d times,
-// each line's eviction at a Gamma(16)-distributed set load) hits as often as the plain cache
-// with X (measured: within 0.047 for d = 2, 4, 8 over X = 0.5 .. 2 capacities; 0.070 at d = 16).
-TEST(L2, AgedLinesMissAsAfterAStreamThatManyTimesLonger) {
-  const uint64_t capacity = 16384;  // lines: 1024 sets of 16 ways
-  auto reread_hits = [&](double aging, uint64_t stream) {
-    sim::SectorCache c(capacity * 128, 16, 128, true);
-    const uint64_t set = capacity / 64;
-    for (uint64_t i = 0; i < set; ++i) c.access(i * 128, 0xf, false);
-    c.set_aging(aging);  // the set's lines count as touched now
-    for (uint64_t i = 0; i < stream; ++i) c.access((capacity + i) * 128, 0xf, false);
-    uint64_t hits = 0;
-    for (uint64_t i = 0; i < set; ++i) hits += c.access(i * 128, 0xf, false).missed == 0;
-    return double(hits) / double(set);
-  };
-  for (const double x : {0.5, 0.75, 1.0, 1.25, 1.5, 2.0}) {
-    const uint64_t stream = uint64_t(x * double(capacity));
-    const double plain = reread_hits(1, stream);
-    for (const double d : {2.0, 4.0, 8.0}) {
-      EXPECT_NEAR(reread_hits(d, uint64_t(double(stream) / d)), plain, 0.05)
-          << "stream " << x << " capacities, aging " << d;
-    }
-  }
-  // Aged 4x, a stream of half the capacity acts as two capacities.
-  EXPECT_GT(reread_hits(1, capacity / 2), 0.97);
-  EXPECT_LT(reread_hits(4, capacity / 2), 0.01);
 }
 
 // A slice of the GPU (sampled simulation, sim/sampling.h) runs on 1 / f of the L2's slices. A
