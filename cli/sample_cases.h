@@ -14,8 +14,9 @@ namespace ltc::cli {
 
 struct SampleCase {
   std::string name, gpu;
-  // A GEMM: m, n, k (path "" for the compiler's choice, "lut" or "mac", as `ltc compile gemm --path`); a step: model (built-in
-  // or a config.json path), phase ("decode" / "prefill"), batch, length (context or prompt).
+  // A GEMM: m, n, k (path "" for the compiler's choice, "lut" or "mac", as `ltc compile gemm
+  // --path`); a step: model (built-in or a config.json path), phase ("decode" / "prefill"), batch,
+  // length (context or prompt).
   int64_t m = 0, n = 0, k = 0;
   std::string path;
   std::string model, phase;

@@ -96,6 +96,18 @@ TEST(Cli, SampledSimulationOnASliceOfTheGpu) {
   std::filesystem::remove(trace);
 }
 
+// `ltc sim --json` of the GEMM `ltc compile gemm ARGS` lowers (through a temporary trace file).
+nlohmann::json full_sim(const std::string& args) {
+  const std::string trace =
+      (std::filesystem::temp_directory_path() / "ltc_cli_full_sim.lmt").string();
+  const CliRun c = run("compile gemm " + args + " --out " + trace);
+  EXPECT_EQ(c.code, 0) << c.err;
+  const CliRun f = run("sim " + trace + " --json");
+  std::filesystem::remove(trace);
+  EXPECT_EQ(f.code, 0) << f.err;
+  return f.code == 0 ? nlohmann::json::parse(f.out) : nlohmann::json::object();
+}
+
 // The sampler's bench flags belong to `--only sample`: elsewhere they are refused before any
 // simulation runs, naming the flags.
 TEST(Cli, BenchSimSampleFlagsNeedOnlySample) {
@@ -119,22 +131,14 @@ TEST(Cli, BenchSimSampleWorkIsTheFullRunsInstructionsOverTheSimulated) {
   EXPECT_GT(simulated, 0);
   EXPECT_LT(simulated, full / 2);
   EXPECT_DOUBLE_EQ(row.at("work_ratio").get<double>(), full / simulated);
-  const std::string trace =
-      (std::filesystem::temp_directory_path() / "ltc_cli_work_ratio.lmt").string();
-  ASSERT_EQ(run("compile gemm --m 16 --n 8192 --k 28672 --gpu a100-lut4x --weights int4 --acts "
-                "int8 --out " +
-                trace)
-                .code,
-            0);
-  const CliRun f = run("sim " + trace + " --json");
-  ASSERT_EQ(f.code, 0) << f.err;
-  const auto kernels = nlohmann::json::parse(f.out).at("kernels");
+  const auto kernels =
+      full_sim("--m 16 --n 8192 --k 28672 --gpu a100-lut4x --weights int4 --acts int8")
+          .at("kernels");
   double issued = 0;
   for (const auto& k : kernels) {
     for (const auto& [op, n] : k.at("instructions").items()) issued += n.get<double>();
   }
   EXPECT_EQ(full, issued);
-  std::filesystem::remove(trace);
 }
 
 // `--case-file`: a user's own cases. The bench's full run of a GEMM case is the full `ltc sim` of
@@ -150,16 +154,9 @@ TEST(Cli, BenchSimSampleCaseFileRunsAUsersCases) {
   const auto rows = nlohmann::json::parse(r.out).at("cases");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].at("case"), "small FP16");
-  const std::string trace = (dir / "ltc_cli_cases.lmt").string();
-  ASSERT_EQ(run("compile gemm --m 64 --n 2048 --k 1024 --gpu a100 --weights fp16 --acts fp16 "
-                "--path mac --out " +
-                trace)
-                .code,
-            0);
-  const CliRun f = run("sim " + trace + " --json");
-  ASSERT_EQ(f.code, 0) << f.err;
-  EXPECT_EQ(rows[0].at("full_cycles"), nlohmann::json::parse(f.out).at("cycles"));
-  std::filesystem::remove(trace);
+  EXPECT_EQ(rows[0].at("full_cycles"),
+            full_sim("--m 64 --n 2048 --k 1024 --gpu a100 --weights fp16 --acts fp16 --path mac")
+                .at("cycles"));
   std::filesystem::remove(cases);
 }
 
