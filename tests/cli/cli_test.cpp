@@ -161,7 +161,7 @@ TEST(Cli, BenchSimSampleCaseFileRunsAUsersCases) {
 }
 
 // A bad case file stops the bench before any simulation, naming the file, the case and the
-// field; the three shipped sets load.
+// field; the shipped sets load.
 TEST(Cli, BenchSimSampleCaseFileErrorsNameTheCaseAndField) {
   const std::string cases =
       (std::filesystem::temp_directory_path() / "ltc_cli_bad_cases.json").string();
@@ -195,7 +195,7 @@ TEST(Cli, BenchSimSampleCaseFileErrorsNameTheCaseAndField) {
   }
   std::filesystem::remove(cases);
   // The shipped sets load (a --case that matches nothing stops after loading them).
-  for (const char* set : {"bench", "large", "held-out"}) {
+  for (const char* set : {"bench", "large", "held-out", "held-out-2"}) {
     const CliRun r = run(std::string("bench sim --only sample --case-file ") + LTC_SOURCE_DIR +
                          "/configs/sampling/" + set + ".json --case no-such-case");
     EXPECT_EQ(r.code, 2) << set;
