@@ -1,12 +1,13 @@
 #include "cli/sample_cases.h"
 
+#include "cli/model_step.h"
+
 #include "common/error.h"
 #include "common/file_io.h"
 #include "common/json_fields.h"
 #include "compiler/gemm_lowering.h"
 #include "compiler/model_lowering.h"
 #include "model/golden/dtype.h"
-#include "model/llm/graph.h"
 #include "model/llm/model_config.h"
 #include "model/llm/precision.h"
 
@@ -30,12 +31,11 @@ void checked(const std::string& where, F&& check) {
 
 SampleCase read_case(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw InputError(where + ": must be an object (one GEMM or model step)");
-  const FieldReader f(j, where);
   SampleCase c;
-  f.req("name", c.name);
-  if (c.name.empty()) f.fail("name", "must not be empty");
+  FieldReader(j, where).req("name", c.name);
   const FieldReader g(j, where + " (\"" + c.name + "\")");  // names the case from here on
   g.req("name", c.name);
+  if (c.name.empty()) g.fail("name", "must not be empty");
   std::string note;
   g.opt("note", note);  // why the case is in the set; not read otherwise
   g.req("gpu", c.gpu);
@@ -80,7 +80,7 @@ SampleCase read_case(const nlohmann::json& j, const std::string& where) {
   checked(g.where(), [&] {
     hw::load_gpu(c.gpu);
     llm::parse_weight_format(c.weights, "field 'weights'");
-    golden::parse_dtype(c.acts, "field 'acts'");
+    golden::parse_act_dtype(c.acts, "field 'acts'");
   });
   return c;
 }
@@ -120,18 +120,15 @@ std::vector<SampleCase> load_sample_cases(const std::string& path) {
 traces::Trace compile_case(const SampleCase& c, const hw::GpuConfig& gpu) {
   if (c.is_step()) {
     const llm::ModelConfig model = llm::load_model(c.model);
-    llm::StepConfig step = c.phase == "decode" ? llm::StepConfig::decode(c.batch, c.length)
-                                               : llm::StepConfig::prefill(c.batch, c.length);
-    step.weights = llm::parse_weight_format(c.weights);
-    step.acts = golden::parse_dtype(c.acts);
-    return compiler::compile_model(model, step, gpu);
+    return compiler::compile_model(
+        model, step_from_flags(model, c.phase, c.batch, c.length, 0, c.weights, c.acts), gpu);
   }
   compiler::GemmSpec s;
   s.m = c.m;
   s.n = c.n;
   s.k = c.k;
   s.weights = llm::parse_weight_format(c.weights);
-  s.act = golden::parse_dtype(c.acts);
+  s.act = golden::parse_act_dtype(c.acts, "acts");
   if (!c.path.empty()) s.path = c.path == "lut" ? traces::GemmPath::kLut : traces::GemmPath::kMma;
   return compiler::compile_gemm(s, gpu);
 }

@@ -373,26 +373,24 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   SampleInfo info;
   std::vector<KernelStats> runs;
   MemoryState cut_in, cut_out;
-  bool by_loop = false;
   int64_t run_blocks = 0, n_run[2] = {0, 0};
   hw::GpuConfig run_gpu;
   for (bool done = false; !done;) {
     done = true;
     const int slice = cut.f;
-    by_loop = loop_cut;
     run_gpu =
         slice > 1 ? (cut.streaming ? stream_slice_gpu(k, gpu, slice) : slice_gpu(gpu, slice)) : gpu;
     run_blocks = by_wave ? run_waves * resident + tail : blocks / slice;
     info = SampleInfo{};
     const std::string sliced = cut.streaming ? "stream-slice" : "slice";
-    info.method = by_loop     ? (slice > 1 ? "loop+" + sliced : "loop")
+    info.method = loop_cut    ? (slice > 1 ? "loop+" + sliced : "loop")
                   : by_wave   ? "wave"
                   : slice > 1 ? sliced
                               : "full";
     info.slice = slice;
-    n_run[0] = by_loop ? trips[0] : loop.trips;
-    n_run[1] = by_loop ? trips[1] : 0;
-    if (by_loop) {
+    n_run[0] = loop_cut ? trips[0] : loop.trips;
+    n_run[1] = loop_cut ? trips[1] : 0;
+    if (loop_cut) {
       info.loop_trips = loop.trips;
       info.loop_trips_run[0] = n_run[0];
       info.loop_trips_run[1] = n_run[1];
@@ -403,7 +401,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
     }
     info.simulated_instructions = given_up;
     runs.clear();
-    const int n_runs = by_loop ? 2 : 1;
+    const int n_runs = loop_cut ? 2 : 1;
     // The slice starts from its share of the L2 and leaves it to the whole GPU (memory.h).
     if (slice > 1 && memory) cut_in = cut_l2(*memory, slice);
     for (int ni = 0; ni < n_runs; ++ni) {
@@ -412,7 +410,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       one.gpu = trace.gpu;
       one.cores = trace.cores;
       one.kernels.push_back(k);
-      if (by_loop) one.kernels[0].program[loop.pc].count = uint64_t(n_run[ni]);
+      if (loop_cut) one.kernels[0].program[loop.pc].count = uint64_t(n_run[ni]);
       if (slice > 1) {
         one.kernels[0].grid_x = cut.grid_x;
         one.kernels[0].grid_y = cut.grid_y;
@@ -473,8 +471,8 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   const int slice = cut.f;
   if (slice > 1 && memory_out) *memory_out = uncut_l2(cut_out, slice);
   // Linear in the trips (weights of the two runs; one run: itself).
-  const auto wn = by_loop ? linear_weights(double(n_run[0]), double(n_run[1]), double(loop.trips))
-                          : std::pair<double, double>{1.0, 0.0};
+  const auto wn = loop_cut ? linear_weights(double(n_run[0]), double(n_run[1]), double(loop.trips))
+                           : std::pair<double, double>{1.0, 0.0};
   std::vector<const KernelStats*> ptrs;
   std::vector<double> weights;
   const double scale = double(blocks) / double(run_blocks);
