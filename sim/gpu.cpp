@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace ltc::sim {
@@ -281,6 +282,10 @@ KernelStats Gpu::collect(Cycle end) {
     sm->finish_kernel(end);
     ks += sm->stats();
   }
+  if (dispatcher_.stopped()) {
+    // The wave cut's steady windows (SimOptions::WaveStop) in place of the timed_blocks option's.
+    std::tie(ks.timed_blocks, ks.timed_block_cycles) = dispatcher_.steady_blocks();
+  }
   ks.blocks_per_sm = plan_.blocks_per_sm;
   ks.occupancy_limit = plan_.occupancy_limit;
   ks.tensor_cores = uint64_t(gpu_.tensor_cores());
@@ -315,8 +320,7 @@ void Gpu::run() {
     plan_ = plan_kernel(trace_, kernels_[running_], gpu_, tc_, next_address_);
     launch_ = now_cycles();
     dispatcher_.start(&plan_, launch_, options_.block_limit, options_.timed_blocks[0],
-                      options_.timed_blocks[1], options_.earlier_blocks[0],
-                      options_.earlier_blocks[1]);
+                      options_.timed_blocks[1], options_.wave_stop);
     // Clusters only where the GPU has them (hw::SmConfig::cluster_size); elsewhere a cluster
     // kernel runs as independent blocks.
     const traces::Kernel& kernel = *plan_.kernel;

@@ -305,16 +305,12 @@ double dram_busy(const KernelStats& k, const hw::GpuConfig& gpu) {
 // cores 85%, -21%.
 constexpr double kMaxDramBusy = 0.6;
 
-// A wave cut's run is steady when its timed blocks' mean residency is within this of the blocks'
-// one wave before (sampling.h, "Waves").
+// A wave cut's run stops where a line fitted through the mean residencies of its last
+// kWaveWindows windows of resident blocks moves less than kWaveSteady of their mean across them
+// (SimOptions::WaveStop, sampling.h "Waves"; one window against the one before stopped kernels
+// whose windows move 2-3% from one to the next by chance).
 constexpr double kWaveSteady = 0.005;
-
-bool steady_waves(const KernelStats& run) {
-  if (run.timed_blocks == 0 || run.earlier_blocks == 0) return false;
-  const double late = double(run.timed_block_cycles) / double(run.timed_blocks);
-  const double early = double(run.earlier_block_cycles) / double(run.earlier_blocks);
-  return std::abs(late / early - 1) <= kWaveSteady;
-}
+constexpr int64_t kWaveWindows = 5;
 
 // One kernel: its reduced runs and the extrapolation (the method in sampling.h).
 // Each run starts from `memory` (the previous simulated kernel's end state; null: empty), the
@@ -358,35 +354,40 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       double(global_bytes_per_warp(k.program)) * double(k.warps_per_block()) * double(resident);
   const int64_t fill_waves =
       wave_bytes > 0 ? int64_t(std::ceil(2 * gpu.l2_bytes() / wave_bytes)) : 0;
-  // A wave cut is tried where its run is less than half the kernel (a run that fails the
-  // steadiness check below is lost work).
-  int64_t run_waves = std::max(so.min_waves, fill_waves + 2);
-  bool by_wave = waves >= 2 * run_waves + 2;
-  // A kernel too short to cut in waves runs on a slice of the GPU where it can (slice_cut), with
-  // as many waves; one of several waves then keeps its whole loop (sampling.h, "Slices"). A slice
+  // The wave cut decides in its run when the blocks' residency has stopped moving (the
+  // dispatcher's WaveStop, sampling.h "Waves"): a run never steady is the whole kernel, so it
+  // costs nothing to try on any kernel with waves beyond the run's least.
+  const int64_t min_run_waves = std::max({so.min_waves, fill_waves + 2, kWaveWindows + 2});
+  // A kernel with too few waves for a wave cut runs on a slice of the GPU where it can
+  // (slice_cut), with as many waves; one of several waves keeps its whole loop (sampling.h,
+  // "Slices"). (Both at once, the slice's windows of a quarter of the blocks each are noisier:
+  // the A100's FP16 8192x8192x1024 GEMM read -2.2% against -1.5% on its slice whole.) A slice
   // whose DRAM was busy more than kMaxDramBusy of its first run's cycles (not a streaming
-  // kernel's, which were asked for as they are) is given up, and the kernel runs whole. A kernel
-  // of several waves neither cut in waves nor on a slice runs whole: its loop does not
-  // extrapolate (sampling.h, "Loop trips").
-  SliceCut cut = by_wave ? SliceCut{} : slice_cut(k, gpu, so);
-  uint64_t given_up = 0;  // warp instructions of runs given up (a slice's, a wave cut's)
+  // kernel's, which were asked for as they are) is given up. A kernel of several waves neither
+  // cut in waves nor on a slice runs whole: its loop does not extrapolate (sampling.h, "Loop
+  // trips").
+  SliceCut cut = waves > min_run_waves ? SliceCut{} : slice_cut(k, gpu, so);
+  uint64_t given_up = 0;  // warp instructions of runs given up (a slice's)
   SampleInfo info;
   std::vector<KernelStats> runs;
   MemoryState cut_in, cut_out;
-  int64_t run_blocks = 0, n_run[2] = {0, 0};
+  // The run's grid (a slice's sub-grid: its blocks, resident blocks, tail and waves).
+  int64_t run_blocks = 0, run_resident = resident, run_tail = tail, grid_waves = waves;
+  int64_t run_waves = waves, n_run[2] = {0, 0};
+  bool by_wave = false;
   hw::GpuConfig run_gpu;
   for (bool done = false; !done;) {
     done = true;
     const int slice = cut.f;
+    run_blocks = blocks / slice;
+    run_resident = int64_t(occ.blocks_per_sm) * (gpu.sms / slice);
+    run_tail = (run_blocks - 1) % run_resident + 1;
+    grid_waves = (run_blocks - run_tail) / run_resident;
+    by_wave = !loop_cut && grid_waves > min_run_waves;
     run_gpu =
         slice > 1 ? (cut.streaming ? stream_slice_gpu(k, gpu, slice) : slice_gpu(gpu, slice)) : gpu;
-    run_blocks = by_wave ? run_waves * resident + tail : blocks / slice;
+    run_waves = grid_waves;
     info = SampleInfo{};
-    const std::string sliced = cut.streaming ? "stream-slice" : "slice";
-    info.method = loop_cut    ? (slice > 1 ? "loop+" + sliced : "loop")
-                  : by_wave   ? "wave"
-                  : slice > 1 ? sliced
-                              : "full";
     info.slice = slice;
     n_run[0] = loop_cut ? trips[0] : loop.trips;
     n_run[1] = loop_cut ? trips[1] : 0;
@@ -394,10 +395,6 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       info.loop_trips = loop.trips;
       info.loop_trips_run[0] = n_run[0];
       info.loop_trips_run[1] = n_run[1];
-    }
-    if (by_wave) {
-      info.waves = waves;
-      info.waves_run = run_waves;
     }
     info.simulated_instructions = given_up;
     runs.clear();
@@ -419,15 +416,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       o.kernel.clear();
       o.start_state = slice > 1 ? (memory ? &cut_in : nullptr) : memory;
       o.end_state = ni + 1 == n_runs ? (slice > 1 ? &cut_out : memory_out) : nullptr;
-      if (by_wave) {
-        // Blocks that run beside a full GPU on both sides: after the first wave, before the
-        // last `resident` blocks (which drain).
-        o.block_limit = run_blocks;
-        o.timed_blocks[0] = run_blocks - 2 * resident + 1;
-        o.timed_blocks[1] = run_blocks - resident + 1;
-        o.earlier_blocks[0] = run_blocks - 3 * resident + 1;
-        o.earlier_blocks[1] = o.timed_blocks[0];
-      }
+      if (by_wave) o.wave_stop = {run_resident, run_tail, min_run_waves, kWaveWindows, kWaveSteady};
       if (options.progress) {
         o.progress = [&options, pos, kernels](const Progress& p) {
           Progress q = p;
@@ -451,22 +440,23 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
         done = false;
         break;
       }
-      // The steady blocks' residency must have stopped moving from one wave to the next; else
-      // twice the waves, and where the kernel has too few for them, no wave cut (sampling.h,
-      // "Waves").
-      if (by_wave && !steady_waves(r.kernels[0])) {
-        given_up = info.simulated_instructions;
-        if (waves >= 4 * run_waves + 2) {
-          run_waves *= 2;
-        } else {
-          by_wave = false;
-          cut = slice_cut(k, gpu, so);
-        }
-        done = false;
-        break;
+      // A wave cut that stopped: its blocks are w full waves and the tail.
+      if (by_wave && r.kernels[0].blocks < run_blocks) {
+        run_blocks = r.kernels[0].blocks;
+        run_waves = (run_blocks - run_tail) / run_resident;
       }
       runs.push_back(std::move(r.kernels[0]));
     }
+  }
+  by_wave = by_wave && run_waves < grid_waves;
+  const std::string sliced = cut.streaming ? "stream-slice" : "slice";
+  info.method = loop_cut    ? (cut.f > 1 ? "loop+" + sliced : "loop")
+                : cut.f > 1 ? sliced
+                : by_wave   ? "wave"
+                            : "full";
+  if (by_wave) {
+    info.waves = grid_waves;
+    info.waves_run = run_waves;
   }
   const int slice = cut.f;
   if (slice > 1 && memory_out) *memory_out = uncut_l2(cut_out, slice);
@@ -492,7 +482,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
                    double(std::max<uint64_t>(runs[i].timed_blocks, 1));
     }
   }
-  cycles += double(waves - (by_wave ? run_waves : waves)) * residency;
+  cycles += double(grid_waves - run_waves) * residency;
   ks.cycles = int64_t(std::max(0.0, std::round(cycles)));
   // Issue and stall cycles account every sub-partition cycle: stalls take what issue leaves.
   const double sp_cycles = double(ks.cycles) * double(gpu.sms) * double(gpu.sub_partitions_per_sm);
@@ -565,20 +555,21 @@ std::string sample_method(const SampleOptions& so) {
   const std::string slices =
       so.max_slice > 1
           ? fmt::format(
-                "; a kernel not cut in waves runs, where a sub-grid keeps how its blocks share "
-                "lines, on 1 / f of the GPU (f <= {}) with 1 / f of its blocks{}, one of several "
-                "waves with its whole loop",
+                "; where a sub-grid keeps how its blocks share lines, a kernel runs on 1 / f of "
+                "the GPU (f <= {}) with 1 / f of its blocks{}, one of several waves with its "
+                "whole loop",
                 so.max_slice, so.slice_streaming ? " (streaming kernels too)" : "")
           : std::string();
   return fmt::format(
       "repeated kernels simulated once; each other kernel from the L2 and queues the kernel "
       "simulated before left, in two runs with its main loop at {} and {} trips (more after "
-      "pending write-backs) where it has one wave or less, its grid cut to >= {} waves plus the "
-      "tail where that is under half of it and the steady blocks' residency has stopped moving "
-      "from wave to wave (within 0.5%; else twice the waves){}; extrapolated linearly in the "
-      "trips and by the steady blocks' residency over the waves cut; a kernel of several waves "
-      "neither cut in waves nor on a slice runs whole",
-      so.trips[0], so.trips[1], so.min_waves, slices);
+      "pending write-backs) where it has one wave or less; a kernel of more than {} waves (and "
+      "{}) stops handing out blocks at the first wave boundary where a line through the "
+      "residency of its last {} waves of blocks moves less than {}% across them (else it runs "
+      "whole){}; extrapolated linearly in the trips and by the steady blocks' residency over "
+      "the waves cut; a kernel of several waves neither cut in waves nor on a slice runs whole",
+      so.trips[0], so.trips[1], std::max(so.min_waves, kWaveWindows + 2),
+      "twice the L2 moved through it", kWaveWindows, 100 * kWaveSteady, slices);
 }
 
 RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,

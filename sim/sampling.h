@@ -44,30 +44,36 @@
 //   trips, 3,753 from 32 to 64, 3,187 from 64 to 128 (its tail's blocks start together and run
 //   alone on their SMs once the loop is long): -15.4% at 16 / 32.
 // - Waves. A grid of B blocks with C resident at a time (blocks per SM x SMs) is W full waves
-//   and a tail of r blocks (B = W * C + r, 1 <= r <= C). The runs dispatch only the first
-//   w * C + r blocks (w >= min_waves, 4, and late enough that the kernel has moved twice the L2's
-//   capacity: streaming kernels reach their steady write-back traffic only then; tried only
-//   where W >= 2w + 2, so that the run is under half the kernel) and time the C blocks before
-//   the last C, which run beside a full GPU on both sides. Each wave cut adds one steady block's
-//   residency (every block slot runs one more block): cycles = the run's cycles + (W - w) x mean
-//   residency. Averaged over C blocks, that residency is far less noisy than the difference of
-//   two runs' end times. It must have stopped moving: the C blocks one wave earlier (past the
-//   first wave, whose blocks start together) must have a mean residency within 0.5% of it
-//   (kWaveSteady); else the run is given up and w doubles while W >= 2w + 2, then the kernel is
-//   not cut in waves (a slice, or whole). Blocks that drift apart over the waves lose the tiles
-//   they shared, and an L2 that holds part of what every wave re-reads keeps less of it wave by
-//   wave: the RTX 3090's FP16 2048x8192x2048 GEMM (12 waves) adds 188,000 cycles from its
-//   second wave to its third, 196,000 from the third to the fourth, 198,000 by the eighth, and
-//   its three-wave run stood for it at -8% (the A100's FP16 4096x8192x4096, its L2 hit rate
-//   falling from 0.88 to 0.76 over eight waves, -6%).
-// - Slices (SampleOptions::max_slice, `--sample-slice`, 4 by default). A kernel not cut in waves
-//   runs on a slice of the GPU where it can: 1 / f of its SMs, L2 slices and DRAM channels (f <=
-//   max_slice dividing each, the slice keeping at least 16 SMs; every per-SM, per-slice and
-//   per-channel rate the whole GPU's: slice_gpu), with a sub-grid of 1 / f of its blocks (the
-//   blocks' addresses unchanged). It has the whole kernel's waves, each SM its blocks, each L2
-//   slice and DRAM channel its share of the lines, so its cycles are the kernel's at 1 / f of the
-//   work. The sub-grid keeps how the blocks share lines (slice_cut): a GEMM's A tile is read by
-//   the blocks of a grid row, its B tile by those of a column. Whole rows (grid_y / f) keep the
+//   and a tail of r blocks (B = W * C + r, 1 <= r <= C). The blocks from r on fall into windows
+//   of C. One run decides as it goes (SimOptions::WaveStop): before handing out block w * C + r
+//   (w at least min_waves, 4; kWaveWindows + 2, 7; and late enough that the kernel has moved
+//   twice the L2's capacity: streaming kernels reach their steady write-back traffic only then)
+//   the dispatcher fits a line through the mean residencies (dispatch to retirement) of the last
+//   five complete windows, past the first (whose blocks start together); where it moves less
+//   than 0.5% of their mean across them (kWaveSteady), no more blocks are handed out. Each wave
+//   cut then adds one steady block's residency, the five windows' mean (every block slot runs
+//   one more block): cycles = the run's cycles + (W - w) x mean residency. A run whose
+//   residency never settles is the whole kernel, exact, so the cut is tried wherever W > w:
+//   nothing is given up. Blocks that drift apart over the waves lose the tiles they shared, and
+//   an L2 that holds part of what every wave re-reads keeps less of it wave by wave: the
+//   residency of the authors' GEMM (W_INT2 A_FP16 4096x27648x5120 on the A100-LUT-4X) falls
+//   from 63,200 to 62,200 cycles over 30 windows, and the RTX 3090's FP16 2048x8192x2048 GEMM
+//   adds 188,000 cycles from its second wave to its third, 198,000 by the eighth. Until 4 Dec
+//   2026 the runs were cut at fixed w (4, then 8, each checked against the window one wave
+//   earlier and given up where that had moved more than 0.5%): a window's residency moves by
+//   2-3% from one to the next in some kernels (the A100's FP16 8192x8192x1024 GEMM), so one
+//   window against the one before stopped such kernels by chance (-1.7%) and others still
+//   drifting (+1.0%), and the runs given up cost up to twice the kernel. A kernel with the
+//   waves for this cut is not sliced (below): on a slice each window holds a quarter of the
+//   blocks and is noisier (the A100's FP16 8192x8192x1024 GEMM read -2.2% with both).
+// - Slices (SampleOptions::max_slice, `--sample-slice`, 4 by default). A kernel of too few
+//   waves for the wave cut runs on a slice of the GPU where it can: 1 / f of its SMs, L2 slices and
+//   DRAM channels (f <= max_slice dividing each, the slice keeping at least 16 SMs; every per-SM,
+//   per-slice and per-channel rate the whole GPU's: slice_gpu), with a sub-grid of 1 / f of its
+//   blocks (the blocks' addresses unchanged). It has the whole kernel's waves, each SM its blocks,
+//   each L2 slice and DRAM channel its share of the lines, so its cycles are the kernel's at 1 / f
+//   of the work. The sub-grid keeps how the blocks share lines (slice_cut): a GEMM's A tile is read
+//   by the blocks of a grid row, its B tile by those of a column. Whole rows (grid_y / f) keep the
 //   A tile's sharing; whole columns' part of each wave (grid_x / f: as many rows per wave) keep
 //   B's. The cut keeps the sharing of the tile that moves more bytes through the L2 (its lines
 //   are the L2 slices' hot spots); the other tile, shared by f times fewer blocks per wave, must
@@ -138,9 +144,9 @@
 namespace ltc::sim {
 
 struct SampleOptions {
-  int64_t trips[2] = {16, 32};   // trips of the sampled loop in the reduced runs (0 < t0 < t1)
-  int64_t min_waves = 4;         // full waves before the tail the reduced runs keep at least (>= 4)
-  int64_t max_slice = 4;         // the GPU cut to at most 1 / max_slice for a slice (1: never)
+  int64_t trips[2] = {16, 32};  // trips of the sampled loop in the reduced runs (0 < t0 < t1)
+  int64_t min_waves = 4;        // full waves before the tail a wave cut's run keeps at least (>= 4)
+  int64_t max_slice = 4;        // the GPU cut to at most 1 / max_slice for a slice (1: never)
   bool slice_streaming = false;  // slices for streaming kernels too (sampling.h, "Slices")
 };
 

@@ -41,9 +41,17 @@ struct SimOptions {
   // (KernelStats::timed_block_cycles; default: all): sampled simulation's steady-state block
   // time.
   int64_t timed_blocks[2] = {0, INT64_MAX};
-  // A second window (KernelStats::earlier_block_cycles; default: none): the blocks one wave
-  // before the timed ones, to tell whether the residency still moves from wave to wave.
-  int64_t earlier_blocks[2] = {0, 0};
+  // Sampled simulation's wave cut, decided while the kernel runs (sim/sampling.h, "Waves"): with
+  // `resident` > 0, the blocks from id `tail` on fall into windows of `resident`. Before handing
+  // out block w * resident + tail (w >= min_waves), the dispatcher fits a line through the mean
+  // residencies of the last `windows` complete windows (window 0, with blocks of the first wave,
+  // left out); where it moves less than `steady` of their mean across them, no more blocks are
+  // handed out, and the kernel's timed_blocks are those windows' blocks (the timed_blocks option
+  // is then ignored). Never steady: the whole grid runs.
+  struct WaveStop {
+    int64_t resident = 0, tail = 0, min_waves = 4, windows = 5;
+    double steady = 0.005;
+  } wave_stop;
   // Start from this memory state (the L2's lines; tensors placed from its next free address)
   // instead of an empty L2 at address 0, and / or leave the end state here. Same GPU only.
   const MemoryState* start_state = nullptr;

@@ -3,6 +3,7 @@
 #include "common/error.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -27,27 +28,84 @@ inline uint64_t acc_key(const Instr& in, const traces::Affine::Point& p, int dep
 
 // ---- BlockDispatcher ----------------------------------------------------------------------------
 void BlockDispatcher::start(const KernelPlan* plan, Cycle launch, int64_t limit, int64_t timed_lo,
-                            int64_t timed_hi, int64_t earlier_lo, int64_t earlier_hi) {
+                            int64_t timed_hi, const SimOptions::WaveStop& stop) {
   plan_ = plan;
   timed_lo_ = timed_lo;
   timed_hi_ = timed_hi;
-  earlier_lo_ = earlier_lo;
-  earlier_hi_ = earlier_hi;
   next_ = 0;
   total_ = plan->kernel->blocks();
   if (limit > 0) total_ = std::min(total_, limit);
   retired_ = 0;
   last_retire_ = launch;
+  stop_ = stop;
+  stopped_window_ = -1;
+  window_blocks_.clear();
+  window_cycles_.clear();
+  if (stop_.resident > 0) {
+    const size_t windows = size_t(std::max<int64_t>(total_ - stop_.tail, 0) / stop_.resident + 1);
+    window_blocks_.assign(windows, 0);
+    window_cycles_.assign(windows, 0);
+  }
+}
+
+bool BlockDispatcher::steady_at(int64_t w) {
+  // The last complete window: blocks retire about in launch order, so the one before the
+  // blocks now running (w - 2) has mostly finished; else the one before it. A least-squares
+  // line through the last n windows' mean residencies (window 0, with blocks of the first wave,
+  // which start together, left out): its slope times n against their mean.
+  const uint64_t c = uint64_t(stop_.resident);
+  const int64_t n = stop_.windows;
+  int64_t j = w - 2;
+  if (j >= 0 && window_blocks_[size_t(j)] < c) --j;
+  if (n < 2 || j - n + 1 < 1) return false;
+  double sum = 0, sxy = 0, sxx = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const size_t at = size_t(j - n + 1 + i);
+    if (window_blocks_[at] < c) return false;
+    const double x = double(i) - double(n - 1) / 2;
+    const double y = double(window_cycles_[at]) / double(c);
+    sum += y;
+    sxy += x * y;
+    sxx += x * x;
+  }
+  const double mean = sum / double(n);
+  if (mean <= 0 || std::abs(sxy / sxx * double(n)) > stop_.steady * mean) return false;
+  stopped_window_ = j;
+  return true;
+}
+
+std::pair<uint64_t, uint64_t> BlockDispatcher::steady_blocks() const {
+  std::pair<uint64_t, uint64_t> sum{0, 0};
+  for (int64_t i = stopped_window_ - stop_.windows + 1; stopped() && i <= stopped_window_; ++i) {
+    sum.first += window_blocks_[size_t(i)];
+    sum.second += window_cycles_[size_t(i)];
+  }
+  return sum;
 }
 
 int64_t BlockDispatcher::take() {
   if (!plan_ || next_ >= total_) return -1;
+  if (stop_.resident > 0 && next_ >= stop_.tail && (next_ - stop_.tail) % stop_.resident == 0) {
+    const int64_t w = (next_ - stop_.tail) / stop_.resident;
+    if (w >= stop_.min_waves && steady_at(w)) {
+      total_ = next_;
+      if (retired_ == total_) done_.notify(sc_core::SC_ZERO_TIME);
+      return -1;
+    }
+  }
   return next_++;
 }
 
-void BlockDispatcher::retired(Cycle at) {
+void BlockDispatcher::retired(int64_t id, Cycle start, Cycle at) {
   ++retired_;
   last_retire_ = std::max(last_retire_, at);
+  if (stop_.resident > 0 && id >= stop_.tail) {
+    const size_t j = size_t((id - stop_.tail) / stop_.resident);
+    if (j < window_blocks_.size()) {
+      ++window_blocks_[j];
+      window_cycles_[j] += uint64_t(at - start);
+    }
+  }
   if (retired_ == total_) done_.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -533,11 +591,7 @@ void Sm::retire_warp(Warp& w, Cycle c) {
       ++stats_.timed_blocks;
       stats_.timed_block_cycles += uint64_t(b.retire - b.start);
     }
-    if (dispatcher_.earlier(b.id)) {
-      ++stats_.earlier_blocks;
-      stats_.earlier_block_cycles += uint64_t(b.retire - b.start);
-    }
-    dispatcher_.retired(b.retire);
+    dispatcher_.retired(b.id, b.start, b.retire);
     fill_at_ = std::min(fill_at_, b.retire);
   } else if (b.arrived > 0 && b.arrived >= b.live) {
     // The warps still running all wait at a barrier this warp will never reach.

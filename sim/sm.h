@@ -9,6 +9,7 @@
 #include "model/hw/gpu.h"
 #include "sim/cluster.h"
 #include "sim/memory.h"
+#include "sim/simulator.h"
 #include "sim/stats.h"
 #include "sim/tensor_core.h"
 #include "traces/warp_stream.h"
@@ -21,6 +22,7 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace ltc::sim {
@@ -87,26 +89,35 @@ class IssueObserver {
 class BlockDispatcher {
  public:
   // `limit` > 0: hand out only the first `limit` blocks. Blocks with ids in [timed_lo,
-  // timed_hi), and apart those in [earlier_lo, earlier_hi), have their residency (dispatch to
-  // retirement) summed in the SMs' statistics.
+  // timed_hi) have their residency (dispatch to retirement) summed in the SMs' statistics.
+  // `stop` (resident > 0): the sampled wave cut that stops handing out blocks once their
+  // residency is steady (SimOptions::WaveStop).
   void start(const KernelPlan* plan, Cycle launch, int64_t limit = 0, int64_t timed_lo = 0,
-             int64_t timed_hi = 0, int64_t earlier_lo = 0, int64_t earlier_hi = 0);
+             int64_t timed_hi = 0, const SimOptions::WaveStop& stop = {0, 0, 0, 0, 0});
   bool timed(int64_t id) const { return id >= timed_lo_ && id < timed_hi_; }
-  bool earlier(int64_t id) const { return id >= earlier_lo_ && id < earlier_hi_; }
   int64_t total() const { return total_; }
   // Next block id, or -1 when all are handed out.
   int64_t take();
-  void retired(Cycle at);
+  // Block `id`, dispatched at `start`, retired at `at`.
+  void retired(int64_t id, Cycle start, Cycle at);
   int64_t retired_count() const { return retired_; }
   Cycle last_retire() const { return last_retire_; }
+  // Whether the wave cut stopped the grid (SimOptions::WaveStop; false: the whole grid ran), and
+  // the blocks and summed residency of the windows it fitted.
+  bool stopped() const { return stopped_window_ >= 0; }
+  std::pair<uint64_t, uint64_t> steady_blocks() const;
   sc_core::sc_event& work() { return work_; }
   sc_core::sc_event& done() { return done_; }
 
  private:
+  bool steady_at(int64_t w);  // the check before block w * resident + tail (WaveStop)
+
   const KernelPlan* plan_ = nullptr;
   int64_t next_ = 0, total_ = 0, retired_ = 0, timed_lo_ = 0, timed_hi_ = 0;
-  int64_t earlier_lo_ = 0, earlier_hi_ = 0;
   Cycle last_retire_ = 0;
+  SimOptions::WaveStop stop_{0, 0, 0, 0, 0};
+  std::vector<uint64_t> window_blocks_, window_cycles_;  // per window of stop_.resident blocks
+  int64_t stopped_window_ = -1;
   sc_core::sc_event work_, done_;
 };
 

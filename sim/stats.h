@@ -83,7 +83,6 @@ struct KernelStats {
   uint64_t warp_cycles = 0;                          // resident warps x cycles, summed over SMs
   // SimOptions::timed_blocks: how many of them retired and their summed residency.
   uint64_t timed_blocks = 0, timed_block_cycles = 0;
-  uint64_t earlier_blocks = 0, earlier_block_cycles = 0;  // ... SimOptions::earlier_blocks
   int sms = 0;
   int max_warps_per_sm = 0;
   // The SM clock this kernel ran at: the GPU's clock lowered by its tensor utilization
@@ -119,8 +118,6 @@ void for_each_counter(F&& f, S&... s) {
   f(s.warp_cycles...);
   f(s.timed_blocks...);
   f(s.timed_block_cycles...);
-  f(s.earlier_blocks...);
-  f(s.earlier_block_cycles...);
   f(s.mem.smem_bytes...);
   f(s.mem.smem_wavefronts...);
   f(s.mem.bank_conflict_cycles...);

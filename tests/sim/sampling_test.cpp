@@ -92,10 +92,10 @@ TEST_P(SampledGemm, MatchesTheFullRun) {
                                     : sampled.kernels[i - 1].start_cycle +
                                           sampled.kernels[i - 1].cycles + gpu.sm.kernel_gap_cycles);
     any_sampled = any_sampled || (s.sample.method != "full" && s.sample.method != "repeat");
-    // A wave cut's runs given up (its blocks' residency still moving) are each under half the
-    // kernel and half the next one tried: with the whole run after them, under twice the
-    // kernel. Kept, the runs are less than the kernel.
-    EXPECT_LT(s.sample.simulated_instructions, 2 * f.warp_instructions()) << f.name;
+    // A slice given up (its DRAM too busy) is at most half the kernel: with the whole run after
+    // it, under one and a half kernels (a wave cut never gives up: a run that does not settle
+    // is the whole kernel). Kept, the runs are less than the kernel.
+    EXPECT_LE(2 * s.sample.simulated_instructions, 3 * f.warp_instructions()) << f.name;
     if (s.sample.method != "full") {
       EXPECT_LE(s.sample.simulated_instructions, f.warp_instructions()) << f.name;
     }
@@ -318,28 +318,28 @@ TEST(Sampling, ASeveralWaveKernelNotCutInWavesRunsWhole) {
   EXPECT_EQ(s.sample.simulated_instructions, full.kernels[0].warp_instructions());
 }
 
-// A wave cut is kept only where the steady blocks' residency has stopped moving from one wave to
-// the next (sampling.h, "Waves"). On the small A100-LUT-4X the LUT GEMM 2048x4096x2048's table
-// precompute (short blocks whose residency still moves by more than 0.5% a wave) is given up and
-// runs whole: its cycles are the full run's (the trace's first kernel), its given-up runs counted
-// in what was simulated. Its lmma kernel (21 waves) keeps a run of 4 waves and its tail.
-TEST(Sampling, AWaveCutIsKeptOnlyWhereTheResidencyHasStoppedMoving) {
+// A wave cut's run ends at the first wave boundary where the residency of the last five windows
+// of resident blocks is flat (sampling.h, "Waves"); a kernel whose residency never settles runs
+// whole. On the small A100-LUT-4X the LUT GEMM 2048x4096x2048's lmma kernel (21 waves) stops
+// after 7 and reads within 1% (+0.2%); its table precompute (short blocks, 12 waves) is the
+// trace's first kernel: cut or whole, it must be within 1% of the full run and never cost more.
+TEST(Sampling, AWaveCutEndsItsRunOnceTheResidencyIsFlat) {
   const hw::GpuConfig gpu = small_gpu("a100-lut4x");
   const traces::Trace t =
       test_support::compiled_gemm(gpu, 2048, 4096, 2048, "int2", golden::DType::kFp16, 0);
   const RunStats full = simulate(t, gpu, {});
   const RunStats sampled = simulate_sampled(t, gpu, {});
   ASSERT_EQ(sampled.kernels.size(), 2u);
-  const KernelStats& pre = sampled.kernels[0];
-  EXPECT_EQ(pre.sample.method, "full");
-  EXPECT_EQ(pre.cycles, full.kernels[0].cycles);
-  EXPECT_GT(pre.sample.simulated_instructions, full.kernels[0].warp_instructions());
+  for (size_t i = 0; i < 2; ++i) {
+    const KernelStats& s = sampled.kernels[i];
+    EXPECT_LE(s.sample.simulated_instructions, full.kernels[i].warp_instructions()) << s.name;
+    EXPECT_LT(std::abs(rel_error(s.cycles, full.kernels[i].cycles)), 0.01) << s.name;
+  }
   const KernelStats& lmma = sampled.kernels[1];
   EXPECT_EQ(lmma.sample.method, "wave");
-  EXPECT_EQ(lmma.sample.waves_run, 4);
-  EXPECT_GE(lmma.sample.waves, 2 * lmma.sample.waves_run + 2);
+  EXPECT_GE(lmma.sample.waves_run, 7);
+  EXPECT_GE(lmma.sample.waves, 2 * lmma.sample.waves_run);
   EXPECT_LT(lmma.sample.simulated_instructions, full.kernels[1].warp_instructions() / 2);
-  EXPECT_LT(std::abs(rel_error(lmma.cycles, full.kernels[1].cycles)), 0.01);
 }
 
 // The work a kernel leaves queued on the DRAM channels drains while the repeats after it run (in

@@ -164,26 +164,29 @@ TEST(SharedMemory, EveryWarpGetsAnEqualShareOfTheLsu) {
   EXPECT_GT(*lo, 0.98 * 8 * 500 * 4);
 }
 
-// Sampled simulation's wave cut times two windows of blocks (SimOptions::timed_blocks and
-// earlier_blocks): each counts its own blocks' residency. Sixteen identical spinning blocks on
-// one SM, one at a time: every block takes the same cycles.
-TEST(BlockDispatch, TwoWindowsTimeTheirOwnBlocks) {
+// Sampled simulation's wave cut (SimOptions::WaveStop) stops handing out blocks at the first
+// wave boundary where the last five complete windows' residency is flat. Sixteen identical
+// spinning blocks on one SM, one at a time (windows of one block from block 1 on): windows 1-5
+// are complete before block 8 (w = 7), so 8 blocks run and the five windows are timed; a bound
+// that nothing meets runs all sixteen.
+TEST(BlockDispatch, AWaveStopEndsTheGridOnceTheResidencyIsFlat) {
   hw::GpuConfig gpu = lut_gpu();
   gpu.sms = 1;
   const auto tr = trace_of("    loop 100\n      alu count=8\n    endloop\n", 16, 1,
                            "    tensor 0 a bytes=1048576\n", 100 * 1024);
   sim::SimOptions o;
-  o.timed_blocks[0] = 8;
-  o.timed_blocks[1] = 12;
-  o.earlier_blocks[0] = 2;
-  o.earlier_blocks[1] = 5;
+  o.wave_stop = {1, 1, 4, 5, 0.005};
   const sim::RunStats r = sim::simulate(tr, gpu, o);
   const sim::KernelStats& k = r.kernels.at(0);
   EXPECT_EQ(k.blocks_per_sm, 1);
-  ASSERT_EQ(k.timed_blocks, 4u);
-  ASSERT_EQ(k.earlier_blocks, 3u);
-  EXPECT_EQ(k.timed_block_cycles / 4, k.earlier_block_cycles / 3);
-  EXPECT_NEAR(double(k.timed_block_cycles) / 4, double(k.cycles) / 16, double(k.cycles) / 160);
+  EXPECT_EQ(k.blocks, 8);
+  ASSERT_EQ(k.timed_blocks, 5u);
+  EXPECT_NEAR(double(k.timed_block_cycles) / 5, double(k.cycles) / 8, double(k.cycles) / 800);
+  o.wave_stop.steady = -1;
+  const sim::RunStats whole = sim::simulate(tr, gpu, o);
+  EXPECT_EQ(whole.kernels.at(0).blocks, 16);
+  EXPECT_EQ(whole.kernels.at(0).timed_blocks, 16u);
+  EXPECT_EQ(whole.cycles, sim::simulate(tr, gpu, {}).cycles);
 }
 
 TEST(SharedMemory, StridedAccessesCostWhatTheBankModelSays) {
