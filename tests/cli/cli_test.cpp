@@ -195,7 +195,7 @@ TEST(Cli, BenchSimSampleCaseFileErrorsNameTheCaseAndField) {
   }
   std::filesystem::remove(cases);
   // The shipped sets load (a --case that matches nothing stops after loading them).
-  for (const char* set : {"bench", "large", "held-out", "held-out-2"}) {
+  for (const char* set : {"bench", "large", "held-out", "held-out-2", "held-out-3"}) {
     const CliRun r = run(std::string("bench sim --only sample --case-file ") + LTC_SOURCE_DIR +
                          "/configs/sampling/" + set + ".json --case no-such-case");
     EXPECT_EQ(r.code, 2) << set;
