@@ -55,7 +55,7 @@ struct SampleInfo {
   int64_t loop_trips = 0, loop_trips_run[2] = {0, 0};  // the sampled loop: its trips, the runs'
   int slice = 1;  // the runs' GPU: 1 / slice of the SMs, L2 slices and DRAM channels
   int64_t waves = 0, waves_run = 0;  // full waves before the tail: the kernel's, the runs'
-  // (the runs time the steady blocks of the run's last full wave and add the waves cut at that)
+  // (the run stopped once its blocks' residency was flat and adds the waves cut at that)
   uint64_t simulated_instructions = 0;  // warp instructions the runs issued (given-up ones too)
   // Confidence: the mean and the largest |cycle error| that `ltc bench sim --only sample`
   // measured for kernels sampled by this method (relative; sim/sampling.h).
@@ -81,7 +81,8 @@ struct KernelStats {
   uint64_t issue_cycles = 0;        // sub-partition cycles that issued
   std::array<uint64_t, kStallKinds> stall_cycles{};  // sub-partition cycles by reason
   uint64_t warp_cycles = 0;                          // resident warps x cycles, summed over SMs
-  // SimOptions::timed_blocks: how many of them retired and their summed residency.
+  // SimOptions::timed_blocks (or a wave cut's steady windows, SimOptions::WaveStop): how many of
+  // them retired and their summed residency.
   uint64_t timed_blocks = 0, timed_block_cycles = 0;
   int sms = 0;
   int max_warps_per_sm = 0;
