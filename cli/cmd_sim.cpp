@@ -236,7 +236,8 @@ CommandRegistrar reg{
           ->expected(2)
           ->check(in_range(1, 1 << 20));
       s->add_option("--sample-waves", o->sample_waves,
-                    "with --sample: full waves before the tail the reduced runs keep at least")
+                    "with --sample: full waves before the tail a wave cut's run keeps at least "
+                    "(it stops once its blocks' time is flat, never before 7 waves)")
           ->needs(sample)
           ->check(in_range(4, 1 << 20));
       s->add_option("--sample-slice", o->sample_slice,
