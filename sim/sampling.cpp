@@ -555,9 +555,9 @@ std::string sample_method(const SampleOptions& so) {
   const std::string slices =
       so.max_slice > 1
           ? fmt::format(
-                "; where a sub-grid keeps how its blocks share lines, a kernel runs on 1 / f of "
-                "the GPU (f <= {}) with 1 / f of its blocks{}, one of several waves with its "
-                "whole loop",
+                "; where a sub-grid keeps how its blocks share lines, a kernel of fewer waves "
+                "runs on 1 / f of the GPU (f <= {}) with 1 / f of its blocks{}, one of several "
+                "waves with its whole loop",
                 so.max_slice, so.slice_streaming ? " (streaming kernels too)" : "")
           : std::string();
   return fmt::format(
