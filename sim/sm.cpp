@@ -39,13 +39,13 @@ void BlockDispatcher::start(const KernelPlan* plan, Cycle launch, int64_t limit,
   last_retire_ = launch;
   stop_ = stop;
   stopped_window_ = -1;
-  window_blocks_.clear();
-  window_cycles_.clear();
-  if (stop_.resident > 0) {
-    const size_t windows = size_t(std::max<int64_t>(total_ - stop_.tail, 0) / stop_.resident + 1);
-    window_blocks_.assign(windows, 0);
-    window_cycles_.assign(windows, 0);
-  }
+  windows_.fill(Window{});
+}
+
+const BlockDispatcher::Window* BlockDispatcher::window(int64_t j) const {
+  if (j < 0) return nullptr;
+  const Window& w = windows_[size_t(j % kWindows)];
+  return w.index == j ? &w : nullptr;
 }
 
 bool BlockDispatcher::steady_at(int64_t w) {
@@ -54,16 +54,16 @@ bool BlockDispatcher::steady_at(int64_t w) {
   // line through the last n windows' mean residencies (window 0, with blocks of the first wave,
   // which start together, left out): its slope times n against their mean.
   const uint64_t c = uint64_t(stop_.resident);
+  const auto complete = [this, c](int64_t i) { return window(i) && window(i)->blocks == c; };
   const int64_t n = stop_.windows;
   int64_t j = w - 2;
-  if (j >= 0 && window_blocks_[size_t(j)] < c) --j;
-  if (n < 2 || j - n + 1 < 1) return false;
+  if (!complete(j)) --j;
+  if (n < 2 || n > kWindows / 2 || j - n + 1 < 1) return false;
   double sum = 0, sxy = 0, sxx = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const size_t at = size_t(j - n + 1 + i);
-    if (window_blocks_[at] < c) return false;
+    if (!complete(j - n + 1 + i)) return false;
     const double x = double(i) - double(n - 1) / 2;
-    const double y = double(window_cycles_[at]) / double(c);
+    const double y = double(window(j - n + 1 + i)->cycles) / double(c);
     sum += y;
     sxy += x * y;
     sxx += x * x;
@@ -77,8 +77,8 @@ bool BlockDispatcher::steady_at(int64_t w) {
 std::pair<uint64_t, uint64_t> BlockDispatcher::steady_blocks() const {
   std::pair<uint64_t, uint64_t> sum{0, 0};
   for (int64_t i = stopped_window_ - stop_.windows + 1; stopped() && i <= stopped_window_; ++i) {
-    sum.first += window_blocks_[size_t(i)];
-    sum.second += window_cycles_[size_t(i)];
+    sum.first += window(i)->blocks;
+    sum.second += window(i)->cycles;
   }
   return sum;
 }
@@ -100,10 +100,14 @@ void BlockDispatcher::retired(int64_t id, Cycle start, Cycle at) {
   ++retired_;
   last_retire_ = std::max(last_retire_, at);
   if (stop_.resident > 0 && id >= stop_.tail) {
-    const size_t j = size_t((id - stop_.tail) / stop_.resident);
-    if (j < window_blocks_.size()) {
-      ++window_blocks_[j];
-      window_cycles_[j] += uint64_t(at - start);
+    // A block of a window older than the ring holds (a straggler) is not counted: its window
+    // is no longer checked.
+    const int64_t j = (id - stop_.tail) / stop_.resident;
+    Window& slot = windows_[size_t(j % kWindows)];
+    if (slot.index < j) slot = Window{j, 0, 0};
+    if (slot.index == j) {
+      ++slot.blocks;
+      slot.cycles += uint64_t(at - start);
     }
   }
   if (retired_ == total_) done_.notify(sc_core::SC_ZERO_TIME);

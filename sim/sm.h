@@ -116,7 +116,15 @@ class BlockDispatcher {
   int64_t next_ = 0, total_ = 0, retired_ = 0, timed_lo_ = 0, timed_hi_ = 0;
   Cycle last_retire_ = 0;
   SimOptions::WaveStop stop_{0, 0, 0, 0, 0};
-  std::vector<uint64_t> window_blocks_, window_cycles_;  // per window of stop_.resident blocks
+  // The last kWindows windows of stop_.resident blocks (window j in slot j % kWindows): the
+  // check looks back a few windows only, so a grid of any size takes fixed memory.
+  struct Window {
+    int64_t index = -1;
+    uint64_t blocks = 0, cycles = 0;
+  };
+  static constexpr int64_t kWindows = 64;
+  std::array<Window, kWindows> windows_{};
+  const Window* window(int64_t j) const;  // null unless the slot holds window j
   int64_t stopped_window_ = -1;
   sc_core::sc_event work_, done_;
 };
