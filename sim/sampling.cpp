@@ -366,27 +366,21 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   // kernel's, which were asked for as they are) is given up. A kernel of several waves neither
   // cut in waves nor on a slice runs whole: its loop does not extrapolate (sampling.h, "Loop
   // trips").
-  SliceCut cut = waves > min_run_waves ? SliceCut{} : slice_cut(k, gpu, so);
+  // (A kernel cut in its loop has one wave or less: never both.)
+  const bool wave_cut = waves > min_run_waves;
+  SliceCut cut = wave_cut ? SliceCut{} : slice_cut(k, gpu, so);
   uint64_t given_up = 0;  // warp instructions of runs given up (a slice's)
   SampleInfo info;
   std::vector<KernelStats> runs;
   MemoryState cut_in, cut_out;
-  // The run's grid (a slice's sub-grid: its blocks, resident blocks, tail and waves).
-  int64_t run_blocks = 0, run_resident = resident, run_tail = tail, grid_waves = waves;
-  int64_t run_waves = waves, n_run[2] = {0, 0};
-  bool by_wave = false;
+  int64_t run_blocks = 0, run_waves = waves, n_run[2] = {0, 0};
   hw::GpuConfig run_gpu;
   for (bool done = false; !done;) {
     done = true;
     const int slice = cut.f;
     run_blocks = blocks / slice;
-    run_resident = int64_t(occ.blocks_per_sm) * (gpu.sms / slice);
-    run_tail = (run_blocks - 1) % run_resident + 1;
-    grid_waves = (run_blocks - run_tail) / run_resident;
-    by_wave = !loop_cut && grid_waves > min_run_waves;
     run_gpu =
         slice > 1 ? (cut.streaming ? stream_slice_gpu(k, gpu, slice) : slice_gpu(gpu, slice)) : gpu;
-    run_waves = grid_waves;
     info = SampleInfo{};
     info.slice = slice;
     n_run[0] = loop_cut ? trips[0] : loop.trips;
@@ -416,7 +410,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       o.kernel.clear();
       o.start_state = slice > 1 ? (memory ? &cut_in : nullptr) : memory;
       o.end_state = ni + 1 == n_runs ? (slice > 1 ? &cut_out : memory_out) : nullptr;
-      if (by_wave) o.wave_stop = {run_resident, run_tail, min_run_waves, kWaveWindows, kWaveSteady};
+      if (wave_cut) o.wave_stop = {resident, tail, min_run_waves, kWaveWindows, kWaveSteady};
       if (options.progress) {
         o.progress = [&options, pos, kernels](const Progress& p) {
           Progress q = p;
@@ -441,21 +435,21 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
         break;
       }
       // A wave cut that stopped: its blocks are w full waves and the tail.
-      if (by_wave && r.kernels[0].blocks < run_blocks) {
+      if (wave_cut && r.kernels[0].blocks < run_blocks) {
         run_blocks = r.kernels[0].blocks;
-        run_waves = (run_blocks - run_tail) / run_resident;
+        run_waves = (run_blocks - tail) / resident;
       }
       runs.push_back(std::move(r.kernels[0]));
     }
   }
-  by_wave = by_wave && run_waves < grid_waves;
+  const bool by_wave = run_waves < waves;
   const std::string sliced = cut.streaming ? "stream-slice" : "slice";
   info.method = loop_cut    ? (cut.f > 1 ? "loop+" + sliced : "loop")
                 : cut.f > 1 ? sliced
                 : by_wave   ? "wave"
                             : "full";
   if (by_wave) {
-    info.waves = grid_waves;
+    info.waves = waves;
     info.waves_run = run_waves;
   }
   const int slice = cut.f;
@@ -482,7 +476,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
                    double(std::max<uint64_t>(runs[i].timed_blocks, 1));
     }
   }
-  cycles += double(grid_waves - run_waves) * residency;
+  cycles += double(waves - run_waves) * residency;
   ks.cycles = int64_t(std::max(0.0, std::round(cycles)));
   // Issue and stall cycles account every sub-partition cycle: stalls take what issue leaves.
   const double sp_cycles = double(ks.cycles) * double(gpu.sms) * double(gpu.sub_partitions_per_sm);

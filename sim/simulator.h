@@ -47,10 +47,11 @@ struct SimOptions {
   // residencies of the last `windows` complete windows (window 0, with blocks of the first wave,
   // left out); where it moves less than `steady` of their mean across them, no more blocks are
   // handed out, and the kernel's timed_blocks are those windows' blocks (the timed_blocks option
-  // is then ignored). Never steady: the whole grid runs.
+  // is then ignored). Never steady: the whole grid runs. Off by default (the sampler sets it:
+  // sim/sampling.cpp, kWaveWindows and kWaveSteady).
   struct WaveStop {
-    int64_t resident = 0, tail = 0, min_waves = 4, windows = 5;
-    double steady = 0.005;
+    int64_t resident = 0, tail = 0, min_waves = 0, windows = 0;
+    double steady = 0;
   } wave_stop;
   // Start from this memory state (the L2's lines; tensors placed from its next free address)
   // instead of an empty L2 at address 0, and / or leave the end state here. Same GPU only.

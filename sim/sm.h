@@ -93,7 +93,7 @@ class BlockDispatcher {
   // `stop` (resident > 0): the sampled wave cut that stops handing out blocks once their
   // residency is steady (SimOptions::WaveStop).
   void start(const KernelPlan* plan, Cycle launch, int64_t limit = 0, int64_t timed_lo = 0,
-             int64_t timed_hi = 0, const SimOptions::WaveStop& stop = {0, 0, 0, 0, 0});
+             int64_t timed_hi = 0, const SimOptions::WaveStop& stop = {});
   bool timed(int64_t id) const { return id >= timed_lo_ && id < timed_hi_; }
   int64_t total() const { return total_; }
   // Next block id, or -1 when all are handed out.
@@ -115,7 +115,7 @@ class BlockDispatcher {
   const KernelPlan* plan_ = nullptr;
   int64_t next_ = 0, total_ = 0, retired_ = 0, timed_lo_ = 0, timed_hi_ = 0;
   Cycle last_retire_ = 0;
-  SimOptions::WaveStop stop_{0, 0, 0, 0, 0};
+  SimOptions::WaveStop stop_;
   // The last kWindows windows of stop_.resident blocks (window j in slot j % kWindows): the
   // check looks back a few windows only, so a grid of any size takes fixed memory.
   struct Window {
