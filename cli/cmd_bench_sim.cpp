@@ -3,7 +3,8 @@
 // a100-lut4x; their Accel-Sim run: 804,234 cycles at 253 cycles/s, 3,168 s) and a whole
 // LLaMA2-70B decode step (B1, L4096, W_INT2 A_INT8). Every warp instruction and memory request is
 // simulated; the figures are wall time, simulated cycles per second, warp instructions per
-// second and peak memory. `--only h200` instead checks the simulator against real hardware: the
+// second and peak memory. The authors' GEMM then runs sampled too (its goal: <= 3 s), beside
+// the full run's cycles. `--only h200` instead checks the simulator against real hardware: the
 // 42 cuBLAS FP16 GEMMs measured on an H200 (configs/calibration/h200-gemm.json), each compiled
 // to the dense mma kernel and simulated on --gpu h200, with the error of each and the MAPE.
 // `--only rtl` runs LUT GEMMs on a100-lut4x with the fast tensor core and with the verilated
@@ -43,6 +44,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace ltc::cli {
 namespace {
@@ -568,6 +570,39 @@ void run(const BenchSimFlags& o) {
     if (!o.json) {
       fmt::print("  vs the authors' Accel-Sim run (804,234 cycles, 3,168 s): {:.0f}x faster\n",
                  j["speedup_vs_accel_sim"].get<double>());
+    }
+    // The same trace sampled (issue #12's goal for it: <= 3 s), against the full run above; the
+    // fastest of three runs, as this host's wall times move by up to 2x from run to run.
+    sim::RunStats sr;
+    std::vector<double> walls;
+    for (int run = 0; run < 3; ++run) {
+      sim::RunStats one = sim::simulate_sampled(t, gpu, {});
+      walls.push_back(one.wall_s);
+      if (run == 0 || one.wall_s < sr.wall_s) sr = std::move(one);
+    }
+    nlohmann::json sj =
+        figures("authors' GEMM W_INT2 A_FP16 4096x27648x5120 on a100-lut4x, sampled", sr);
+    const double simulated = double(sr.sample_simulated_instructions);
+    sj["error_vs_full"] = double(sr.cycles) / double(r.cycles) - 1;
+    sj["simulated_instructions"] = sr.sample_simulated_instructions;
+    sj["work_ratio"] = simulated > 0 ? double(sr.total().warp_instructions()) / simulated : 0.0;
+    sj["speedup_vs_full"] = sr.wall_s > 0 ? r.wall_s / sr.wall_s : 0.0;
+    sj["goal_wall_s"] = 3.0;
+    sj["wall_s_runs"] = walls;
+    // Per second of what was simulated, not of the counts extrapolated to the whole kernel.
+    sj["warp_instructions_per_s"] = sr.wall_s > 0 ? simulated / sr.wall_s : 0.0;
+    out.push_back(sj);
+    if (!o.json) {
+      fmt::print(
+          "{}: {} cycles ({:+.2f}% against the full run), {} of its {} warp instructions "
+          "simulated ({:.1f}x less) in {:.2f} s, the fastest of {:.2f} / {:.2f} / {:.2f} s (goal: "
+          "<= 3 s; {:.1f}x faster than the full run): {:.3g} warp instructions/s, peak RSS {:.0f} "
+          "MiB\n",
+          sj["workload"].get<std::string>(), sr.cycles, 100 * sj["error_vs_full"].get<double>(),
+          sr.sample_simulated_instructions, sr.total().warp_instructions(),
+          sj["work_ratio"].get<double>(), sr.wall_s, walls[0], walls[1], walls[2],
+          sj["speedup_vs_full"].get<double>(), sj["warp_instructions_per_s"].get<double>(),
+          sj["peak_rss_mib"].get<double>());
     }
   }
   if (o.only.empty() || o.only == "decode") {
