@@ -19,6 +19,8 @@ using traces::Opcode;
 // LUT groups (tables) one precompute warp builds per row, and warps per precompute block.
 constexpr int64_t kPrecomputeGroups = 32;
 constexpr int64_t kPrecomputeWarps = 4;
+// Register buffer of the LUT epilogue's scales (the K steps double buffer in 1 and 2).
+constexpr uint32_t kScaleFragBuffer = 3;
 // Bytes one warp's fragment lds moves at most when it gathers several K steps (8 per thread).
 constexpr int64_t kFragmentLoadBytes = 256;
 
@@ -149,6 +151,63 @@ void load_block_slice(ProgramBuilder& p, const BlockSlice& s, int64_t warps_x, i
   }
 }
 
+// The block's output tile leaving the kernel as fp16, one warp tile per warp; `origin` is the
+// warp tile's first byte in out (row-major, `row_bytes` per row). Sliced K (slices > 1, the
+// block's warps along y): the slices add their accumulators through shared memory (from
+// `smem_base`), each slice one share of the tile (rows when they divide, else columns), and run
+// that share's epilogue and stores.
+struct OutputTile {
+  uint32_t tensor = 0;
+  int64_t wm = 0, wn = 0, warps_x = 1;
+  int slices = 1;
+  traces::Affine origin;
+  int64_t row_bytes = 0;
+  int64_t smem_base = 0;
+  bool by_rows() const { return wm % slices == 0; }
+  int64_t share_rows() const { return slices > 1 && by_rows() ? wm / slices : wm; }
+  int64_t share_cols() const { return slices > 1 && !by_rows() ? wn / slices : wn; }
+  // Where warp wy's share starts, in rows and columns of the warp tile.
+  traces::Affine share_row() const {
+    return affine(0, {wy(slices > 1 && by_rows() ? share_rows() : 0)});
+  }
+  traces::Affine share_col() const {
+    return affine(0, {wy(slices > 1 && !by_rows() ? share_cols() : 0)});
+  }
+};
+
+// Shared memory the slices' fp32 accumulator tiles take.
+int64_t slice_reduction_smem(const OutputTile& o) {
+  return o.slices > 1 ? o.slices * o.warps_x * o.wm * o.wn * 4 : 0;
+}
+
+// Sliced K: every slice stores its accumulator tile (after a barrier: the stage it overlaps may
+// still be read), then adds up its share over all slices in slice order (CUDA cores).
+void emit_slice_reduction(ProgramBuilder& p, const OutputTile& o) {
+  if (o.slices <= 1) return;
+  const int64_t P = o.slices, tile = o.wm * o.wn * 4;
+  const int64_t rows = o.share_rows(), cols = o.share_cols();
+  p.emit(barrier());
+  p.emit(mem(Opcode::kStShared, 0, uint64_t(tile), affine(o.smem_base, {wx(P * tile), wy(tile)})));
+  p.emit(barrier());
+  const auto is = p.loop(uint64_t(P));
+  const auto ir = p.loop(uint64_t(rows));
+  p.emit(mem(Opcode::kLdShared, 0, uint64_t(cols * 4),
+             plus(plus(times(o.share_row(), o.wn * 4), times(o.share_col(), 4)),
+                  affine(o.smem_base, {wx(P * tile), iv(is, tile), iv(ir, o.wn * 4)}))));
+  p.end(ir);
+  p.end(is);
+  p.emit(count_op(Opcode::kAlu, uint64_t((P - 1) * rows * cols)));
+}
+
+// fp16 stores of the warp's share of the tile (the whole tile unless sliced).
+void emit_output_store(ProgramBuilder& p, const OutputTile& o) {
+  const auto orow = p.loop(uint64_t(o.share_rows()));
+  p.emit(mem(Opcode::kStGlobal, o.tensor, uint64_t(o.share_cols() * 2),
+             plus(plus(o.origin, plus(times(o.share_row(), o.row_bytes), times(o.share_col(), 2))),
+                  affine(0, {iv(orow, o.row_bytes)}))));
+  p.end(orow);
+}
+
 }  // namespace
 
 void GemmSpec::validate() const {
@@ -198,8 +257,9 @@ struct LutGemmPlan {
   int64_t G = 0;           // quantization group along K (K when ungrouped)
   int64_t cn = 0, kg = 0;  // the tensor core's N and K
   int64_t bm = 0, bn = 0, bk = 0, wm = 0, wn = 0, im = 0, in_ = 0;
+  int P = 1;  // K slices (tiling::TileChoice::k_slices): warps along y, each lg_per_warp groups
   int64_t table_bytes = 0, seg_bytes = 0;
-  int64_t tiles_per_group = 0, n_groups = 0, lg_per_tile = 0;
+  int64_t tiles_per_group = 0, n_groups = 0, lg_per_tile = 0, lg_per_warp = 0;
   // One K step's fragments per warp: its table rows, its weight planes (one basis); and the K
   // steps whose fragments one lds gathers.
   int64_t step_table_bytes = 0, step_plane_bytes = 0, steps_per_load = 1;
@@ -211,10 +271,32 @@ struct LutGemmPlan {
   int64_t salient = 0, salient_row_bytes = 0, act_row_bytes = 0;
 };
 
+// The block's output tile (out [Mp][Np] fp16) and the shared memory the kernel takes: its
+// pipeline stages, or the slices' partial tiles if larger.
+OutputTile lut_output(const LutGemmPlan& l) {
+  OutputTile o;
+  o.tensor = 3;
+  o.wm = l.wm;
+  o.wn = l.wn;
+  o.warps_x = l.bn / l.wn;
+  o.slices = l.P;
+  o.origin = affine(
+      0, {by(l.bm * l.Np * 2), wy(l.P > 1 ? 0 : l.wm * l.Np * 2), bx(l.bn * 2), wx(l.wn * 2)});
+  o.row_bytes = l.Np * 2;
+  // With several groups the slices add up while later K tiles land in the stages: their own
+  // buffer after the stages; with one, after the main loop, in the drained stages.
+  o.smem_base = l.n_groups > 1 ? l.S * l.stage_bytes : 0;
+  return o;
+}
+int64_t lut_smem_bytes(const LutGemmPlan& l) {
+  const OutputTile o = lut_output(l);
+  return std::max(l.S * l.stage_bytes, o.smem_base + slice_reduction_smem(o));
+}
+
 // The tile choice (a K tile never straddles a quantization group), the LMMA and every size the
 // kernel needs; InputError for a group that is not a multiple of the core's K or stages that do
 // not fit in shared memory.
-LutGemmPlan plan_lut_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu) {
+LutGemmPlan plan_lut_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu, int max_slices = 0) {
   const traces::CoreSpec cs = lut_core_spec(gpu);
   LutGemmPlan l;
   l.cn = cs.config.shape.n;
@@ -237,8 +319,18 @@ LutGemmPlan plan_lut_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu) {
   if (grouped) {
     tc.block.k = std::min(tc.block.k, l.G);
     while (l.G % tc.block.k != 0) tc.block.k /= 2;
-    tc.warp.k = tc.block.k;
   }
+  // Multi-basis binary runs unsliced; a K tile shortened to its group keeps whole LUT groups
+  // per slice.
+  if (l.multi) tc.k_slices = 1;
+  if (max_slices > 0) tc.k_slices = std::min(tc.k_slices, max_slices);
+  while (tc.k_slices > 1 && tc.block.k % (int64_t(tc.k_slices) * l.kg) != 0) tc.k_slices /= 2;
+  if (tc.k_slices > 1 && tc.warp.n % tc.k_slices != 0 && tc.warp.m % tc.k_slices != 0) {
+    tc.k_slices = 1;
+  }
+  tc.warp.k = tc.block.k / tc.k_slices;
+  tc.warps_per_block = int((tc.block.m / tc.warp.m) * (tc.block.n / tc.warp.n)) * tc.k_slices;
+  l.P = tc.k_slices;
   l.bm = tc.block.m, l.bn = tc.block.n, l.bk = tc.block.k;
   l.wm = tc.warp.m, l.wn = tc.warp.n;
 
@@ -259,13 +351,14 @@ LutGemmPlan plan_lut_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu) {
   l.tiles_per_group = grouped ? l.G / l.bk : ceil_div(spec.k, l.bk);
   l.n_groups = ceil_div(spec.k, l.G);
   l.lg_per_tile = l.bk / l.kg;
+  l.lg_per_warp = l.lg_per_tile / l.P;
   // One lds per operand moves the fragments of as many K steps as fit in 8 bytes per thread
   // (256 bytes per warp, what the larger warp tiles load per step), a power of two dividing the
   // stage's steps: a GEMV's warp tile would otherwise load 1-2 bytes per thread per instruction.
   l.step_table_bytes = l.wm * l.table_bytes;
   l.step_plane_bytes = (l.wn / l.cn) * l.wbits * l.seg_bytes;
   const int64_t step_bytes = std::max(l.step_table_bytes, l.step_plane_bytes);
-  while (l.lg_per_tile % (2 * l.steps_per_load) == 0 &&
+  while (l.lg_per_warp % (2 * l.steps_per_load) == 0 &&
          2 * l.steps_per_load * step_bytes <= kFragmentLoadBytes) {
     l.steps_per_load *= 2;
   }
@@ -286,14 +379,16 @@ LutGemmPlan plan_lut_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu) {
   l.stage_bytes = l.smem_tables + l.B * l.smem_basis_weights;
   tc.stages = pipeline_stages(spec.stages > 0 ? spec.stages : tc.stages, l.tiles_per_group);
   l.S = tc.stages;
-  if (double(l.S * l.stage_bytes) > gpu.shared_memory_kb_per_block * 1024.0) {
+  if (double(lut_smem_bytes(l)) > gpu.shared_memory_kb_per_block * 1024.0) {
+    // Groups keep the slices' buffer beside the stages (lut_output): fewer slices may fit.
+    if (l.P > 1) return plan_lut_gemm(spec, gpu, l.P / 2);
     throw InputError("gemm " + spec.name + ": " + std::to_string(l.S) + " stages of " +
                      std::to_string(l.stage_bytes) + " B exceed the " +
                      std::to_string(gpu.shared_memory_kb_per_block) +
                      " KB of shared memory per block of '" + gpu.name + "' (use fewer stages)");
   }
   tc.stage_bytes = double(l.stage_bytes);
-  tc.smem_bytes_per_block = double(l.S * l.stage_bytes);
+  tc.smem_bytes_per_block = double(lut_smem_bytes(l));
 
   // INT: fp16 scale + fp16 zero point per (group, column); multi-basis: fp16 row scale per basis.
   l.scale_bytes = l.multi ? 2 * l.B : 4;
@@ -314,12 +409,12 @@ traces::Kernel lut_gemm_kernel(const GemmSpec& spec, const LutGemmPlan& l, int c
   k.grid_x = l.grid_x;
   k.grid_y = l.grid_y;
   k.warps_x = l.bn / l.wn;
-  k.warps_y = l.bm / l.wm;
-  k.smem_bytes = uint64_t(l.S * l.stage_bytes);
+  k.warps_y = l.bm / l.wm * l.P;
+  k.smem_bytes = uint64_t(lut_smem_bytes(l));
   k.regs_per_thread = uint32_t(l.tc.registers_per_thread);
   k.tiles.core = core;
   k.tiles.block = {l.bm, l.bn, l.bk};
-  k.tiles.warp = {l.wm, l.wn, l.bk};
+  k.tiles.warp = {l.wm, l.wn, l.bk / l.P};
   k.tiles.instr = {l.im, l.in_, l.kg};
   k.gemm = {traces::GemmPath::kLut, 1,        spec.m, spec.n, spec.k, l.G, l.wbits, spec.act,
             l.multi ? int(l.B) : 0, l.salient};
@@ -346,7 +441,7 @@ void emit_lut_tile_loads(ProgramBuilder& p, const LutGemmPlan& l, const traces::
   tables.row_stride = l.row_table_bytes;
   tables.row_bytes = l.lg_per_tile * l.table_bytes;
   tables.own_rows = l.wm;
-  tables.own_first = affine(0, {wy(l.wm)});
+  tables.own_first = affine(0, {wy(l.P > 1 ? 0 : l.wm)});  // sliced: wy is the K slice
   load_block_slice(p, tables, k.warps_x, k.warps_y);
   BlockSlice weights;
   weights.tensor = 1;
@@ -369,16 +464,23 @@ void emit_lut_tile_loads(ProgramBuilder& p, const LutGemmPlan& l, const traces::
 void emit_lut_tile_compute(ProgramBuilder& p, const LutGemmPlan& l, const traces::Affine& t) {
   const int64_t u = l.steps_per_load;
   const int64_t tbytes = l.step_table_bytes, pbytes = l.step_plane_bytes;
+  // Sliced K: warp row wy computes LUT groups [wy * lg_per_warp, + lg_per_warp) of the tile.
+  const bool sliced = l.P > 1;
+  const int64_t group_planes = (l.bn / l.cn) * l.wbits * l.seg_bytes;
   auto frags = [&](const traces::Affine& q, uint32_t buf) {
     for (int64_t j = 0; j < l.B; ++j) {
-      Instr tables = mem(Opcode::kLdShared, 0, uint64_t(u * tbytes),
-                         plus(times(q, u * l.bm * l.table_bytes),
-                              affine(j * l.smem_basis_tables, {wy(u * tbytes)})));
+      Instr tables =
+          mem(Opcode::kLdShared, 0, uint64_t(u * tbytes),
+              plus(times(q, u * l.bm * l.table_bytes),
+                   affine(j * l.smem_basis_tables,
+                          {wy(sliced ? l.lg_per_warp * l.bm * l.table_bytes : u * tbytes)})));
       tables.frag = buf;
       p.emit(tables);
-      Instr planes = mem(Opcode::kLdShared, 0, uint64_t(u * pbytes),
-                         plus(times(q, u * (l.bn / l.cn) * l.wbits * l.seg_bytes),
-                              affine(l.smem_tables + j * l.smem_basis_weights, {wx(u * pbytes)})));
+      Instr planes =
+          mem(Opcode::kLdShared, 0, uint64_t(u * pbytes),
+              plus(times(q, u * group_planes),
+                   affine(l.smem_tables + j * l.smem_basis_weights,
+                          {wx(u * pbytes), wy(sliced ? l.lg_per_warp * group_planes : 0)})));
       planes.frag = buf;
       p.emit(planes);
     }
@@ -391,9 +493,11 @@ void emit_lut_tile_compute(ProgramBuilder& p, const LutGemmPlan& l, const traces
       Instr lmma;
       lmma.op = Opcode::kLmma;
       lmma.lmma = l.op;
-      lmma.m = affine(0, {by(l.bm), wy(l.wm), iv(ia, l.im)});
+      lmma.m = affine(0, {by(l.bm), wy(sliced ? 0 : l.wm), iv(ia, l.im)});
       lmma.n = affine(0, {bx(l.bn), wx(l.wn), iv(ib, l.in_)});
-      lmma.k = plus(times(t, l.bk), plus(times(q, u * l.kg), affine(0, {iv(iu, l.kg)})));
+      lmma.k = plus(times(t, l.bk),
+                    plus(times(q, u * l.kg),
+                         affine(0, {iv(iu, l.kg), wy(sliced ? l.lg_per_warp * l.kg : 0)})));
       lmma.basis = uint32_t(j);
       lmma.frag = buf;
       p.emit(lmma);
@@ -402,23 +506,35 @@ void emit_lut_tile_compute(ProgramBuilder& p, const LutGemmPlan& l, const traces
     }
     p.end(iu);
   };
-  emit_k_steps(p, l.lg_per_tile / u, frags, ops);
+  emit_k_steps(p, l.lg_per_warp / u, frags, ops);
 }
 
 // Epilogue of quantization group g: scales and zero points of the warp's columns, then a dequant
 // per basis.
+// The scales of group g (fragment buffer kScaleFragBuffer, which no lmma waits for).
+void emit_lut_scale_load(ProgramBuilder& p, const LutGemmPlan& l, const traces::Affine& g) {
+  Instr ld = mem(Opcode::kLdGlobal, 2, uint64_t(l.wn * l.scale_bytes),
+                 plus(times(g, l.Np * l.scale_bytes),
+                      affine(0, {bx(l.bn * l.scale_bytes), wx(l.wn * l.scale_bytes)})));
+  ld.frag = kScaleFragBuffer;
+  p.emit(ld);
+}
+
+// One group: its scales load before the main loop, so their DRAM round trip overlaps it; with
+// several, each group's at its end.
+// Sliced K: the slices first add their accumulators, then each dequantizes its share.
 void emit_lut_group_end(ProgramBuilder& p, const LutGemmPlan& l, const traces::Affine& g) {
-  p.emit(mem(Opcode::kLdGlobal, 2, uint64_t(l.wn * l.scale_bytes),
-             plus(times(g, l.Np * l.scale_bytes),
-                  affine(0, {bx(l.bn * l.scale_bytes), wx(l.wn * l.scale_bytes)}))));
+  if (l.n_groups > 1) emit_lut_scale_load(p, l, g);
+  const OutputTile o = lut_output(l);
+  emit_slice_reduction(p, o);
   for (int64_t j = 0; j < l.B; ++j) {
     Instr dq;
     dq.op = Opcode::kDequant;
-    dq.m = affine(0, {by(l.bm), wy(l.wm)});
-    dq.n = affine(0, {bx(l.bn), wx(l.wn)});
+    dq.m = plus(o.share_row(), affine(0, {by(l.bm), wy(l.P > 1 ? 0 : l.wm)}));
+    dq.n = plus(o.share_col(), affine(0, {bx(l.bn), wx(l.wn)}));
     dq.g = g;
-    dq.rows = uint32_t(l.wm);
-    dq.cols = uint32_t(l.wn);
+    dq.rows = uint32_t(o.share_rows());
+    dq.cols = uint32_t(o.share_cols());
     dq.basis = uint32_t(j);
     dq.row_scale = l.multi;
     p.emit(dq);
@@ -469,14 +585,10 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
   kp.load = [&](const traces::Affine& t) { emit_lut_tile_loads(p, l, k, t); };
   kp.compute = [&](const traces::Affine& t) { emit_lut_tile_compute(p, l, t); };
   kp.group_end = [&](const traces::Affine& g) { emit_lut_group_end(p, l, g); };
+  if (l.n_groups == 1) emit_lut_scale_load(p, l, constant(0));
   emit_pipeline(p, kp);
   if (l.salient > 0) emit_salient_branch(p, l);
-  // fp16 outputs, one row segment per warp-tile row of out [Mp][Np].
-  const auto orow = p.loop(uint64_t(l.wm));
-  p.emit(mem(Opcode::kStGlobal, 3, uint64_t(l.wn * 2),
-             affine(0, {by(l.bm * l.Np * 2), wy(l.wm * l.Np * 2), iv(orow, l.Np * 2), bx(l.bn * 2),
-                        wx(l.wn * 2)})));
-  p.end(orow);
+  emit_output_store(p, lut_output(l));  // fp16 outputs into out [Mp][Np]
   k.program = p.take();
   kernels.push_back(std::move(k));
   return kernels;
@@ -563,6 +675,9 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   const int64_t bm = tc.block.m, bn = tc.block.n, bk = tc.block.k;
   const int64_t wm = tc.warp.m, wn = tc.warp.n;
   const int64_t ik = op.shape.k;
+  // Sliced K (tiling.h): warp row wy computes K steps [wy * steps, + steps) of each K tile.
+  const int P = tc.k_slices;
+  const int64_t slice_steps = bk / ik / P;
   const int64_t eb = golden::dtype_bits(op.a) / 8;
   const int64_t k_tiles = ceil_div(k, bk);
   // Codes used as the MMA operand directly (int8 x int8 codes), else dequantized per K tile
@@ -594,8 +709,17 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
                      std::to_string(int64_t(gpu.shared_memory_kb_per_block * 1024.0)) + " B of '" +
                      gpu.name + "' (this tile fits at most " + std::to_string(fit) + " stages)");
   }
+  OutputTile out;
+  out.tensor = 2;
+  out.wm = wm;
+  out.wn = wn;
+  out.warps_x = bn / wn;
+  out.slices = P;
+  out.origin = affine(0, {by(bm * Np * 2), wy(P > 1 ? 0 : wm * Np * 2), bx(bn * 2), wx(wn * 2)});
+  out.row_bytes = Np * 2;
+  const int64_t smem_bytes = std::max(S * stage_bytes + smem_dq, slice_reduction_smem(out));
   tc.stage_bytes = double(stage_bytes);
-  tc.smem_bytes_per_block = double(S * stage_bytes + smem_dq);
+  tc.smem_bytes_per_block = double(smem_bytes);
   if (tiles_out) *tiles_out = tc;
 
   traces::Kernel kr;
@@ -603,8 +727,8 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   kr.grid_x = grid_x;
   kr.grid_y = m_blocks * batch;
   kr.warps_x = bn / wn;
-  kr.warps_y = bm / wm;
-  kr.smem_bytes = uint64_t(S * stage_bytes + smem_dq);
+  kr.warps_y = bm / wm * P;
+  kr.smem_bytes = uint64_t(smem_bytes);
   kr.regs_per_thread = uint32_t(tc.registers_per_thread);
   // Warpgroup (wgmma) kernels on a GPU with thread-block clusters run as CUTLASS's sm90 kernels
   // do: clusters of hw::SmConfig::cluster_size blocks along N, which share the block row's A
@@ -614,7 +738,7 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   }
   kr.tiles.core = -1;
   kr.tiles.block = {bm, bn, bk};
-  kr.tiles.warp = {wm, wn, bk};
+  kr.tiles.warp = {wm, wn, bk / P};
   kr.tiles.instr = {op.shape.m, op.shape.n, op.shape.k};
   // Batched operands are stacked: block row by covers rows by*bm of the stacked A and out; B
   // and scales of GEMM `by` (one block row per GEMM when batched).
@@ -654,7 +778,7 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
     as.row_stride = Kp * eb;
     as.row_bytes = bk * eb;
     as.own_rows = std::min(wm, as.rows);
-    as.own_first = affine(0, {wy(wm)});
+    as.own_first = affine(0, {wy(P > 1 ? 0 : wm)});  // sliced: wy is the K slice
     load_block_slice(p, as, kr.warps_x, kr.warps_y);
     BlockSlice bs;
     bs.tensor = 1;
@@ -683,7 +807,8 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
     }
     auto frags = [&](const traces::Affine& q, uint32_t buf) {
       Instr a = mem(Opcode::kLdShared, 0, uint64_t(wm * ik * eb),
-                    plus(times(q, bm * ik * eb), affine(0, {wy(wm * ik * eb)})));
+                    plus(times(q, bm * ik * eb),
+                         affine(0, {wy(P > 1 ? slice_steps * bm * ik * eb : wm * ik * eb)})));
       a.frag = buf;
       p.emit(a);
       // A warpgroup MMA (one warp per sub-partition along M) reads B once for the group: each
@@ -691,7 +816,9 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
       const int64_t b_frag = wn * ik * eb / warpgroup;
       Instr b = mem(Opcode::kLdShared, 0, uint64_t(b_frag),
                     plus(times(q, bn * ik * eb),
-                         affine(b_src, {wx(wn * ik * eb), wy(warpgroup > 1 ? b_frag : 0)})));
+                         affine(b_src, {wx(wn * ik * eb), wy(P > 1 ? slice_steps * bn * ik * eb
+                                                             : warpgroup > 1 ? b_frag
+                                                                             : 0)})));
       b.frag = buf;
       p.emit(b);
     };
@@ -701,26 +828,23 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
       Instr mm;
       mm.op = Opcode::kMma;
       mm.mma = op;
-      mm.m = affine(0, {by(bm), wy(wm), iv(ia, op.shape.m)});
+      mm.m = affine(0, {by(bm), wy(P > 1 ? 0 : wm), iv(ia, op.shape.m)});
       mm.n = affine(0, {bx(bn), wx(wn), iv(ib, op.shape.n)});
-      mm.k = plus(times(t, bk), times(q, ik));
+      mm.k = plus(times(t, bk), plus(times(q, ik), affine(0, {wy(P > 1 ? bk / P : 0)})));
       mm.frag = buf;
       p.emit(mm);
       p.end(ib);
       p.end(ia);
     };
-    emit_k_steps(p, bk / ik, frags, ops);
+    emit_k_steps(p, slice_steps, frags, ops);
   };
   kp.group_end = [&](const traces::Affine&) {
     // Integer codes run unscaled: the per-channel scale and zero-point term come here.
     if (weight_bits > 0 && !dequant) p.emit(count_op(Opcode::kAlu, uint64_t(2 * wm * wn)));
   };
   emit_pipeline(p, kp);
-  const auto orow = p.loop(uint64_t(wm));
-  p.emit(
-      mem(Opcode::kStGlobal, 2, uint64_t(wn * 2),
-          affine(0, {by(bm * Np * 2), wy(wm * Np * 2), iv(orow, Np * 2), bx(bn * 2), wx(wn * 2)})));
-  p.end(orow);
+  emit_slice_reduction(p, out);
+  emit_output_store(p, out);
   kr.program = p.take();
   return kr;
 }

@@ -6,6 +6,7 @@
 #include "model/golden/gemm.h"
 #include "model/golden/lmma.h"
 #include "model/golden/mac.h"
+#include "traces/warp_stream.h"
 
 #include <algorithm>
 #include <cmath>
@@ -58,9 +59,11 @@ size_t first_kernel_of(const Trace& t, size_t gk) {
 struct ReferenceParams {
   int k_group = 0;
   bool quantized_tables = false;
+  golden::KSlices slices;
 };
 ReferenceParams reference_params(const Trace& t, const Kernel& gk) {
   ReferenceParams r;
+  r.slices = kernel_k_slices(gk);
   for (const auto& in : gk.program) {
     if (in.op == Opcode::kLmma) r.quantized_tables = in.lmma.quantized_table;
     if (in.op == Opcode::kMma && r.k_group == 0) r.k_group = in.mma.shape.k;
@@ -94,6 +97,8 @@ struct GemmExecutor::State {
     g = kernel.gemm;
     first = first_kernel_of(t, gk);
     mma = g.path == GemmPath::kMma;
+    slicing = kernel_k_slices(kernel);
+    nslices = slicing.slices;
     if (mma) {
       init_mma(kernel);
     } else {
@@ -102,8 +107,11 @@ struct GemmExecutor::State {
     cells = size_t(rows * n);
     consumed.assign(cells, 0);
     flushes.assign(cells, 0);
-    owner.assign(cells, -1);
+    owner.assign(size_t(nslices) * cells, -1);
+    epilogue_owner.assign(cells, -1);
     y.assign(cells, 0.0);
+    if (mma) acc.assign(size_t(nslices) * cells, golden::encode(acc_dtype, 0.0));
+    if (!mma) since_flush.assign(size_t(bases * nslices) * cells, 0);
   }
 
   [[noreturn]] void operands_differ() const {
@@ -156,7 +164,9 @@ struct GemmExecutor::State {
     }
     lut_groups = ceil_div(k, kg);
     tables.resize(size_t(bases * rows * lut_groups));
-    since_flush.assign(size_t(bases) * size_t(rows * n), 0);
+    if (multi && kernel_k_slices(kernel).slices > 1)
+      throw InputError("interpreter: multi-basis binary GEMM kernel " + kernel.name +
+                       " slices K (it takes one slice)");
   }
 
   void init_mma(const Kernel& kernel) {
@@ -184,7 +194,6 @@ struct GemmExecutor::State {
     const int64_t block_m = kernel.tiles.block[0] > 0 ? kernel.tiles.block[0] : g.m;
     mp = ceil_div(g.m, block_m) * block_m;
     acc_dtype = mma_acc_dtype(g.act);
-    acc.assign(size_t(rows * n), golden::encode(acc_dtype, 0.0));
   }
 
   std::string where(const Instr& in, const Affine::Point& p) const {
@@ -239,9 +248,27 @@ struct GemmExecutor::State {
     }
   }
 
-  void own(const Instr& in, const Affine::Point& p, size_t cell, int64_t warp_id) {
-    if (owner[cell] < 0) owner[cell] = warp_id;
-    if (owner[cell] != warp_id) bad(in, p, "output element computed by two warps");
+  // The K slice of a tensor-core instruction at reduction origin k0, which must be its warp's:
+  // a sliced kernel's warps along y are its slices (trace.h, "Sliced K").
+  int slice_at(const Instr& in, const Affine::Point& p, int64_t k0) const {
+    const int sl = slicing.slice_of(k0);
+    if (sl != warp_slice(p))
+      bad(in, p,
+          "K slice " + std::to_string(sl) + " in warp row " + std::to_string(p.wy) +
+              " (the slice it computes)");
+    return sl;
+  }
+  int warp_slice(const Affine::Point& p) const { return nslices > 1 ? int(p.wy) : 0; }
+  void own(const Instr& in, const Affine::Point& p, int sl, size_t cell, int64_t warp_id) {
+    int64_t& o = owner[size_t(sl) * cells + cell];
+    if (o < 0) o = warp_id;
+    if (o != warp_id) bad(in, p, "output element computed by two warps in one K slice");
+  }
+  // The epilogue of an output (dequant, salient branch): one warp, whichever slice it is.
+  void own_epilogue(const Instr& in, const Affine::Point& p, size_t cell, int64_t warp_id) {
+    int64_t& o = epilogue_owner[cell];
+    if (o < 0) o = warp_id;
+    if (o != warp_id) bad(in, p, "output element's epilogue run by two warps");
   }
   void in_gemm_kernel(const Instr& in, const Affine::Point& p) const {
     if (cur != gk) bad(in, p, "computes outputs outside the GEMM kernel");
@@ -249,7 +276,12 @@ struct GemmExecutor::State {
 
   // The unquantized table dtype the precompute builds (quantization happens at use).
   static DType table_dtype(const LmmaOp& op) { return golden::lut_table_dtype(op.act); }
-  uint32_t& acc_at(int basis, size_t cell) { return acc[size_t(basis) * cells + cell]; }
+  uint32_t& acc_at(int basis, int sl, size_t cell) {
+    return acc[size_t(basis * nslices + sl) * cells + cell];
+  }
+  int64_t& since_at(int basis, int sl, size_t cell) {
+    return since_flush[size_t(basis * nslices + sl) * cells + cell];
+  }
 
   // The table row r of the lmma's K group reads (built from the activations when a fused producer
   // outside the trace makes it).
@@ -273,7 +305,7 @@ struct GemmExecutor::State {
   // zero, then acc += fp32(i) * scale as below), its columns' planes, the accumulators.
   void lmma_on_unit(const Instr& in, const Affine::Point& p, int64_t warp_id,
                     const std::vector<uint8_t>& planes, int64_t m0, int64_t n0, int64_t k0,
-                    int64_t real_k) {
+                    int64_t real_k, int sl) {
     const LmmaOp& op = in.lmma;
     const int basis = int(in.basis);
     const int half_size = op.shape.half_table_size();
@@ -302,7 +334,7 @@ struct GemmExecutor::State {
       for (int kk = 0; kk < kg; ++kk) l.acts[size_t(i * kg + kk)] = table_act(r, k0 + kk, basis);
       if (op.quantized_table) continue;  // the int8 LMMA starts from zero
       for (int j = 0; j < in_n && n0 + j < n; ++j) {
-        l.c[size_t(i) * size_t(in_n) + size_t(j)] = acc_at(basis, size_t(r * n + n0 + j));
+        l.c[size_t(i) * size_t(in_n) + size_t(j)] = acc_at(basis, sl, size_t(r * n + n0 + j));
       }
     }
     const std::vector<uint32_t> o = unit->lmma(l);
@@ -316,12 +348,12 @@ struct GemmExecutor::State {
           const uint32_t f = golden::convert(DType::kFp32, DType::kInt32, v);
           const uint32_t s =
               golden::fp_mul(DType::kFp32, DType::kFp32, f, DType::kFp32, scales[size_t(i)]);
-          v = golden::fp_add(DType::kFp32, acc_at(basis, cell), s);
+          v = golden::fp_add(DType::kFp32, acc_at(basis, sl, cell), s);
         }
-        own(in, p, cell, warp_id);
-        acc_at(basis, cell) = v;
+        own(in, p, sl, cell, warp_id);
+        acc_at(basis, sl, cell) = v;
         consumed[cell] += real_k;
-        since_flush[size_t(basis) * cells + cell] += real_k;
+        since_at(basis, sl, cell) += real_k;
       }
     }
   }
@@ -346,8 +378,9 @@ struct GemmExecutor::State {
     if (op.wbits != packed[size_t(basis)].wbits) bad(in, p, "lmma planes differ from the weights'");
     if (acc.empty()) {
       acc_dtype = op.quantized_table ? DType::kFp32 : op.acc;
-      acc.assign(size_t(bases) * cells, golden::encode(acc_dtype, 0.0));
+      acc.assign(size_t(bases * nslices) * cells, golden::encode(acc_dtype, 0.0));
     }
+    const int sl = slice_at(in, p, k0);
     // A multi-tile lmma is the core-tile LMMAs on its sub-blocks; every output element's chain
     // (planes LSB first over this K group) depends only on its row's table, its column's planes
     // and its accumulator, so it runs here one row at a time over the instruction's columns.
@@ -364,14 +397,14 @@ struct GemmExecutor::State {
     const golden::LmmaShape row_shape{1, in_n, op.shape.k};
     const int64_t real_k = std::min<int64_t>(kg, k - k0);
     if (unit) {
-      lmma_on_unit(in, p, warp_id, planes, m0, n0, k0, real_k);
+      lmma_on_unit(in, p, warp_id, planes, m0, n0, k0, real_k, sl);
       return;
     }
     for (int64_t r = m0; r < std::min<int64_t>(m0 + op.shape.m, rows); ++r) {
       const auto& half = read_table(in, p, r, k0);
       std::vector<uint32_t> c(size_t(in_n), golden::encode(acc_dtype, 0.0));
       for (int j = 0; j < in_n && n0 + j < n; ++j) {
-        c[size_t(j)] = acc_at(basis, size_t(r * n + n0 + j));
+        c[size_t(j)] = acc_at(basis, sl, size_t(r * n + n0 + j));
       }
       std::vector<uint32_t> o;
       if (!op.quantized_table) {
@@ -393,10 +426,10 @@ struct GemmExecutor::State {
       }
       for (int j = 0; j < in_n && n0 + j < n; ++j) {
         const size_t cell = size_t(r * n + n0 + j);
-        own(in, p, cell, warp_id);
-        acc_at(basis, cell) = o[size_t(j)];
+        own(in, p, sl, cell, warp_id);
+        acc_at(basis, sl, cell) = o[size_t(j)];
         consumed[cell] += real_k;
-        since_flush[size_t(basis) * cells + cell] += real_k;
+        since_at(basis, sl, cell) += real_k;
       }
     }
   }
@@ -419,6 +452,11 @@ struct GemmExecutor::State {
     if (gi < 0 || gi >= groups) bad(in, p, "quantization group out of range");
     const int64_t c0 = gi * group, c1 = std::min(k, c0 + group);
     const double bias = multi ? 0.0 : 0.5 * (std::ldexp(1.0, ops.weights.wbits) - 1.0);
+    // Each slice's columns of the group: its accumulators must have consumed them all.
+    std::vector<int64_t> slice_cols(size_t(nslices), 0);
+    for (int64_t c = c0; c < c1; c += kg) {
+      slice_cols[size_t(slicing.slice_of(c))] += std::min<int64_t>(kg, c1 - c);
+    }
     for (int64_t r = std::max<int64_t>(m0, 0); r < std::min<int64_t>(m0 + in.rows, rows); ++r) {
       double a_g = 0.0;
       if (!multi) {
@@ -427,17 +465,34 @@ struct GemmExecutor::State {
       for (int64_t col = std::max<int64_t>(n0, 0); col < std::min<int64_t>(n0 + in.cols, n);
            ++col) {
         const size_t cell = size_t(r * n + col);
-        own(in, p, cell, warp_id);
-        int64_t& since = since_flush[size_t(basis) * cells + cell];
-        if (since != c1 - c0) {
-          bad(in, p,
-              "output (" + std::to_string(r) + "," + std::to_string(col) + ") dequantizes group " +
-                  std::to_string(gi) + " after " + std::to_string(since) + " of " +
-                  std::to_string(c1 - c0) + " columns");
+        own_epilogue(in, p, cell, warp_id);
+        for (int sl = 0; sl < nslices; ++sl) {
+          int64_t& since = since_at(basis, sl, cell);
+          if (since != slice_cols[size_t(sl)]) {
+            bad(in, p,
+                "output (" + std::to_string(r) + "," + std::to_string(col) +
+                    ") dequantizes group " + std::to_string(gi) + " after " +
+                    std::to_string(since) + " of " + std::to_string(slice_cols[size_t(sl)]) +
+                    " columns of K slice " + std::to_string(sl));
+          }
+          since = 0;
         }
         if (flushes[cell] != gi * bases + basis)
           bad(in, p, "epilogues out of order (group, basis)");
-        const double s = acc.empty() ? 0.0 : golden::decode(acc_dtype, acc_at(basis, cell));
+        // The slices' accumulators added in slice order (golden/gemm.h), then reset.
+        double s = 0.0;
+        if (!acc.empty()) {
+          uint32_t total = acc_at(basis, 0, cell);
+          for (int sl = 1; sl < nslices; ++sl) {
+            total = golden::is_int(acc_dtype)
+                        ? golden::int_add(acc_dtype, total, acc_at(basis, sl, cell))
+                        : golden::fp_add(acc_dtype, total, acc_at(basis, sl, cell));
+          }
+          s = golden::decode(acc_dtype, total);
+          for (int sl = 0; sl < nslices; ++sl) {
+            acc_at(basis, sl, cell) = golden::encode(acc_dtype, 0.0);
+          }
+        }
         if (multi) {
           const auto& mb = ops.multi_basis;
           y[cell] +=
@@ -447,8 +502,6 @@ struct GemmExecutor::State {
           y[cell] += w.scale(int(col), int(gi)) *
                      ((0.5 * s + bias * a_g) - w.zero(int(col), int(gi)) * a_g);
         }
-        if (!acc.empty()) acc_at(basis, cell) = golden::encode(acc_dtype, 0.0);
-        since = 0;
         ++flushes[cell];
       }
     }
@@ -464,7 +517,7 @@ struct GemmExecutor::State {
       for (int64_t col = std::max<int64_t>(n0, 0); col < std::min<int64_t>(n0 + in.cols, n);
            ++col) {
         const size_t cell = size_t(r * n + col);
-        own(in, p, cell, warp_id);
+        own_epilogue(in, p, cell, warp_id);
         if (flushes[cell] != groups * bases) {
           bad(in, p, "salient branch before every group's epilogue");
         }
@@ -508,6 +561,8 @@ struct GemmExecutor::State {
     if (k0 >= k) return;  // predicated off: K padding of the last tile
     if (k0 % sh.k != 0) bad(in, p, "mma starts inside an instruction K chunk");
     const int64_t real_k = std::min<int64_t>(sh.k, k - k0);
+    const int sl = slice_at(in, p, k0);
+    uint32_t* slice_acc = &acc[size_t(sl) * cells];
     // Rows of the stacked, per-batch padded M; the tile must stay inside one batch.
     int64_t batch = -1;
     for (int64_t i = 0; i < sh.m; ++i) {
@@ -544,7 +599,7 @@ struct GemmExecutor::State {
     for (int64_t i = 0; i < sh.m; ++i) {
       for (int64_t j = 0; j < sh.n; ++j) {
         const int64_t cell = cell_of(i, j);
-        if (cell >= 0) c[size_t(i * sh.n + j)] = acc[size_t(cell)];
+        if (cell >= 0) c[size_t(i * sh.n + j)] = slice_acc[cell];
       }
     }
     const std::vector<uint32_t> o =
@@ -553,8 +608,8 @@ struct GemmExecutor::State {
       for (int64_t j = 0; j < sh.n; ++j) {
         const int64_t cell = cell_of(i, j);
         if (cell < 0) continue;
-        own(in, p, size_t(cell), warp_id);
-        acc[size_t(cell)] = o[size_t(i * sh.n + j)];
+        own(in, p, sl, size_t(cell), warp_id);
+        slice_acc[cell] = o[size_t(i * sh.n + j)];
         consumed[size_t(cell)] += real_k;
       }
     }
@@ -599,10 +654,17 @@ struct GemmExecutor::State {
       }
     }
     if (!mma) return y;
-    const DType out = mma_out_dtype(g.act);
+    // The slices' accumulators added in slice order (golden/mac.h), then converted.
     std::vector<double> o(cells);
+    const DType out = mma_out_dtype(g.act);
     for (size_t i = 0; i < cells; ++i) {
-      o[i] = golden::decode(out, golden::convert(out, acc_dtype, acc[i]));
+      uint32_t sum = acc[i];
+      for (int sl = 1; sl < nslices; ++sl) {
+        const uint32_t part = acc[size_t(sl) * cells + i];
+        sum = golden::is_int(acc_dtype) ? golden::int_add(acc_dtype, sum, part)
+                                        : golden::fp_add(acc_dtype, sum, part);
+      }
+      o[i] = golden::decode(out, golden::convert(out, acc_dtype, sum));
     }
     return o;
   }
@@ -619,12 +681,16 @@ struct GemmExecutor::State {
   int64_t salient = 0;
   int64_t rows = 0, n = 0, k = 0, group = 0, lut_groups = 0, mp = 1;
   size_t cells = 0;
+  golden::KSlices slicing;  // the kernel's sliced K (kernel_k_slices)
+  int nslices = 1;
   std::vector<PackedWeights> packed;
   std::vector<std::vector<uint32_t>> tables;
   std::vector<uint32_t> acc;
   DType acc_dtype = DType::kInt32;
   std::vector<uint32_t> b_vals;
-  std::vector<int64_t> consumed, since_flush, flushes, owner;
+  // consumed, flushes, epilogue_owner: per output; owner per (slice, output); acc and
+  // since_flush per (basis, slice, output).
+  std::vector<int64_t> consumed, since_flush, flushes, owner, epilogue_owner;
   std::vector<double> y;
   ExecStats stats;
   LmmaUnit* unit = nullptr;
@@ -683,14 +749,30 @@ std::vector<double> execute_gemm(const Trace& trace, size_t gemm_kernel, const G
   for (size_t ki = ex.first_kernel(); ki <= ex.gemm_kernel(); ++ki) {
     const Kernel& k = trace.kernels[ki];
     ex.begin_kernel(ki);
+    // A block's warps meet at every bar (a sliced-K kernel's slices exchange partial sums
+    // through shared memory): each warp runs up to its next bar, warp by warp, then the next
+    // phase, as far as the block's program reaches.
+    std::vector<WarpStream> warps;
     for (int64_t by = 0; by < k.grid_y; ++by) {
       for (int64_t bx = 0; bx < k.grid_x; ++bx) {
+        warps.clear();
         for (int64_t wy = 0; wy < k.warps_y; ++wy) {
           for (int64_t wx = 0; wx < k.warps_x; ++wx) {
             ++ex.stats().warps;
-            const int64_t warp_id = ((by * k.grid_x + bx) * k.warps_y + wy) * k.warps_x + wx;
-            expand_warp(k, bx, by, wx, wy,
-                        [&](const Instr& in, const Affine::Point& p) { ex.step(in, p, warp_id); });
+            warps.emplace_back(&k.program, bx, by, wx, wy);
+          }
+        }
+        const int64_t first_id = (by * k.grid_x + bx) * k.warps_per_block();
+        for (bool running = true; running;) {
+          running = false;
+          for (size_t w = 0; w < warps.size(); ++w) {
+            while (const Instr* in = warps[w].next()) {
+              ex.step(*in, warps[w].point(), first_id + int64_t(w));
+              if (in->op == Opcode::kBarrier) {
+                running = true;
+                break;
+              }
+            }
           }
         }
       }
@@ -751,7 +833,7 @@ GemmOperands random_gemm_operands(const GemmRecord& g, uint32_t seed) {
 }
 
 std::vector<double> reference_gemm(const GemmRecord& g, const GemmOperands& ops, int k_group,
-                                   bool quantized_tables) {
+                                   bool quantized_tables, const golden::KSlices& slices) {
   if (g.path == GemmPath::kMma) {
     const DType acc = mma_acc_dtype(ops.act), out = mma_out_dtype(ops.act);
     const std::vector<uint32_t> b =
@@ -764,13 +846,15 @@ std::vector<double> reference_gemm(const GemmRecord& g, const GemmOperands& ops,
                                     ops.acts.begin() + ptrdiff_t((bi + 1) * a_slice));
       const std::vector<uint32_t> w(b.begin() + ptrdiff_t(bi * b_slice),
                                     b.begin() + ptrdiff_t((bi + 1) * b_slice));
-      const std::vector<uint32_t> o = golden::mac_gemm(golden::MacType{ops.act, ops.act, acc, out},
-                                                       k_group, a, int(g.m), w, int(g.n), int(g.k));
+      const std::vector<uint32_t> o =
+          golden::mac_gemm(golden::MacType{ops.act, ops.act, acc, out}, k_group, a, int(g.m), w,
+                           int(g.n), int(g.k), slices);
       for (uint32_t v : o) y.push_back(golden::decode(out, v));
     }
     return y;
   }
-  const auto cfg = golden::default_lut_gemm_config(ops.act, k_group, quantized_tables);
+  auto cfg = golden::default_lut_gemm_config(ops.act, k_group, quantized_tables);
+  cfg.slices = slices;
   if (g.bases > 0) {
     if (g.n > 4096) {
       throw InputError("check: multi-basis GEMMs with N > 4096 are not checked (golden limit)");
@@ -829,7 +913,8 @@ GemmCheck check_gemm_trace(const Trace& trace, uint32_t seed) {
   const GemmOperands ops = random_gemm_operands(gk.gemm, seed);
   ExecStats stats;
   const std::vector<double> y = execute_gemm(trace, gemms[0], ops, &stats, !precompute);
-  GemmCheck c = compare_gemm(y, reference_gemm(gk.gemm, ops, rp.k_group, rp.quantized_tables));
+  GemmCheck c =
+      compare_gemm(y, reference_gemm(gk.gemm, ops, rp.k_group, rp.quantized_tables, rp.slices));
   c.stats = stats;
   return c;
 }
@@ -894,7 +979,8 @@ void TraceExecutor::close() {
   const ReferenceParams rp = reference_params(trace_, k);
   KernelCheck kc;
   kc.kernel = k.name;
-  kc.check = compare_gemm(y, reference_gemm(k.gemm, active_ops_, rp.k_group, rp.quantized_tables));
+  kc.check = compare_gemm(
+      y, reference_gemm(k.gemm, active_ops_, rp.k_group, rp.quantized_tables, rp.slices));
   kc.check.stats = active_->stats();
   checks_.push_back(kc);
   active_.reset();

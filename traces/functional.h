@@ -1,8 +1,8 @@
 // Functional semantics of trace instructions: what a GEMM kernel computes on real data when its
 // warps execute their instruction streams. It lives in traces/ (beside the format it interprets)
-// so that both the compiler's interpreter (program order, warp by warp) and the cycle-level
-// simulator (`ltc sim --functional`: each warp instruction when it issues, warps interleaved)
-// drive the same code and get the same bits.
+// so that both the compiler's interpreter (program order, warp by warp between barriers) and the
+// cycle-level simulator (`ltc sim --functional`: each warp instruction when it issues, warps
+// interleaved) drive the same code and get the same bits.
 //
 // A GemmExecutor holds the memory state of one GEMM (a kernel with a GemmRecord, plus the table
 // precompute kernels right before it): half tables, packed weights, accumulators, outputs. Every
@@ -16,12 +16,15 @@
 //   lmma        shape a*core.m x b*core.n x core.k at origin (m, n, k): the a*b core-tile LMMAs
 //               on its sub-blocks. Each output element's accumulator gets the golden::lmma chain
 //               of its row's table and its column's packed planes (traces/packing.h), planes
-//               LSB first; successive lmmas of one output run its K groups ascending. q8 ops
+//               LSB first; successive lmmas of one output run its K groups ascending (per K
+//               slice in a sliced-K kernel, trace.h: each slice's accumulators are its own). q8 ops
 //               quantize the table (int8 LMMA from zero, then acc += fp32(i) * scale).
 //               k >= K: predicated off (the K padding of the last tile).
 //   dequant     after all columns of quantization group g: y += s_g * ((0.5 S + bias A_g) - z_g
 //               A_g) (multi-basis: y += rowscale * S), accumulator reset; salient=1 adds the
-//               FluxBin dense branch after every group of every basis.
+//               FluxBin dense branch after every group of every basis. In a sliced-K kernel S
+//               is every slice's accumulator added in slice order, and any one warp may run an
+//               output's epilogue (the compiler shares the tile out among the slices).
 //  MMA path (kMma; golden::mac_gemm is the reference, bit for bit):
 //   mma         shape m16n8k16 (int8: m16n8k32) at origin (m, n, k): acc[m,n] = golden::mac_dot
 //               of the K chunk [k, k + shape.k) with C = acc (operands converted exactly to the
@@ -32,13 +35,15 @@
 //               kernel's block M (tiles.block[0]): trace row r is row r % Mp of batch r / Mp,
 //               Mp = ceil(M / block_m) * block_m; rows >= M of a slice are padding.
 //   output      convert(acc -> out): fp16 for float activations (the 2-byte stg of the
-//               compiler's MMA kernels), int32 for int8 (acc int32, stored as is).
+//               compiler's MMA kernels), int32 for int8 (acc int32, stored as is); a sliced-K
+//               kernel first adds its slices' accumulators in slice order (golden/mac.h).
 //
 // Rules checked while stepping (std::runtime_error "interpreter: kernel K block (bx,by) warp
 // (wx,wy): <instr>: <why>"): each table precomputed once and before it is read, each output
-// element written by one warp, each K element consumed exactly once per output (and per basis),
-// each quantization group dequantized once, after all its columns, groups ascending. result()
-// checks that every output consumed all of K and had all its epilogues.
+// element accumulated by one warp per K slice and its epilogue run by one warp, each K element
+// consumed exactly once per output (and per basis), each quantization group dequantized once, after
+// all its columns, groups ascending. result() checks that every output consumed all of K and had
+// all its epilogues.
 //
 // Driving it (any order that keeps each warp's own program order and runs kernels in order):
 //   GemmExecutor ex(trace, gemm_kernel, ops);
@@ -161,8 +166,9 @@ GemmOperands random_gemm_operands(const GemmRecord& g, uint32_t seed);
 // The golden reference of a GEMM record on these operands: golden::lut_gemm (LUT; `k_group` the
 // core's K, `quantized_tables` for q8) or golden::mac_gemm of A and the (dequantized) B, one batch
 // at a time, converted to mma_out_dtype (MMA; `k_group` is the mma's K).
+// A sliced-K kernel's reference adds its slices' partial sums in slice order (kernel_k_slices).
 std::vector<double> reference_gemm(const GemmRecord& g, const GemmOperands& ops, int k_group,
-                                   bool quantized_tables);
+                                   bool quantized_tables, const golden::KSlices& slices = {});
 
 struct GemmCheck {
   uint64_t outputs = 0;

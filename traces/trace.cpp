@@ -26,6 +26,12 @@ GemmPath parse_gemm_path(std::string_view s, const std::string& where) {
   fail(where, "unknown gemm path '" + std::string(s) + "' (valid: lut, mma)");
 }
 
+golden::KSlices kernel_k_slices(const Kernel& k) {
+  const int64_t bk = k.tiles.block[2], wk = k.tiles.warp[2];
+  if (k.gemm.m <= 0 || wk <= 0 || wk >= bk || bk % wk != 0) return {};
+  return {wk, int(bk / wk)};
+}
+
 const TensorDecl* Kernel::tensor(std::string_view n) const {
   for (const auto& t : tensors) {
     if (t.name == n) return &t;

@@ -33,6 +33,7 @@
 // binary -> text is the identity on the canonical text that write_text prints.
 #pragma once
 
+#include "model/golden/k_slices.h"
 #include "traces/isa.h"
 
 #include <array>
@@ -100,6 +101,14 @@ struct GemmRecord {
            salient == o.salient;
   }
 };
+
+// Sliced K. A GEMM kernel whose warp tile is shorter in K than its block tile (tiles.warp[2] <
+// tiles.block[2]) splits every K tile between block.k / warp.k warps, which are the block's
+// warps along y (one warp tile spans the block's M): warp wy computes chunk wy of each K tile,
+// K columns [t * block.k + wy * warp.k, + warp.k), into its own accumulators, and the block adds
+// the warps' partial results in wy order (golden/k_slices.h defines the sums, bit for bit).
+struct Kernel;
+golden::KSlices kernel_k_slices(const Kernel& k);  // one slice unless the kernel slices K
 
 struct Kernel {
   std::string name;

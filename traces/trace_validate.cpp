@@ -126,7 +126,17 @@ void validate(const Trace& t, const std::string& origin) {
     if (k.tiles.core < -1 || k.tiles.core >= int(t.cores.size())) {
       fail(kw, "tiles core " + std::to_string(k.tiles.core) + " is not declared");
     }
-    if (k.gemm.m > 0) validate_gemm_record(k.gemm, kw);
+    if (k.gemm.m > 0) {
+      validate_gemm_record(k.gemm, kw);
+      const int64_t bk = k.tiles.block[2], wk = k.tiles.warp[2];
+      if (wk > 0 && wk < bk &&
+          (bk % wk != 0 || k.warps_y != bk / wk || k.tiles.warp[0] != k.tiles.block[0])) {
+        fail(kw, "sliced K (warp k " + std::to_string(wk) + " < block k " + std::to_string(bk) +
+                     ") needs warp k to divide block k, block k / warp k = " +
+                     std::to_string(bk / wk) + " warps along y (has " + std::to_string(k.warps_y) +
+                     ") and a warp tile spanning the block's M");
+      }
+    }
     for (size_t a = 0; a < k.tensors.size(); ++a) {
       if (!valid_name(k.tensors[a].name)) fail(kw, "tensor name is empty or has bad characters");
       for (size_t b = 0; b < a; ++b) {

@@ -48,6 +48,15 @@ void validate(const LutGemmConfig& cfg) {
   }
   if (!cfg.quantize_table)
     validate(LmmaShape{1, 1, cfg.k_group}, LmmaType{cfg.table, 1, cfg.acc, cfg.acc});
+  validate(cfg.slices, cfg.k_group);
+}
+
+void validate(const KSlices& s, int64_t step) {
+  if (s.slices < 1 || (s.slices > 1 && (s.chunk < 1 || s.chunk % step != 0))) {
+    throw InputError("K slices: " + std::to_string(s.slices) + " of " + std::to_string(s.chunk) +
+                     " columns (valid: >= 1 slices; chunks a positive multiple of " +
+                     std::to_string(step) + ")");
+  }
 }
 
 namespace {
@@ -59,15 +68,21 @@ struct PlaneGroups {
   std::vector<std::vector<uint8_t>> planes;  // per LUT group: W * N
 };
 
+// Two accumulators added as the hardware adds them: wrapping int32, or fp32 (round to nearest).
+uint32_t add_acc(DType acc, uint32_t a, uint32_t b) {
+  return is_int(acc) ? int_add(acc, a, b) : fp_add(acc, a, b);
+}
+
 // Runs the LMMA chain of one activation row over the LUT groups in [c0, c1): returns acc per
 // column (raw bits in cfg.acc). `act_at(c)` gives the activation of column c (raw, cfg.act).
 template <typename ActAt>
 std::vector<uint32_t> chain(const LutGemmConfig& cfg, int n, int wbits, const PlaneGroups& pg,
-                            size_t g_first, size_t g_last, ActAt act_at, int col_end) {
+                            size_t g_first, size_t g_last, ActAt act_at, int col_end, int slice) {
   const LmmaShape shape{1, n, cfg.k_group};
   std::vector<uint32_t> acc(n, encode(cfg.acc, 0.0));
   std::vector<uint32_t> acts(cfg.k_group);
   for (size_t lg = g_first; lg < g_last; ++lg) {
+    if (cfg.slices.slice_of(pg.first_col[lg]) != slice) continue;
     for (int i = 0; i < cfg.k_group; ++i) {
       const int c = pg.first_col[lg] + i;
       acts[i] = c < col_end ? act_at(c) : encode(cfg.act, 0.0);  // pad to the group's end
@@ -143,9 +158,17 @@ LutGemmPartials lut_gemm_partials(const LutGemmConfig& cfg, const std::vector<ui
   for (int r = 0; r < m; ++r) {
     auto act_at = [&](int c) { return acts[size_t(r) * w.k + c] & dtype_mask(cfg.act); };
     for (int g = 0; g < p.groups; ++g) {
-      const std::vector<uint32_t> acc =
-          chain(cfg, w.n, w.wbits, pg, group_start[g], group_start[g + 1], act_at,
-                std::min(w.k, (g + 1) * w.group_size));
+      std::vector<uint32_t> acc;
+      for (int sl = 0; sl < cfg.slices.slices; ++sl) {
+        const std::vector<uint32_t> part =
+            chain(cfg, w.n, w.wbits, pg, group_start[g], group_start[g + 1], act_at,
+                  std::min(w.k, (g + 1) * w.group_size), sl);
+        if (sl == 0) {
+          acc = part;
+          continue;
+        }
+        for (int col = 0; col < w.n; ++col) acc[col] = add_acc(cfg.acc, acc[col], part[col]);
+      }
       for (int col = 0; col < w.n; ++col) {
         p.partial[(size_t(r) * w.n + col) * p.groups + g] = decode(cfg.acc, acc[col]);
       }
@@ -184,6 +207,7 @@ std::vector<double> lut_gemm(const LutGemmConfig& cfg, const std::vector<uint32_
 std::vector<double> lut_gemm(const LutGemmConfig& cfg, const std::vector<uint32_t>& acts, int m,
                              const MultiBasisBinaryWeights& w) {
   validate(cfg);
+  if (cfg.slices.slices != 1) throw InputError("multi-basis binary GEMMs are not K-sliced");
   w.validate();
   check_acts(acts, m, w.k);
   const int ng = w.groups();
@@ -208,7 +232,7 @@ std::vector<double> lut_gemm(const LutGemmConfig& cfg, const std::vector<uint32_
         };
         const std::vector<uint32_t> acc =
             chain(cfg, w.n, 1, pgs[j], group_start[g], group_start[g + 1], act_at,
-                  std::min(w.k, (g + 1) * w.group));
+                  std::min(w.k, (g + 1) * w.group), 0);
         for (int col = 0; col < w.n; ++col) {
           sum[col] += w.row_scales[(size_t(j) * w.n + col) * ng + g] * decode(cfg.acc, acc[col]);
         }

@@ -2,13 +2,14 @@
 // Y[M,N] = A[M,K] * W_hat[N,K]^T with W_hat = dequantized weights.
 //
 // LUT path (lut_gemm_partials), for every row m, output column n and quantization group g:
-//    acc = 0 (acc dtype)
-//    for each LUT group of K consecutive columns in g (ascending; the tail is zero-padded):
+//    per K slice p (k_slices.h; one unless the kernel slices K): acc_p = 0 (acc dtype)
+//    for each LUT group of K consecutive columns in g and p (ascending; the tail zero-padded):
 //      H = precompute_half_table(activations of the group)          (lmma.h rules)
 //      unquantized: acc = lmma(H, planes, C = acc)                   (planes first, then groups)
 //      quantized:   (Q, scale) = quantize_table(H); i = lmma(Q, planes, C = 0) in int32;
 //                   acc = fp_add(acc, fp_mul(fp32(i) * scale))       (acc is fp32 then)
-//    S[m,n,g] = decode(acc)
+//    S[m,n,g] = decode(acc_0 + acc_1 + ...), the slices added in slice order in the acc dtype
+//    (wrapping int32 adds: exact, so integer activations do not see the slicing)
 // Epilogue (lut_gemm_epilogue), in double, g ascending, with A_g = sum_{k in g} a_k (k ascending):
 //    Y[m,n] = sum_g s_g * ((0.5 * S + 0.5 * (2^W - 1) * A_g) - z_g * A_g)
 // using sum_k a_k q_k = 1/2 sum_b 2^b T[p_b] + 1/2 (2^W - 1) sum_k a_k
@@ -16,6 +17,7 @@
 #pragma once
 
 #include "model/golden/dtype.h"
+#include "model/golden/k_slices.h"
 #include "model/golden/weights.h"
 
 #include <cstdint>
@@ -29,6 +31,7 @@ struct LutGemmConfig {
   bool quantize_table = false;  // int8 tables with one fp32 scale per table
   DType table = DType::kFp16;   // unquantized entry dtype
   DType acc = DType::kFp32;
+  KSlices slices;  // chunk a multiple of k_group
 };
 // fp acts: table = act, acc = fp32; int8 acts: table = int16 (exact), acc = int32. With
 // quantize_table the accumulator across tables is fp32.

@@ -83,13 +83,15 @@ std::vector<uint32_t> dequantize_codes(const std::vector<uint8_t>& codes, double
 }
 
 std::vector<uint32_t> mac_gemm(const MacType& type, int k_step, const std::vector<uint32_t>& a,
-                               int m, const std::vector<uint32_t>& w, int n, int k) {
+                               int m, const std::vector<uint32_t>& w, int n, int k,
+                               const KSlices& slices) {
   if (k_step < 1) throw InputError("mac_gemm: K step " + std::to_string(k_step) + " must be >= 1");
   if (m < 0 || n < 0 || k < 1) {
     throw InputError("mac_gemm: M, N must be >= 0 and K >= 1 (M=" + std::to_string(m) +
                      " N=" + std::to_string(n) + " K=" + std::to_string(k) + ")");
   }
   validate(LmmaShape{1, 1, k_step}, type);
+  validate(slices, k_step);
   check_size("mac_gemm A", a.size(), size_t(m) * size_t(k));
   check_size("mac_gemm W", w.size(), size_t(n) * size_t(k));
   const int64_t k_padded = (int64_t(k) + k_step - 1) / k_step * k_step;
@@ -98,14 +100,23 @@ std::vector<uint32_t> mac_gemm(const MacType& type, int k_step, const std::vecto
   for (int r = 0; r < m; ++r) {
     for (int col = 0; col < n; ++col) {
       uint32_t acc = encode(type.acc, 0.0);
-      for (int64_t kk = 0; kk < k_padded; ++kk) {
-        const uint32_t x = kk < k ? a[size_t(r) * size_t(k) + size_t(kk)] : zero_a;
-        const uint32_t y = kk < k ? w[size_t(col) * size_t(k) + size_t(kk)] : zero_w;
-        if (is_int(type.acc)) {
-          const int64_t p = int_value(type.a, x) * int_value(type.w, y);
-          acc = int_add(type.acc, acc, int_wrap(type.acc, p));
+      for (int sl = 0; sl < slices.slices; ++sl) {
+        uint32_t part = encode(type.acc, 0.0);
+        for (int64_t kk = 0; kk < k_padded; ++kk) {
+          if (slices.slice_of(kk) != sl) continue;
+          const uint32_t x = kk < k ? a[size_t(r) * size_t(k) + size_t(kk)] : zero_a;
+          const uint32_t y = kk < k ? w[size_t(col) * size_t(k) + size_t(kk)] : zero_w;
+          if (is_int(type.acc)) {
+            const int64_t p = int_value(type.a, x) * int_value(type.w, y);
+            part = int_add(type.acc, part, int_wrap(type.acc, p));
+          } else {
+            part = fp_add(type.acc, part, fp_mul(type.acc, type.a, x, type.w, y));
+          }
+        }
+        if (sl == 0) {
+          acc = part;
         } else {
-          acc = fp_add(type.acc, acc, fp_mul(type.acc, type.a, x, type.w, y));
+          acc = is_int(type.acc) ? int_add(type.acc, acc, part) : fp_add(type.acc, acc, part);
         }
       }
       o[size_t(r) * size_t(n) + size_t(col)] = convert(type.out, type.acc, acc);

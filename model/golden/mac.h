@@ -3,6 +3,7 @@
 #pragma once
 
 #include "model/golden/dtype.h"
+#include "model/golden/k_slices.h"
 #include "model/golden/lmma.h"
 #include "model/golden/weights.h"
 
@@ -38,8 +39,11 @@ std::vector<uint32_t> dequantize_codes(const std::vector<uint8_t>& codes, double
 // (products and adds as mac_dot defines them, k ascending); finally O = convert(type.out, acc).
 // (A zero-padded term adds +0, which never changes acc: acc is never -0.) a: m x k, w: n x k raw
 // values, row-major; returns m x n raw values in type.out. Throws InputError on bad sizes/types.
+// K sliced (k_slices.h; chunks a multiple of k_step): one such acc per slice over its chunks,
+// then acc = acc_0 + acc_1 + ... in slice order (fp_add / wrapping int add), then convert.
 std::vector<uint32_t> mac_gemm(const MacType& type, int k_step, const std::vector<uint32_t>& a,
-                               int m, const std::vector<uint32_t>& w, int n, int k);
+                               int m, const std::vector<uint32_t>& w, int n, int k,
+                               const KSlices& slices = {});
 
 // Dequantized weight matrix for dequantize-then-MAC: W[n,k] = dequantize_codes of code q[n,k]
 // with the scale and zero point of (row n, group of k), in `wdt` (n x k raw values, row-major).

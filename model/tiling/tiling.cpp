@@ -22,7 +22,8 @@ int64_t pow2_at_least(int64_t x) {
 constexpr int kOverheadRegisters = 24;
 constexpr int kWarpThreads = 32;
 constexpr int kMaxWarpsPerBlock = 16;
-constexpr int kMaxStages = 4;  // cp.async pipeline depth the scheduler considers
+constexpr int kMaxStages = 4;        // cp.async pipeline depth the scheduler considers
+constexpr int64_t kSkinnyRows = 16;  // GEMMs of at most this M may take K tiles up to 1024
 constexpr int kMaxWarpsPerSm = 64;
 constexpr int kMaxBlocksPerSm = 32;
 constexpr double kSmBandwidthShare = 4;
@@ -123,6 +124,10 @@ GemmProblem mac_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int
   p.tensor_tops = gpu.mac_tops(golden::dtype_name(act), golden::dtype_name(weight));
   if (!(p.tensor_tops > 0)) p.tensor_tops = gpu.mac_tops("fp16", "fp16");
   p.warpgroup = gpu.sm.mma_warpgroup;
+  const golden::DType w = weight;
+  p.mma_timing = gpu.mac_tops(golden::dtype_name(act), golden::dtype_name(w)) > 0
+                     ? gpu.mma_timing(p.instr, golden::dtype_name(act), golden::dtype_name(w))
+                     : gpu.mma_timing(p.instr, "fp16", "fp16");
   return p;
 }
 
@@ -140,7 +145,7 @@ GemmProblem mac_mpgemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, i
 }
 
 TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const Tile& block,
-                          const Tile& warp, bool* fits) {
+                          const Tile& warp, bool* fits, int k_slices) {
   TileChoice c;
   c.block = block;
   c.warp = warp;
@@ -151,20 +156,30 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
       block.k % p.instr.k) {
     return c;
   }
-  c.warp.k = block.k;
+  const int64_t warpgroup = p.tile_warpgroup();
+  // Sliced K: one warp row spanning the block's M, whole instructions per slice, and an output
+  // tile the slices can share out for the reduction (by rows or by columns).
+  if (k_slices < 1 ||
+      (k_slices > 1 && (block.m != warp.m || block.k % (int64_t(k_slices) * p.instr.k) != 0 ||
+                        (warp.m % k_slices != 0 && warp.n % k_slices != 0) || warpgroup > 1))) {
+    return c;
+  }
+  c.k_slices = k_slices;
+  c.warp.k = block.k / k_slices;
   if (p.lut_tiles_per_core > 0) {
     c.instr = choose_lmma_shape(p.instr, p.lut_tiles_per_core, p.passes, c.warp);
   }
-  c.warps_per_block = int((block.m / warp.m) * (block.n / warp.n));
+  c.warps_per_block = int((block.m / warp.m) * (block.n / warp.n)) * k_slices;
   if (c.warps_per_block > kMaxWarpsPerBlock) return c;
-  const int64_t warpgroup = p.tile_warpgroup();
   if (warpgroup > 1 && block.m / warp.m != warpgroup) return c;
 
   c.stage_bytes = (double(block.m) * block.k * p.a_bits + double(block.n) * block.k * p.w_bits) / 8;
   const double dequant_bytes = double(block.n) * block.k * p.dequant_bits / 8;
   c.smem_bytes_per_block = c.stages * c.stage_bytes + dequant_bytes;
+  // The slices' partial sums (fp32) meet in shared memory after the main loop, in the stages.
+  const double reduce_bytes = k_slices > 1 ? double(k_slices) * block.m * block.n * 4 : 0.0;
   const double smem_block_limit = gpu.shared_memory_kb_per_block * 1024.0;
-  if (c.smem_bytes_per_block > smem_block_limit) return c;
+  if (std::max(c.smem_bytes_per_block, reduce_bytes) > smem_block_limit) return c;
 
   // Per thread: accumulators of the warp tile + two instruction steps of A and W fragments
   // (register double buffering: the next step's are loaded while the current one computes).
@@ -245,10 +260,20 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
       p.dequant_bits > 0 ? double(kDequantOpsPerCode) * double(block.n) * k_pad /
                                (double(gpu.fp32_lanes_per_sm()) * gpu.clock_ghz * 1e3)
                          : 0.0;
-  const double compute_us =
-      blocks_in_turn *
-      std::max({block_ops / sm_ops_per_us, p.kernel_level ? smem_us_per_block : 0.0,
-                p.kernel_level ? dequant_us_per_block : 0.0});
+  // One warp's tensor-core instructions on one accumulator tile depend on each other: per K step
+  // it issues its warp tile's instructions, and the next step's on the same tile wait for the
+  // result. Resident blocks overlap their chains, so each wave takes at least one chain.
+  const hw::TensorOpTiming op =
+      p.lut_tiles_per_core > 0 ? gpu.lmma_timing(c.instr, p.passes) : p.mma_timing;
+  const double warp_tiles = double((warp.m / c.instr.m) * (warp.n / c.instr.n));
+  const double chain_cycles =
+      k_pad / double(c.instr.k * k_slices) *
+      std::max(warp_tiles * double(op.issue_cycles), double(op.latency_cycles));
+  c.chain_us = p.kernel_level ? double(c.waves) * chain_cycles / (gpu.clock_ghz * 1e3) : 0.0;
+  const double compute_us = std::max(
+      c.chain_us, blocks_in_turn *
+                      std::max({block_ops / sm_ops_per_us, p.kernel_level ? smem_us_per_block : 0.0,
+                                p.kernel_level ? dequant_us_per_block : 0.0}));
   // Traffic: A is read once per block column, W once per block row. An operand whose unique
   // bytes fit in half of L2 is fetched from DRAM once and re-read from L2. So is every operand
   // when one wave's working set fits there: blocks run in raster order (bx fastest), so the
@@ -313,8 +338,10 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   // Little's law: an SM has at most (stages - 1) stages of each resident block in flight, so
   // the active SMs cannot pull more than that per DRAM latency.
   if (gpu.dram.latency_ns > 0) {
+    // A miss crosses the L2 before DRAM: its round trip is both latencies.
+    const double latency_us = (gpu.dram.latency_ns + gpu.l2.latency_ns) * 1e-3;
     const double in_flight = wave_blocks * (c.stages - 1) * stage_bytes;
-    memory_us = std::max(memory_us, dram_bytes / (in_flight / (gpu.dram.latency_ns * 1e-3)));
+    memory_us = std::max(memory_us, dram_bytes / (in_flight / latency_us));
   }
   c.estimated_us = std::max(compute_us, memory_us);
   *fits = true;
@@ -328,7 +355,9 @@ std::optional<TileChoice> choose_tiles(const GemmProblem& p, const hw::GpuConfig
   const int64_t min_bm = in.m * p.tile_warpgroup();
   const int64_t max_bm = std::min<int64_t>(std::max<int64_t>(min_bm, pow2_at_least(p.m)), 256);
   const int64_t max_bn = std::min<int64_t>(std::max<int64_t>(in.n, pow2_at_least(p.n)), 1024);
-  const int64_t max_bk = std::min<int64_t>(std::max<int64_t>(in.k, pow2_at_least(p.k)), 256);
+  // Skinny GEMMs stream their weights: longer K tiles keep more bytes in flight per block.
+  const int64_t max_bk = std::min<int64_t>(std::max<int64_t>(in.k, pow2_at_least(p.k)),
+                                           p.m <= kSkinnyRows ? 1024 : 256);
   TileChoice best;
   bool have = false;
   for (int64_t bm = in.m; bm <= std::max<int64_t>(max_bm, in.m); bm *= 2) {
@@ -336,31 +365,36 @@ std::optional<TileChoice> choose_tiles(const GemmProblem& p, const hw::GpuConfig
       for (int64_t bk = in.k; bk <= std::max<int64_t>(max_bk, in.k); bk *= 2) {
         for (int64_t wm = in.m; wm <= bm; wm *= 2) {
           for (int64_t wn = in.n; wn <= bn; wn *= 2) {
-            bool fits = false;
-            TileChoice c = evaluate_tiles(p, gpu, {bm, bn, bk}, {wm, wn, bk}, &fits);
-            if (!fits) continue;
-            // Lower time (to 1%); then more SMs in use (each pulls memory through its own port);
-            // then more resident warps, up to two per sub-partition of every SM (one warp issues
-            // while the other waits at a barrier or on shared memory); then more bytes in
-            // flight per SM (stages beyond the one computing); then less traffic, fewer
-            // padded MACs, larger warp tiles.
-            const int64_t enough = int64_t(gpu.sms) * 2 * gpu.sub_partitions_per_sm;
-            auto key = [enough, &gpu](const TileChoice& t) {
-              const int64_t resident = std::min<int64_t>(
-                  enough, std::min<int64_t>(t.blocks(), int64_t(gpu.sms) * t.blocks_per_sm) *
-                              t.warps_per_block);
-              const int64_t active_sms = std::min<int64_t>(t.blocks(), gpu.sms);
-              // Estimates within 1% of each other tie (they differ by rounding, not design).
-              const double bucket = std::round(std::log(std::max(t.estimated_us, 1e-9)) / 0.01);
-              const double in_flight =
-                  double(t.stages - 1) * t.stage_bytes * double(t.blocks_per_sm);
-              return std::make_tuple(bucket, -active_sms, -resident, -in_flight, t.global_bytes,
-                                     t.padding_fraction, -double(t.warp.m * t.warp.n),
-                                     -double(t.block.k));
-            };
-            if (!have || key(c) < key(best)) {
-              best = c;
-              have = true;
+            // Sliced K only where one warp row spans the block (skinny GEMMs).
+            const int max_slices =
+                wm == bm && p.m <= kSkinnyRows && p.kernel_level ? kMaxWarpsPerBlock : 1;
+            for (int ks = 1; ks <= max_slices; ks *= 2) {
+              bool fits = false;
+              TileChoice c = evaluate_tiles(p, gpu, {bm, bn, bk}, {wm, wn, bk}, &fits, ks);
+              if (!fits) continue;
+              // Lower time (to 1%); then more SMs in use (each pulls memory through its own port);
+              // then more resident warps, up to two per sub-partition of every SM (one warp issues
+              // while the other waits at a barrier or on shared memory); then more bytes in
+              // flight per SM (stages beyond the one computing); then less traffic, fewer
+              // padded MACs, larger warp tiles.
+              const int64_t enough = int64_t(gpu.sms) * 2 * gpu.sub_partitions_per_sm;
+              auto key = [enough, &gpu](const TileChoice& t) {
+                const int64_t resident = std::min<int64_t>(
+                    enough, std::min<int64_t>(t.blocks(), int64_t(gpu.sms) * t.blocks_per_sm) *
+                                t.warps_per_block);
+                const int64_t active_sms = std::min<int64_t>(t.blocks(), gpu.sms);
+                // Estimates within 1% of each other tie (they differ by rounding, not design).
+                const double bucket = std::round(std::log(std::max(t.estimated_us, 1e-9)) / 0.01);
+                const double in_flight =
+                    double(t.stages - 1) * t.stage_bytes * double(t.blocks_per_sm);
+                return std::make_tuple(bucket, -active_sms, -resident, -in_flight, t.global_bytes,
+                                       t.padding_fraction, -double(t.warp.m * t.warp.n),
+                                       -double(t.block.k));
+              };
+              if (!have || key(c) < key(best)) {
+                best = c;
+                have = true;
+              }
             }
           }
           if (wm * 2 > bm) break;

@@ -13,6 +13,10 @@
 // Shared memory holds `stages` copies of the block's A (or table) and W slices; each warp's
 // registers hold its accumulators plus the A/table and W fragments of one K step of the whole
 // warp tile (every instruction tile of the warp, so any instruction shape within it fits).
+// Sliced K (skinny GEMMs): a block whose one warp row spans its M may split each K tile between
+// `k_slices` warps (warp k = block k / k_slices, traces/trace.h "Sliced K"), which add their
+// partial sums through shared memory at the end. A GEMV's one warp otherwise walks all of K as
+// one chain of dependent tensor-core instructions: the chain, not DRAM, would bound it.
 #pragma once
 
 #include "model/golden/lmma.h"
@@ -55,6 +59,9 @@ struct GemmProblem {
   // the block's warps along M form one warpgroup whose tensor cores read W from shared memory
   // once for all of them.
   int warpgroup = 1;
+  // MAC problems: the mma's timing (GpuConfig::mma_timing); LUT problems take lmma_timing of the
+  // instruction chosen for the warp tile.
+  hw::TensorOpTiming mma_timing;
   // The warpgroup the tiles must honour: `warpgroup` for a kernel-level MAC problem, else 1.
   int64_t tile_warpgroup() const { return kernel_level && lut_tiles_per_core == 0 ? warpgroup : 1; }
 
@@ -104,7 +111,8 @@ golden::LmmaShape choose_lmma_shape(const golden::LmmaShape& core, int tiles_per
 
 struct TileChoice {
   Tile block;
-  Tile warp;
+  Tile warp;         // warp.k = block.k / k_slices
+  int k_slices = 1;  // warps that split each K tile (sliced K); they are the block's warps in y
   golden::LmmaShape instr;  // LUT: choose_lmma_shape for the warp tile; MAC: the MMA shape
   int warps_per_block = 0;
   int stages = 2;  // shared-memory pipeline depth
@@ -117,6 +125,7 @@ struct TileChoice {
   int registers_per_thread = 0;
   double global_bytes = 0;      // A + W reads of all blocks (DRAM or L2), plus the output
   double estimated_us = 0;      // the ranking score
+  double chain_us = 0;          // waves x one warp's chain of dependent tensor-core instructions
   double padding_fraction = 0;  // computed MACs that fall outside M x N x K
 };
 
@@ -130,6 +139,6 @@ TileChoice require_tiles(const GemmProblem& p, const hw::GpuConfig& gpu);
 // The cost of one given tiling (for comparisons such as the paper's [128,512,32] / [64,256,32]);
 // `fits` false when it exceeds a capacity.
 TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const Tile& block,
-                          const Tile& warp, bool* fits);
+                          const Tile& warp, bool* fits, int k_slices = 1);
 
 }  // namespace ltc::tiling

@@ -82,7 +82,8 @@ void run_case(const Case& c, uint32_t seed) {
   InterpretStats stats;
   const std::vector<double> y = interpret_gemm(trace, ops, &stats);
 
-  const golden::LutGemmConfig cfg = golden::default_lut_gemm_config(c.act, 4, c.quantize_tables);
+  golden::LutGemmConfig cfg = golden::default_lut_gemm_config(c.act, 4, c.quantize_tables);
+  cfg.slices = traces::kernel_k_slices(trace.kernels.back());  // the order the kernel adds in
   const std::vector<double> ref = golden::lut_gemm(cfg, ops.acts, int(c.m), ops.weights);
   ASSERT_EQ(y.size(), ref.size());
   size_t bad = 0;
@@ -388,7 +389,7 @@ TEST(GemmPipeline, MmaKernelsPipelineEveryStageDepth) {
 TEST(GemmLowering, MultiTileLmmaInstructionsAreExact) {
   // int1 on a large warp tile: N grows to 4 core tiles, then M.
   const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
-  const GemmSpec spec = spec_of(64, 512, 256, "int1", DType::kInt8);
+  const GemmSpec spec = spec_of(256, 1024, 256, "int1", DType::kInt8);
   const traces::Trace t = compile_gemm(spec, gpu);
   const traces::Kernel& k = t.kernels.back();
   bool multi = false;
@@ -404,19 +405,22 @@ TEST(GemmLowering, MultiTileLmmaInstructionsAreExact) {
   EXPECT_TRUE(multi) << k.tiles.instr[0] << "x" << k.tiles.instr[1];
   const GemmCheck c = check_gemm_trace(t, uint32_t(ltc::test_support::test_seed(4242)));
   EXPECT_EQ(c.mismatches, 0u);
-  EXPECT_EQ(c.outputs, uint64_t(64 * 512));
+  EXPECT_EQ(c.outputs, uint64_t(256 * 1024));
 }
 
-// One warp's fragment loads of the LUT kernel: lds per lmma and the largest lds.
+// One warp's fragment loads of the LUT kernel (lds into a fragment buffer; a sliced kernel's
+// reduction reads partial sums too): lds per lmma, the largest lds, the kernel's K slices.
 struct FragmentLoads {
   uint64_t lds = 0, lmma = 0, max_bytes = 0;
+  int slices = 1;
 };
 FragmentLoads fragment_loads(int64_t m, int64_t n, int64_t k, const char* w, DType act) {
   const traces::Trace t = compile_gemm(spec_of(m, n, k, w, act), hw::load_gpu("a100-lut4x"));
   FragmentLoads f;
+  f.slices = traces::kernel_k_slices(t.kernels.back()).slices;
   traces::expand_warp(t.kernels.back(), 0, 0, 0, 0,
                       [&](const traces::Instr& in, const traces::Affine::Point&) {
-                        if (in.op == traces::Opcode::kLdShared) {
+                        if (in.op == traces::Opcode::kLdShared && in.frag != 0) {
                           ++f.lds;
                           f.max_bytes = std::max<uint64_t>(f.max_bytes, in.bytes);
                         }
@@ -428,8 +432,9 @@ FragmentLoads fragment_loads(int64_t m, int64_t n, int64_t k, const char* w, DTy
 TEST(GemmLowering, FragmentLoadsGatherKStepsUpToEightBytesPerThread) {
   // A GEMV warp tile (2 x 64, int2): one K step's fragments are a 32-byte table pair and 64
   // bytes of planes, so 4 steps fit in 256 bytes: 2 lds per 4 lmma, the planes' lds 256 bytes.
+  // Sliced K: each warp runs its share of the K steps.
   const FragmentLoads gemv = fragment_loads(1, 4096, 4096, "int2", DType::kInt8);
-  EXPECT_EQ(gemv.lmma, uint64_t(4096 / 4));
+  EXPECT_EQ(gemv.lmma, uint64_t(4096 / 4 / gemv.slices));
   EXPECT_EQ(gemv.lds * 2, gemv.lmma);
   EXPECT_EQ(gemv.max_bytes, 256u);
   // int4 planes (128 bytes a step): 2 steps per lds.
@@ -479,7 +484,9 @@ TEST(GemmLowering, MacPathCompilesDenseAndDequantizeThenMacGemms) {
         EXPECT_EQ(in.mma.a, c.mma_a);
         EXPECT_EQ(in.mma.b, c.mma_b);
       }
-      dequant_alu = dequant_alu || in.op == traces::Opcode::kStShared;
+      // The dequantizing ALU work (its integer share: unpacking); a sliced kernel's reduction
+      // adds on the FP lanes only.
+      dequant_alu = dequant_alu || (in.op == traces::Opcode::kAlu && in.int_ops > 0);
     }
     EXPECT_EQ(dequant_alu, c.wbits > 0 && c.wbits < 8);
     // Every (m16, n8, k) step of the padded GEMM once.
@@ -684,6 +691,69 @@ TEST(GemmAddresses, EveryShapeStaysInsideItsTensorsAndStoresNeverOverlap) {
     ++checked;
   }
   EXPECT_EQ(checked, 5 * 5 * 4 + 20);
+}
+
+}  // namespace
+}  // namespace ltc::compiler
+
+namespace ltc::compiler {
+namespace {
+
+// Skinny GEMMs take sliced-K kernels (warps split every K tile, traces/trace.h "Sliced K"); their
+// outputs equal the golden GEMM with the same slices bit for bit, on every path, float and
+// integer accumulation, ragged K and quantization groups.
+TEST(GemmSlicedK, SkinnyKernelsSliceKAndStayBitExact) {
+  struct C {
+    const char* gpu;
+    int64_t m, n, k;
+    const char* w;
+    DType act;
+    int64_t group;
+  };
+  const C cases[] = {
+      {"a100-lut4x", 1, 128, 1000, "int2", DType::kFp16, 0},   // LUT, fp32 acc, ragged K
+      {"a100-lut4x", 3, 128, 4096, "int3", DType::kInt8, 0},   // LUT, int32 acc
+      {"a100-lut4x", 1, 64, 1024, "int4", DType::kFp16, 128},  // LUT, groups
+      {"a100-lut8x", 9, 192, 777, "int2", DType::kFp16, 0},    // LUT, ragged M and K
+      {"a100", 1, 256, 2000, "int4", DType::kFp16, 0},         // dequantize-then-MAC
+      {"a100", 5, 64, 3000, "fp16", DType::kFp16, 0},          // dense MMA, fp32 acc
+      {"a100", 2, 256, 4096, "int8", DType::kInt8, 0},         // int8 codes, int32 acc
+  };
+  uint32_t seed = uint32_t(ltc::test_support::test_seed(900));
+  for (const C& c : cases) {
+    const hw::GpuConfig gpu = hw::load_gpu(c.gpu);
+    const traces::Trace t = compile_gemm(spec_of(c.m, c.n, c.k, c.w, c.act, c.group), gpu);
+    const traces::Kernel& k = t.kernels.back();
+    const golden::KSlices s = traces::kernel_k_slices(k);
+    const std::string what = std::string(c.gpu) + " " + std::to_string(c.m) + "x" +
+                             std::to_string(c.n) + "x" + std::to_string(c.k) + " " + c.w +
+                             " seed " + std::to_string(seed);
+    EXPECT_GT(s.slices, 1) << what << ": a skinny GEMM should slice K";
+    EXPECT_EQ(k.warps_y, s.slices) << what;
+    traces::check_addresses(t, "sliced");
+    const GemmCheck check = check_gemm_trace(t, seed++);
+    EXPECT_EQ(check.mismatches, 0u) << what;
+    EXPECT_EQ(check.outputs, uint64_t(c.m * c.n)) << what;
+  }
+}
+
+// A sliced trace checked against the unsliced golden GEMM differs: the slice order is what makes
+// float results bit-exact, so the test above cannot pass by accident.
+TEST(GemmSlicedK, FloatResultsDependOnTheSliceOrder) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
+  const traces::Trace t = compile_gemm(spec_of(2, 256, 4096, "int3", DType::kFp16), gpu);
+  const size_t gk = t.kernels.size() - 1;
+  const golden::KSlices s = traces::kernel_k_slices(t.kernels[gk]);
+  ASSERT_GT(s.slices, 1);
+  const uint32_t seed = uint32_t(ltc::test_support::test_seed(901));
+  const traces::GemmOperands ops = traces::random_gemm_operands(t.kernels[gk].gemm, seed);
+  const std::vector<double> y = traces::execute_gemm(t, gk, ops);
+  const traces::GemmCheck sliced =
+      traces::compare_gemm(y, traces::reference_gemm(t.kernels[gk].gemm, ops, 4, false, s));
+  const traces::GemmCheck unsliced =
+      traces::compare_gemm(y, traces::reference_gemm(t.kernels[gk].gemm, ops, 4, false));
+  EXPECT_EQ(sliced.mismatches, 0u) << "seed " << seed;
+  EXPECT_GT(unsliced.mismatches, 0u) << "seed " << seed;
 }
 
 }  // namespace
