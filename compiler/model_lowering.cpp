@@ -834,12 +834,19 @@ class ModelLowerer {
                                                gpu_, multi_bases()));
         }
         break;
-      case OpKind::kLinear:
+      case OpKind::kLinear: {
+        // One GEMM per launch group (llm::Op::launch_with: QKV, gate+up), named after its first
+        // op, its members' N concatenated; the members emit nothing.
+        if (!op.launch_with.empty()) break;
+        int64_t n = op.gemm.n;
+        for (const Op& o : ops) {
+          if (o.kind == OpKind::kLinear && o.launch_with == op.name) n += o.gemm.n;
+        }
         if (op.low_bit && lut_) {
           GemmSpec s;
           s.name = name;
           s.m = op.gemm.m;
-          s.n = op.gemm.n;
+          s.n = n;
           s.k = op.gemm.k;
           s.weights = g_.step.weights;
           s.act = g_.step.acts;
@@ -851,9 +858,10 @@ class ModelLowerer {
           // Dense, or dequantize-then-MAC for low-bit weights on a GPU without LUT cores.
           const DType a = op.low_bit && golden::is_int(g_.step.acts) ? DType::kInt8 : DType::kFp16;
           const int wbits = op.low_bit ? int(std::ceil(g_.step.weights.bits_per_weight())) : 0;
-          t.kernels.push_back(cached_mma(name, 1, op.gemm.m, op.gemm.n, op.gemm.k, a, wbits));
+          t.kernels.push_back(cached_mma(name, 1, op.gemm.m, n, op.gemm.k, a, wbits));
         }
         break;
+      }
       case OpKind::kAttention: {
         const auto& a = op.attention;
         // The step's new K / V rows into the cache (K already there when RoPE wrote it).

@@ -1,8 +1,9 @@
 // Model lowering: one decode or prefill step of a model (the model/llm step graph) becomes an LMMA
 // trace. Every graph op of every decoder layer has its kernels named "L<layer>.<op>" or
 // "L<layer>.<op>.<part>" (likewise "embedding.<op>", "head.<op>"): an op's time is the sum of
-// the kernels whose name is the op's or starts with it plus ".". Each op's kernels move the
-// graph op's bytes (unique bytes touched, tests/compiler/model_lowering_test.cpp):
+// the kernels whose name is the op's or starts with it plus "." (a launch group's GEMM carries
+// its members' time too). Each op's kernels move the graph op's bytes (unique bytes touched;
+// a launch group's, its members' together; tests/compiler/model_lowering_test.cpp):
 //   norms, residual, FFN activation, embedding: one block per token, 16-byte vectors per thread
 //     (512 B per warp access); a norm reduces in registers + shared memory; a fused precompute
 //     stores the next mpGEMM's tables instead of the activations.
@@ -12,8 +13,10 @@
 //     decode: split-KV (flash-decoding) kernel over (splits, seq x KV head) + .combine (the keys
 //     no split took, then the partial rows merged); causal prefill: FlashAttention-2 blocks of
 //     paired query tiles p and T-1-p (T+1 key tiles each, the exact causal triangle).
-//   linears: LUT mpGEMMs (".lmma"; tables from a fused producer or "<op>.precompute") on LUT
-//     GPUs with low-bit weights, else MMA GEMMs (compiler/gemm_lowering.h).
+//   linears: one GEMM per launch group (llm::Op::launch_with: QKV and gate+up run as one GEMM
+//     named after the group's first op, N concatenated, as the roofline costs them): LUT mpGEMMs
+//     (".lmma"; tables from a fused producer or "<op>.precompute") on LUT GPUs with low-bit
+//     weights, else MMA GEMMs (compiler/gemm_lowering.h).
 #pragma once
 
 #include "model/hw/gpu.h"

@@ -230,11 +230,40 @@ TEST(ModelLowering, KernelNamesAreGraphOpsWithOptionalParts) {
       if (prefix == "L0") ++seen[op];
     }
     for (const auto& op : g.layer) {
-      if (op.fused_into.empty()) {
+      // A launch group's members run in its first op's GEMM (llm::Op::launch_with).
+      if (op.fused_into.empty() && op.launch_with.empty()) {
         EXPECT_GT(seen[op.name], 0) << op.name << " has no kernel";
+      }
+      if (!op.launch_with.empty()) {
+        EXPECT_EQ(seen[op.name], 0) << op.name << " runs alone";
       }
     }
   }
+}
+
+// The compiler launches what the roofline costs as one launch (the graph's one kernel list):
+// QKV and gate+up are one GEMM each, N concatenated.
+TEST(ModelLowering, LaunchGroupsAreOneGemmWithTheirMembersN) {
+  const Step s = make(kTiny, true, 2, 100, "a100-lut4x", "int2", golden::DType::kInt8);
+  const llm::StepGraph g = graph_of(s);
+  const Trace t = compile_model(s.model, s.step, s.gpu);
+  int groups = 0;
+  for (const auto& op : g.layer) {
+    if (op.kind != llm::OpKind::kLinear || !op.launch_with.empty()) continue;
+    int64_t n = op.gemm.n;
+    for (const auto& o : g.layer) n += o.launch_with == op.name ? o.gemm.n : 0;
+    groups += n > op.gemm.n ? 1 : 0;
+    bool found = false;
+    for (const auto& k : t.kernels) {
+      if (k.gemm.m > 0 && op_of(k.name, g).second == op.name && k.name.rfind("L0.", 0) == 0) {
+        EXPECT_EQ(k.gemm.n, n) << k.name;
+        EXPECT_EQ(k.gemm.k, op.gemm.k) << k.name;
+        found = true;
+      }
+    }
+    EXPECT_TRUE(found) << op.name;
+  }
+  EXPECT_EQ(groups, 2);  // QKV, gate+up
 }
 
 // Decode and prefill, tiny and llama2-7b, LUT and MAC GPUs: the CUDA-core ops and attention move
