@@ -683,8 +683,12 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   // Codes used as the MMA operand directly (int8 x int8 codes), else dequantized per K tile
   // (the tiling's shared memory holds the dequantized tile: tiling::mac_mpgemm_problem).
   const bool dequant = prob.dequant_bits > 0;
-
   const int64_t grid_x = ceil_div(n, bn), m_blocks = ceil_div(m, bm);
+  // tiling::dequantizes_in_registers: each warp dequantizes its B fragment right after loading
+  // its codes (its MMAs follow a K step later in program order, so they need no register
+  // dependency on it); else the block dequantizes each K tile into shared memory.
+  const bool register_dequant =
+      dequant && batch == 1 && tiling::dequantizes_in_registers(prob, tc.block, tc.warp);
   const int64_t Mp = m_blocks * bm, Np = grid_x * bn, Kp = k_tiles * bk;
   if (batch > 1 && m_blocks > 1) {
     throw InputError("gemm " + name + ": a batch of " + std::to_string(batch) +
@@ -697,7 +701,7 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   // Shared memory of one stage: A [K step][block row][ik], B [K step][block column][ik] (or the
   // block's codes), so each warp's fragment of one K step is contiguous; + one dequantized B.
   const int64_t smem_a = bm * bk * eb, smem_b = bn * b_tile_bytes;
-  const int64_t smem_dq = dequant ? bn * bk * eb : 0;
+  const int64_t smem_dq = dequant && !register_dequant ? bn * bk * eb : 0;
   const int64_t stage_bytes = smem_a + smem_b;
   tc.stages = pipeline_stages(stages > 0 ? stages : tc.stages, k_tiles);
   const int S = tc.stages;
@@ -753,7 +757,7 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
     throw std::logic_error("gemm " + name + ": warpgroup tile without one warp per sub-partition");
   }
   const int64_t chunk = bn * bk / W;  // codes each warp dequantizes per K tile
-  if (dequant && (bn * bk) % W != 0) {
+  if (dequant && !register_dequant && (bn * bk) % W != 0) {
     throw InputError("gemm " + name + ": block tile does not split over its warps");
   }
 
@@ -792,7 +796,7 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   };
   const int64_t b_src = dequant ? S * stage_bytes : smem_a;  // B fragments: dequantized or staged
   kp.compute = [&](const traces::Affine& t) {
-    if (dequant) {
+    if (dequant && !register_dequant) {
       // This warp's share of the block's codes: unpack (shift, mask), convert, subtract the zero
       // point, scale; store to the dequantized buffer, then wait for every warp's share.
       p.emit(mem(
@@ -813,6 +817,21 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
       p.emit(a);
       // A warpgroup MMA (one warp per sub-partition along M) reads B once for the group: each
       // warp's tensor core fetches its quarter (tiling.h, hw::SmConfig::mma_warpgroup).
+      if (register_dequant) {
+        // The warp's codes of this K step ([K step][block column][codes] in the stage), then
+        // their dequantize on the CUDA cores.
+        const int64_t codes = wn * ik * weight_bits / 8;
+        Instr b =
+            mem(Opcode::kLdShared, 0, uint64_t(codes),
+                plus(times(q, bn * ik * weight_bits / 8),
+                     affine(smem_a, {wx(codes), wy(slice_steps * bn * ik * weight_bits / 8)})));
+        b.frag = buf;
+        p.emit(b);
+        Instr ops = count_op(Opcode::kAlu, uint64_t(tiling::kDequantOpsPerCode * wn * ik));
+        ops.int_ops = uint64_t(tiling::kDequantIntOpsPerCode * wn * ik);
+        p.emit(ops);
+        return;
+      }
       const int64_t b_frag = wn * ik * eb / warpgroup;
       Instr b = mem(Opcode::kLdShared, 0, uint64_t(b_frag),
                     plus(times(q, bn * ik * eb),

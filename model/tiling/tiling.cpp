@@ -144,6 +144,10 @@ GemmProblem mac_mpgemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, i
   return p;
 }
 
+bool dequantizes_in_registers(const GemmProblem& p, const Tile& block, const Tile& warp) {
+  return p.dequant_bits > 0 && block.m == warp.m && p.m <= block.m;
+}
+
 TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const Tile& block,
                           const Tile& warp, bool* fits, int k_slices) {
   TileChoice c;
@@ -174,7 +178,9 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   if (warpgroup > 1 && block.m / warp.m != warpgroup) return c;
 
   c.stage_bytes = (double(block.m) * block.k * p.a_bits + double(block.n) * block.k * p.w_bits) / 8;
-  const double dequant_bytes = double(block.n) * block.k * p.dequant_bits / 8;
+  const double dequant_bytes = dequantizes_in_registers(p, block, warp)
+                                   ? 0.0
+                                   : double(block.n) * block.k * p.dequant_bits / 8;
   c.smem_bytes_per_block = c.stages * c.stage_bytes + dequant_bytes;
   // The slices' partial sums (fp32) meet in shared memory after the main loop, in the stages.
   const double reduce_bytes = k_slices > 1 ? double(k_slices) * block.m * block.n * 4 : 0.0;

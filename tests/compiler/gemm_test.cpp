@@ -553,7 +553,12 @@ TEST(GemmLowering, DequantizeThenMacTilesCountTheDequantizedTile) {
     // codes feed the MMA).
     const int64_t eb = golden::dtype_bits(c.act) / 8;
     const int64_t stage = tc.block.m * tc.block.k * eb + tc.block.n * tc.block.k * c.wbits / 8;
-    const int64_t dq = c.wbits == 8 && c.act == DType::kInt8 ? 0 : tc.block.n * tc.block.k * eb;
+    // (none either when a skinny kernel dequantizes in registers).
+    const bool in_registers = tiling::dequantizes_in_registers(
+        tiling::mac_mpgemm_problem(gpu, c.m, c.n, c.k, c.act, c.wbits), tc.block, tc.warp);
+    EXPECT_EQ(in_registers, c.m == 1) << "a GEMV's one warp row reads each code once";
+    const int64_t dq =
+        (c.wbits == 8 && c.act == DType::kInt8) || in_registers ? 0 : tc.block.n * tc.block.k * eb;
     EXPECT_EQ(int64_t(k.smem_bytes), tc.stages * stage + dq);
     // The tiling's estimate covers the CUDA-core work the kernel issues (the dequantize pass),
     // spread over every SM's FP32 lanes: counted here from the trace's ALU instructions.
