@@ -1,0 +1,195 @@
+#include "cli/report/model_agreement.h"
+
+#include "compiler/model_lowering.h"
+#include "model/hw/gpu.h"
+#include "model/llm/model_config.h"
+#include "model/roofline/estimate.h"
+#include "model/roofline/workload.h"
+#include "sim/sampling.h"
+#include "sim/simulator.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+
+namespace ltc::report {
+namespace {
+
+// "L3.q_proj.lmma" -> "q_proj", "head.lm_head" -> "lm_head": the graph op a kernel runs.
+std::string op_of(const std::string& kernel) {
+  const auto dot = kernel.find('.');
+  if (dot == std::string::npos) return kernel;
+  const std::string rest = kernel.substr(dot + 1);
+  return rest.substr(0, rest.find('.'));
+}
+
+// The op whose kernel does `op`'s work: a fused op's producer, a launch group's first op.
+std::string runs_in(const llm::Op& op) {
+  if (!op.fused_into.empty()) return op.fused_into;
+  if (!op.launch_with.empty()) return op.launch_with;
+  return op.name;
+}
+
+}  // namespace
+
+std::string AgreementCase::label() const {
+  return fmt::format("{} {} B{} {}{} {} W {} A {}", model, llm::phase_name(phase), batch,
+                     phase == llm::Phase::kDecode ? "L" : "S", length, gpu, weights, acts);
+}
+
+std::vector<AgreementCase> agreement_cases(const AgreementOptions& o) {
+  struct Setup {
+    const char *gpu, *weights, *acts;
+  };
+  const Setup setups[] = {{"h200", "fp16", "fp16"},
+                          {"a100", "fp16", "fp16"},
+                          {"a100", "int4", "fp16"},
+                          {"a100-lut4x", "int2", "int8"},
+                          {"a100-lut4x", "int1", "fp16"}};
+  struct Step {
+    llm::Phase phase;
+    int64_t batch, length;
+  };
+  const Step steps[] = {{llm::Phase::kDecode, 1, 1024},
+                        {llm::Phase::kDecode, 16, 2048},
+                        {llm::Phase::kPrefill, 1, 1024}};
+  std::vector<AgreementCase> cases;
+  for (const auto& model : o.models) {
+    llm::load_model(model);  // an unknown model fails before any simulation
+    for (const Step& s : steps) {
+      for (const Setup& u : setups) {
+        cases.push_back({model, u.gpu, u.weights, u.acts, s.phase, s.batch, s.length});
+      }
+    }
+  }
+  return cases;
+}
+
+AgreementResult run_agreement(const AgreementCase& c, bool full) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const hw::GpuConfig gpu = hw::load_gpu(c.gpu);
+  const llm::ModelConfig model = llm::load_model(c.model);
+  const auto weights = llm::parse_weight_format(c.weights, "--weights");
+  const auto acts = golden::parse_act_dtype(c.acts, "--acts");
+  // The compiler's path: LUT tables fused into their producers wherever the GPU runs them.
+  const llm::StepConfig step = roofline::make_step(c.phase, c.batch, c.length, weights, acts, gpu);
+  const bool tables = step.precompute != llm::PrecomputeMode::kNone;
+
+  roofline::StepRequest q;
+  q.model = c.model;
+  q.gpu = c.gpu;
+  q.phase = c.phase;
+  q.batch = c.batch;
+  q.length = c.length;
+  q.weights = c.weights;
+  q.acts = c.acts;
+  if (tables) q.precompute = "fused";
+  const roofline::StepEstimate est = roofline::estimate(roofline::Machine(gpu), model, q);
+
+  const traces::Trace trace = compiler::compile_model(model, step, gpu);
+  const sim::RunStats run =
+      full ? sim::simulate(trace, gpu, {}) : sim::simulate_sampled(trace, gpu, {}, {});
+
+  AgreementResult r;
+  r.c = c;
+  r.sim_ms = run.time_ms();
+  r.roofline_ms = est.latency_ms;
+  r.sim_method = full ? "full" : run.sample_method;
+
+  // Operators in step order, each folded into the op whose kernel runs it.
+  const llm::StepGraph graph = llm::build_step_graph(model, step);
+  std::map<std::string, size_t> index;
+  std::map<std::string, sim::KernelStats> stats;
+  auto add_ops = [&](const std::vector<llm::Op>& ops, const std::vector<roofline::OpCost>& costs,
+                     double times) {
+    for (size_t i = 0; i < ops.size() && i < costs.size(); ++i) {
+      const std::string key = runs_in(ops[i]);
+      auto it = index.find(key);
+      if (it == index.end()) {
+        it = index.emplace(key, r.ops.size()).first;
+        r.ops.push_back({key, 0, 0, "", ""});
+      }
+      OpGap& g = r.ops[it->second];
+      g.roofline_ms += costs[i].ms * times;
+      if (ops[i].name == key) g.roofline_bound = costs[i].bound;
+    }
+  };
+  add_ops(graph.embedding, est.embedding, 1);
+  add_ops(graph.layer, est.layer, double(est.layers));
+  add_ops(graph.head, est.head, 1);
+  for (const auto& k : run.kernels) {
+    const std::string op = op_of(k.name);
+    auto it = index.find(op);
+    if (it == index.end()) {
+      it = index.emplace(op, r.ops.size()).first;
+      r.ops.push_back({op, 0, 0, "", ""});
+    }
+    r.ops[it->second].sim_ms += k.time_ms();
+    stats[op] += k;
+  }
+  for (auto& g : r.ops) {
+    if (stats.count(g.op)) g.sim_stall = std::string(sim::stall_name(stats[g.op].binding_stall()));
+  }
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+nlohmann::json to_json(const AgreementResult& r) {
+  nlohmann::json ops = nlohmann::json::array();
+  for (const auto& g : r.ops) {
+    ops.push_back({{"op", g.op},
+                   {"sim_ms", g.sim_ms},
+                   {"roofline_ms", g.roofline_ms},
+                   {"diff", g.diff()},
+                   {"sim_stall", g.sim_stall},
+                   {"roofline_bound", g.roofline_bound}});
+  }
+  return {{"step", r.c.label()}, {"model", r.c.model},
+          {"gpu", r.c.gpu},      {"weights", r.c.weights},
+          {"acts", r.c.acts},    {"phase", std::string(llm::phase_name(r.c.phase))},
+          {"batch", r.c.batch},  {"length", r.c.length},
+          {"sim_ms", r.sim_ms},  {"roofline_ms", r.roofline_ms},
+          {"diff", r.diff()},    {"sim_method", r.sim_method},
+          {"ops", ops},          {"wall_s", r.wall_s}};
+}
+
+std::string agreement_markdown(const std::vector<AgreementResult>& rows) {
+  double worst = 0, sum = 0;
+  int within = 0;
+  for (const auto& r : rows) {
+    worst = std::max(worst, std::abs(r.diff()));
+    sum += std::abs(r.diff());
+    within += std::abs(r.diff()) <= kStepAgreementMax ? 1 : 0;
+  }
+  const double mean = rows.empty() ? 0 : sum / double(rows.size());
+  std::string s = fmt::format(
+      "Simulator (`ltc sim --model ... --sample`) against the roofline (`ltc decode|prefill`) on "
+      "the same step and path. {} of {} steps within {:.0f}% (target: all), mean |difference| "
+      "{:.1f}% (target {:.0f}%), worst {:.1f}%.\n\n",
+      within, rows.size(), kStepAgreementMax * 100, mean * 100, kStepAgreementMean * 100,
+      worst * 100);
+  s += "| step | simulator ms | roofline ms | sim / roofline |\n|---|---|---|---|\n";
+  for (const auto& r : rows) {
+    s += fmt::format("| {} | {:.3f} | {:.3f} | {:+.1f}% |\n", r.c.label(), r.sim_ms, r.roofline_ms,
+                     r.diff() * 100);
+  }
+  s += fmt::format(
+      "\nOperators more than {:.0f}% apart (a launch group under its first op; layers summed), "
+      "with the simulator's binding stall and the roofline's bound:\n\n",
+      kOpGapListed * 100);
+  s += "| step | operator | simulator ms | roofline ms | sim / roofline | sim stall | roofline "
+       "bound |\n|---|---|---|---|---|---|---|\n";
+  for (const auto& r : rows) {
+    for (const auto& g : r.ops) {
+      if (std::abs(g.diff()) <= kOpGapListed || g.roofline_ms <= 0) continue;
+      s += fmt::format("| {} | {} | {:.4f} | {:.4f} | {:+.1f}% | {} | {} |\n", r.c.label(), g.op,
+                       g.sim_ms, g.roofline_ms, g.diff() * 100, g.sim_stall, g.roofline_bound);
+    }
+  }
+  return s;
+}
+
+}  // namespace ltc::report
