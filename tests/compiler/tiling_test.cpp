@@ -98,6 +98,12 @@ TEST(Tiling, LargeW1A8GemmIsWithinBoundsAndMoreRegistersHelp) {
   bool fits = true;
   evaluate_tiles(p, gpu, {128, 512, 32}, {64, 256, 32}, &fits);
   EXPECT_FALSE(fits);
+  // The -drm design lifts both limits (configs/gpus/a100-lut4x-drm.json): the paper's tile fits.
+  const TileChoice paper =
+      evaluate_tiles(lut_gemm_problem(drm, 2048, 27648, 5120, golden::DType::kInt8, 1), drm,
+                     {128, 512, 32}, {64, 256, 32}, &fits);
+  EXPECT_TRUE(fits);
+  EXPECT_GT(paper.registers_per_thread, 512);
 }
 
 TEST(Tiling, WiderWeightsShrinkTheNTileOrKeepIt) {

@@ -157,7 +157,7 @@ TEST(GpuConfig, OverridesReplaceFieldsAndNameTheBadOnes) {
 }
 
 // A built-in that names a `base` is its base with the listed fields replaced, nothing else: the
-// -drm variants double the register file, a100-80g has the larger HBM, the LUT variants add LUT
+// -drm variants double the register file and lift the per-thread limit, a100-80g has the larger HBM, the LUT variants add LUT
 // tensor cores. Compared field by field on the loaded JSON form.
 TEST(GpuConfig, DerivedBuiltinsAreTheirBaseWithTheFieldsTheyName) {
   auto patched = [](const std::string& base, const nlohmann::json& patch) {
@@ -172,7 +172,8 @@ TEST(GpuConfig, DerivedBuiltinsAreTheirBaseWithTheFieldsTheyName) {
     const nlohmann::json got = load_gpu(name);
     EXPECT_EQ(got, patched(base, {{"name", name},
                                   {"description", got["description"]},
-                                  {"register_file_kb_per_sm", 512}}))
+                                  {"register_file_kb_per_sm", 512},
+                                  {"max_registers_per_thread", 1023}}))
         << name;
   }
   const nlohmann::json a80 = load_gpu("a100-80g");
