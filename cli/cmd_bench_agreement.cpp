@@ -2,6 +2,7 @@
 // (cli/report/model_agreement.h); --markdown writes the results file docs/results/agreement.md.
 #include "cli/command.h"
 #include "cli/options.h"
+#include "cli/report/case_workers.h"
 #include "cli/report/model_agreement.h"
 #include "common/file_io.h"
 
@@ -21,23 +22,26 @@ struct BenchAgreementFlags {
   report::AgreementOptions opts;
   std::string markdown;
   bool json = false;
+  int jobs = 1;
 };
 
 void run(const BenchAgreementFlags& f) {
   const std::vector<report::AgreementCase> cases = report::agreement_cases(f.opts);
   std::vector<report::AgreementResult> rows;
   nlohmann::json j = nlohmann::json::array();
-  for (size_t i = 0; i < cases.size(); ++i) {
-    rows.push_back(report::run_agreement(cases[i], f.opts.full));
-    const auto& r = rows.back();
-    j.push_back(report::to_json(r));
-    if (!f.json) {
-      fmt::print("{:>3}/{} {:<58} sim {:>9.3f} ms  roofline {:>9.3f} ms  {:+6.1f}%  ({:.1f} s)\n",
-                 i + 1, cases.size(), r.c.label(), r.sim_ms, r.roofline_ms, r.diff() * 100,
-                 r.wall_s);
-      std::fflush(stdout);
-    }
-  }
+  auto print = [&](size_t i, const nlohmann::json& result) {
+    const report::AgreementResult r = report::agreement_from_json(result);
+    j.push_back(result);
+    rows.push_back(r);
+    if (f.json) return;
+    fmt::print("{:>3}/{} {:<58} sim {:>9.3f} ms  roofline {:>9.3f} ms  {:+6.1f}%  ({:.1f} s)\n",
+               i + 1, cases.size(), r.c.label(), r.sim_ms, r.roofline_ms, r.diff() * 100, r.wall_s);
+    std::fflush(stdout);
+  };
+  report::run_cases(
+      cases.size(), f.jobs,
+      [&](size_t i) { return report::to_json(report::run_agreement(cases[i], f.opts.full)); },
+      print);
   const std::string md = report::agreement_markdown(rows);
   if (f.json) {
     fmt::print("{}\n", j.dump());
@@ -56,6 +60,8 @@ CommandRegistrar reg{
       sub->add_flag("--full", f->opts.full, "simulate every step in full (slow; default sampled)");
       sub->add_option("--markdown", f->markdown, "also write the tables as Markdown to this file");
       sub->add_flag("--json", f->json, "print one JSON array");
+      sub->add_option("-j,--jobs", f->jobs, "steps simulated at once (worker processes)")
+          ->capture_default_str();
       set_examples(sub, {"ltc bench agreement --model llama2-7b",
                          "ltc bench agreement --markdown docs/results/agreement.md"});
       sub->callback([f] { run(*f); });

@@ -4,6 +4,7 @@
 // results file docs/results/kernels.md.
 #include "cli/command.h"
 #include "cli/options.h"
+#include "cli/report/case_workers.h"
 #include "cli/report/skinny_kernels.h"
 #include "common/file_io.h"
 
@@ -21,25 +22,28 @@ struct BenchKernelsFlags {
   report::SkinnyOptions opts;
   std::string markdown;
   bool json = false;
+  int jobs = 1;
 };
 
 void run(const BenchKernelsFlags& f) {
   const std::vector<report::SkinnyCase> cases = report::skinny_cases(f.opts);
   std::vector<report::SkinnyResult> rows;
   nlohmann::json j = nlohmann::json::array();
-  for (size_t i = 0; i < cases.size(); ++i) {
-    rows.push_back(report::run_skinny_case(cases[i]));
-    const auto& r = rows.back();
-    j.push_back(report::to_json(r));
-    if (!f.json) {
-      fmt::print(
-          "{:>4}/{} {:<10} {:<10} {:<24} M={:<2} W{:<2} {:<7} {:>8.2f} us {:>6.0f} GB/s "
-          "{:>5.1f}% {}\n",
-          i + 1, cases.size(), r.c.gpu, r.c.model, r.c.layer, r.c.m, r.c.wbits, r.path, r.time_us,
-          r.gbps, r.fraction * 100, r.meets() ? "" : r.binding_stall);
-      std::fflush(stdout);
-    }
-  }
+  auto print = [&](size_t i, const nlohmann::json& result) {
+    const report::SkinnyResult r = report::skinny_from_json(result);
+    j.push_back(result);
+    rows.push_back(r);
+    if (f.json) return;
+    fmt::print(
+        "{:>4}/{} {:<10} {:<10} {:<24} M={:<2} W{:<2} {:<7} {:>8.2f} us {:>6.0f} GB/s "
+        "{:>5.1f}% {}\n",
+        i + 1, cases.size(), r.c.gpu, r.c.model, r.c.layer, r.c.m, r.c.wbits, r.path, r.time_us,
+        r.gbps, r.fraction * 100, r.meets() ? "" : r.binding_stall);
+    std::fflush(stdout);
+  };
+  report::run_cases(
+      cases.size(), f.jobs,
+      [&](size_t i) { return report::to_json(report::run_skinny_case(cases[i])); }, print);
   if (f.json) fmt::print("{}\n", j.dump());
   if (!f.markdown.empty()) write_text_atomic(f.markdown, report::skinny_markdown(rows));
   int below = 0;
@@ -62,6 +66,8 @@ CommandRegistrar reg{
           ->capture_default_str();
       sub->add_option("--markdown", f->markdown, "also write the table as Markdown to this file");
       sub->add_flag("--json", f->json, "print one JSON array");
+      sub->add_option("-j,--jobs", f->jobs, "cases simulated at once (worker processes)")
+          ->capture_default_str();
       set_examples(sub, {"ltc bench kernels",
                          "ltc bench kernels --gpu a100-lut4x --model llama2-7b --m 1 --wbits 2",
                          "ltc bench kernels --markdown docs/results/kernels.md"});

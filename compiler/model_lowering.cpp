@@ -936,6 +936,7 @@ traces::Trace compile_model(const llm::ModelConfig& model, llm::StepConfig step,
                                                     : llm::PrecomputeMode::kSeparate);
   if (lut) step.lut_k = gpu.lut_tensor->core.shape.k;
   step.quantize_tables = options.quantize_tables;
+  step.kernels = llm::KernelPlan::kCompiled;  // the kernels this lowering emits
   const llm::StepGraph g = llm::build_step_graph(model, step);
   traces::Trace t = ModelLowerer(g, gpu, options).run();
   t.version = t.minimum_version();

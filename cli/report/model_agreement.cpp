@@ -75,7 +75,8 @@ AgreementResult run_agreement(const AgreementCase& c, bool full) {
   const auto weights = llm::parse_weight_format(c.weights, "--weights");
   const auto acts = golden::parse_act_dtype(c.acts, "--acts");
   // The compiler's path: LUT tables fused into their producers wherever the GPU runs them.
-  const llm::StepConfig step = roofline::make_step(c.phase, c.batch, c.length, weights, acts, gpu);
+  llm::StepConfig step = roofline::make_step(c.phase, c.batch, c.length, weights, acts, gpu);
+  step.kernels = llm::KernelPlan::kCompiled;  // both models cost the compiler's kernels
   const bool tables = step.precompute != llm::PrecomputeMode::kNone;
 
   roofline::StepRequest q;
@@ -87,6 +88,7 @@ AgreementResult run_agreement(const AgreementCase& c, bool full) {
   q.weights = c.weights;
   q.acts = c.acts;
   if (tables) q.precompute = "fused";
+  q.kernels = llm::KernelPlan::kCompiled;
   const roofline::StepEstimate est = roofline::estimate(roofline::Machine(gpu), model, q);
 
   const traces::Trace trace = compiler::compile_model(model, step, gpu);
@@ -154,6 +156,26 @@ nlohmann::json to_json(const AgreementResult& r) {
           {"sim_ms", r.sim_ms},  {"roofline_ms", r.roofline_ms},
           {"diff", r.diff()},    {"sim_method", r.sim_method},
           {"ops", ops},          {"wall_s", r.wall_s}};
+}
+
+AgreementResult agreement_from_json(const nlohmann::json& j) {
+  AgreementResult r;
+  r.c = {j.at("model"),
+         j.at("gpu"),
+         j.at("weights"),
+         j.at("acts"),
+         llm::parse_phase(j.at("phase").get<std::string>()),
+         j.at("batch"),
+         j.at("length")};
+  r.sim_ms = j.at("sim_ms");
+  r.roofline_ms = j.at("roofline_ms");
+  r.sim_method = j.at("sim_method");
+  r.wall_s = j.at("wall_s");
+  for (const auto& o : j.at("ops")) {
+    r.ops.push_back({o.at("op"), o.at("sim_ms"), o.at("roofline_ms"), o.at("sim_stall"),
+                     o.at("roofline_bound")});
+  }
+  return r;
 }
 
 std::string agreement_markdown(const std::vector<AgreementResult>& rows) {

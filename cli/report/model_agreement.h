@@ -1,10 +1,10 @@
 // Do the two performance models agree? One decode or prefill step compiled and run by the
 // cycle-level simulator (sampled unless asked for in full) beside the tile-level roofline's
-// estimate of the same step on the same path (LUT GPUs: the LUT path with the precompute fused
-// into its producers, as the compiler lowers it), for the LLaMA2 models across GPUs and
-// precisions. Per step: both times and their difference; per operator (a launch group, e.g.
-// QKV, as one), those more than kOpGapListed apart, with each model's binding stall or bound.
-// `ltc bench agreement` prints it.
+// estimate of the same step with the same kernels (llm::KernelPlan::kCompiled) on the same path
+// (LUT GPUs: the precompute fused into its producers, as the compiler lowers it), for the LLaMA2
+// models across GPUs and precisions. Per step: both times and their difference; per operator (a
+// launch group, e.g. QKV, as one), those more than kOpGapListed apart, with each model's binding
+// stall or bound. `ltc bench agreement` prints it.
 #pragma once
 
 #include "model/llm/graph.h"
@@ -55,6 +55,7 @@ std::vector<AgreementCase> agreement_cases(const AgreementOptions& o);
 AgreementResult run_agreement(const AgreementCase& c, bool full);
 
 nlohmann::json to_json(const AgreementResult& r);
+AgreementResult agreement_from_json(const nlohmann::json& j);  // to_json's inverse
 // The step table with its summary (max and mean |difference| against the targets) and the
 // operators more than kOpGapListed apart.
 std::string agreement_markdown(const std::vector<AgreementResult>& rows);

@@ -137,6 +137,26 @@ nlohmann::json to_json(const SkinnyResult& r) {
           {"wall_s", r.wall_s}};
 }
 
+SkinnyResult skinny_from_json(const nlohmann::json& j) {
+  SkinnyResult r;
+  r.c = {j.at("model"), j.at("layer"), j.at("gpu"), j.at("m"), j.at("n"), j.at("k"), j.at("wbits")};
+  r.path = j.at("path");
+  r.block = j.at("block");
+  r.warp = j.at("warp");
+  r.k_slices = j.at("k_slices");
+  r.blocks = j.at("blocks");
+  r.cycles = j.at("cycles");
+  r.time_us = j.at("time_us");
+  r.bytes = j.at("bytes");
+  r.dram_read_bytes = j.at("dram_read_bytes");
+  r.gbps = j.at("gbps");
+  r.fraction = j.at("fraction_of_dram");
+  r.occupancy = j.at("occupancy");
+  r.binding_stall = j.at("binding_stall");
+  r.wall_s = j.at("wall_s");
+  return r;
+}
+
 std::string skinny_markdown(const std::vector<SkinnyResult>& rows) {
   std::string s = fmt::format(
       "Skinny GEMM kernels in the cycle-level simulator: the bytes each must move over its time, "

@@ -57,6 +57,7 @@ std::vector<SkinnyCase> skinny_cases(const SkinnyOptions& o);
 SkinnyResult run_skinny_case(const SkinnyCase& c);
 
 nlohmann::json to_json(const SkinnyResult& r);
+SkinnyResult skinny_from_json(const nlohmann::json& j);  // to_json's inverse
 // The table as Markdown, with a summary line per GPU (cases meeting the target, the lowest).
 std::string skinny_markdown(const std::vector<SkinnyResult>& rows);
 

@@ -30,6 +30,9 @@ class GraphBuilder {
     build_embedding(g.embedding);
     build_layer(g.layer);
     build_head(g.head);
+    for (auto* ops : {&g.embedding, &g.layer, &g.head}) {
+      for (Op& op : *ops) assign_launches(op);
+    }
     return g;
   }
 
@@ -39,6 +42,45 @@ class GraphBuilder {
   bool in_kernel() const { return s_.precompute == PrecomputeMode::kInKernel; }
   int bases() const {
     return s_.weights.kind == WeightFormatKind::kMultiBasisBinary ? s_.weights.bases : 1;
+  }
+
+  // Op::launches and Op::moved_bytes under the step's KernelPlan.
+  void assign_launches(Op& op) const {
+    const bool reference = s_.kernels == KernelPlan::kReference;
+    op.launches = 1;
+    op.moved_bytes = op.bytes();
+    if (!op.fused_into.empty() || !op.launch_with.empty()) {
+      op.launches = 0;
+      return;
+    }
+    switch (op.kind) {
+      case OpKind::kRope:
+        if (reference) {
+          // On q and k each: x*cos, rotate_half (neg of one half, cat), *sin, add, five kernels
+          // moving 10 elements per rotated element (the op counts 2); partial rotary adds one
+          // cat of both parts.
+          const double rotated = double(op.elements), pass = double(op.passthrough_elements);
+          const bool partial = pass > 0;
+          op.moved_bytes = hb_ * (10.0 * rotated + (partial ? 2.0 * (rotated + pass) : 0.0));
+          op.launches = partial ? 12 : 10;
+        }
+        break;
+      case OpKind::kActivation:
+        // Gated: act(gate) then * up, two kernels moving 10 elements per output, not 6.
+        if (reference && op.read_bytes > 1.5 * op.write_bytes) {
+          op.moved_bytes = op.bytes() * 10.0 / 6.0;
+          op.launches = 2;
+        }
+        break;
+      case OpKind::kAttention:
+        // Reference: SDPA's kernel and its second (split-KV reduce or statistics memset), the K
+        // and V cache copies. Compiled: the KV append, then the attention kernel (a decode that
+        // splits the KV cache adds its combine: the cost models count it where they split).
+        op.launches = reference ? 4 : 2;
+        break;
+      default:
+        break;
+    }
   }
 
   Op norm(const std::string& name, int64_t rows) const {
@@ -350,6 +392,17 @@ const Op* StepGraph::find(std::string_view name) const {
     }
   }
   return nullptr;
+}
+
+std::string_view kernel_plan_name(KernelPlan p) {
+  return p == KernelPlan::kCompiled ? "compiled" : "reference";
+}
+
+KernelPlan parse_kernel_plan(std::string_view s, std::string_view what) {
+  if (s == "reference") return KernelPlan::kReference;
+  if (s == "compiled") return KernelPlan::kCompiled;
+  throw InputError(std::string(what) + ": unknown kernel plan '" + std::string(s) +
+                   "' (valid: reference, compiled)");
 }
 
 StepGraph build_step_graph(const ModelConfig& model, const StepConfig& step) {

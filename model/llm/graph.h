@@ -48,6 +48,20 @@ enum class PrecomputeMode : uint8_t {
               // blocks that share an activation tile (no precompute op in the graph)
 };
 
+// Which kernels run a step's operators: the list both performance models read (Op::launches,
+// Op::moved_bytes), decided here once.
+enum class KernelPlan : uint8_t {
+  // The reference step the roofline is calibrated on (docs/performance-models.md): Hugging Face
+  // eager PyTorch with SDPA, e.g. RoPE as five elementwise kernels on q and on k moving 10
+  // elements per rotated element, the gated activation as two kernels, attention as four launches.
+  kReference,
+  // The compiler's kernels (compiler/model_lowering.h): one fused kernel per operator, attention
+  // as its KV append plus split-KV decode and combine (decode) or one FlashAttention kernel.
+  kCompiled,
+};
+std::string_view kernel_plan_name(KernelPlan p);  // "reference", "compiled"
+KernelPlan parse_kernel_plan(std::string_view s, std::string_view what = "--kernels");
+
 struct StepConfig {
   Phase phase = Phase::kDecode;
   int64_t batch = 1;     // sequences
@@ -60,6 +74,7 @@ struct StepConfig {
   int lut_k = 4;                 // activations per table (tensor-core K)
   bool quantize_tables = false;  // int8 table entries + one fp32 scale per table
   bool quantize_head = false;    // lm_head uses `weights` too (default: stays in `hidden`)
+  KernelPlan kernels = KernelPlan::kReference;
 
   // Both throw InputError naming --batch, --context or --seq outside 1..kMaxStepBatch and
   // 0 (decode context) or 1 (prefill seq) .. kMaxStepTokens.
@@ -131,6 +146,12 @@ struct Op {
   // first of its group).
   std::string launch_with;
   int64_t passthrough_elements = 0;  // kRope: q/k elements outside the rotary dims (copied)
+  // Under the step's KernelPlan: kernels the op launches (0: fused into its producer, or a
+  // member of a launch group) and bytes they move (its unique bytes, plus the intermediates an
+  // eager reference writes and reads back). Linear ops' GEMM kernels are the roofline's to tile
+  // (split-K adds a reduce kernel there).
+  int launches = 1;
+  double moved_bytes = 0;
   bool tensor_core() const { return kind == OpKind::kLinear || kind == OpKind::kAttention; }
   double bytes() const { return weight_bytes + read_bytes + write_bytes + kv_bytes; }
 };

@@ -67,8 +67,11 @@ double cuda_rate(const Machine& m, DType t) {
   return m.cuda_flops_per_s(t);
 }
 
+// A CUDA-core operator's kernels stream at the eager reference's fitted rate, or (the
+// compiler's fused kernels) at DRAM's streaming rate.
 OpCost memory_bound(const Machine& m, const std::string& name, const std::string& kind,
-                    double flops, double bytes, int kernels, DType t) {
+                    double flops, double bytes, int kernels, DType t,
+                    llm::KernelPlan plan = llm::KernelPlan::kReference) {
   OpCost c;
   c.name = name;
   c.kind = kind;
@@ -76,7 +79,10 @@ OpCost memory_bound(const Machine& m, const std::string& name, const std::string
   c.bytes = bytes;
   c.kernels = kernels;
   c.execution_path = "cuda cores";
-  c.memory_ms = bytes / m.elementwise_bytes_per_s() * 1e3;
+  c.memory_ms =
+      bytes /
+      (plan == llm::KernelPlan::kCompiled ? m.dram_bytes_per_s() : m.elementwise_bytes_per_s()) *
+      1e3;
   c.compute_ms = flops / cuda_rate(m, t) * 1e3;
   const double fixed_ms = kernels * m.elementwise_fixed_s() * 1e3;
   c.ms = std::max(c.memory_ms, c.compute_ms) + fixed_ms;
@@ -247,11 +253,11 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
   c.kind = "attention";
   c.flops = op.flops;
   c.bytes = op.bytes();
-  // The reference step's SDPA: the attention kernel and a second one (decode: the split-KV
-  // reduction; prefill: a memset of its statistics), plus the K and V cache copies.
-  c.kernels = 4;
+  // Its launches (llm::KernelPlan): the attention kernel at the kernel's fixed cost, the others
+  // (reference: SDPA's second kernel and the K and V cache copies; compiled: the KV append and
+  // the split-KV combine) at the elementwise one.
+  c.kernels = op.launches;
   c.execution_path = "flash attention (mac " + std::string(golden::dtype_name(step.hidden)) + ")";
-  const double fixed_s = m.kernel_fixed_s() + 3 * m.elementwise_fixed_s();
   int64_t units = at.batch * at.heads;
   if (!at.causal && at.q_len <= 16) {
     // Decode: stream the KV cache. FlashAttention-2 folds the query heads of a KV group into
@@ -272,6 +278,8 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
     c.compute_ms = padded_flops / (peak * a.flash_attention_fraction) * 1e3;
     c.tile = TileChoice{int(padded_rows), 256, int(splits), units * splits,
                         ceil_div(units * splits, sms)};
+    // The compiled plan's split-KV combine (the reference's second SDPA kernel is in its four).
+    if (step.kernels == llm::KernelPlan::kCompiled && splits > 1) ++c.kernels;
   } else {
     // Prefill: FlashAttention-2 tiles of 128 queries x 128 keys; causal tiles see a growing
     // prefix (diagonal blocks computed whole). Longest-tile bound and total work over the SMs;
@@ -294,6 +302,7 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
     c.memory_ms = c.bytes / m.dram_bytes_per_s() * 1e3;
     c.tile = TileChoice{kBlock, kBlock, 1, units * nq, ceil_div(units * nq, sms)};
   }
+  const double fixed_s = m.kernel_fixed_s() + (c.kernels - 1) * m.elementwise_fixed_s();
   double t = overlap(c.compute_ms, c.memory_ms, a.overlap_exponent);
   if (c.compute_ms > c.memory_ms) t *= throttle(m, c.compute_ms * 1e-3);
   c.ms = t + fixed_s * 1e3;
@@ -320,31 +329,20 @@ OpCost op_cost(const Machine& m, const llm::Op& op, const llm::StepConfig& step)
       // Fused: the producer computes tables instead of writing activations (no launch, no
       // activation round trip); separate: its own kernel reading activations.
       const bool fused = !op.fused_into.empty();
-      OpCost c = memory_bound(m, op.name, kind, op.flops, op.bytes(), fused ? 0 : 1, step.acts);
+      OpCost c = memory_bound(m, op.name, kind, op.flops, op.bytes(), op.launches, step.acts,
+                              step.kernels);
       if (fused) c.execution_path = "cuda cores, fused into " + op.fused_into;
       return c;
     }
-    case llm::OpKind::kRope: {
-      // Eager RoPE on q and k each: x*cos, rotate_half (neg of one half, cat), *sin, add: 5
-      // kernels moving 10 elements per rotated element (the graph counts 2); partial rotary adds
-      // one cat of the rotated and pass-through parts (2 per element).
-      const double rotated = double(op.elements), pass = double(op.passthrough_elements);
-      const double hb = op.bytes() / (2.0 * (rotated + pass));
-      const bool partial = pass > 0;
-      const double bytes = hb * (10.0 * rotated + (partial ? 2.0 * (rotated + pass) : 0.0));
-      return memory_bound(m, op.name, kind, op.flops, bytes, partial ? 12 : 10, step.hidden);
-    }
-    case llm::OpKind::kActivation: {
-      // Gated FFN: act(gate) then * up: two kernels, 10 bytes per element instead of 6.
-      const bool gated = op.read_bytes > 1.5 * op.write_bytes;
-      return memory_bound(m, op.name, kind, op.flops, op.bytes() * (gated ? 10.0 / 6.0 : 1.0),
-                          gated ? 2 : 1, step.hidden);
-    }
+    case llm::OpKind::kRope:
+    case llm::OpKind::kActivation:
     case llm::OpKind::kEmbedding:
     case llm::OpKind::kNorm:
     case llm::OpKind::kResidual:
-      return memory_bound(m, op.name, kind, op.flops, op.bytes(), op.fused_into.empty() ? 1 : 0,
-                          step.hidden);
+      // The kernels and bytes of the step's kernel plan (llm::KernelPlan: the eager reference's
+      // ten RoPE kernels moving 10 elements per rotated element, or one fused kernel).
+      return memory_bound(m, op.name, kind, op.flops, op.moved_bytes, op.launches, step.hidden,
+                          step.kernels);
   }
   return {};
 }

@@ -32,14 +32,16 @@ StepEstimate estimate(const Machine& m, const llm::ModelConfig& model, const Ste
                      "' runs " + weights.name() + " x " + std::string(golden::dtype_name(acts)) +
                      " without tables (a GPU with LUT tensor cores and low-bit weights has them)");
   }
-  const auto step =
+  auto step =
       make_step(r.phase, r.batch, r.length, weights, acts, m.gpu(), mode, r.quantize_tables);
+  step.kernels = r.kernels;
   StepEstimate e = estimate_step(m, llm::build_step_graph(model, step));
   if (!mode && step.precompute != llm::PrecomputeMode::kNone && !r.quantize_tables) {
     // Left to the tool (--quantize-tables asks for tables, so it pins the LUT path): the MAC
     // path may be faster (W8A8 on a LUT GPU runs 8 planes); keep the faster and say why.
-    const auto mac_step = make_step(r.phase, r.batch, r.length, weights, acts, m.gpu(),
-                                    llm::PrecomputeMode::kNone, false);
+    auto mac_step = make_step(r.phase, r.batch, r.length, weights, acts, m.gpu(),
+                              llm::PrecomputeMode::kNone, false);
+    mac_step.kernels = r.kernels;
     StepEstimate mac = estimate_step(m, llm::build_step_graph(model, mac_step));
     const bool lut_faster = e.latency_ms <= mac.latency_ms;
     const std::string why = fmt::format(

@@ -20,6 +20,9 @@ struct StepRequest {
   std::string acts = "fp16";
   std::optional<std::string> precompute;  // none | separate | fused (default by GPU)
   bool quantize_tables = false;
+  // The kernels the step runs (llm::KernelPlan): the calibrated reference step by default;
+  // "compiled" costs the compiler's kernels, as the cycle-level simulator runs them.
+  llm::KernelPlan kernels = llm::KernelPlan::kReference;
 };
 
 StepEstimate estimate(const StepRequest& r);

@@ -241,6 +241,34 @@ TEST(ModelLowering, KernelNamesAreGraphOpsWithOptionalParts) {
   }
 }
 
+// The graph's kernel list under the compiled plan (llm::KernelPlan) is what the compiler
+// emits: per op of a layer, as many kernels as Op::launches, on LUT and MAC GPUs, decode and
+// prefill.
+TEST(ModelLowering, KernelsPerOpAreTheCompiledPlansLaunches) {
+  for (const Step& s :
+       {make(kTiny, true, 2, 100, "a100-lut4x", "int2", golden::DType::kInt8),
+        make(kTiny, false, 1, 64, "a100"), make("llama2-7b", true, 3, 40, "h200"),
+        make("llama2-7b", false, 1, 128, "a100-lut4x", "int2", golden::DType::kInt8)}) {
+    llm::StepGraph g = graph_of(s);
+    const Trace t = compile_model(s.model, s.step, s.gpu);
+    llm::StepConfig compiled = g.step;
+    compiled.kernels = llm::KernelPlan::kCompiled;
+    g = llm::build_step_graph(s.model, compiled);
+    std::map<std::string, int> kernels;
+    for (const auto& k : t.kernels) {
+      const auto [prefix, op] = op_of(k.name, g);
+      if (prefix == "L0") ++kernels[op];
+    }
+    bool combine = false;  // a split-KV decode's combine, which the graph leaves to the split
+    for (const auto& k : t.kernels) combine = combine || k.name == "L0.attention.combine";
+    for (const auto& op : g.layer) {
+      const int extra = op.kind == llm::OpKind::kAttention && combine ? 1 : 0;
+      EXPECT_EQ(kernels[op.name], op.launches + extra)
+          << s.model.name << " " << llm::phase_name(s.step.phase) << " " << op.name;
+    }
+  }
+}
+
 // The compiler launches what the roofline costs as one launch (the graph's one kernel list):
 // QKV and gate+up are one GEMM each, N concatenated.
 TEST(ModelLowering, LaunchGroupsAreOneGemmWithTheirMembersN) {

@@ -207,3 +207,32 @@ TEST(Step, BadInputIsAnInputError) {
 
 }  // namespace
 }  // namespace ltc::roofline
+
+namespace ltc::roofline {
+namespace {
+
+// The kernel plan (llm::KernelPlan) the roofline costs: the reference step's eager RoPE is five
+// kernels on q and five on k moving 10 elements per rotated element at the fitted elementwise rate;
+// the compiler's is one kernel moving the op's bytes at DRAM's streaming rate. GEMMs do not depend
+// on it.
+TEST(Step, KernelPlanSetsLaunchesAndBytesOfCudaCoreOps) {
+  StepRequest r = prefill("llama2-7b", "a100", 1, 1024);
+  const auto ref = estimate(r);
+  r.kernels = llm::KernelPlan::kCompiled;
+  const auto cmp = estimate(r);
+  const auto& rope_ref = find(ref, "rope");
+  const auto& rope_cmp = find(cmp, "rope");
+  EXPECT_EQ(rope_ref.kernels, 10);  // five on q, five on k
+  EXPECT_EQ(rope_cmp.kernels, 1);
+  EXPECT_NEAR(rope_ref.bytes, 5.0 * rope_cmp.bytes, 1e-6 * rope_ref.bytes);  // 10 vs 2 per element
+  const Machine m(hw::load_gpu("a100"));
+  EXPECT_NEAR(rope_cmp.memory_ms, rope_cmp.bytes / m.dram_bytes_per_s() * 1e3, 1e-12);
+  EXPECT_NEAR(rope_ref.memory_ms, rope_ref.bytes / m.elementwise_bytes_per_s() * 1e3, 1e-12);
+  EXPECT_EQ(find(ref, "attention").kernels, 4);
+  EXPECT_EQ(find(cmp, "attention").kernels, 2);  // KV append, FlashAttention
+  EXPECT_EQ(find(ref, "q_proj").ms, find(cmp, "q_proj").ms);
+  EXPECT_LT(cmp.latency_ms, ref.latency_ms);
+}
+
+}  // namespace
+}  // namespace ltc::roofline
