@@ -141,6 +141,10 @@ GemmProblem mac_mpgemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, i
   p.w_bits = weight_bits;
   const bool codes_direct = act == golden::DType::kInt8 && weight_bits == 8;
   p.dequant_bits = codes_direct ? 0 : golden::dtype_bits(act);
+  // Skinny weight-only GEMMs run mma.sync warps (one warp row, sliced K, codes dequantized in
+  // registers), as weight-only GEMV kernels do on Hopper: a warpgroup spans 64 rows of mostly
+  // padding and reads its dequantized B from shared memory.
+  if (m <= kSkinnyRows) p.warpgroup = 1;
   return p;
 }
 
