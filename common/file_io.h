@@ -2,16 +2,38 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ltc {
 
-// Reads a whole file; throws std::runtime_error naming the path when it cannot.
+// The most bytes a file the user names is read up to (traces, JSON configs, specs): a whole LLM
+// step's trace is a few MB, so a larger file is a wrong path (a disk image, /dev/zero), not input.
+inline constexpr uint64_t kMaxInputFileBytes = uint64_t(1) << 30;
+
+// Reads a whole input file the user named: a regular file (a FIFO, device, socket or directory
+// is refused, naming what it is, before anything is read: /dev/zero would never end, a FIFO
+// would block) of at most `max_bytes` (the limit is named). Throws InputError "<path>: ...".
+std::string read_input_file(const std::string& path, uint64_t max_bytes = kMaxInputFileBytes);
+
+// Reads a whole file ltc or its tools wrote, with read_input_file's checks; throws
+// std::runtime_error naming the path when it cannot (a failed run, not bad input).
 std::string read_text(const std::string& path);
 
 // The last `max_chars` characters of a file (a tool's log for an error message); "" when the file
 // cannot be read.
 std::string read_tail(const std::string& path, size_t max_chars);
+
+// Refuses (InputError naming `flag`) an output path that is the same file as one of `inputs`
+// (a hard link or another spelling of it included): writing it would destroy the input.
+void check_not_an_input(const std::string& output, const std::string& flag,
+                        const std::vector<std::string>& inputs);
+
+// Refuses (InputError "<what>: ...") a name that would not stay a single file inside the output
+// directory it is joined to: valid are 1..128 letters, digits, '_', '-' and '.', not starting with
+// '.' (so no "..", no '/', no hidden file).
+void check_file_name(const std::string& name, const std::string& what);
 
 // Writes `text` to `path` atomically: a temporary file in the same folder (named after the process
 // and thread, so concurrent writers do not collide), then a rename. Readers never see a

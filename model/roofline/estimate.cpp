@@ -1,6 +1,7 @@
 #include "model/roofline/estimate.h"
 
 #include "common/error.h"
+#include "common/file_io.h"
 #include "model/golden/gemm.h"
 
 #include <fmt/core.h>
@@ -60,11 +61,10 @@ StepEstimate estimate(const StepRequest& r) {
 }
 
 std::vector<GemmCheck> load_gemm_measurements(const std::string& path, std::string* device) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open file");
+  const std::string text = read_input_file(path);
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path + ": not valid JSON: " + plain_json_error(e));
   }
