@@ -92,7 +92,7 @@ void check_interpreter_budget(const std::string& what, double macs, double max_m
 
 void run_gemm(const CompileGemmFlags& o) {
   golden::check_gemm_extents(o.m, o.n, o.k);
-  check_output_path(o.out, "--out");
+  check_output_path(o.out, "--out", {o.gpu});
   compiler::GemmSpec s;
   s.name = "gemm";
   s.m = o.m;
@@ -166,7 +166,7 @@ struct CompileModelFlags {
 };
 
 void run_model(const CompileModelFlags& o) {
-  check_output_path(o.out, "--out");
+  check_output_path(o.out, "--out", {o.model, o.gpu});
   const llm::ModelConfig model = load_model_reporting(o.model);
   const llm::StepConfig step =
       step_from_flags(model, o.phase, o.batch, o.context, o.seq, o.weights, o.acts);
@@ -217,9 +217,17 @@ void run_trace(const CompileRunFlags& o) {
     if (k.gemm.m <= 0) continue;
     const double macs = double(std::max<int64_t>(k.gemm.batch, 1)) * double(k.gemm.m) *
                         double(k.gemm.n) * double(k.gemm.k);
+    // What the interpreter will execute: the program's LMMAs (a loop edited to billions of trips
+    // runs them all, whatever the gemm record says), at least the record's M*N*K.
+    const double executed = double(k.blocks()) * double(k.warps_per_block()) *
+                            traces::expanded_sum(k.program, [](const traces::Instr& in) {
+                              const golden::LmmaShape& s = in.lmma.shape;
+                              return in.op == traces::Opcode::kLmma ? double(s.m) * s.n * s.k : 0.0;
+                            });
     // A single GEMM is the point of the run: refuse it rather than skip it.
     if (gemms == 1 || macs <= o.max_macs) {
-      check_interpreter_budget("kernel '" + k.name + "'", macs, o.max_macs, "--max-macs");
+      check_interpreter_budget("kernel '" + k.name + "'", std::max(macs, executed), o.max_macs,
+                               "--max-macs");
       total_macs += macs;
     }
   }
@@ -271,6 +279,14 @@ void run_trace(const CompileRunFlags& o) {
   if (failed) set_exit_code(kExitFailed);
 }
 
+// --group, of compile gemm and compile model: the scale group of integer weights.
+FlagRules& group_rule(FlagRules& rules, const std::string& weights) {
+  return rules.flags({"--group"}, "with integer weights (int1..int8, ternary, binary)",
+                     "float weights have no quantization group", [weights] {
+                       return llm::parse_weight_format(weights, "--weights").is_low_bit();
+                     });
+}
+
 CommandRegistrar reg{
     50, [](CLI::App& app) {
       CLI::App* compile = app.add_subcommand("compile", "Lower GEMMs and LLM steps to LMMA traces");
@@ -314,7 +330,13 @@ CommandRegistrar reg{
                           "--gpu a100-lut4x --out gemm.lmt --verify",
                           "ltc compile gemm --m 256 --n 4096 --k 4096 --weights int4:g=128 --acts "
                           "fp16 --gpu a100 --out gemm.ltcb"});
-      gemm->callback([g] { run_gemm(*g); });
+      gemm->callback([g, gemm] {
+        FlagRules rules(gemm);
+        rules.flags({"--seed", "--max-macs"}, "with --verify",
+                    "only --verify runs the functional interpreter", [g] { return g->verify; });
+        group_rule(rules, g->weights).check();
+        run_gemm(*g);
+      });
 
       auto m = std::make_shared<CompileModelFlags>();
       CLI::App* model = compile->add_subcommand("model", "A whole decode or prefill step -> trace");
@@ -341,7 +363,11 @@ CommandRegistrar reg{
                            "--context 1024 --out decode.ltcb",
                            "ltc compile model --model bitnet-b1.58-3b --phase prefill --seq 512 "
                            "--gpu a100-lut8x --out prefill.lmt --json"});
-      model->callback([m] { run_model(*m); });
+      model->callback([m, model] {
+        FlagRules rules(model);
+        group_rule(rules, m->weights).check();
+        run_model(*m);
+      });
 
       auto r = std::make_shared<CompileRunFlags>();
       CLI::App* run = compile->add_subcommand(
@@ -367,7 +393,7 @@ CommandRegistrar reg{
       set_examples(conv, {"ltc compile convert gemm.lmt gemm.ltcb"});
       conv->callback([c] {
         const traces::Trace t = traces::read_trace_file(c->first);
-        check_output_path(c->second, "OUT");
+        check_output_path(c->second, "OUT", {c->first});
         traces::write_trace_file(t, c->second);
       });
     }};

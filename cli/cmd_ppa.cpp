@@ -40,7 +40,6 @@ void run(const PpaFlags& o) {
         "--scale-vdd 0.9), or neither");
   }
   synth::PpaOptions po;
-  if (o.clock_ns < 0) throw InputError("--clock-ns: must be > 0 (omit for the design's maximum)");
   po.clock_ns = o.clock_ns;
   if (o.activity == "measured") {
     po.activity = synth::ActivityMode::kMeasured;
@@ -145,7 +144,9 @@ CommandRegistrar reg{
           ->capture_default_str()
           ->check(in_range(1, 8));
       sub->add_option("--clock-ns", o->clock_ns,
-                      "clock period for power and throughput (default: the design's maximum)");
+                      "clock period for power and throughput, 0.001..1e6 (default: the design's "
+                      "maximum)")
+          ->check(in_range(0.001, 1e6));
       sub->add_option("--activity", o->activity,
                       "measured (gate-level simulation) or assumed (fixed 0.1 / 0.5)")
           ->capture_default_str();
@@ -174,6 +175,12 @@ CommandRegistrar reg{
                          "ltc ppa --design mac --act int8 --clock-ns 5 --json"});
       sub->callback([o, sub] {
         o->point.wbits_given = sub->get_option("--wbits")->count() > 0;
+        check_design_point_flags(sub, o->point);
+        FlagRules(sub)
+            .flags({"--cycles", "--netlist-sim", "--seed", "--gate-check"},
+                   "with --activity measured", "assumed activity simulates no netlist",
+                   [o] { return o->activity == "measured"; })
+            .check();
         run(*o);
       });
     }};

@@ -98,6 +98,7 @@ CommandRegistrar reg{
                          "ltc verify --design mac --act int8 --vectors 256 --vcd run.vcd"});
       sub->callback([args, sub] {
         args->point.wbits_given = sub->get_option("--wbits")->count() > 0;
+        check_design_point_flags(sub, args->point);
         if (!args->vcd.empty()) check_output_path(args->vcd, "--vcd");
         run_verify(*args);
       });

@@ -153,7 +153,8 @@ void validate(const Trace& t, const std::string& origin);
 // layout, so every access of every warp lies inside its tensor; padding elements hold zeros
 // (inputs) or are discarded (outputs), and an lmma / mma whose k origin is >= the GEMM's K (the
 // padded tail of the last K tile) is predicated off: it issues and takes its cycles but adds
-// nothing. Global and shared accesses cover the bytes [addr, addr + bytes).
+// nothing. Global and shared accesses cover the bytes [addr, addr + bytes); a strided lds / sts
+// (stride S) the bytes [addr, addr + 31 * S + bytes / 32).
 //
 // Address checks: validate()'s extent checks (counted in `accesses`), and no two warps of a
 // kernel storing (stg) the same global byte, by expanding every warp of kernels with at most

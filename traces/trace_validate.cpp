@@ -102,7 +102,9 @@ uint64_t check_extents(const Kernel& k, const std::string& kw) {
       const int64_t term = in.addr.coef[size_t(v)] * max_value[size_t(v)];
       (term < 0 ? lo : hi) += term;
     }
-    const uint64_t end = uint64_t(std::max<int64_t>(hi, 0)) + in.bytes;
+    // A strided lds / sts: thread t moves bytes / 32 at addr + t * stride.
+    const uint64_t extent = in.stride ? 31 * uint64_t(in.stride) + in.bytes / 32 : in.bytes;
+    const uint64_t end = uint64_t(std::max<int64_t>(hi, 0)) + extent;
     std::string space;
     uint64_t size = 0;
     if (global) {

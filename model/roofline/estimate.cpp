@@ -33,6 +33,12 @@ StepEstimate estimate(const Machine& m, const llm::ModelConfig& model, const Ste
                      "' runs " + weights.name() + " x " + std::string(golden::dtype_name(acts)) +
                      " without tables (a GPU with LUT tensor cores and low-bit weights has them)");
   }
+  if (mode && *mode != llm::PrecomputeMode::kNone && !weights.is_low_bit()) {
+    throw InputError("--precompute: " + *r.precompute +
+                     " applies to low-bit weights only (their LUT tables, built for LUT tensor "
+                     "cores or CUDA-core LUT kernels); " +
+                     weights.name() + " weights have none (valid here: none)");
+  }
   const auto step =
       make_step(r.phase, r.batch, r.length, weights, acts, m.gpu(), mode, r.quantize_tables);
   StepEstimate e = estimate_step(m, llm::build_step_graph(model, step));

@@ -141,6 +141,13 @@ TEST(Extents, TheLastByteIsInsideAndOnePastIsNot) {
               read_text(kernel_text("tensor 0 a bytes=2048", prog, 31), "e.lmt");
             }).find("outside shared memory of 31 bytes"),
             std::string::npos);
+  // A strided lds: thread 31 reads 4 bytes at 31 * 128.
+  const std::vector<std::string> strided = {"lds bytes=128 addr=0 stride=128"};
+  EXPECT_NO_THROW(read_text(kernel_text("tensor 0 a bytes=16", strided, 3972), "s.lmt"));
+  EXPECT_NE(message_of([&] {
+              read_text(kernel_text("tensor 0 a bytes=16", strided, 3971), "s.lmt");
+            }).find("reaches bytes [0, 3972) outside shared memory of 3971 bytes"),
+            std::string::npos);
 }
 
 TEST(Extents, LoopsAreNeverUnrolled) {
