@@ -7,6 +7,7 @@
 #include "common/hash.h"
 #include "common/int_math.h"
 #include "common/process.h"
+#include "tests/input_error.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -17,7 +18,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 
 namespace ltc {
 namespace {
@@ -114,14 +114,7 @@ TEST(FileIo, AtomicWriteReplacesTheFileAndLeavesNoTemporary) {
   fs::remove_all(d);
 }
 
-std::string input_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
-}
+using test_support::input_error_of;
 
 TEST(FileIo, InputReadsTakeRegularFilesOnlyAndNeverBlock) {
   const fs::path d = fresh_dir("ltc-input-read");
@@ -131,22 +124,22 @@ TEST(FileIo, InputReadsTakeRegularFilesOnlyAndNeverBlock) {
   // missing file: each refused at once, naming the path and what it is.
   const auto start = std::chrono::steady_clock::now();
   EXPECT_NE(
-      input_error([] { read_input_file("/dev/zero"); }).find("/dev/zero: is a character device"),
+      input_error_of([] { read_input_file("/dev/zero"); }).find("/dev/zero: is a character device"),
       std::string::npos);
   const std::string fifo = (d / "fifo").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  EXPECT_NE(input_error([&] {
+  EXPECT_NE(input_error_of([&] {
               read_input_file(fifo);
             }).find("is a FIFO (named pipe), not a regular file"),
             std::string::npos);
-  EXPECT_NE(input_error([&] { read_input_file(d.string()); }).find("is a directory"),
+  EXPECT_NE(input_error_of([&] { read_input_file(d.string()); }).find("is a directory"),
             std::string::npos);
-  EXPECT_NE(input_error([&] { read_input_file((d / "none").string()); }).find("cannot open"),
+  EXPECT_NE(input_error_of([&] { read_input_file((d / "none").string()); }).find("cannot open"),
             std::string::npos);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
   // The size limit: a file over it is refused by name and limit, one at it is read.
   std::ofstream(d / "big") << std::string(100, 'x');
-  EXPECT_NE(input_error([&] {
+  EXPECT_NE(input_error_of([&] {
               read_input_file((d / "big").string(), 99);
             }).find("over the limit of 99 bytes"),
             std::string::npos);
@@ -161,7 +154,7 @@ TEST(FileIo, AnOutputThatIsAnInputIsRefusedUnderAnySpelling) {
   const std::string in = (d / "cfg.json").string();
   std::ofstream(in) << "{}";
   fs::create_hard_link(in, d / "link.json");
-  EXPECT_NE(input_error([&] {
+  EXPECT_NE(input_error_of([&] {
               check_not_an_input(in, "--out", {"x", in});
             }).find("--out: '" + in + "' is the input file"),
             std::string::npos);
@@ -177,7 +170,7 @@ TEST(FileIo, AnOutputThatIsAnInputIsRefusedUnderAnySpelling) {
 
 TEST(FileIo, FileNamesThatWouldLeaveTheirFolderAreRefused) {
   for (const char* bad : {"../../evil", "..", ".", ".hidden", "a/b", "/abs", "", "a b", "a\\b"}) {
-    EXPECT_NE(input_error([&] {
+    EXPECT_NE(input_error_of([&] {
                 check_file_name(bad, "spec.json: field 'name'");
               }).find("spec.json: field 'name': '"),
               std::string::npos)

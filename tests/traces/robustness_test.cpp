@@ -6,6 +6,7 @@
 #include "traces/trace.h"
 #include "traces/trace_detail.h"
 
+#include "tests/input_error.h"
 #include "tests/test_seed.h"
 
 #include <gtest/gtest.h>
@@ -19,17 +20,9 @@
 namespace ltc::traces {
 namespace {
 
+using test_support::input_error_of;
 using test_support::seed_note;
 using test_support::test_seed;
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
-}
 
 Trace example() {
   return read_trace_file(std::string(LTC_SOURCE_DIR) +
@@ -43,7 +36,7 @@ TEST(BinaryChecksum, EverySingleBitFlipIsRefused) {
   for (size_t bit = 0; bit < bin.size() * 8; ++bit) {
     std::string bad = bin;
     bad[bit / 8] = char(uint8_t(bad[bit / 8]) ^ (1u << (bit % 8)));
-    const std::string msg = message_of([&] { read_binary(bad, "flip.ltcb"); });
+    const std::string msg = input_error_of([&] { read_binary(bad, "flip.ltcb"); });
     refused += msg != "(no InputError)";
     as_damaged += msg.find("checksum mismatch: the file is damaged") != std::string::npos;
   }
@@ -66,7 +59,7 @@ TEST(BinaryChecksum, RandomBurstsAndMultiBitDamageAreRefused) {
       bad[at] = char(uint8_t(bad[at]) ^ uint8_t(1 + rng() % 255));
     }
     if (bad == bin) continue;
-    EXPECT_NE(message_of([&] { read_binary(bad, "d.ltcb"); }).find("checksum mismatch"),
+    EXPECT_NE(input_error_of([&] { read_binary(bad, "d.ltcb"); }).find("checksum mismatch"),
               std::string::npos)
         << "trial " << trial << ", " << seed_note(seed);
   }
@@ -79,7 +72,7 @@ TEST(BinaryChecksum, FormatsWithoutAChecksumAreRefusedWithWhatToDo) {
     std::string legacy = bin;
     legacy[4] = char(old);
     legacy[5] = 0;
-    const std::string msg = message_of([&] { read_binary(legacy, "old.ltcb"); });
+    const std::string msg = input_error_of([&] { read_binary(legacy, "old.ltcb"); });
     EXPECT_NE(
         msg.find("old.ltcb: byte 4: binary format " + std::to_string(old) + " has no checksum"),
         std::string::npos)
@@ -88,7 +81,7 @@ TEST(BinaryChecksum, FormatsWithoutAChecksumAreRefusedWithWhatToDo) {
   }
   std::string future = bin;
   future[4] = 9;
-  EXPECT_NE(message_of([&] {
+  EXPECT_NE(input_error_of([&] {
               read_binary(future, "new.ltcb");
             }).find("binary format 9 is not supported (this reader: 5)"),
             std::string::npos);
@@ -109,7 +102,7 @@ std::string kernel_text(const std::string& tensor, const std::vector<std::string
 TEST(Extents, TheIssuesAccessesAreRefusedOnLoad) {
   // A negative offset, and a stride that reaches 6.5 GB into a 4 MB tensor.
   const std::string t4mb = "tensor 0 w bytes=4194304";
-  EXPECT_NE(message_of([&] {
+  EXPECT_NE(input_error_of([&] {
               read_text(kernel_text(t4mb, {"ldg t=0 bytes=16 addr=bx*16-32"}), "neg.lmt");
             })
                 .find("neg.lmt: kernel k: instruction 0: ldg t=0 bytes=16 addr=bx*16-32 reaches "
@@ -117,12 +110,13 @@ TEST(Extents, TheIssuesAccessesAreRefusedOnLoad) {
             std::string::npos);
   const std::string far =
       kernel_text(t4mb, {"loop 100", "ldg t=0 bytes=16 addr=bx*1024+i0*65536000", "endloop"});
-  EXPECT_NE(message_of([&] { read_text(far, "far.lmt"); }).find("reaches bytes [0, 6488067088)"),
-            std::string::npos);
+  EXPECT_NE(
+      input_error_of([&] { read_text(far, "far.lmt"); }).find("reaches bytes [0, 6488067088)"),
+      std::string::npos);
   // The binary form is validated the same way.
   Trace t = read_text(kernel_text(t4mb, {"ldg t=0 bytes=16 addr=bx*16"}), "ok.lmt");
   t.kernels[0].program[0].addr.base = -32;
-  EXPECT_NE(message_of([&] { read_binary(write_binary(t), "neg.ltcb"); }).find("[-32, 32)"),
+  EXPECT_NE(input_error_of([&] { read_binary(write_binary(t), "neg.ltcb"); }).find("[-32, 32)"),
             std::string::npos);
 }
 
@@ -133,18 +127,18 @@ TEST(Extents, TheLastByteIsInsideAndOnePastIsNot) {
                                          "ldg t=0 bytes=16 addr=bx*512+by*256+wx*128+i0*16",
                                          "endloop", "sts bytes=16 addr=wx*16"};
   EXPECT_NO_THROW(read_text(kernel_text("tensor 0 a bytes=2048", prog, 32), "edge.lmt"));
-  EXPECT_NE(message_of([&] {
+  EXPECT_NE(input_error_of([&] {
               read_text(kernel_text("tensor 0 a bytes=2047", prog, 32), "e.lmt");
             }).find("reaches bytes [0, 2048) outside tensor 0 'a' of 2047 bytes"),
             std::string::npos);
-  EXPECT_NE(message_of([&] {
+  EXPECT_NE(input_error_of([&] {
               read_text(kernel_text("tensor 0 a bytes=2048", prog, 31), "e.lmt");
             }).find("outside shared memory of 31 bytes"),
             std::string::npos);
   // A strided lds: thread 31 reads 4 bytes at 31 * 128.
   const std::vector<std::string> strided = {"lds bytes=128 addr=0 stride=128"};
   EXPECT_NO_THROW(read_text(kernel_text("tensor 0 a bytes=16", strided, 3972), "s.lmt"));
-  EXPECT_NE(message_of([&] {
+  EXPECT_NE(input_error_of([&] {
               read_text(kernel_text("tensor 0 a bytes=16", strided, 3971), "s.lmt");
             }).find("reaches bytes [0, 3972) outside shared memory of 3971 bytes"),
             std::string::npos);
@@ -210,7 +204,7 @@ TEST(Extents, IntervalCheckMatchesEveryWarpExpanded) {
     Trace t;
     t.gpu = "x";
     t.kernels = {k};
-    const std::string msg = message_of([&] { validate(t, "rand"); });
+    const std::string msg = input_error_of([&] { validate(t, "rand"); });
     const bool was_refused = msg.find("outside") != std::string::npos;
     EXPECT_EQ(was_refused, outside)
         << "trial " << trial << ": " << in.str() << " " << msg << ", " << seed_note(seed);
@@ -228,7 +222,7 @@ TEST(Extents, IntervalCheckMatchesEveryWarpExpanded) {
 TEST(Wording, LoopCountIsOneRuleInEveryForm) {
   const std::string t = "tensor 0 a bytes=16";
   for (const char* count : {"0", "-3"}) {
-    const std::string msg = message_of([&] {
+    const std::string msg = input_error_of([&] {
       read_text(kernel_text(t, {std::string("loop ") + count, "endloop"}), "l.lmt");
     });
     EXPECT_NE(msg.find(std::string("loop count must be >= 1 (got ") + count + ")"),
@@ -237,7 +231,7 @@ TEST(Wording, LoopCountIsOneRuleInEveryForm) {
   }
   Trace tr = read_text(kernel_text(t, {"loop 2", "endloop"}), "l.lmt");
   tr.kernels[0].program[0].count = 0;
-  EXPECT_NE(message_of([&] { validate(tr, "m"); }).find("loop count must be >= 1 (got 0)"),
+  EXPECT_NE(input_error_of([&] { validate(tr, "m"); }).find("loop count must be >= 1 (got 0)"),
             std::string::npos);
 }
 
@@ -245,12 +239,12 @@ TEST(Wording, AFileThatIsNoTraceNamesEveryVersionRead) {
   const std::string range =
       std::to_string(kMinTraceVersion) + " .. " + std::to_string(kTraceVersion);
   for (const std::string text : {"", "hello\n"}) {
-    const std::string msg = message_of([&] { read_text(text, "e.lmt"); });
+    const std::string msg = input_error_of([&] { read_text(text, "e.lmt"); });
     EXPECT_NE(msg.find("expected 'ltc-trace V' on the first line, V one of " + range),
               std::string::npos)
         << msg;
   }
-  EXPECT_NE(message_of([] { read_text("ltc-trace 1\n", "v.lmt"); })
+  EXPECT_NE(input_error_of([] { read_text("ltc-trace 1\n", "v.lmt"); })
                 .find("trace version 1 is not supported (this reader: " +
                       std::to_string(kMinTraceVersion) + " .. " + std::to_string(kTraceVersion)),
             std::string::npos);
