@@ -49,8 +49,9 @@ void check_output_path(const std::string& path, const std::string& flag,
 // the command line; "file" for a positional) or GPU field paths (a prefix: "achievable." covers
 // the section), the case they apply in (words for the error: "with --model"), and a predicate
 // that says whether the case holds, evaluated by check() once the inputs are loaded. check()
-// refuses the first flag given on the command line, then the first --gpu-set path, whose rule
-// does not hold: InputError "<flag>: applies only <when>; <why>".
+// refuses the first flag on the command line whose rule does not hold (in the order the rules
+// were stated), then the first such --gpu-set path: InputError "<flag>: applies only <when>;
+// <why>".
 class FlagRules {
  public:
   explicit FlagRules(const CLI::App* sub) : sub_(sub) {}

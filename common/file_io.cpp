@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 namespace ltc {
 
@@ -119,11 +120,29 @@ std::string read_tail(const std::string& path, size_t max_chars) {
   return s.size() > max_chars ? s.substr(s.size() - max_chars) : s;
 }
 
+namespace {
+
+// A temporary beside `path`, named after the process and thread so concurrent writers differ.
+std::string temporary_beside(const std::string& path) {
+  return path + ".tmp." + std::to_string(::getpid()) + "." +
+         std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+}
+
+void rename_over(const std::string& tmp, const std::string& path) {
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + ec.message());
+  }
+}
+
+}  // namespace
+
 void write_text_atomic(const std::string& path, const std::string& text) {
   const fs::path target(path);
   if (target.has_parent_path()) fs::create_directories(target.parent_path());
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
-                          std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  const std::string tmp = temporary_beside(path);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error("cannot write " + tmp);
@@ -131,12 +150,20 @@ void write_text_atomic(const std::string& path, const std::string& text) {
     out.flush();
     if (!out) throw std::runtime_error("write failed: " + tmp);
   }
+  rename_over(tmp, path);
+}
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), tmp_(temporary_beside(path_)) {}
+
+AtomicFile::~AtomicFile() {
+  if (committed_) return;
   std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp);
-    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + ec.message());
-  }
+  fs::remove(tmp_, ec);
+}
+
+void AtomicFile::commit() {
+  rename_over(tmp_, path_);
+  committed_ = true;
 }
 
 void FileLock::open_file(const std::string& path) {

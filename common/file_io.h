@@ -40,6 +40,23 @@ void check_file_name(const std::string& name, const std::string& what);
 // half-written file. Creates the parent folders.
 void write_text_atomic(const std::string& path, const std::string& text);
 
+// A file that another writer fills (a verilated model's VCD, a tool's output): it writes
+// temporary(), a name beside `path` made as write_text_atomic's; commit() renames it over `path`.
+// Destroyed without commit() (the run failed), the temporary is removed and `path` untouched.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  const std::string& temporary() const { return tmp_; }
+  void commit();  // throws std::runtime_error naming both paths when the rename fails
+
+ private:
+  std::string path_, tmp_;
+  bool committed_ = false;
+};
+
 // An exclusive lock on `path` (flock; the file is created if absent) while the object lives. The
 // holder's pid and host are written into the file so a waiting or failing process can name it.
 class FileLock {

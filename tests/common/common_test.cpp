@@ -182,6 +182,26 @@ TEST(FileIo, FileNamesThatWouldLeaveTheirFolderAreRefused) {
   }
 }
 
+TEST(FileIo, AnAtomicFileAppearsOnlyWhenCommitted) {
+  const fs::path d = fresh_dir("ltc-atomic-file");
+  const std::string path = (d / "run.vcd").string();
+  {
+    AtomicFile f(path);
+    std::ofstream(f.temporary()) << "half";
+  }  // a failed run: nothing at the path, no temporary left
+  EXPECT_FALSE(fs::exists(path));
+  EXPECT_EQ(std::distance(fs::directory_iterator(d), fs::directory_iterator()), 0);
+  {
+    AtomicFile f(path);
+    std::ofstream(f.temporary()) << "whole";
+    EXPECT_FALSE(fs::exists(path));
+    f.commit();
+  }
+  EXPECT_EQ(read_text(path), "whole");
+  EXPECT_EQ(std::distance(fs::directory_iterator(d), fs::directory_iterator()), 1);
+  fs::remove_all(d);
+}
+
 TEST(FileIo, FailFastLockNamesTheHolder) {
   const fs::path d = fresh_dir("ltc-lock-test");
   const std::string path = (d / "store.lock").string();
