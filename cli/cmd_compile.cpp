@@ -109,7 +109,6 @@ void run_gemm(const CompileGemmFlags& o) {
     }
     s.group_size = s.weights.group_size;
   }
-  if (o.group < 0) throw InputError("--group: must be >= 0 (0: per channel)");
   s.quantize_tables = o.quantize_tables;
   s.stages = o.stages;
   if (o.path == "lut") {
@@ -170,7 +169,6 @@ void run_model(const CompileModelFlags& o) {
   const llm::ModelConfig model = load_model_reporting(o.model);
   const llm::StepConfig step =
       step_from_flags(model, o.phase, o.batch, o.context, o.seq, o.weights, o.acts);
-  if (o.group < 0) throw InputError("--group: must be >= 0 (0: per channel)");
   compiler::ModelLoweringOptions opt;
   opt.fuse_precompute = !o.no_fuse;
   opt.quantize_tables = o.quantize_tables;
@@ -314,8 +312,10 @@ CommandRegistrar reg{
                        "cp.async pipeline depth, 2..16 (default: the tiling's choice)")
           ->check(in_range(2, 16));
       gemm->add_option("--group", g->group,
-                       "weight quantization group (0: per channel, or --weights int4:g=G)")
-          ->capture_default_str();
+                       "weight quantization group, 0..2^31-1 (0: per channel, or --weights "
+                       "int4:g=G)")
+          ->capture_default_str()
+          ->check(in_range(0, 2147483647));
       gemm->add_flag("--quantize-tables", g->quantize_tables, "INT8 tables (q8 LMMAs)");
       gemm->add_option("--out", g->out, "trace file (.ltcb: binary, else text)")->required();
       gemm->add_flag("--verify", g->verify,
@@ -353,8 +353,10 @@ CommandRegistrar reg{
       model->add_option("--acts", m->acts, "int8, fp16, bf16, fp8e4m3, fp8e5m2")
           ->capture_default_str();
       add_gpu_option(model, m->gpu)->capture_default_str();
-      model->add_option("--group", m->group, "weight quantization group (0: per channel)")
-          ->capture_default_str();
+      model
+          ->add_option("--group", m->group, "weight quantization group, 0..2^31-1 (0: per channel)")
+          ->capture_default_str()
+          ->check(in_range(0, 2147483647));
       model->add_flag("--no-fuse", m->no_fuse, "separate table-precompute kernels (no fusion)");
       model->add_flag("--quantize-tables", m->quantize_tables, "INT8 tables (q8 LMMAs)");
       model->add_option("--out", m->out, "trace file (.ltcb: binary, else text)")->required();

@@ -48,7 +48,6 @@ void run(const PpaFlags& o) {
   } else {
     throw InputError("--activity: '" + o.activity + "' is not valid (valid: measured, assumed)");
   }
-  if (o.cycles < 0) throw InputError("--cycles: must be >= 1 (or 0: auto)");
   po.sim.cycles = o.cycles;
   if (o.netlist_sim != "ltc" && o.netlist_sim != "iverilog") {
     throw InputError("--netlist-sim: '" + o.netlist_sim + "' is not valid (valid: ltc, iverilog)");
@@ -151,9 +150,10 @@ CommandRegistrar reg{
                       "measured (gate-level simulation) or assumed (fixed 0.1 / 0.5)")
           ->capture_default_str();
       sub->add_option("--cycles", o->cycles,
-                      "simulated cycles for the activity (0: auto: 200; with iverilog 200 down to "
-                      "32 by netlist size)")
-          ->capture_default_str();
+                      "simulated cycles for the activity, 0..1e6 (0: auto: 200; with iverilog 200 "
+                      "down to 32 by netlist size)")
+          ->capture_default_str()
+          ->check(in_range(0, 1e6));
       sub->add_option("--netlist-sim", o->netlist_sim,
                       "gate-level simulator of the activity: ltc (built in, seconds) or iverilog "
                       "(OSU cell models; hours on large tiles)")

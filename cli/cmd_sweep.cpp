@@ -50,7 +50,6 @@ constexpr const char* kSlurmGroup = "Slurm (--executor slurm)";
 
 void run(const SweepFlags& o) {
   if (o.out.empty()) throw InputError("--out: an output directory is required");
-  if (o.jobs < 1) throw InputError("-j: must be >= 1");
   std::vector<synth::SweepSpec> specs;
   for (const auto& p : spec_paths(o.spec)) specs.push_back(synth::SweepSpec::load(p));
   synth::SweepOptions so;
@@ -135,7 +134,9 @@ CommandRegistrar reg{
                       "sweep spec JSON, a built-in name (dp-k, dp4, wbits, dse) or 'all'")
           ->required();
       sub->add_option("--out", o->out, "results folder (results.jsonl, CSV, summary)")->required();
-      sub->add_option("-j,--jobs", o->jobs, "design points in parallel")->capture_default_str();
+      sub->add_option("-j,--jobs", o->jobs, "design points in parallel, 1..1024")
+          ->capture_default_str()
+          ->check(in_range(1, 1024));
       sub->add_flag("--retry-failed", o->retry_failed, "rerun points stored as failed");
       sub->add_flag("--keep-work", o->keep_work, "keep netlists and simulation files");
       sub->add_flag("--progress", o->progress, "progress on stderr even when it is not a TTY");

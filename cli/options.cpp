@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <iomanip>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -24,7 +25,7 @@ std::string joined(const std::vector<std::string>& names) {
 
 std::string number_text(double v) {
   std::ostringstream os;
-  os << v;
+  os << std::setprecision(10) << v;  // integers up to 2^31 exactly, 9.2e+18 short
   return os.str();
 }
 

@@ -412,8 +412,8 @@ TEST(Wording, EverySubcommandRefusesBadInputWithThePrefix) {
   expect_bad_input("gemm --m abc --n 1 --k 1", "--m");
   expect_bad_input("sim " + kLutTrace + " --no-such-flag", "--no-such-flag");
   // A zero period is out of range like a negative one.
-  expect_bad_input("ppa --clock-ns -1", "'-1' is out of range (valid: 0.001 .. 1e+06)");
-  expect_bad_input("ppa --clock-ns 0", "'0' is out of range (valid: 0.001 .. 1e+06)");
+  expect_bad_input("ppa --clock-ns -1", "'-1' is out of range (valid: 0.001 .. 1000000)");
+  expect_bad_input("ppa --clock-ns 0", "'0' is out of range (valid: 0.001 .. 1000000)");
 }
 
 TEST(Wording, LoopCountsAndVersionsSayOneThing) {
