@@ -28,6 +28,7 @@ struct BenchPpaFlags {
 };
 
 void run(const BenchPpaFlags& o) {
+  check_tile_units(o.m, o.n);
   auto config =
       hw::TensorCoreConfig::make(hw::parse_design(o.design), golden::LmmaShape{o.m, o.n, o.k},
                                  golden::parse_act_dtype(o.act, "--act"), o.wbits);

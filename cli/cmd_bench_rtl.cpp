@@ -25,7 +25,7 @@ struct BenchRtlFlags {
 };
 
 void run_bench(const BenchRtlFlags& a) {
-  if (a.cycles < 1000) throw InputError("--cycles: at least 1000");
+  check_tile_units(a.m, a.n);
   nlohmann::json results = nlohmann::json::array();
   for (golden::DType act : {golden::DType::kFp16, golden::DType::kInt8}) {
     const auto config = hw::TensorCoreConfig::make(hw::parse_design(a.design, "--design"),

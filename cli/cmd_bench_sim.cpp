@@ -40,6 +40,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -291,9 +292,9 @@ void run_sample(const BenchSimFlags& o) {
   }
   nlohmann::json cache = nlohmann::json::object();
   if (!o.full_cache.empty()) {
-    std::ifstream in(o.full_cache);
-    if (in) {
-      cache = nlohmann::json::parse(in, nullptr, false);
+    std::error_code ec;
+    if (std::filesystem::exists(o.full_cache, ec)) {
+      cache = nlohmann::json::parse(read_input_file(o.full_cache), nullptr, false);
       if (!cache.is_object()) {
         throw InputError("--full-cache: " + o.full_cache +
                          " is not a JSON object of saved full runs (delete it to start afresh)");

@@ -25,12 +25,23 @@ struct CalibrateFlags {
 };
 
 void run(const CalibrateFlags& o) {
+  if (!o.out.empty()) {
+    std::vector<std::string> inputs = o.measurements;
+    inputs.push_back(roofline::gpu_file_path(o.gpu));
+    check_output_path(o.out, "--out", inputs);
+  }
   const hw::GpuConfig gpu = hw::load_gpu(o.gpu);
   const auto data = roofline::load_measurements(o.measurements);
   roofline::CalibrateOptions opts;
   opts.lomo = !o.no_lomo;
   const auto r = roofline::calibrate(gpu, data, opts);
   if (!r.device_mismatch.empty()) fmt::print(stderr, "ltc: warning: {}\n", r.device_mismatch);
+  if (!o.out.empty() && r.parameters.empty()) {
+    throw InputError(
+        "--out: these measurements fit no parameter (no decode or prefill step, no GEMM of a "
+        "profile, no low-bit GEMM; a GEMM-only file is checked, not fitted): no GPU file is "
+        "written");
+  }
   if (!o.out.empty()) {
     const std::string text = roofline::calibrated_gpu_json(roofline::gpu_file_path(o.gpu), r);
     // Written whole or not at all: a temporary beside it, renamed over it.

@@ -92,7 +92,7 @@ void check_interpreter_budget(const std::string& what, double macs, double max_m
 
 void run_gemm(const CompileGemmFlags& o) {
   golden::check_gemm_extents(o.m, o.n, o.k);
-  check_output_path(o.out, "--out");
+  check_output_path(o.out, "--out", {o.gpu});
   compiler::GemmSpec s;
   s.name = "gemm";
   s.m = o.m;
@@ -109,7 +109,6 @@ void run_gemm(const CompileGemmFlags& o) {
     }
     s.group_size = s.weights.group_size;
   }
-  if (o.group < 0) throw InputError("--group: must be >= 0 (0: per channel)");
   s.quantize_tables = o.quantize_tables;
   s.stages = o.stages;
   if (o.path == "lut") {
@@ -166,11 +165,10 @@ struct CompileModelFlags {
 };
 
 void run_model(const CompileModelFlags& o) {
-  check_output_path(o.out, "--out");
+  check_output_path(o.out, "--out", {o.model, o.gpu});
   const llm::ModelConfig model = load_model_reporting(o.model);
   const llm::StepConfig step =
       step_from_flags(model, o.phase, o.batch, o.context, o.seq, o.weights, o.acts);
-  if (o.group < 0) throw InputError("--group: must be >= 0 (0: per channel)");
   compiler::ModelLoweringOptions opt;
   opt.fuse_precompute = !o.no_fuse;
   opt.quantize_tables = o.quantize_tables;
@@ -217,9 +215,17 @@ void run_trace(const CompileRunFlags& o) {
     if (k.gemm.m <= 0) continue;
     const double macs = double(std::max<int64_t>(k.gemm.batch, 1)) * double(k.gemm.m) *
                         double(k.gemm.n) * double(k.gemm.k);
+    // What the interpreter will execute: the program's LMMAs (a loop edited to billions of trips
+    // runs them all, whatever the gemm record says), at least the record's M*N*K.
+    const double executed = double(k.blocks()) * double(k.warps_per_block()) *
+                            traces::expanded_sum(k.program, [](const traces::Instr& in) {
+                              const golden::LmmaShape& s = in.lmma.shape;
+                              return in.op == traces::Opcode::kLmma ? double(s.m) * s.n * s.k : 0.0;
+                            });
     // A single GEMM is the point of the run: refuse it rather than skip it.
     if (gemms == 1 || macs <= o.max_macs) {
-      check_interpreter_budget("kernel '" + k.name + "'", macs, o.max_macs, "--max-macs");
+      check_interpreter_budget("kernel '" + k.name + "'", std::max(macs, executed), o.max_macs,
+                               "--max-macs");
       total_macs += macs;
     }
   }
@@ -271,6 +277,14 @@ void run_trace(const CompileRunFlags& o) {
   if (failed) set_exit_code(kExitFailed);
 }
 
+// --group, of compile gemm and compile model: the scale group of integer weights.
+FlagRules& group_rule(FlagRules& rules, const std::string& weights) {
+  return rules.flags({"--group"}, "with integer weights (int1..int8, ternary, binary)",
+                     "float weights have no quantization group", [weights] {
+                       return llm::parse_weight_format(weights, "--weights").is_low_bit();
+                     });
+}
+
 CommandRegistrar reg{
     50, [](CLI::App& app) {
       CLI::App* compile = app.add_subcommand("compile", "Lower GEMMs and LLM steps to LMMA traces");
@@ -298,8 +312,10 @@ CommandRegistrar reg{
                        "cp.async pipeline depth, 2..16 (default: the tiling's choice)")
           ->check(in_range(2, 16));
       gemm->add_option("--group", g->group,
-                       "weight quantization group (0: per channel, or --weights int4:g=G)")
-          ->capture_default_str();
+                       "weight quantization group, 0..2^31-1 (0: per channel, or --weights "
+                       "int4:g=G)")
+          ->capture_default_str()
+          ->check(in_range(0, 2147483647));
       gemm->add_flag("--quantize-tables", g->quantize_tables, "INT8 tables (q8 LMMAs)");
       gemm->add_option("--out", g->out, "trace file (.ltcb: binary, else text)")->required();
       gemm->add_flag("--verify", g->verify,
@@ -314,7 +330,13 @@ CommandRegistrar reg{
                           "--gpu a100-lut4x --out gemm.lmt --verify",
                           "ltc compile gemm --m 256 --n 4096 --k 4096 --weights int4:g=128 --acts "
                           "fp16 --gpu a100 --out gemm.ltcb"});
-      gemm->callback([g] { run_gemm(*g); });
+      gemm->callback([g, gemm] {
+        FlagRules rules(gemm);
+        rules.flags({"--seed", "--max-macs"}, "with --verify",
+                    "only --verify runs the functional interpreter", [g] { return g->verify; });
+        group_rule(rules, g->weights).check();
+        run_gemm(*g);
+      });
 
       auto m = std::make_shared<CompileModelFlags>();
       CLI::App* model = compile->add_subcommand("model", "A whole decode or prefill step -> trace");
@@ -331,8 +353,10 @@ CommandRegistrar reg{
       model->add_option("--acts", m->acts, "int8, fp16, bf16, fp8e4m3, fp8e5m2")
           ->capture_default_str();
       add_gpu_option(model, m->gpu)->capture_default_str();
-      model->add_option("--group", m->group, "weight quantization group (0: per channel)")
-          ->capture_default_str();
+      model
+          ->add_option("--group", m->group, "weight quantization group, 0..2^31-1 (0: per channel)")
+          ->capture_default_str()
+          ->check(in_range(0, 2147483647));
       model->add_flag("--no-fuse", m->no_fuse, "separate table-precompute kernels (no fusion)");
       model->add_flag("--quantize-tables", m->quantize_tables, "INT8 tables (q8 LMMAs)");
       model->add_option("--out", m->out, "trace file (.ltcb: binary, else text)")->required();
@@ -341,7 +365,11 @@ CommandRegistrar reg{
                            "--context 1024 --out decode.ltcb",
                            "ltc compile model --model bitnet-b1.58-3b --phase prefill --seq 512 "
                            "--gpu a100-lut8x --out prefill.lmt --json"});
-      model->callback([m] { run_model(*m); });
+      model->callback([m, model] {
+        FlagRules rules(model);
+        group_rule(rules, m->weights).check();
+        run_model(*m);
+      });
 
       auto r = std::make_shared<CompileRunFlags>();
       CLI::App* run = compile->add_subcommand(
@@ -367,7 +395,7 @@ CommandRegistrar reg{
       set_examples(conv, {"ltc compile convert gemm.lmt gemm.ltcb"});
       conv->callback([c] {
         const traces::Trace t = traces::read_trace_file(c->first);
-        check_output_path(c->second, "OUT");
+        check_output_path(c->second, "OUT", {c->first});
         traces::write_trace_file(t, c->second);
       });
     }};

@@ -40,7 +40,6 @@ void run(const PpaFlags& o) {
         "--scale-vdd 0.9), or neither");
   }
   synth::PpaOptions po;
-  if (o.clock_ns < 0) throw InputError("--clock-ns: must be > 0 (omit for the design's maximum)");
   po.clock_ns = o.clock_ns;
   if (o.activity == "measured") {
     po.activity = synth::ActivityMode::kMeasured;
@@ -49,7 +48,6 @@ void run(const PpaFlags& o) {
   } else {
     throw InputError("--activity: '" + o.activity + "' is not valid (valid: measured, assumed)");
   }
-  if (o.cycles < 0) throw InputError("--cycles: must be >= 1 (or 0: auto)");
   po.sim.cycles = o.cycles;
   if (o.netlist_sim != "ltc" && o.netlist_sim != "iverilog") {
     throw InputError("--netlist-sim: '" + o.netlist_sim + "' is not valid (valid: ltc, iverilog)");
@@ -145,14 +143,17 @@ CommandRegistrar reg{
           ->capture_default_str()
           ->check(in_range(1, 8));
       sub->add_option("--clock-ns", o->clock_ns,
-                      "clock period for power and throughput (default: the design's maximum)");
+                      "clock period for power and throughput, 0.001..1e6 (default: the design's "
+                      "maximum)")
+          ->check(in_range(0.001, 1e6));
       sub->add_option("--activity", o->activity,
                       "measured (gate-level simulation) or assumed (fixed 0.1 / 0.5)")
           ->capture_default_str();
       sub->add_option("--cycles", o->cycles,
-                      "simulated cycles for the activity (0: auto: 200; with iverilog 200 down to "
-                      "32 by netlist size)")
-          ->capture_default_str();
+                      "simulated cycles for the activity, 0..1e6 (0: auto: 200; with iverilog 200 "
+                      "down to 32 by netlist size)")
+          ->capture_default_str()
+          ->check(in_range(0, 1e6));
       sub->add_option("--netlist-sim", o->netlist_sim,
                       "gate-level simulator of the activity: ltc (built in, seconds) or iverilog "
                       "(OSU cell models; hours on large tiles)")
@@ -174,6 +175,12 @@ CommandRegistrar reg{
                          "ltc ppa --design mac --act int8 --clock-ns 5 --json"});
       sub->callback([o, sub] {
         o->point.wbits_given = sub->get_option("--wbits")->count() > 0;
+        check_design_point_flags(sub, o->point);
+        FlagRules(sub)
+            .flags({"--cycles", "--netlist-sim", "--seed", "--gate-check"},
+                   "with --activity measured", "assumed activity simulates no netlist",
+                   [o] { return o->activity == "measured"; })
+            .check();
         run(*o);
       });
     }};

@@ -16,9 +16,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,7 +39,83 @@ struct SimFlags {
   int64_t sample_slice = sim::SampleOptions{}.max_slice;
   bool sample_slice_streaming = false;
   uint32_t seed = 1;
+  WorkFlags work;
 };
+
+// What the simulator does per second on one core of this host, for the up-front estimate
+// (--budget-s): warp instructions with the fast tensor-core formula (measured: 7.4e6 on a
+// llama2-7b decode step, 1.4e7 on a 4096^3 LUT GEMM), and beats of the verilated tile with --tc
+// rtl (one per core tile and weight plane of each LMMA; measured 7.8e4 on a 256 x 4096 x 4096
+// int2 GEMM's first two blocks).
+constexpr double kFastWarpInstrsPerS = 7.0e6;
+constexpr double kRtlBeatsPerS = 7.5e4;
+
+// What a run will do: warp instructions and RTL tile beats of the kernels it simulates (--kernel,
+// and --block-limit's blocks), through the loops without expanding them.
+struct SimWork {
+  double warp_instructions = 0, rtl_beats = 0;
+};
+
+SimWork sim_work(const traces::Trace& t, const SimFlags& o, const hw::GpuConfig& gpu) {
+  SimWork w;
+  for (const traces::Kernel& k : t.kernels) {
+    if (!o.kernel.empty() && k.name != o.kernel) continue;
+    const double blocks = o.block_limit > 0 ? double(std::min<int64_t>(o.block_limit, k.blocks()))
+                                            : double(k.blocks());
+    const double warps = blocks * double(k.warps_per_block());
+    w.warp_instructions +=
+        warps * traces::expanded_sum(k.program, [](const traces::Instr&) { return 1.0; });
+    if (!gpu.has_lut_tensor()) continue;
+    const golden::LmmaShape& core = gpu.lut_tensor->core.shape;
+    w.rtl_beats += warps * traces::expanded_sum(k.program, [&](const traces::Instr& in) {
+                     if (in.op != traces::Opcode::kLmma) return 0.0;
+                     return std::ceil(double(in.lmma.shape.m) / core.m) *
+                            std::ceil(double(in.lmma.shape.n) / core.n) * double(in.lmma.wbits);
+                   });
+  }
+  return w;
+}
+
+// Which flags and GPU fields apply to what `ltc sim` was given (FlagRules): `lmma` is unknown
+// (nullopt) until the trace is read or compiled.
+FlagRules sim_rules(const CLI::App* sub, const SimFlags& o, const std::optional<bool>& lmma) {
+  const bool model = !o.model.empty();
+  const bool has_lmma = !lmma || *lmma;
+  FlagRules r(sub);
+  r.flags({"--phase", "--batch", "--context", "--seq", "--weights", "--acts"}, "with --model",
+          "a trace FILE was compiled with its own step and formats (ltc compile model ...)",
+          [model] { return model; })
+      .flags({"--seed"}, "with --functional", "only --functional draws random operands",
+             [&o] { return o.functional; })
+      .flags({"--per-kernel"}, "to the text table", "--json always lists every kernel",
+             [&o] { return !o.json; })
+      .flags({"--tc"}, "to a trace or model step with lmma instructions",
+             "rtl and rtl-naive run LMMAs on the verilated tile and this one has none",
+             [&o, has_lmma] { return o.tc == "fast" || has_lmma; });
+  r.gpu_fields({"lut_tensor.core.wbits"}, "to a tile of ltc ppa or ltc verify (their --wbits)",
+               "every LMMA's weight planes come from the weights (--weights, or the trace's lmma "
+               "instructions), never from the core",
+               [] { return false; })
+      .gpu_fields({"lut_tensor.core.design", "lut_tensor.core.act", "lut_tensor.core.weight",
+                   "lut_tensor.core.table", "lut_tensor.core.acc", "lut_tensor.core.out",
+                   "lut_tensor.acts"},
+                  "with --model",
+                  "a trace's lmma instructions carry their own weight planes and dtypes (its core "
+                  "lines); compile the trace for the changed GPU instead (ltc compile ... --gpu "
+                  "FILE)",
+                  [model] { return model; })
+      .gpu_fields({"achievable."}, "with --model",
+                  "the simulator times kernels in cycles, never with the roofline's fitted rates "
+                  "(the compiler's tiling reads them for a model step)",
+                  [model] { return model; })
+      .gpu_fields({"lut_tensor."}, "to a trace or model step with lmma instructions",
+                  "this one has none", [has_lmma] { return has_lmma; })
+      .gpu_fields({"tensor_area_mm2_per_sm", "tensor_power_w_per_sm", "dram_pj_per_byte",
+                   "launch_overhead_us", "sync_overhead_us", "description"},
+                  "to the roofline (ltc gemm, decode, prefill)", "the simulator does not read it",
+                  [] { return false; });
+  return r;
+}
 
 extern "C" void on_sigint(int) {
   sim::request_stop();
@@ -127,15 +205,26 @@ void print_table(const sim::RunStats& r, bool per_kernel) {
   }
 }
 
-void run(const SimFlags& o) {
+bool has_lmma(const traces::Trace& t) {
+  for (const auto& k : t.kernels) {
+    for (const auto& in : k.program) {
+      if (in.op == traces::Opcode::kLmma) return true;
+    }
+  }
+  return false;
+}
+
+void run(const SimFlags& o, const CLI::App* sub) {
   if (o.file.empty() == o.model.empty()) {
     throw InputError("ltc sim: give a trace FILE or --model (one of them)");
   }
+  sim_rules(sub, o, std::nullopt).check(o.gpu_set);
   traces::Trace trace;
   std::string gpu_name = o.gpu;
   if (!o.file.empty()) {
     trace = traces::read_trace_file(o.file);
     if (gpu_name.empty()) gpu_name = trace.gpu;
+    sim_rules(sub, o, has_lmma(trace)).check(o.gpu_set);
   } else {
     if (gpu_name.empty()) throw InputError("--gpu: required with --model");
   }
@@ -145,6 +234,19 @@ void run(const SimFlags& o) {
     const llm::ModelConfig model = load_model_reporting(o.model);
     trace = compiler::compile_model(
         model, step_from_flags(model, o.phase, o.batch, o.context, o.seq, o.weights, o.acts), gpu);
+    sim_rules(sub, o, has_lmma(trace)).check(o.gpu_set);
+  }
+  if (!o.sample) {
+    // A sampled run simulates a bounded part of every kernel by design (sim/sampling.h).
+    const SimWork w = sim_work(trace, o, gpu);
+    const bool rtl = o.tc != "fast";
+    const double seconds =
+        w.warp_instructions / kFastWarpInstrsPerS + (rtl ? w.rtl_beats / kRtlBeatsPerS : 0.0);
+    check_work_budget(o.work, "simulation",
+                      rtl ? fmt::format("{:.3g} warp instructions, {:.3g} beats of the RTL tile",
+                                        w.warp_instructions, w.rtl_beats)
+                          : fmt::format("{:.3g} warp instructions", w.warp_instructions),
+                      seconds);
   }
   sim::SimOptions so;
   so.tc = o.tc;
@@ -153,11 +255,20 @@ void run(const SimFlags& o) {
   so.kernel = o.kernel;
   so.quantum_cycles = o.quantum;
   so.block_limit = o.block_limit;
-  if (progress_enabled()) {
-    so.progress = [](const sim::Progress& p) {
-      fmt::print(stderr, "\rsim: kernel {}/{} {} blocks {}/{}, {} cycles, {:.0f} s   ",
-                 p.kernel + 1, p.kernels, p.name, p.blocks_done, p.blocks, p.cycles, p.wall_s);
-    };
+  if (progress_enabled(o.work.progress)) {
+    if (stderr_is_terminal()) {
+      so.progress = [](const sim::Progress& p) {
+        fmt::print(stderr, "\rsim: kernel {}/{} {} blocks {}/{}, {} cycles, {:.0f} s   ",
+                   p.kernel + 1, p.kernels, p.name, p.blocks_done, p.blocks, p.cycles, p.wall_s);
+      };
+    } else {
+      // A log or a pipe: whole lines, one every 5 s.
+      so.progress_every_s = 5;
+      so.progress = [](const sim::Progress& p) {
+        fmt::print(stderr, "sim: kernel {}/{} {} blocks {}/{}, {} cycles, {:.0f} s\n", p.kernel + 1,
+                   p.kernels, p.name, p.blocks_done, p.blocks, p.cycles, p.wall_s);
+      };
+    }
   }
   auto previous = std::signal(SIGINT, on_sigint);
   sim::RunStats r;
@@ -177,7 +288,7 @@ void run(const SimFlags& o) {
     throw;
   }
   std::signal(SIGINT, previous);
-  if (progress_enabled() && so.progress) fmt::print(stderr, "\r\033[K");
+  if (stderr_is_terminal() && so.progress) fmt::print(stderr, "\r\033[K");
   if (o.json) {
     nlohmann::json j = r;
     j["gpu"] = gpu.name;
@@ -269,10 +380,11 @@ CommandRegistrar reg{
       s->add_option("--acts", o->acts, "with --model: int8, fp16, bf16, fp8e4m3, fp8e5m2")
           ->capture_default_str();
       s->add_flag("--json", o->json, "print one JSON object: cycles, time_ms, clock_ghz, kernels");
+      add_work_options(s, o->work);
       set_examples(s, {"ltc sim traces/examples/gemm-m3n100k70-int2-int8.lmt --functional",
                        "ltc sim --model llama2-7b --phase decode --context 1024 --gpu a100-lut4x "
                        "--json"});
-      s->callback([o] { run(*o); });
+      s->callback([o, s] { run(*o, s); });
     }};
 
 }  // namespace

@@ -27,8 +27,6 @@ struct SweepFlags {
   int limit = 0;
   double timeout_s = 3600;
   std::string executor = "local";
-  bool jobs_given = false;
-  std::vector<std::string> slurm_flags_given;  // flags of the Slurm group on the command line
   synth::SlurmOptions slurm;
 };
 
@@ -52,7 +50,6 @@ constexpr const char* kSlurmGroup = "Slurm (--executor slurm)";
 
 void run(const SweepFlags& o) {
   if (o.out.empty()) throw InputError("--out: an output directory is required");
-  if (o.jobs < 1) throw InputError("-j: must be >= 1");
   std::vector<synth::SweepSpec> specs;
   for (const auto& p : spec_paths(o.spec)) specs.push_back(synth::SweepSpec::load(p));
   synth::SweepOptions so;
@@ -66,16 +63,9 @@ void run(const SweepFlags& o) {
   so.tool_timeout_s = o.timeout_s;
   so.ltc_binary = o.slurm.ltc_binary;  // what sim points run (and their key's fingerprint)
   if (o.executor == "slurm") {
-    if (o.jobs_given) {
-      throw InputError(
-          "-j: only with --executor local (Slurm runs as many tasks as the cluster gives; "
-          "--max-running limits them)");
-    }
     so.executor = std::make_shared<synth::SlurmExecutor>(o.slurm);
   } else if (o.executor != "local") {
     throw InputError("--executor: '" + o.executor + "' is not valid (valid: local, slurm)");
-  } else if (!o.slurm_flags_given.empty()) {
-    throw InputError(o.slurm_flags_given[0] + ": only with --executor slurm");
   }
   nlohmann::json all = nlohmann::json::array();
   int failed = 0;
@@ -144,7 +134,9 @@ CommandRegistrar reg{
                       "sweep spec JSON, a built-in name (dp-k, dp4, wbits, dse) or 'all'")
           ->required();
       sub->add_option("--out", o->out, "results folder (results.jsonl, CSV, summary)")->required();
-      sub->add_option("-j,--jobs", o->jobs, "design points in parallel")->capture_default_str();
+      sub->add_option("-j,--jobs", o->jobs, "design points in parallel, 1..1024")
+          ->capture_default_str()
+          ->check(in_range(1, 1024));
       sub->add_flag("--retry-failed", o->retry_failed, "rerun points stored as failed");
       sub->add_flag("--keep-work", o->keep_work, "keep netlists and simulation files");
       sub->add_flag("--progress", o->progress, "progress on stderr even when it is not a TTY");
@@ -206,12 +198,20 @@ CommandRegistrar reg{
                          "ltc sweep dse --out /shared/dse --executor slurm --partition cpu "
                          "--time-limit 30:00 --mem 4G"});
       sub->callback([o, sub] {
-        o->jobs_given = sub->count("--jobs") > 0;
+        std::vector<std::string> slurm_flags;
         for (const CLI::Option* opt : sub->get_options()) {
-          if (opt->get_group() == kSlurmGroup && opt->count() > 0) {
-            o->slurm_flags_given.push_back(opt->get_name());
-          }
+          if (opt->get_group() == kSlurmGroup) slurm_flags.push_back(opt->get_name());
         }
+        FlagRules(sub)
+            .flags(slurm_flags, "with --executor slurm", "the local executor runs points here",
+                   [o] { return o->executor == "slurm"; })
+            .flags({"--jobs"}, "with --executor local",
+                   "Slurm runs as many tasks as the cluster gives; --max-running limits them",
+                   [o] { return o->executor != "slurm"; })
+            .flags({"--jobs", "--retry-failed", "--keep-work", "--limit", "--timeout-s"},
+                   "without --report-only", "--report-only runs nothing",
+                   [o] { return !o->report_only; })
+            .check();
         run(*o);
       });
     }};

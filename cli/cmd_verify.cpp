@@ -3,12 +3,14 @@
 #include "cli/command.h"
 #include "cli/design_point.h"
 #include "cli/options.h"
+#include "common/file_io.h"
 #include "rtl/rtl_verify.h"
 
 #include <fmt/core.h>
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 namespace ltc::cli {
@@ -30,12 +32,18 @@ void run_verify(const VerifyFlags& a) {
   opt.seed = a.seed;
   opt.in_stall_pct = static_cast<uint32_t>(a.stall);
   opt.out_stall_pct = static_cast<uint32_t>(a.stall);
-  opt.vcd = a.vcd;
+  // The VCD appears whole or not at all (a failed or interrupted run leaves no half file).
+  std::optional<AtomicFile> vcd;
+  if (!a.vcd.empty()) {
+    vcd.emplace(a.vcd);
+    opt.vcd = vcd->temporary();
+  }
   opt.harness.cache_dir = a.cache;
   if (progress_enabled()) {
     fmt::print(stderr, "verify {}: building or loading the verilated model...\n", config.id());
   }
   const rtl::VerifyReport r = rtl::verify(config, opt);
+  if (vcd) vcd->commit();
   if (a.json) {
     nlohmann::json mism = nlohmann::json::array();
     for (const auto& x : r.first_mismatches) {
@@ -98,6 +106,7 @@ CommandRegistrar reg{
                          "ltc verify --design mac --act int8 --vectors 256 --vcd run.vcd"});
       sub->callback([args, sub] {
         args->point.wbits_given = sub->get_option("--wbits")->count() > 0;
+        check_design_point_flags(sub, args->point);
         if (!args->vcd.empty()) check_output_path(args->vcd, "--vcd");
         run_verify(*args);
       });

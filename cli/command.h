@@ -31,7 +31,10 @@ void set_exit_code(int code);
 // `ltc bench` is shared by several components: each adds its own `ltc bench <part>` under it.
 CLI::App& bench_command(CLI::App& app);
 
-// True when stderr is a terminal: progress output goes to stderr only then (docs/cli.md#output).
-bool progress_enabled();
+// True when stderr is a terminal or `asked` (a command's --progress): progress output goes to
+// stderr only then (docs/cli.md#output).
+bool progress_enabled(bool asked = false);
+// True when stderr is a terminal (progress may redraw one line with \r).
+bool stderr_is_terminal();
 
 }  // namespace ltc::cli

@@ -1,11 +1,14 @@
 #include "cli/design_point.h"
 
+#include "cli/options.h"
+#include "common/error.h"
 #include "model/golden/dtype.h"
 
 namespace ltc::cli {
 
 hw::TensorCoreConfig make_design_point(const DesignPointFlags& o) {
   const auto design = hw::parse_design(o.design, "--design");
+  check_tile_units(o.m, o.n);
   auto c = hw::TensorCoreConfig::make(design, golden::LmmaShape{o.m, o.n, o.k},
                                       golden::parse_act_dtype(o.act, "--act"), o.wbits);
   if (!o.table.empty()) c.table = golden::parse_dtype(o.table, "--table");
@@ -22,6 +25,23 @@ hw::TensorCoreConfig make_design_point(const DesignPointFlags& o) {
   c.pipeline_stages = o.pipeline_stages;
   c.validate();
   return c;
+}
+
+void check_design_point_flags(const CLI::App* sub, const DesignPointFlags& o) {
+  const hw::TensorCoreConfig c = make_design_point(o);
+  const bool mac = c.design == hw::TensorCoreDesign::kMac;
+  FlagRules r(sub);
+  r.flags({"--weight"}, "with --design mac", "the other designs take weight bit-planes (--wbits)",
+          [mac] { return mac; })
+      .flags({"--wbits"}, "to lut, lut-naive, add, and to mac with weight codes (a float --act)",
+             "this mac tile multiplies " + std::string(golden::dtype_name(c.act)) + " by " +
+                 std::string(golden::dtype_name(c.weight)) + " and has no weight codes",
+             [mac, &c] { return !mac || c.mac_dequant(); });
+  if (sub->get_option_no_throw("--table") != nullptr) {
+    r.flags({"--table"}, "with --design lut, lut-naive or add", "a mac tile has no table",
+            [mac] { return !mac; });
+  }
+  r.check();
 }
 
 }  // namespace ltc::cli

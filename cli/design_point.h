@@ -4,7 +4,12 @@
 
 #include "model/hw/tensor_core.h"
 
+#include <cstdint>
 #include <string>
+
+namespace CLI {
+class App;
+}
 
 namespace ltc::cli {
 
@@ -20,5 +25,10 @@ struct DesignPointFlags {
 // (TensorCoreConfig::make); --wbits with mac and a float --act means --wbits-bit weight codes
 // dequantized in the tile (weight int8) unless --weight says otherwise.
 hw::TensorCoreConfig make_design_point(const DesignPointFlags& o);
+
+// Refuses the design-point flags given on `sub`'s command line that do not apply to the design
+// (FlagRules): --weight outside mac, --wbits on a mac tile without weight codes (an integer
+// --act: the MAC multiplies --act by --act), --table on mac (it has no table).
+void check_design_point_flags(const CLI::App* sub, const DesignPointFlags& o);
 
 }  // namespace ltc::cli

@@ -44,8 +44,12 @@ CLI::App& bench_command(CLI::App& app) {
   return *bench;
 }
 
-bool progress_enabled() {
+bool stderr_is_terminal() {
   return isatty(STDERR_FILENO) != 0;
+}
+
+bool progress_enabled(bool asked) {
+  return asked || stderr_is_terminal();
 }
 
 }  // namespace ltc::cli
@@ -92,9 +96,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    // CLI11 returns 0 for --help/--version; every other parse failure is bad input.
-    return rc == 0 ? kExitOk : kExitBadInput;
+    // --help and --version are CLI11's "errors" of exit code 0: it prints them.
+    if (e.get_exit_code() == 0) return app.exit(e) == 0 ? kExitOk : kExitBadInput;
+    // Every other parse failure is bad input, worded like the rest (docs/cli.md).
+    fmt::print(stderr, "ltc: error: {} (see {} --help)\n", e.what(), path);
+    return kExitBadInput;
   } catch (const ltc::InputError& e) {
     fmt::print(stderr, "ltc: error: {}\n", e.what());
     return kExitBadInput;

@@ -1,12 +1,17 @@
 #include "cli/options.h"
 
 #include "common/error.h"
+#include "common/file_io.h"
 #include "model/hw/gpu.h"
 #include "model/llm/model_config.h"
 
+#include <fmt/core.h>
+
 #include <cmath>
 #include <filesystem>
+#include <iomanip>
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 namespace ltc::cli {
@@ -20,7 +25,7 @@ std::string joined(const std::vector<std::string>& names) {
 
 std::string number_text(double v) {
   std::ostringstream os;
-  os << v;
+  os << std::setprecision(10) << v;  // integers up to 2^31 exactly, 9.2e+18 short
   return os.str();
 }
 
@@ -64,7 +69,7 @@ CLI::Option* add_tile_options(CLI::App* sub, int& m, int& n, int& k, int& wbits,
   sub->add_option("--m", m, "tile rows M (activation rows), 1..4096")
       ->capture_default_str()
       ->check(in_range(1, 4096));
-  sub->add_option("--n", n, "tile columns N (output channels), 1..4096")
+  sub->add_option("--n", n, "tile columns N (output channels), 1..4096, M * N at most 4096")
       ->capture_default_str()
       ->check(in_range(1, 4096));
   sub->add_option("--k", k, "activations per table K (dot-product width), 1..8")
@@ -75,13 +80,22 @@ CLI::Option* add_tile_options(CLI::App* sub, int& m, int& n, int& k, int& wbits,
       ->check(in_range(1, 8));
 }
 
+void check_tile_units(int64_t m, int64_t n) {
+  if (m * n > kMaxTileUnits) {
+    throw InputError("--m/--n: a tile of " + std::to_string(m) + " x " + std::to_string(n) +
+                     " is too large (valid: M * N at most " + std::to_string(kMaxTileUnits) +
+                     "; the ports of larger tiles pass Yosys's 2^24-bit limit)");
+  }
+}
+
 void set_examples(CLI::App* sub, std::initializer_list<const char*> commands) {
   std::string text = "\nExamples:\n";
   for (const char* c : commands) text += std::string("  ") + c + "\n";
   sub->footer(text);
 }
 
-void check_output_path(const std::string& path, const std::string& flag) {
+void check_output_path(const std::string& path, const std::string& flag,
+                       const std::vector<std::string>& inputs) {
   namespace fs = std::filesystem;
   if (path.empty()) throw InputError(flag + ": an output path is required");
   const fs::path parent = fs::path(path).parent_path();
@@ -92,6 +106,69 @@ void check_output_path(const std::string& path, const std::string& flag) {
   }
   if (fs::is_directory(path, ec)) {
     throw InputError(flag + ": '" + path + "' is a directory (give a file name)");
+  }
+  check_not_an_input(path, flag, inputs);
+}
+
+FlagRules& FlagRules::flags(std::vector<std::string> names, std::string when, std::string why,
+                            std::function<bool()> applies) {
+  flag_rules_.push_back({std::move(names), std::move(when), std::move(why), std::move(applies)});
+  return *this;
+}
+
+FlagRules& FlagRules::gpu_fields(std::vector<std::string> prefixes, std::string when,
+                                 std::string why, std::function<bool()> applies) {
+  field_rules_.push_back(
+      {std::move(prefixes), std::move(when), std::move(why), std::move(applies)});
+  return *this;
+}
+
+void FlagRules::check(const std::string& gpu_set) const {
+  for (const Rule& r : flag_rules_) {
+    for (const std::string& name : r.names) {
+      const CLI::Option* opt = sub_->get_option_no_throw(name);
+      if (opt == nullptr) throw std::logic_error("FlagRules: no flag " + name);
+      if (opt->count() == 0 || r.applies()) continue;
+      throw InputError(name + ": applies only " + r.when + "; " + r.why);
+    }
+  }
+  if (gpu_set.empty()) return;
+  std::stringstream ss(gpu_set);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const std::string path = item.substr(0, item.find('='));
+    for (const Rule& r : field_rules_) {
+      for (const std::string& prefix : r.names) {
+        const bool match = path == prefix || (prefix.back() == '.' && path.rfind(prefix, 0) == 0);
+        if (!match || r.applies()) continue;
+        throw InputError("--gpu-set: field '" + path + "' applies only " + r.when + "; " + r.why);
+      }
+    }
+  }
+}
+
+void add_work_options(CLI::App* sub, WorkFlags& w) {
+  sub->add_option("--budget-s", w.budget_s,
+                  "refuse work estimated above this many seconds on this host (the estimate is "
+                  "printed on stderr first), 1..1e9")
+      ->capture_default_str()
+      ->check(in_range(1, 1e9));
+  sub->add_flag("--yes", w.yes, "run whatever the estimate (no --budget-s limit)");
+  sub->add_flag("--progress", w.progress,
+                "progress lines on stderr even when it is not a terminal (a log, a pipe)");
+}
+
+void check_work_budget(const WorkFlags& w, const std::string& what, const std::string& amount,
+                       double estimate_s) {
+  constexpr double kSayAboveS = 10;  // shorter work starts without a word
+  if (estimate_s > w.budget_s && !w.yes) {
+    throw InputError(fmt::format(
+        "--budget-s: this {} is {}, about {:.3g} s on this host, above the budget of {:.3g} s "
+        "(raise --budget-s, or --yes to run it anyway)",
+        what, amount, estimate_s, w.budget_s));
+  }
+  if (estimate_s > kSayAboveS || w.progress) {
+    fmt::print(stderr, "ltc: this {} is {}, about {:.3g} s on this host\n", what, amount,
+               estimate_s);
   }
 }
 

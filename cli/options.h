@@ -6,8 +6,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace ltc::cli {
 
@@ -20,16 +23,67 @@ CLI::Option* add_model_option(CLI::App* sub, std::string& model, const std::stri
 // range; the help shows only the type (the flag's description says the range in words).
 CLI::Validator in_range(double lo, double hi);
 
-// --m, --n, --k and --wbits of one tensor-core tile (1..4096, 1..4096, 1..8, 1..8), defaults
-// shown; `wbits_help` says what the planes mean for the command.
+// --m, --n, --k and --wbits of one tensor-core tile (1..4096, 1..4096, 1..8, 1..8; M * N at
+// most kMaxTileUnits, which the command checks with check_tile_units), defaults shown; `wbits_help`
+// says what the planes mean for the command.
 CLI::Option* add_tile_options(CLI::App* sub, int& m, int& n, int& k, int& wbits,
                               const std::string& wbits_help);
+
+// The largest tile the RTL flows take: M * N at most kMaxTileUnits. A 4096 x 4096 tile's output
+// port alone is M*N*32 = 2^29 bits, past Yosys's 2^24-bit expression limit; the built-in sweeps'
+// largest tile is 8 x 256. check_tile_units refuses a larger one (InputError naming --m/--n).
+inline constexpr int64_t kMaxTileUnits = 4096;
+void check_tile_units(int64_t m, int64_t n);
 
 // Ends the help of `sub` with "Examples:" and one command per line.
 void set_examples(CLI::App* sub, std::initializer_list<const char*> commands);
 
-// An output file the command will write: its directory must exist (InputError naming `flag`
-// otherwise), checked before any work so nothing is half-done.
-void check_output_path(const std::string& path, const std::string& flag);
+// An output file the command will write: its directory must exist and it must not be one of the
+// command's input files `inputs` (InputError naming `flag` otherwise), checked before any work so
+// nothing is half-done and no input is overwritten.
+void check_output_path(const std::string& path, const std::string& flag,
+                       const std::vector<std::string>& inputs = {});
+
+// Which of a command's flags, and which GPU fields of its --gpu-set, apply to what it was given:
+// the one mechanism by which no flag or field is silently ignored. Each rule names flags (as on
+// the command line; "file" for a positional) or GPU field paths (a prefix: "achievable." covers
+// the section), the case they apply in (words for the error: "with --model"), and a predicate
+// that says whether the case holds, evaluated by check() once the inputs are loaded. check()
+// refuses the first flag on the command line whose rule does not hold (in the order the rules
+// were stated), then the first such --gpu-set path: InputError "<flag>: applies only <when>;
+// <why>".
+class FlagRules {
+ public:
+  explicit FlagRules(const CLI::App* sub) : sub_(sub) {}
+  FlagRules& flags(std::vector<std::string> names, std::string when, std::string why,
+                   std::function<bool()> applies);
+  FlagRules& gpu_fields(std::vector<std::string> prefixes, std::string when, std::string why,
+                        std::function<bool()> applies);
+  // `gpu_set`: the --gpu-set text (path=value[,path=value...]).
+  void check(const std::string& gpu_set = "") const;
+
+ private:
+  struct Rule {
+    std::vector<std::string> names;
+    std::string when, why;
+    std::function<bool()> applies;
+  };
+  const CLI::App* sub_;
+  std::vector<Rule> flag_rules_, field_rules_;
+};
+
+// Long work, estimated before it starts: --yes, --budget-s and --progress on the command that
+// adds them (add_work_options), checked by check_work_budget.
+struct WorkFlags {
+  double budget_s = 600;  // refuse work estimated above this (seconds) unless --yes
+  bool yes = false;
+  bool progress = false;  // progress lines on stderr even when it is not a terminal
+};
+void add_work_options(CLI::App* sub, WorkFlags& w);
+// Prints the estimate on stderr when it is above a few seconds or --progress was given ("ltc:
+// this <what> is <amount>, about N s on this host") and refuses it (InputError naming --budget-s
+// and --yes) when it is above the budget.
+void check_work_budget(const WorkFlags& w, const std::string& what, const std::string& amount,
+                       double estimate_s);
 
 }  // namespace ltc::cli

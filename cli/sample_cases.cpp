@@ -90,8 +90,8 @@ SampleCase read_case(const nlohmann::json& j, const std::string& where) {
 std::vector<SampleCase> load_sample_cases(const std::string& path) {
   std::string text;
   try {
-    text = read_text(path);
-  } catch (const std::runtime_error& e) {
+    text = read_input_file(path);
+  } catch (const InputError& e) {
     throw InputError(std::string(e.what()) +
                      " (a JSON file of sampling-bench cases: configs/sampling/README.md)");
   }

@@ -24,6 +24,10 @@ class Fnv1a {
   uint64_t h_ = 1469598103934665603ull;
 };
 
+// CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320, as zlib's crc32): the checksum of the binary
+// trace form. Detects every single-bit and every burst error of up to 32 bits.
+uint32_t crc32(std::string_view data);
+
 // FNV-1a of `data` as 16 hex digits (file names from store keys, file fingerprints).
 std::string fnv1a_hex(std::string_view data);
 

@@ -121,6 +121,7 @@ SweepSpec SweepSpec::parse(const json& j, const std::string& origin) {
   SweepSpec s;
   s.raw = j;
   s.name = j.value("name", fs::path(origin).stem().string());
+  check_file_name(s.name, origin + ": field 'name'");
   s.title = j.value("title", s.name);
   s.description = j.value("description", "");
   s.clock_ns = j.value("clock_ns", 0.0);
@@ -191,9 +192,9 @@ SweepSpec SweepSpec::parse(const json& j, const std::string& origin) {
 SweepSpec SweepSpec::load(const std::string& path) {
   std::string text;
   try {
-    text = read_text(path);
-  } catch (const std::exception&) {
-    throw InputError("sweep spec " + path + " cannot be read (a JSON file, or a built-in name: " +
+    text = read_input_file(path);
+  } catch (const InputError& e) {
+    throw InputError("sweep spec " + std::string(e.what()) + " (a JSON file, or a built-in name: " +
                      [] {
                        std::string s;
                        for (const auto& n : builtin_names()) s += (s.empty() ? "" : ", ") + n;

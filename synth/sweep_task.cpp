@@ -87,6 +87,7 @@ json run_sweep_task(
     std::vector<std::string> argv = {job.at("ltc").get<std::string>(), "sim"};
     for (const auto& a : job.at("args")) argv.push_back(a.get<std::string>());
     argv.push_back("--json");
+    argv.push_back("--yes");  // the point's limit is the sweep's --timeout-s, not sim's budget
     try {
       fs::create_directories(workdir);
       const ProcessResult pr =

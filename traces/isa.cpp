@@ -1,6 +1,7 @@
 #include "traces/isa.h"
 
 #include "common/error.h"
+#include "traces/trace_detail.h"
 
 #include <algorithm>
 #include <cctype>
@@ -16,9 +17,7 @@ constexpr const char* kVarNames[kAffineVars] = {"bx", "by", "wx", "wy", "i0",
                                                 "i1", "i2", "i3", "i4", "i5"};
 constexpr int64_t kMaxMagnitude = int64_t(1) << 62;
 
-[[noreturn]] void fail(const std::string& where, const std::string& why) {
-  throw InputError(where + ": " + why);
-}
+using detail::fail;
 
 // Decimal integer, optionally signed, |x| < 2^62.
 int64_t parse_int(std::string_view s, const std::string& where, std::string_view what) {
@@ -508,8 +507,9 @@ Instr parse_instr(std::string_view line, const std::string& where) {
     in.table = parse_short_dtype(parts[3], where, "table");
   } else if (in.op == Opcode::kLoop) {
     if (tokens.size() != 2) fail(where, "expected 'loop N'");
-    in.count = parse_uint(tokens[1], where, "loop count");
-    if (in.count < 1) fail(where, "loop count must be >= 1");
+    const int64_t count = parse_int(tokens[1], where, "loop count");
+    detail::check_loop_count(count, where);
+    in.count = uint64_t(count);
     return in;
   }
   // Fields allowed per opcode.

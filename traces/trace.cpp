@@ -3,11 +3,10 @@
 #include "traces/trace.h"
 
 #include "common/error.h"
+#include "common/file_io.h"
 #include "traces/trace_detail.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <tuple>
 
 namespace ltc::traces {
@@ -76,20 +75,12 @@ Trace read_trace(std::string_view content, const std::string& origin) {
 }
 
 Trace read_trace_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open trace file");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return read_trace(s.str(), path);
+  return read_trace(read_input_file(path), path);
 }
 
 void write_trace_file(const Trace& t, const std::string& path) {
   const bool binary = path.size() >= 5 && path.substr(path.size() - 5) == ".ltcb";
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError(path + ": cannot write the trace (does its directory exist?)");
-  const std::string data = binary ? write_binary(t) : write_text(t);
-  out.write(data.data(), std::streamsize(data.size()));
-  if (!out) throw std::runtime_error(path + ": write failed");
+  write_text_atomic(path, binary ? write_binary(t) : write_text(t));
 }
 
 }  // namespace ltc::traces

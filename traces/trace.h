@@ -28,9 +28,12 @@
 //     end
 //   end
 // clang-format on
-// Binary form: "LTCT", u16 version, then the same content with LEB128 varints (signed ones
-// zig-zag), strings as length + bytes, affines as a presence mask + varints. convert: text ->
-// binary -> text is the identity on the canonical text that write_text prints.
+// Binary form: "LTCT", u16 binary format 5, u16 trace version, then the same content with LEB128
+// varints (signed ones zig-zag), strings as length + bytes, affines as a presence mask + varints,
+// then the CRC-32 (common/hash.h) of every byte before it, u32 little-endian: a damaged file is
+// refused before it is parsed. Binary files without a checksum (2 .. 4 after the magic: the trace
+// version) are refused with what to do. convert: text -> binary -> text is the identity on the
+// canonical text that write_text prints.
 #pragma once
 
 #include "model/golden/k_slices.h"
@@ -38,6 +41,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -146,7 +150,10 @@ struct Trace {
 
 // Structure and ISA checks: matched loops (depth <= kMaxLoopDepth, trips >= 1), affines using only
 // enclosing loop counters, lmma ops the referenced core runs, tensor ids declared, expanded size
-// <= kMaxExpandedInstrs. Throws InputError "<origin>: kernel <name>: instruction <i>: ...".
+// <= kMaxExpandedInstrs, and every global access of every warp inside its declared tensor and
+// every lds / sts inside the kernel's shared memory (interval arithmetic on the affines over the
+// whole grid, block and loop ranges: exact, since each variable ranges over a box, and loops are
+// never unrolled). Throws InputError "<origin>: kernel <name>: instruction <i>: ...".
 void validate(const Trace& t, const std::string& origin);
 
 // Padding. A tensor's `bytes` is its allocation. Kernels whose tiles do not divide their
@@ -155,13 +162,11 @@ void validate(const Trace& t, const std::string& origin);
 // layout, so every access of every warp lies inside its tensor; padding elements hold zeros
 // (inputs) or are discarded (outputs), and an lmma / mma whose k origin is >= the GEMM's K (the
 // padded tail of the last K tile) is predicated off: it issues and takes its cycles but adds
-// nothing. Global and shared accesses cover the bytes [addr, addr + bytes).
+// nothing. Global and shared accesses cover the bytes [addr, addr + bytes); a strided lds / sts
+// (stride S) the bytes [addr, addr + 31 * S + bytes / 32).
 //
-// Address checks (not part of validate(), which the readers run on every load): every global
-// access of every warp inside its declared tensor and every lds / sts inside the kernel's
-// shared memory, by interval arithmetic on the affines over the whole grid, block and loop
-// ranges (exact, since each variable ranges over a box); and no two warps of a kernel storing
-// (stg) the same global byte, by expanding every warp of kernels with at most
+// Address checks: validate()'s extent checks (counted in `accesses`), and no two warps of a
+// kernel storing (stg) the same global byte, by expanding every warp of kernels with at most
 // `max_expanded_warp_instrs` instructions over the whole grid (larger kernels are counted as
 // skipped). Throws InputError "<origin>: kernel <name>: instruction <i>: ..." for the first
 // violation.
@@ -181,12 +186,17 @@ std::string write_binary(const Trace& t);
 Trace read_binary(std::string_view bytes, const std::string& origin);
 // By content: binary if it starts with "LTCT", else text.
 Trace read_trace(std::string_view content, const std::string& origin);
+// A regular file of at most kMaxInputFileBytes (common/file_io.h: read_input_file).
 Trace read_trace_file(const std::string& path);
-// Binary when the path ends in ".ltcb", else text.
+// Binary when the path ends in ".ltcb", else text; written atomically (a reader never sees half).
 void write_trace_file(const Trace& t, const std::string& path);
 
 // Instructions of one warp program after loop expansion (loops counted by their bodies).
 uint64_t expanded_length(const std::vector<Instr>& program);
+// The sum of `weight(instr)` over one warp's executed instructions, through the loops without
+// expanding them; a double, so no count overflows (an estimate of work, e.g. LMMA beats).
+double expanded_sum(const std::vector<Instr>& program,
+                    const std::function<double(const Instr&)>& weight);
 
 // One warp's exact instruction stream: calls `f(instr, point)` for every executed instruction in
 // order, with the point holding bx, by, wx, wy and the live loop counters (evaluate affines with

@@ -1,7 +1,8 @@
-// The binary form of a trace (traces/trace.h): "LTCT", u16 version, then the text form's content
-// as LEB128 varints (signed ones zig-zag), strings as length + bytes, affines as a presence mask
-// + varints.
+// The binary form of a trace (traces/trace.h): "LTCT", u16 binary format (5), u16 trace version,
+// then the text form's content as LEB128 varints (signed ones zig-zag), strings as length + bytes,
+// affines as a presence mask + varints, and a CRC-32 of every byte before it.
 #include "common/error.h"
+#include "common/hash.h"
 #include "traces/trace.h"
 #include "traces/trace_detail.h"
 
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <tuple>
 
 namespace ltc::traces {
@@ -16,6 +18,7 @@ namespace ltc::traces {
 using detail::fail;
 using golden::DType;
 
+using detail::kBinaryFormat;
 using detail::kBinaryMagic;
 
 namespace {
@@ -143,14 +146,39 @@ class BinaryReader {
       fail(where(), "not a binary ltc trace (missing LTCT magic)");
     }
     pos_ = 4;
+    const int format = int(u8()) | (int(u8()) << 8);
+    if (format >= kMinTraceVersion && format < kBinaryFormat) {
+      pos_ = 4;
+      fail(where(), "binary format " + std::to_string(format) +
+                        " has no checksum and is no longer read (this reader: format " +
+                        std::to_string(kBinaryFormat) +
+                        "); compile the trace again, or convert its text form with ltc compile "
+                        "convert IN.lmt OUT.ltcb");
+    }
+    if (format != kBinaryFormat) {
+      pos_ = 4;
+      fail(where(), "binary format " + std::to_string(format) +
+                        " is not supported (this reader: " + std::to_string(kBinaryFormat) + ")");
+    }
+    // The checksum first: a damaged file is refused as damaged, not parsed into other numbers.
+    if (b_.size() < pos_ + 2 + detail::kChecksumBytes) fail(where(), "truncated");
+    const size_t body = b_.size() - detail::kChecksumBytes;
+    uint32_t stored = 0;
+    for (size_t i = 0; i < detail::kChecksumBytes; ++i) {
+      stored |= uint32_t(uint8_t(b_[body + i])) << (8 * i);
+    }
+    const uint32_t computed = crc32(b_.substr(0, body));
+    if (stored != computed) {
+      pos_ = body;
+      fail(where(), fmt_hex("checksum mismatch: the file is damaged or truncated (stored CRC-32 ",
+                            stored, computed));
+    }
+    pos_ = 6;
+    b_ = b_.substr(0, body);
     Trace t;
     t.version = int(u8()) | (int(u8()) << 8);
     version_ = t.version;
-    if (t.version < kMinTraceVersion || t.version > kTraceVersion) {
-      fail(where(), "trace version " + std::to_string(t.version) +
-                        " is not supported (this reader: " + std::to_string(kMinTraceVersion) +
-                        " .. " + std::to_string(kTraceVersion) + ")");
-    }
+    detail::check_trace_version(t.version, where());
     t.gpu = str();
     const uint64_t ncores = count(2);
     for (uint64_t c = 0; c < ncores; ++c) {
@@ -218,6 +246,11 @@ class BinaryReader {
 
  private:
   std::string where() const { return origin_ + ": byte " + std::to_string(pos_); }
+  static std::string fmt_hex(const std::string& head, uint32_t stored, uint32_t computed) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%08x, computed %08x)", stored, computed);
+    return head + buf;
+  }
   uint32_t u8() {
     if (pos_ >= b_.size()) fail(where(), "truncated");
     return uint8_t(b_[pos_++]);
@@ -322,7 +355,7 @@ class BinaryReader {
         break;
       case Opcode::kLoop:
         in.count = bounded(kMaxExpandedInstrs);
-        if (in.count < 1) fail(where(), "loop count must be >= 1");
+        detail::check_loop_count(int64_t(in.count), where());
         break;
       case Opcode::kQuantTable:
       case Opcode::kSfu:
@@ -397,9 +430,18 @@ class BinaryReader {
 
 }  // namespace
 
+void detail::seal_binary(std::string& bin) {
+  if (bin.size() < kChecksumBytes) return;
+  const size_t body = bin.size() - kChecksumBytes;
+  const uint32_t c = crc32(std::string_view(bin).substr(0, body));
+  for (size_t i = 0; i < kChecksumBytes; ++i) bin[body + i] = char(uint8_t(c >> (8 * i)));
+}
+
 std::string write_binary(const Trace& t) {
   BinaryWriter w(t.version);
   w.out().append(kBinaryMagic, 4);
+  w.u8(uint32_t(kBinaryFormat) & 0xff);
+  w.u8(uint32_t(kBinaryFormat) >> 8);
   w.u8(uint32_t(t.version) & 0xff);
   w.u8(uint32_t(t.version) >> 8);
   w.str(t.gpu);
@@ -445,6 +487,8 @@ std::string write_binary(const Trace& t) {
     w.varint(k.program.size());
     for (const Instr& in : k.program) w.instr(in);
   }
+  w.out().append(detail::kChecksumBytes, '\0');
+  detail::seal_binary(w.out());
   return std::move(w.out());
 }
 

@@ -72,15 +72,11 @@ class TextReader {
     Trace t;
     std::vector<std::string_view> tok;
     if (!next(tok) || tok.size() != 2 || tok[0] != "ltc-trace") {
-      fail(where(), "not an ltc trace (expected 'ltc-trace " + std::to_string(kTraceVersion) +
-                        "' on the first line)");
+      fail(where(), "not an ltc trace (expected 'ltc-trace V' on the first line, V one of " +
+                        detail::supported_versions() + ")");
     }
     t.version = int(num(tok[1], "version"));
-    if (t.version < kMinTraceVersion || t.version > kTraceVersion) {
-      fail(where(), "trace version " + std::to_string(t.version) +
-                        " is not supported (this reader: " + std::to_string(kMinTraceVersion) +
-                        " .. " + std::to_string(kTraceVersion) + ")");
-    }
+    detail::check_trace_version(t.version, where());
     Kernel* k = nullptr;
     bool in_program = false;
     while (next(tok)) {

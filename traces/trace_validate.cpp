@@ -1,5 +1,6 @@
 // What a valid trace is: names, shapes, loops and their expanded length, affine addresses within
-// the loop ranges, gemm records (validate); addresses inside their tensors (check_addresses).
+// the loop ranges, gemm records, every access inside its tensor or shared memory (validate);
+// stores of different warps apart (check_addresses).
 #include "common/error.h"
 #include "traces/trace.h"
 #include "traces/trace_detail.h"
@@ -69,7 +70,79 @@ void validate_gemm_record(const GemmRecord& g, const std::string& where) {
   }
 }
 
+// Every global access inside its declared tensor and every lds / sts inside the kernel's shared
+// memory, by interval arithmetic on the affines over the grid, block and loop ranges (exact: each
+// variable ranges over a box), so loops are never unrolled. Returns the accesses checked.
+uint64_t check_extents(const Kernel& k, const std::string& kw) {
+  uint64_t accesses = 0;
+  // Largest value of each variable at each instruction (loop counters of the open loops).
+  std::array<int64_t, kAffineVars> max_value{};
+  max_value[0] = k.grid_x - 1;
+  max_value[1] = k.grid_y - 1;
+  max_value[2] = k.warps_x - 1;
+  max_value[3] = k.warps_y - 1;
+  int depth = 0;
+  for (size_t i = 0; i < k.program.size(); ++i) {
+    const Instr& in = k.program[i];
+    if (in.op == Opcode::kLoop) {
+      max_value[size_t(4 + depth++)] = int64_t(in.count) - 1;
+      continue;
+    }
+    if (in.op == Opcode::kEndLoop) {
+      max_value[size_t(4 + --depth)] = 0;
+      continue;
+    }
+    const bool global =
+        in.op == Opcode::kLdGlobal || in.op == Opcode::kLdGlobalAsync || in.op == Opcode::kStGlobal;
+    const bool shared = in.op == Opcode::kLdShared || in.op == Opcode::kStShared;
+    if ((!global && !shared) || in.bytes == 0) continue;
+    // validate() bounds every affine below 2^62, so these sums cannot overflow.
+    int64_t lo = in.addr.base, hi = in.addr.base;
+    for (int v = 0; v < kAffineVars; ++v) {
+      const int64_t term = in.addr.coef[size_t(v)] * max_value[size_t(v)];
+      (term < 0 ? lo : hi) += term;
+    }
+    // A strided lds / sts: thread t moves bytes / 32 at addr + t * stride.
+    const uint64_t extent = in.stride ? 31 * uint64_t(in.stride) + in.bytes / 32 : in.bytes;
+    const uint64_t end = uint64_t(std::max<int64_t>(hi, 0)) + extent;
+    std::string space;
+    uint64_t size = 0;
+    if (global) {
+      const TensorDecl* td = nullptr;
+      for (const auto& d : k.tensors) td = d.id == in.tensor ? &d : td;
+      if (!td) fail(kw + ": instruction " + std::to_string(i), "tensor not declared");
+      space = "tensor " + std::to_string(td->id) + " '" + td->name + "'";
+      size = td->bytes;
+    } else {
+      space = "shared memory";
+      size = k.smem_bytes;
+    }
+    if (lo < 0 || end > size) {
+      fail(kw + ": instruction " + std::to_string(i),
+           in.str() + " reaches bytes [" + std::to_string(lo) + ", " + std::to_string(end) +
+               ") outside " + space + " of " + std::to_string(size) + " bytes");
+    }
+    ++accesses;
+  }
+  return accesses;
+}
+
 }  // namespace
+
+std::string detail::supported_versions() {
+  return std::to_string(kMinTraceVersion) + " .. " + std::to_string(kTraceVersion);
+}
+
+void detail::check_trace_version(int version, const std::string& where) {
+  if (version < kMinTraceVersion || version > kTraceVersion) {
+    fail(where, "trace version " + std::to_string(version) +
+                    " is not supported (this reader: " + supported_versions() + ")");
+  }
+}
+
+void detail::check_loop_count(int64_t count, const std::string& where) {
+  if (count < 1) fail(where, "loop count must be >= 1 (got " + std::to_string(count) + ")");
+}
 
 uint64_t expanded_length(const std::vector<Instr>& program) {
   // Multiplier of each nesting level; loops validated to be matched.
@@ -92,12 +165,27 @@ uint64_t expanded_length(const std::vector<Instr>& program) {
   return total;
 }
 
-void validate(const Trace& t, const std::string& origin) {
-  if (t.version < kMinTraceVersion || t.version > kTraceVersion) {
-    fail(origin, "trace version " + std::to_string(t.version) +
-                     " is not supported (this reader: " + std::to_string(kMinTraceVersion) +
-                     " .. " + std::to_string(kTraceVersion) + ")");
+double expanded_sum(const std::vector<Instr>& program,
+                    const std::function<double(const Instr&)>& weight) {
+  double mult[kMaxLoopDepth + 1] = {1, 1, 1, 1, 1, 1, 1};
+  int depth = 0;
+  double total = 0;
+  for (const Instr& in : program) {
+    if (in.op == Opcode::kLoop) {
+      if (depth >= kMaxLoopDepth) break;  // validate() refuses it
+      mult[depth + 1] = mult[depth] * double(in.count);
+      ++depth;
+    } else if (in.op == Opcode::kEndLoop) {
+      depth = std::max(depth - 1, 0);
+    } else {
+      total += mult[depth] * weight(in);
+    }
   }
+  return total;
+}
+
+void validate(const Trace& t, const std::string& origin) {
+  detail::check_trace_version(t.version, origin);
   // The GPU name: empty (written "-") or a name the text form can carry (fuzzer: spaces, NULs,
   // '#' and a literal "-" were accepted by the binary reader and did not round-trip).
   if (!t.gpu.empty() && (!valid_name(t.gpu) || t.gpu == "-")) {
@@ -163,7 +251,7 @@ void validate(const Trace& t, const std::string& origin) {
       }
       switch (in.op) {
         case Opcode::kLoop:
-          if (in.count < 1) fail(w, "loop count must be >= 1");
+          detail::check_loop_count(int64_t(in.count), w);
           if (++depth > kMaxLoopDepth) {
             fail(w, "loops nest deeper than " + std::to_string(kMaxLoopDepth));
           }
@@ -212,6 +300,7 @@ void validate(const Trace& t, const std::string& origin) {
     if (expanded_length(k.program) > kMaxExpandedInstrs) {
       fail(kw, "loop counts overflow: the warp program expands to more than 2^40 instructions");
     }
+    check_extents(k, kw);
   }
 }
 
@@ -221,53 +310,7 @@ AddressCheck check_addresses(const Trace& t, const std::string& origin,
   AddressCheck r;
   for (const Kernel& k : t.kernels) {
     const std::string kw = origin + ": kernel " + k.name;
-    // Largest value of each variable at each instruction (loop counters of the open loops).
-    std::array<int64_t, kAffineVars> max_value{};
-    max_value[0] = k.grid_x - 1;
-    max_value[1] = k.grid_y - 1;
-    max_value[2] = k.warps_x - 1;
-    max_value[3] = k.warps_y - 1;
-    int depth = 0;
-    for (size_t i = 0; i < k.program.size(); ++i) {
-      const Instr& in = k.program[i];
-      if (in.op == Opcode::kLoop) {
-        max_value[size_t(4 + depth++)] = int64_t(in.count) - 1;
-        continue;
-      }
-      if (in.op == Opcode::kEndLoop) {
-        max_value[size_t(4 + --depth)] = 0;
-        continue;
-      }
-      const bool global = in.op == Opcode::kLdGlobal || in.op == Opcode::kLdGlobalAsync ||
-                          in.op == Opcode::kStGlobal;
-      const bool shared = in.op == Opcode::kLdShared || in.op == Opcode::kStShared;
-      if ((!global && !shared) || in.bytes == 0) continue;
-      // validate() bounds every affine below 2^62, so these sums cannot overflow.
-      int64_t lo = in.addr.base, hi = in.addr.base;
-      for (int v = 0; v < kAffineVars; ++v) {
-        const int64_t term = in.addr.coef[size_t(v)] * max_value[size_t(v)];
-        (term < 0 ? lo : hi) += term;
-      }
-      const uint64_t end = uint64_t(std::max<int64_t>(hi, 0)) + in.bytes;
-      std::string space;
-      uint64_t size = 0;
-      if (global) {
-        const TensorDecl* td = nullptr;
-        for (const auto& d : k.tensors) td = d.id == in.tensor ? &d : td;
-        if (!td) fail(kw + ": instruction " + std::to_string(i), "tensor not declared");
-        space = "tensor " + std::to_string(td->id) + " '" + td->name + "'";
-        size = td->bytes;
-      } else {
-        space = "shared memory";
-        size = k.smem_bytes;
-      }
-      if (lo < 0 || end > size) {
-        fail(kw + ": instruction " + std::to_string(i),
-             in.str() + " reaches bytes [" + std::to_string(lo) + ", " + std::to_string(end) +
-                 ") outside " + space + " of " + std::to_string(size) + " bytes");
-      }
-      ++r.accesses;
-    }
+    r.accesses += check_extents(k, kw);
     // Stores of different warps must not overlap: expand every warp when the kernel is small.
     const double total =
         double(expanded_length(k.program)) * double(k.blocks()) * double(k.warps_per_block());

@@ -2,6 +2,7 @@
 
 #include "common/config_dir.h"
 #include "common/error.h"
+#include "common/file_io.h"
 #include "common/json_fields.h"
 
 #include <nlohmann/json.hpp>
@@ -46,11 +47,7 @@ void fraction(const std::string& where, const char* key, double v) {
 }
 
 std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) throw InputError(p.string() + ": cannot open file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return read_input_file(p.string());
 }
 
 }  // namespace
@@ -666,8 +663,14 @@ GpuConfig load_gpu(std::string_view name_or_path) {
   const bool looks_like_path = arg.find('/') != std::string::npos ||
                                (arg.size() > 5 && arg.substr(arg.size() - 5) == ".json");
   if (looks_like_path || fs::is_regular_file(arg, ec)) {
-    if (!fs::is_regular_file(arg, ec)) throw InputError("--gpu: no such file '" + arg + "'");
-    return parse_gpu_json(read_file(arg), arg);
+    if (!fs::exists(arg, ec)) throw InputError("--gpu: no such file '" + arg + "'");
+    std::string text;
+    try {
+      text = read_file(arg);  // a FIFO, device or directory is named as such
+    } catch (const InputError& e) {
+      throw InputError(std::string("--gpu: ") + e.what());
+    }
+    return parse_gpu_json(text, arg);
   }
   const fs::path builtin = fs::path(config_dir("gpus")) / (arg + ".json");
   if (!fs::is_regular_file(builtin, ec)) {

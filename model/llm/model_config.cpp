@@ -2,6 +2,7 @@
 
 #include "common/config_dir.h"
 #include "common/error.h"
+#include "common/file_io.h"
 
 #include <nlohmann/json.hpp>
 
@@ -308,11 +309,15 @@ ModelConfig load_model(std::string_view name_or_path) {
                        ") nor a readable config.json");
     }
   }
-  std::ifstream in(path);
-  if (!in) throw InputError("--model: cannot read '" + path + "'");
+  std::string text;
+  try {
+    text = read_input_file(path);
+  } catch (const InputError& e) {
+    throw InputError(std::string("--model: ") + e.what());
+  }
   json j;
   try {
-    j = json::parse(in);
+    j = json::parse(text);
   } catch (const json::parse_error& e) {
     throw InputError(path + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
   } catch (const json::exception& e) {

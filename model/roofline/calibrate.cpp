@@ -2,6 +2,7 @@
 
 #include "common/config_dir.h"
 #include "common/error.h"
+#include "common/file_io.h"
 #include "model/roofline/estimate.h"
 
 #include <fmt/core.h>
@@ -32,10 +33,14 @@ constexpr char kValidInputs[] =
     "(e.g. configs/calibration/h200-gemm.json)";
 
 json read_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open file (valid input: " + kValidInputs + ")");
+  std::string text;
   try {
-    return json::parse(in);
+    text = read_input_file(path);
+  } catch (const InputError& e) {
+    throw InputError(std::string(e.what()) + " (valid input: " + kValidInputs + ")");
+  }
+  try {
+    return json::parse(text);
   } catch (const json::exception& e) {
     throw InputError(path + ": not valid JSON: " + plain_json_error(e));
   }
@@ -363,6 +368,12 @@ Measurements load_measurements(const std::vector<std::string>& files) {
     } else {
       throw InputError(path + ": no 'schema' and no 'gemm' field (valid: " + kValidInputs + ")");
     }
+  }
+  if (out.steps.empty() && out.gemms.empty()) {
+    throw InputError(
+        "--measurements: " + format_files(files) +
+        " hold no measurement (no step, no GEMM): nothing to fit or to check (valid: " +
+        kValidInputs + ")");
   }
   return out;
 }
@@ -768,6 +779,34 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
       r.gemms.push_back(c);
     }
   }
+  // A case the fit misses by more than kMaxExplainedRatio is a measurement the roofline cannot
+  // explain (wrong units, a failed run): refused, naming the worst one, before any file is made.
+  {
+    const CaseResult* worst = nullptr;
+    double worst_ratio = 1;
+    for (const auto* cases : {&r.steps, &r.gemms}) {
+      for (const CaseResult& c : *cases) {
+        const double ratio = std::max(c.estimated_ms / c.measured_ms,
+                                      c.measured_ms / std::max(c.estimated_ms, 1e-300));
+        if (!(ratio <= worst_ratio)) {
+          worst_ratio = ratio;
+          worst = &c;
+        }
+      }
+    }
+    if (worst && !(worst_ratio <= kMaxExplainedRatio)) {
+      const CaseResult& c = *worst;
+      const std::string what =
+          c.what == "step"
+              ? fmt::format("{} {} step (batch {}, length {})", c.model, c.phase, c.batch, c.length)
+              : fmt::format("{} GEMM '{}' M={} N={} K={}", c.what, c.name, c.m, c.n, c.k);
+      throw InputError(fmt::format(
+          "--measurements: the fit cannot explain the data: {} measured {:.4g} ms, the best fit "
+          "estimates {:.4g} ms ({:.3g}x apart; at most {:.0f}x is accepted): check its time and "
+          "units (ms) and that the run succeeded",
+          what, c.measured_ms, c.estimated_ms, worst_ratio, kMaxExplainedRatio));
+    }
+  }
   if (o.lomo && models.size() > 1) {
     // The held-out fits are independent (each builds its own Machines from const inputs): run
     // them on `threads` threads; each result lands in its own slot, so the outcome does not
@@ -871,11 +910,10 @@ std::string gpu_file_path(const std::string& name_or_path) {
 }
 
 std::string calibrated_gpu_json(const std::string& gpu_file, const CalibrationResult& r) {
-  std::ifstream in(gpu_file);
-  if (!in) throw InputError(gpu_file + ": cannot open the GPU file");
+  const std::string text = read_input_file(gpu_file);
   nlohmann::ordered_json j;
   try {
-    j = nlohmann::ordered_json::parse(in);
+    j = nlohmann::ordered_json::parse(text);
   } catch (const json::exception& e) {
     throw InputError(gpu_file + ": not valid JSON: " + plain_json_error(e));
   }

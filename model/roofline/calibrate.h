@@ -102,6 +102,11 @@ struct ErrorSummary {
   double mape = 0, lomo_mape = 0, max_abs = 0;
 };
 
+// The most a fitted case's estimate may differ from its measurement, as a ratio either way, before
+// calibrate() refuses the data as unexplainable: the committed H200 fit's worst case is 20% off
+// (model/roofline/README.md), so a case 3x off is a wrong measurement (units, a failed run).
+inline constexpr double kMaxExplainedRatio = 3.0;
+
 struct CalibrateOptions {
   bool lomo = true;  // leave-one-model-out fits (one per model)
   int sweeps = 5;    // coordinate-search sweeps over all parameters
@@ -150,6 +155,9 @@ double fit_objective(const hw::GpuConfig& gpu, const hw::AchievableRates& rates,
                      const Measurements& data, const std::vector<size_t>& steps,
                      const std::vector<size_t>& fp16_gemms);
 
+// Fits what `data` identifies (none of it for a GEMM-only file: then every case is checked
+// against the GPU file's own section) and estimates every case. Throws InputError naming the
+// case when one is more than kMaxExplainedRatio off after the fit.
 CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
                             const CalibrateOptions& o = {});
 

@@ -1,6 +1,7 @@
 #include "model/roofline/estimate.h"
 
 #include "common/error.h"
+#include "common/file_io.h"
 #include "model/golden/gemm.h"
 
 #include <fmt/core.h>
@@ -32,6 +33,12 @@ StepEstimate estimate(const Machine& m, const llm::ModelConfig& model, const Ste
                      "' runs " + weights.name() + " x " + std::string(golden::dtype_name(acts)) +
                      " without tables (a GPU with LUT tensor cores and low-bit weights has them)");
   }
+  if (mode && *mode != llm::PrecomputeMode::kNone && !weights.is_low_bit()) {
+    throw InputError("--precompute: " + *r.precompute +
+                     " applies to low-bit weights only (their LUT tables, built for LUT tensor "
+                     "cores or CUDA-core LUT kernels); " +
+                     weights.name() + " weights have none (valid here: none)");
+  }
   auto step =
       make_step(r.phase, r.batch, r.length, weights, acts, m.gpu(), mode, r.quantize_tables);
   step.kernels = r.kernels;
@@ -62,11 +69,10 @@ StepEstimate estimate(const StepRequest& r) {
 }
 
 std::vector<GemmCheck> load_gemm_measurements(const std::string& path, std::string* device) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open file");
+  const std::string text = read_input_file(path);
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path + ": not valid JSON: " + plain_json_error(e));
   }

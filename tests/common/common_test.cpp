@@ -1,14 +1,19 @@
-// The shared helpers below every library: the hash and what it covers, ceil_div, the config
-// lookup rule, atomic writes, locks and running a process.
+// The shared helpers below every library: the hash and what it covers, the CRC-32, ceil_div, the
+// config lookup rule, bounded input reads, outputs that never overwrite an input or leave their
+// folder, atomic writes, locks and running a process.
 #include "common/config_dir.h"
 #include "common/error.h"
 #include "common/file_io.h"
 #include "common/hash.h"
 #include "common/int_math.h"
 #include "common/process.h"
+#include "tests/input_error.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <chrono>
 
 #include <cstdlib>
 #include <filesystem>
@@ -69,6 +74,13 @@ TEST(Hash, HdlFingerprintCoversTheIncludeFoldersHeaders) {
   fs::remove_all(d);
 }
 
+TEST(Hash, Crc32MatchesTheCheckValueAndZlib) {
+  // The CRC-32 check value of the catalogue of CRC algorithms, and zlib.crc32 of two strings.
+  EXPECT_EQ(crc32("123456789"), 0xCBF43926u);
+  EXPECT_EQ(crc32(""), 0u);
+  EXPECT_EQ(crc32("The quick brown fox jumps over the lazy dog"), 0x414FA339u);
+}
+
 TEST(IntMath, CeilDiv) {
   EXPECT_EQ(ceil_div(0, 4), 0);
   EXPECT_EQ(ceil_div(1, 4), 1);
@@ -99,6 +111,94 @@ TEST(FileIo, AtomicWriteReplacesTheFileAndLeavesNoTemporary) {
   EXPECT_EQ(read_text(f), "two");
   EXPECT_EQ(std::distance(fs::directory_iterator(d / "sub"), fs::directory_iterator{}), 1);
   EXPECT_THROW(read_text((d / "missing").string()), std::runtime_error);
+  fs::remove_all(d);
+}
+
+using test_support::input_error_of;
+
+TEST(FileIo, InputReadsTakeRegularFilesOnlyAndNeverBlock) {
+  const fs::path d = fresh_dir("ltc-input-read");
+  std::ofstream(d / "a.json") << "{}";
+  EXPECT_EQ(read_input_file((d / "a.json").string()), "{}");
+  // A device that never ends, a FIFO with no writer (would block forever), a directory, a
+  // missing file: each refused at once, naming the path and what it is.
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_NE(
+      input_error_of([] { read_input_file("/dev/zero"); }).find("/dev/zero: is a character device"),
+      std::string::npos);
+  const std::string fifo = (d / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_NE(input_error_of([&] {
+              read_input_file(fifo);
+            }).find("is a FIFO (named pipe), not a regular file"),
+            std::string::npos);
+  EXPECT_NE(input_error_of([&] { read_input_file(d.string()); }).find("is a directory"),
+            std::string::npos);
+  EXPECT_NE(input_error_of([&] { read_input_file((d / "none").string()); }).find("cannot open"),
+            std::string::npos);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+  // The size limit: a file over it is refused by name and limit, one at it is read.
+  std::ofstream(d / "big") << std::string(100, 'x');
+  EXPECT_NE(input_error_of([&] {
+              read_input_file((d / "big").string(), 99);
+            }).find("over the limit of 99 bytes"),
+            std::string::npos);
+  EXPECT_EQ(read_input_file((d / "big").string(), 100).size(), 100u);
+  // read_text (files ltc wrote) has the same checks but is a failed run, not bad input.
+  EXPECT_THROW(read_text("/dev/zero"), std::runtime_error);
+  fs::remove_all(d);
+}
+
+TEST(FileIo, AnOutputThatIsAnInputIsRefusedUnderAnySpelling) {
+  const fs::path d = fresh_dir("ltc-out-in");
+  const std::string in = (d / "cfg.json").string();
+  std::ofstream(in) << "{}";
+  fs::create_hard_link(in, d / "link.json");
+  EXPECT_NE(input_error_of([&] {
+              check_not_an_input(in, "--out", {"x", in});
+            }).find("--out: '" + in + "' is the input file"),
+            std::string::npos);
+  const std::string other_spelling = (d / "." / "cfg.json").string();
+  EXPECT_THROW(check_not_an_input(other_spelling, "--out", {in}), InputError);
+  EXPECT_THROW(check_not_an_input((d / "link.json").string(), "--out", {in}), InputError);
+  // A new file, or an existing one that is not an input, is fine.
+  EXPECT_NO_THROW(check_not_an_input((d / "new.lmt").string(), "--out", {in}));
+  std::ofstream(d / "old.lmt") << "x";
+  EXPECT_NO_THROW(check_not_an_input((d / "old.lmt").string(), "--out", {in, ""}));
+  fs::remove_all(d);
+}
+
+TEST(FileIo, FileNamesThatWouldLeaveTheirFolderAreRefused) {
+  for (const char* bad : {"../../evil", "..", ".", ".hidden", "a/b", "/abs", "", "a b", "a\\b"}) {
+    EXPECT_NE(input_error_of([&] {
+                check_file_name(bad, "spec.json: field 'name'");
+              }).find("spec.json: field 'name': '"),
+              std::string::npos)
+        << bad;
+  }
+  EXPECT_THROW(check_file_name(std::string(129, 'a'), "name"), InputError);
+  for (const char* good : {"dp4", "wbits-crossovers", "dse_lut.fp16", "A1"}) {
+    EXPECT_NO_THROW(check_file_name(good, "name")) << good;
+  }
+}
+
+TEST(FileIo, AnAtomicFileAppearsOnlyWhenCommitted) {
+  const fs::path d = fresh_dir("ltc-atomic-file");
+  const std::string path = (d / "run.vcd").string();
+  {
+    AtomicFile f(path);
+    std::ofstream(f.temporary()) << "half";
+  }  // a failed run: nothing at the path, no temporary left
+  EXPECT_FALSE(fs::exists(path));
+  EXPECT_EQ(std::distance(fs::directory_iterator(d), fs::directory_iterator()), 0);
+  {
+    AtomicFile f(path);
+    std::ofstream(f.temporary()) << "whole";
+    EXPECT_FALSE(fs::exists(path));
+    f.commit();
+  }
+  EXPECT_EQ(read_text(path), "whole");
+  EXPECT_EQ(std::distance(fs::directory_iterator(d), fs::directory_iterator()), 1);
   fs::remove_all(d);
 }
 

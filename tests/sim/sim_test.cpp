@@ -25,9 +25,10 @@ hw::GpuConfig lut_gpu() {
 }
 
 // A one-kernel trace for a100-lut4x: `blocks` x 1 blocks of `warps` x 1 warps running `program`.
+// `smem` holds every lds / sts of the tests' programs (the readers check each access's extent).
 traces::Trace trace_of(const std::string& program, int blocks = 1, int warps = 1,
-                       const std::string& tensors = "    tensor 0 a bytes=1048576\n", int smem = 0,
-                       int version = 2) {
+                       const std::string& tensors = "    tensor 0 a bytes=1048576\n",
+                       int smem = 4096, int version = 2) {
   const std::string text =
       "ltc-trace " + std::to_string(version) +
       "\ngpu a100-lut4x\n"
