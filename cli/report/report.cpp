@@ -149,6 +149,7 @@ ReportResult write_report(const ReportOptions& opt) {
     throw InputError("-j: " + std::to_string(opt.jobs) + " is out of range (valid: 1..64)");
   }
   for (const std::string& sweep : opt.sweeps) {
+    if (sweep == "ledger") continue;
     const std::string path = sweep_spec_path(sweep);
     if (!fs::exists(path)) {
       throw InputError("--sweeps: '" + sweep +
@@ -174,7 +175,7 @@ ReportResult write_report(const ReportOptions& opt) {
   std::vector<SectionDef> defs = {numerics_section()};
   std::vector<bool> ppa_lane = {false};
   for (const std::string& sweep : opt.sweeps) {
-    defs.push_back(ppa_sweep_section(sweep));
+    defs.push_back(sweep == "ledger" ? ppa_ledger_section() : ppa_sweep_section(sweep));
     ppa_lane.push_back(true);
   }
   for (auto make : {gemm_calibration_section, step_validation_section, end_to_end_section,
