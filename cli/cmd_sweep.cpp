@@ -108,7 +108,7 @@ void run_ledger(const SweepFlags& o) {
 void run(const SweepFlags& o) {
   if (o.out.empty()) throw InputError("--out: an output directory is required");
   if (o.jobs < 1) throw InputError("-j: must be >= 1");
-  if (o.spec == "ledger" && !std::filesystem::exists(o.spec)) {
+  if (o.spec == "ledger" && !std::filesystem::is_regular_file(o.spec)) {
     run_ledger(o);
     return;
   }

@@ -409,28 +409,32 @@ void GateSim::eval_comb() {
   }
 }
 
+uint8_t GateSim::flop_next(Cell& f) {
+  const CellType& t = types_[f.type];
+  const uint32_t idx = inputs_of(f);
+  const uint8_t clk = t.clocked_on[idx];
+  uint8_t s = f.state;
+  if (clk && !f.clk) s = t.next_state[idx];
+  f.clk = clk;
+  const bool clr = !t.clear.empty() && t.clear[idx];
+  const bool pre = !t.preset.empty() && t.preset[idx];
+  if (clr && pre) {
+    s = t.both_state;
+  } else if (clr) {
+    s = 0;
+  } else if (pre) {
+    s = 1;
+  }
+  return s;
+}
+
 bool GateSim::update_flops() {
   // Sample every flop first (all see the pre-edge values), then update.
   auto& next = next_state_;
   next.clear();
   for (size_t i = 0; i < flops_.size(); ++i) {
-    Cell& f = flops_[i];
-    const CellType& t = types_[f.type];
-    const uint32_t idx = inputs_of(f);
-    const uint8_t clk = t.clocked_on[idx];
-    uint8_t s = f.state;
-    if (clk && !f.clk) s = t.next_state[idx];
-    f.clk = clk;
-    const bool clr = !t.clear.empty() && t.clear[idx];
-    const bool pre = !t.preset.empty() && t.preset[idx];
-    if (clr && pre) {
-      s = t.both_state;
-    } else if (clr) {
-      s = 0;
-    } else if (pre) {
-      s = 1;
-    }
-    if (s != f.state) next.emplace_back(i, s);
+    const uint8_t s = flop_next(flops_[i]);
+    if (s != flops_[i].state) next.emplace_back(i, s);
   }
   for (const auto& [i, s] : next) {
     Cell& f = flops_[i];
@@ -768,20 +772,7 @@ void GateSim::timed_step() {
       flop_marked_[i] = 0;
       Cell& f = flops_[i];
       const CellType& t = types_[f.type];
-      const uint32_t idx = inputs_of(f);
-      const uint8_t clk = t.clocked_on[idx];
-      uint8_t s = f.state;
-      if (clk && !f.clk) s = t.next_state[idx];
-      f.clk = clk;
-      const bool clr = !t.clear.empty() && t.clear[idx];
-      const bool pre = !t.preset.empty() && t.preset[idx];
-      if (clr && pre) {
-        s = t.both_state;
-      } else if (clr) {
-        s = 0;
-      } else if (pre) {
-        s = 1;
-      }
+      const uint8_t s = flop_next(f);
       if (s == f.state) continue;
       f.state = s;
       for (int o = 0; o < t.n_out; ++o) {

@@ -126,6 +126,9 @@ class GateSim {
   void settle();  // combinational logic, then flip-flop edges and async controls, until stable
   void eval_comb();
   bool update_flops();
+  // A flip-flop's state after its inputs' present values (clock edge, clear, preset); records
+  // the clock level for the next edge.
+  uint8_t flop_next(Cell& f);
   void timed_step();
 
   std::vector<CellType> types_;

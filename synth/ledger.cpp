@@ -61,8 +61,10 @@ std::vector<LedgerStep> ledger_steps(const LedgerOptions& opt) {
            "fp16", DelayModel::kLiberty)};
   s.push_back(s[3]);
   s[4].name = "node";
-  s[4].change = fmt::format("scaled to {:g} nm {:g} V (classical scaling; ratios unchanged)",
-                            opt.node_nm, opt.node_vdd);
+  s[4].change = fmt::format(
+      "scaled to {:g} nm {:g} V (classical scaling of dynamic energy: ratios move only by the "
+      "leakage it leaves out)",
+      opt.node_nm, opt.node_vdd);
   s[4].scale_nm = opt.node_nm;
   s[4].scale_vdd = opt.node_vdd;
   return s;
@@ -212,7 +214,9 @@ LedgerResult run_ledger(const LedgerOptions& opt) {
       if (lut[w - 1] >= step.mac_pj) break;
       step.crossover_w = w;
     }
-    if (step.scale_nm <= 0) {
+    if (step.timing == DelayModel::kZero) {
+      step.mac_glitch = step.lut_glitch = 0;
+    } else if (step.scale_nm <= 0) {
       step.mac_glitch = ratio(step.mac_pj, mac_zero) - 1;
       step.lut_glitch = ratio(step.lut_pj, lut_zero) - 1;
     } else if (unscaled) {

@@ -13,19 +13,12 @@ using golden::DType;
 using hw::TensorCoreDesign;
 using test::config;
 using test::expect_matches_golden;
+using test::stalls;
 
 hw::TensorCoreConfig fp16_acc(TensorCoreDesign d, int wbits) {
   auto c = config(d, 2, 8, 4, DType::kFp16, wbits);
   c.acc = c.out = DType::kFp16;
   return c;
-}
-
-StallOptions stalls(uint64_t seed) {
-  StallOptions s;
-  s.seed = uint32_t(ltc::test_support::test_seed(seed));
-  s.in_stall_pct = 20;
-  s.out_stall_pct = 20;
-  return s;
 }
 
 TEST(Fp16Accumulator, LutTileEveryPatternEveryPlane) {

@@ -15,9 +15,6 @@
 
 #include <gtest/gtest.h>
 
-#include <regex>
-#include <sstream>
-
 namespace ltc::synth {
 namespace {
 
@@ -101,25 +98,9 @@ TEST(NanGate45, CellDelaysFromTheTablesByHand) {
   EXPECT_EQ(sim.output_delay("y"), 23601u);
 }
 
-// Areas read from the liberty text by a regex (independent of ltc's parser and yosys's stat).
-std::map<std::string, double> text_areas(const std::string& text) {
-  std::istringstream in(text);
-  std::string line, cell;
-  std::map<std::string, double> areas;
-  const std::regex cell_re(R"(^\s*cell\s*\(\s*(\w+)\s*\))"), area_re(R"(^\s*area\s*:\s*([0-9.]+))");
-  std::smatch m;
-  while (std::getline(in, line)) {
-    if (std::regex_search(line, m, cell_re))
-      cell = m[1];
-    else if (!cell.empty() && std::regex_search(line, m, area_re) && !areas.count(cell))
-      areas[cell] = std::stod(m[1]);
-  }
-  return areas;
-}
-
 TEST(NanGate45, AreaIsTheSumOfLibertyCellAreas) {
   const SynthResult r = run_yosys(reg_adder(8), synth_options(nangate()), scratch_dir(""));
-  const auto areas = text_areas(read_liberty_text(nangate().liberty));
+  const auto areas = test::liberty_text_areas(read_liberty_text(nangate().liberty));
   EXPECT_DOUBLE_EQ(areas.at("DFFR_X1"), 5.32);  // by hand, as above
   double sum = 0;
   int cells = 0;
@@ -179,6 +160,25 @@ TEST(NanGate45, SweepKeyNamesTheLibraryAndTiming) {
   const SweepSpec s = SweepSpec::parse(j, "t.json");
   EXPECT_EQ(s.library, "nangate45");
   EXPECT_EQ(s.timing, DelayModel::kLiberty);
+}
+
+// A sweep point on NanGate with timed activity goes through the task path (job -> run_ppa) with
+// both settings, and its row says so.
+TEST(NanGate45, SweepRunsThePointOnTheLibraryWithTiming) {
+  const nlohmann::json j = {
+      {"name", "tiny-nangate"},
+      {"library", "nangate45"},
+      {"activity_timing", "liberty"},
+      {"cycles", 32},
+      {"grid", {{{"design", "lut"}, {"m", 1}, {"n", 1}, {"k", 1}, {"act", "int8"}, {"wbits", 1}}}}};
+  SweepOptions so;
+  so.out_dir = scratch_dir("");
+  const SweepSummary sum = run_sweep(SweepSpec::parse(j, "tiny.json"), so);
+  ASSERT_EQ(sum.ok, 1) << (sum.rows.empty() ? "" : sum.rows[0].dump());
+  const auto& row = sum.rows.at(0);
+  EXPECT_EQ(row.value("library", ""), "nangate45");
+  EXPECT_EQ(row.value("activity_timing", ""), "liberty");
+  EXPECT_GE(row.value("pj_per_op", 0.0), row.value("pj_per_op_zero_delay", 1e9));
 }
 
 }  // namespace
