@@ -387,9 +387,10 @@ void GateSim::write(uint32_t node, uint8_t v) {
 void GateSim::step() {
   if (timing_ != DelayModel::kZero) {
     timed_step();
-    return;
+  } else {
+    settle();
   }
-  settle();
+  // The settled toggles (end of step against its start) and the high time, in both modes.
   if (counting_) {
     for (uint32_t n : touched_) {
       if (value_[n] != start_value_[n]) ++toggles_[n];
@@ -793,15 +794,6 @@ void GateSim::timed_step() {
       mark_readers(e.node);
     }
   }
-  if (counting_) {
-    for (uint32_t n : touched_) {
-      if (value_[n] != start_value_[n]) ++toggles_[n];
-    }
-    for (size_t n = 0; n < value_.size(); ++n) high_steps_[n] += value_[n];
-    ++counted_steps_;
-  }
-  touched_.clear();
-  ++step_;
 }
 
 }  // namespace ltc::synth

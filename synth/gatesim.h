@@ -129,7 +129,7 @@ class GateSim {
   // A flip-flop's state after its inputs' present values (clock edge, clear, preset); records
   // the clock level for the next edge.
   uint8_t flop_next(Cell& f);
-  void timed_step();
+  void timed_step();  // the event-driven settling of a timed step (step() counts after it)
 
   std::vector<CellType> types_;
   std::map<std::string, int> type_index_;
