@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "common/file_io.h"
 #include "common/hash.h"
+#include "synth/yosys_flow.h"
 
 #include <zlib.h>
 
@@ -22,9 +23,9 @@ std::vector<CellLibrary> make_libraries() {
   CellLibrary osu;
   osu.name = "osu018";
   osu.description = "osu018 (OSU 0.18 um, qflow-tech-osu018, 1.8 V)";
-  osu.liberty = "/usr/share/qflow/tech/osu018/osu018_stdcells.lib";
-  osu.cell_models = "/usr/share/qflow/tech/osu018/osu018_stdcells.v";
-  osu.lef = "/usr/share/qflow/tech/osu018/osu018_stdcells.lef";
+  osu.liberty = kDefaultLiberty;
+  osu.cell_models = kDefaultCellModels;
+  osu.lef = kDefaultLef;
   osu.wire_layer = "metal2";
   osu.driving_cell = "BUFX2";
   osu.abc_load = 0.01;  // pF
