@@ -19,6 +19,7 @@ namespace {
 
 struct BenchPpaFlags {
   std::string design = "lut", act = "fp16";
+  std::string lib = "osu018", timing = "zero";
   int m = 2, n = 64, k = 4, wbits = 1;
   std::string sweep;  // built-in name, 'all', or a spec path
   std::string out;
@@ -36,21 +37,25 @@ void run(const BenchPpaFlags& o) {
   const auto root =
       std::filesystem::temp_directory_path() / fmt::format("ltc-bench-ppa-{}", ::getpid());
   synth::PpaOptions po;
+  po.library = synth::cell_library(o.lib).name;
+  po.sim.timing = synth::parse_delay_model(o.timing, "--activity-timing");
   po.workdir = (root / "point").string();
   po.sim.cycles = 0;  // auto by netlist size, as ltc ppa does
   const synth::PpaResult r = synth::run_ppa(config, po);
-  nlohmann::json j = {{"point", config.id()},   {"seconds", r.seconds},   {"cells", r.cells},
-                      {"area_um2", r.area_um2}, {"delay_ns", r.delay_ns}, {"power_mw", r.power_mw}};
+  nlohmann::json j = {
+      {"point", config.id()},   {"library", r.library},  {"activity_timing", r.activity_timing},
+      {"seconds", r.seconds},   {"cells", r.cells},      {"area_um2", r.area_um2},
+      {"delay_ns", r.delay_ns}, {"power_mw", r.power_mw}};
   auto stage = [&r](const char* s) {
     const auto it = r.seconds.find(s);
     return it == r.seconds.end() ? 0.0 : it->second;
   };
   if (!o.json) {
     fmt::print(
-        "ppa point {}: {:.1f} s (yosys {:.1f} s, activity {:.1f} s, sta {:.1f} s, power {:.1f} s), "
-        "{} cells, critical path {:.3f} ns\n",
-        config.id(), stage("total"), stage("yosys"), stage("activity"), stage("sta"),
-        stage("power"), r.cells, r.delay_ns);
+        "ppa point {} ({}, {} delay activity): {:.1f} s (yosys {:.1f} s, activity {:.1f} s, sta "
+        "{:.1f} s, power {:.1f} s), {} cells, critical path {:.3f} ns\n",
+        config.id(), r.library, r.activity_timing, stage("total"), stage("yosys"),
+        stage("activity"), stage("sta"), stage("power"), r.cells, r.delay_ns);
   }
   if (o.vs_unit) {
     auto unit = config;
@@ -102,6 +107,10 @@ CommandRegistrar reg{
       sub->add_option("--design", o->design, "lut, lut-naive, mac, add")->capture_default_str();
       add_tile_options(sub, o->m, o->n, o->k, o->wbits, "weight planes");
       sub->add_option("--act", o->act, "int8, fp16, bf16, fp8e4m3, fp8e5m2")->capture_default_str();
+      sub->add_option("--lib", o->lib, "cell library: osu018 or nangate45")->capture_default_str();
+      sub->add_option("--activity-timing", o->timing,
+                      "activity delay model: zero, unit or liberty (glitches counted)")
+          ->capture_default_str();
       sub->add_option("--sweep", o->sweep, "also time a sweep: dp-k, dp4, wbits, dse or all");
       sub->add_option("--out", o->out, "keep the sweep results here (default: temporary)");
       sub->add_option("-j,--jobs", o->jobs, "sweep parallelism")

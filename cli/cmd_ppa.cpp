@@ -23,6 +23,8 @@ struct PpaFlags {
   std::string activity = "measured";
   int cycles = 0;
   std::string netlist_sim = "ltc";
+  std::string lib = "osu018";
+  std::string timing = "zero";
   uint64_t seed = 1;
   bool gate_check = false;
   std::string workdir;
@@ -40,6 +42,8 @@ void run(const PpaFlags& o) {
         "--scale-vdd 0.9), or neither");
   }
   synth::PpaOptions po;
+  const synth::CellLibrary& lib = synth::cell_library(o.lib);
+  po.library = lib.name;
   po.clock_ns = o.clock_ns;
   if (o.activity == "measured") {
     po.activity = synth::ActivityMode::kMeasured;
@@ -53,6 +57,7 @@ void run(const PpaFlags& o) {
     throw InputError("--netlist-sim: '" + o.netlist_sim + "' is not valid (valid: ltc, iverilog)");
   }
   po.sim.netlist_simulator = o.netlist_sim;
+  po.sim.timing = synth::parse_delay_model(o.timing, "--activity-timing");
   po.sim.seed = o.seed;
   po.gate_check = o.gate_check;
   po.tool_timeout_s = o.timeout_s;
@@ -71,6 +76,8 @@ void run(const PpaFlags& o) {
   std::optional<synth::ScaledFigures> scaled;
   if (o.scale_nm > 0) {
     synth::NodeScaling ns;
+    ns.from_nm = lib.node_nm;
+    ns.from_vdd = lib.vdd;
     ns.to_nm = o.scale_nm;
     ns.to_vdd = o.scale_vdd;
     scaled = synth::scale_to_node(r, ns);
@@ -83,7 +90,7 @@ void run(const PpaFlags& o) {
     fmt::print("{}\n", j.dump());
     return;
   }
-  fmt::print("{}  (osu018 0.18 um, Yosys + OpenSTA)\n", config.id());
+  fmt::print("{}  ({}, Yosys + OpenSTA)\n", config.id(), lib.description);
   fmt::print("  area       {:12.1f} um2  ({} cells, {} flip-flops, {} fanout buffers)\n",
              r.area_um2, r.cells, r.flip_flops, r.fanout_buffers);
   fmt::print("  delay      {:12.3f} ns   (fmax {:.1f} MHz; {})\n", r.delay_ns, r.fmax_mhz,
@@ -93,6 +100,12 @@ void run(const PpaFlags& o) {
       "input-port nets {:.4f}, leakage {:.6f}): {}\n",
       r.power_mw, r.clock_ns, r.internal_mw, r.switching_mw, r.input_switching_mw, r.leakage_mw,
       r.power_model);
+  if (r.activity_timing != "zero") {
+    fmt::print(
+        "  zero-delay {:12.4f} mW   (the same model on the settled toggles: glitches {:+.1f}%)\n",
+        r.power_zero_delay_mw,
+        r.power_zero_delay_mw > 0 ? 100 * (r.power_mw / r.power_zero_delay_mw - 1) : 0.0);
+  }
   fmt::print(
       "  power avg  {:12.4f} mW   (OpenSTA report_power at the average activity: internal {:.4f}, "
       "switching {:.4f})\n",
@@ -142,6 +155,9 @@ CommandRegistrar reg{
                       "datapath register stages, 1..8")
           ->capture_default_str()
           ->check(in_range(1, 8));
+      sub->add_option("--lib", o->lib,
+                      "cell library: osu018 (OSU 0.18 um) or nangate45 (NanGate 45 nm)")
+          ->capture_default_str();
       sub->add_option("--clock-ns", o->clock_ns,
                       "clock period for power and throughput, 0.001..1e6 (default: the design's "
                       "maximum)")
@@ -156,7 +172,11 @@ CommandRegistrar reg{
           ->check(in_range(0, 1e6));
       sub->add_option("--netlist-sim", o->netlist_sim,
                       "gate-level simulator of the activity: ltc (built in, seconds) or iverilog "
-                      "(OSU cell models; hours on large tiles)")
+                      "(the OSU cell models, osu018 only; hours on large tiles)")
+          ->capture_default_str();
+      sub->add_option("--activity-timing", o->timing,
+                      "delay model of the activity simulation: zero (settled values), unit or "
+                      "liberty (every transition, glitches included; ltc simulator only)")
           ->capture_default_str();
       sub->add_option("--seed", o->seed, "stimulus seed")->capture_default_str();
       sub->add_flag("--gate-check", o->gate_check,

@@ -21,8 +21,9 @@ CommandRegistrar reg{
       sub->add_option("-j,--jobs", opts->jobs, "parallel PPA design points")
           ->check(in_range(1, 1024));
       sub->add_option("--sweeps", opts->sweeps,
-                      "PPA sweeps: built-in names (synth/sweeps/) or spec files (default: dp4 "
-                      "dp-k dse-lut-fp16; also wbits-crossovers (+4 min); the full wbits and dse: "
+                      "PPA sweeps: built-in names (synth/sweeps/), spec files, or ledger (default: "
+                      "dp4 dp-k dse-lut-fp16 ledger; also wbits-crossovers (+4 min); the full "
+                      "wbits and dse: "
                       "~1 h on 2 cores, "
                       "resumable)");
       auto no_ppa = std::make_shared<bool>(false);

@@ -1,16 +1,19 @@
 // `ltc sweep SPEC --out DIR -j N`: many design points through the PPA flow (or `ltc sim` runs),
 // resumable, with CSV and the ratios against the paper (synth/sweep.h). SPEC is a JSON
-// file, a built-in name (dp-k, dp4, wbits, dse), or `all` for the four built-ins into one results
-// store. `--executor slurm` runs the points as Slurm job arrays (synth/executor.h); each array
-// task runs `ltc sweep-task MANIFEST INDEX`.
+// file, a built-in name (dp-k, dp4, wbits, dse), `all` for the four built-ins into one results
+// store, or `ledger` (synth/ledger.h: the DP4 comparison from the flow's first setup to the
+// paper's, one cause at a time). `--executor slurm` runs the points as Slurm job arrays
+// (synth/executor.h); each array task runs `ltc sweep-task MANIFEST INDEX`.
 #include "cli/command.h"
 #include "cli/options.h"
 #include "common/error.h"
+#include "synth/ledger.h"
 #include "synth/sweep.h"
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -27,6 +30,8 @@ struct SweepFlags {
   int limit = 0;
   double timeout_s = 3600;
   std::string executor = "local";
+  std::string lib;     // empty: each spec's own library
+  std::string timing;  // empty: each spec's own activity_timing
   synth::SlurmOptions slurm;
 };
 
@@ -48,10 +53,72 @@ std::vector<std::string> spec_paths(const std::string& spec) {
 
 constexpr const char* kSlurmGroup = "Slurm (--executor slurm)";
 
+std::string fixed(double v, const char* fmt_spec = "{:.2f}") {
+  return std::isfinite(v) ? fmt::format(fmt::runtime(fmt_spec), v) : std::string("n/a");
+}
+
+// `ltc sweep ledger`: the DP4 comparison from the flow's first setup to the paper's, one cause at
+// a time (synth/ledger.h).
+void run_ledger(const SweepFlags& o) {
+  if (!o.lib.empty() || !o.timing.empty()) {
+    throw InputError(std::string(o.lib.empty() ? "--activity-timing" : "--lib") +
+                     ": not with the ledger (its steps set the library and the delay model)");
+  }
+  if (o.executor != "local") throw InputError("--executor: the ledger runs locally only");
+  synth::LedgerOptions lo;
+  lo.out_dir = o.out;
+  lo.jobs = o.jobs;
+  lo.progress = o.progress || progress_enabled();
+  lo.report_only = o.report_only;
+  lo.tool_timeout_s = o.timeout_s;
+  const synth::LedgerResult r = synth::run_ledger(lo);
+  if (o.json) {
+    fmt::print("{}\n", synth::to_json(r).dump());
+  } else {
+    fmt::print(
+        "PPA ledger (DP4, M1N1K4, LUT W_INTn A_FP16 vs MAC W_FP16 A_FP16; {} points, {} from the "
+        "store, {} run, {} failed, {:.1f} s)\n",
+        r.points, r.reused, r.ran, r.failed, r.seconds);
+    fmt::print("{:<12} {:<10} {:<8} {:<5} {:>9} {:>9} {:>10} {:>10} {:>8} {:>15} {:>13}\n", "step",
+               "library", "activity", "acc", "MAC pJ/op", "LUT pJ/op", "MAC/LUT E", "LUT/MAC den",
+               "E up to", "TOPS/mm2 @1GHz", "glitch M/L");
+    for (const auto& s : r.steps) {
+      fmt::print("{:<12} {:<10} {:<8} {:<5} {:>9} {:>9} {:>10} {:>10} {:>8} {:>15} {:>13}\n",
+                 s.name, s.library, synth::delay_model_name(s.timing), s.acc,
+                 fixed(s.mac_pj, "{:.3g}"), fixed(s.lut_pj, "{:.3g}"), fixed(s.energy_ratio) + "x",
+                 fixed(s.density_ratio) + "x", "W" + std::to_string(s.crossover_w),
+                 fixed(s.lut_tops_mm2_1ghz, "{:.3g}") + "/" + fixed(s.mac_tops_mm2_1ghz, "{:.3g}"),
+                 s.timing == synth::DelayModel::kZero
+                     ? std::string("-")
+                     : fixed(100 * s.mac_glitch, "{:+.0f}") + "/" +
+                           fixed(100 * s.lut_glitch, "{:+.0f}") + "%");
+    }
+    fmt::print(
+        "{:<12} {:<10} {:<8} {:<5} {:>9} {:>9} {:>10} {:>10} {:>8} {:>15}\n", "paper", "TSMC 28nm",
+        "DC", "fp16", "", "", fixed(synth::kPaperEnergyRatio) + "x",
+        fixed(synth::kPaperDensityRatio) + "x", "all W",
+        fixed(synth::kPaperLutTopsMm2, "{:.3g}") + "/" + fixed(synth::kPaperMacTopsMm2, "{:.3g}"));
+    for (const auto& f : r.files) fmt::print("  wrote {}\n", f);
+  }
+  if (r.failed > 0) set_exit_code(kExitFailed);
+}
+
 void run(const SweepFlags& o) {
   if (o.out.empty()) throw InputError("--out: an output directory is required");
+  if (o.spec == "ledger" && !std::filesystem::is_regular_file(o.spec)) {
+    run_ledger(o);
+    return;
+  }
   std::vector<synth::SweepSpec> specs;
   for (const auto& p : spec_paths(o.spec)) specs.push_back(synth::SweepSpec::load(p));
+  if (!o.lib.empty()) {
+    synth::cell_library(o.lib);  // an unknown name is an InputError naming --lib
+    for (auto& spec : specs) spec.library = o.lib;
+  }
+  if (!o.timing.empty()) {
+    const synth::DelayModel m = synth::parse_delay_model(o.timing, "--activity-timing");
+    for (auto& spec : specs) spec.timing = m;
+  }
   synth::SweepOptions so;
   so.out_dir = o.out;
   so.jobs = o.jobs;
@@ -71,11 +138,14 @@ void run(const SweepFlags& o) {
   int failed = 0;
   for (const auto& spec : specs) {
     if (so.progress) {
-      fmt::print(stderr, "sweep {}: {} points -> {}\n", spec.name, spec.points.size(), o.out);
+      fmt::print(stderr, "sweep {}: {} points ({}) -> {}\n", spec.name, spec.points.size(),
+                 spec.library, o.out);
     }
     const auto s = synth::run_sweep(spec, so);
     failed += s.failed;
     nlohmann::json j = {{"sweep", spec.name},
+                        {"library", spec.library},
+                        {"activity_timing", synth::delay_model_name(spec.timing)},
                         {"points", s.points},
                         {"reused", s.reused},
                         {"ran", s.ran},
@@ -89,9 +159,9 @@ void run(const SweepFlags& o) {
     all.push_back(j);
     if (!o.json) {
       fmt::print(
-          "sweep {}: {} design points ({} from the store, {} run: {} ok, {} failed{}) in "
+          "sweep {} ({}): {} design points ({} from the store, {} run: {} ok, {} failed{}) in "
           "{:.1f} s\n",
-          spec.name, s.points, s.reused, s.ran, s.ok, s.failed,
+          spec.name, spec.library, s.points, s.reused, s.ran, s.ok, s.failed,
           s.resubmitted ? fmt::format(", {} Slurm task(s) resubmitted", s.resubmitted) : "",
           s.seconds);
       for (const auto& r : s.ratios) {
@@ -131,7 +201,8 @@ CommandRegistrar reg{
           "Many design points through the PPA flow (or ltc sim runs), here or as Slurm job "
           "arrays; resumable; CSV in --out (the report plots it)");
       sub->add_option("spec", o->spec,
-                      "sweep spec JSON, a built-in name (dp-k, dp4, wbits, dse) or 'all'")
+                      "sweep spec JSON, a built-in name (dp-k, dp4, wbits, dse), 'all', or "
+                      "'ledger' (the DP4 comparison taken to the paper's setup step by step)")
           ->required();
       sub->add_option("--out", o->out, "results folder (results.jsonl, CSV, summary)")->required();
       sub->add_option("-j,--jobs", o->jobs, "design points in parallel, 1..1024")
@@ -144,6 +215,12 @@ CommandRegistrar reg{
           ->check(in_range(0, 1e9));
       sub->add_flag("--report-only", o->report_only,
                     "run nothing; write CSV and summary from the stored results");
+      sub->add_option("--lib", o->lib,
+                      "cell library of every point: osu018 or nangate45 (default: the spec's "
+                      "\"library\", else osu018)");
+      sub->add_option("--activity-timing", o->timing,
+                      "delay model of the activity simulation: zero, unit or liberty (glitches "
+                      "counted; default: the spec's \"activity_timing\", else zero)");
       sub->add_option("--timeout-s", o->timeout_s, "limit per tool run")
           ->capture_default_str()
           ->check(in_range(1, 1e6));

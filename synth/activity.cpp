@@ -1,9 +1,11 @@
 #include "synth/activity.h"
 
+#include "common/error.h"
 #include "common/file_io.h"
 #include "common/process.h"
 #include "model/golden/lmma.h"
 #include "synth/gatesim.h"
+#include "synth/power.h"
 #include "synth/tool_log.h"
 
 #include <fmt/format.h>
@@ -457,6 +459,12 @@ ActivityResult gatesim_activity(const DesignSource& src, const std::vector<PortD
                                 const std::string& workdir) {
   const auto t0 = std::chrono::steady_clock::now();
   GateSim sim(json_netlist, src.top, *liberty_cells(opt.liberty));
+  if (opt.timing != DelayModel::kZero) {
+    const auto lib = power_library(opt.liberty);
+    const LibertyWireLoad* wire =
+        lib->default_wire_load.empty() ? nullptr : &lib->wire_loads.at(lib->default_wire_load);
+    sim.set_timing(opt.timing, lib->cells, wire, opt.output_load_pf);
+  }
   const int total = total_cycles(opt);
   const int measured_from = opt.reset_cycles + opt.warmup_cycles;
   std::vector<std::pair<std::string, std::vector<std::vector<uint8_t>>>> stim;
@@ -503,7 +511,9 @@ ActivityResult gatesim_activity(const DesignSource& src, const std::vector<PortD
     if (r.net_bits) r.net_activity = double(sums.net_toggles) / r.net_bits / opt.cycles;
   }
   r.outputs_path = workdir + "/outputs_gate.txt";
-  r.simulator = "ltc gatesim";
+  r.simulator = opt.timing == DelayModel::kZero
+                    ? std::string("ltc gatesim")
+                    : fmt::format("ltc gatesim, {} delay", delay_model_name(opt.timing));
   std::vector<std::string> data_inputs;
   for (const auto& i : inputs) {
     if (i != src.clock_port) data_inputs.push_back(i);
@@ -556,6 +566,11 @@ ActivityResult measure_activity(const DesignSource& src, const SynthResult& netl
     return gatesim_activity(src, ports, netlist.json_netlist, opt, workdir);
   }
   if (opt.netlist_simulator == "iverilog") {
+    if (opt.timing != DelayModel::kZero) {
+      throw InputError("timed activity (--activity-timing " +
+                       std::string(delay_model_name(opt.timing)) +
+                       ") needs the ltc netlist simulator (--netlist-sim ltc)");
+    }
     return iverilog_activity(src, ports, netlist.netlist, opt, workdir);
   }
   throw std::invalid_argument("netlist simulator '" + opt.netlist_simulator +

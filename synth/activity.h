@@ -48,6 +48,10 @@ struct ActivityOptions {
   std::string netlist_simulator = "ltc";
   std::string liberty = kDefaultLiberty;
   std::string cell_models = kDefaultCellModels;
+  // Timed activity (gatesim.h, DelayModel; ltc's simulator only): every transition counts,
+  // glitches included; the zero-delay toggles come along (NetActivity::settled_toggles).
+  DelayModel timing = DelayModel::kZero;
+  double output_load_pf = 0.01;  // on output ports, for the liberty delays (as the STA run)
 };
 
 struct ActivityResult {

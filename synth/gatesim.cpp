@@ -1,5 +1,7 @@
 #include "synth/gatesim.h"
 
+#include "common/error.h"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -7,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <numeric>
+#include <queue>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -192,6 +195,17 @@ GateSim::GateSim(const std::string& json_path, const std::string& top,
     port_is_input[pname] = port.at("direction").get<std::string>() == "input";
   }
   instantiate(topmod, top_local, "", 0);
+  std::map<std::string, uint32_t> named;  // provisional nodes of the top module's net names
+  if (topmod.contains("netnames")) {
+    for (const auto& [nname, net] : topmod.at("netnames").items()) {
+      const auto& bits = net.at("bits");
+      for (size_t i = 0; i < bits.size(); ++i) {
+        if (!bits[i].is_number()) continue;
+        const std::string key = bits.size() == 1 ? nname : fmt::format("{}[{}]", nname, i);
+        named[key] = bit_node(bits[i], top_local);
+      }
+    }
+  }
 
   // Dense node numbering over the union-find roots (0 and 1 stay the constants).
   std::vector<uint32_t> dense(nodes.parent.size(), UINT32_MAX);
@@ -207,6 +221,7 @@ GateSim::GateSim(const std::string& json_path, const std::string& top,
     auto& v = ports_[pname];
     for (uint32_t n : ns) v.push_back(node_of(n));
   }
+  for (const auto& [nname, n] : named) net_names_[nname] = node_of(n);
 
   // Cells: pins in the liberty's pin order.
   constexpr int kNotComb = -1;
@@ -370,7 +385,12 @@ void GateSim::write(uint32_t node, uint8_t v) {
 }
 
 void GateSim::step() {
-  settle();
+  if (timing_ != DelayModel::kZero) {
+    timed_step();
+  } else {
+    settle();
+  }
+  // The settled toggles (end of step against its start) and the high time, in both modes.
   if (counting_) {
     for (uint32_t n : touched_) {
       if (value_[n] != start_value_[n]) ++toggles_[n];
@@ -390,28 +410,32 @@ void GateSim::eval_comb() {
   }
 }
 
+uint8_t GateSim::flop_next(Cell& f) {
+  const CellType& t = types_[f.type];
+  const uint32_t idx = inputs_of(f);
+  const uint8_t clk = t.clocked_on[idx];
+  uint8_t s = f.state;
+  if (clk && !f.clk) s = t.next_state[idx];
+  f.clk = clk;
+  const bool clr = !t.clear.empty() && t.clear[idx];
+  const bool pre = !t.preset.empty() && t.preset[idx];
+  if (clr && pre) {
+    s = t.both_state;
+  } else if (clr) {
+    s = 0;
+  } else if (pre) {
+    s = 1;
+  }
+  return s;
+}
+
 bool GateSim::update_flops() {
   // Sample every flop first (all see the pre-edge values), then update.
   auto& next = next_state_;
   next.clear();
   for (size_t i = 0; i < flops_.size(); ++i) {
-    Cell& f = flops_[i];
-    const CellType& t = types_[f.type];
-    const uint32_t idx = inputs_of(f);
-    const uint8_t clk = t.clocked_on[idx];
-    uint8_t s = f.state;
-    if (clk && !f.clk) s = t.next_state[idx];
-    f.clk = clk;
-    const bool clr = !t.clear.empty() && t.clear[idx];
-    const bool pre = !t.preset.empty() && t.preset[idx];
-    if (clr && pre) {
-      s = t.both_state;
-    } else if (clr) {
-      s = 0;
-    } else if (pre) {
-      s = 1;
-    }
-    if (s != f.state) next.emplace_back(i, s);
+    const uint8_t s = flop_next(flops_[i]);
+    if (s != flops_[i].state) next.emplace_back(i, s);
   }
   for (const auto& [i, s] : next) {
     Cell& f = flops_[i];
@@ -465,14 +489,15 @@ GateSim::ToggleSums GateSim::toggle_sums(const std::vector<std::string>& input_p
       if (kind[n] == 0) kind[n] = 1;
     }
   }
+  const auto& counted = timing_ == DelayModel::kZero ? toggles_ : timed_toggles_;
   ToggleSums s;
   for (size_t n = 0; n < kind.size(); ++n) {
     if (kind[n] == 1) {
       ++s.input_bits;
-      s.input_toggles += toggles_[n];
+      s.input_toggles += counted[n];
     } else if (kind[n] == 0) {
       ++s.net_bits;
-      s.net_toggles += toggles_[n];
+      s.net_toggles += counted[n];
     }
   }
   return s;
@@ -483,7 +508,11 @@ NetActivity GateSim::net_activity(const std::vector<std::string>& input_ports,
   NetActivity a;
   a.cycles = cycles;
   const size_t n = value_.size() - 1;  // the scratch node of unused outputs is not a net
-  a.toggles.assign(toggles_.begin(), toggles_.begin() + n);
+  const auto& counted = timing_ == DelayModel::kZero ? toggles_ : timed_toggles_;
+  a.toggles.assign(counted.begin(), counted.begin() + n);
+  a.settled_toggles.assign(toggles_.begin(), toggles_.begin() + n);
+  a.timing = timing_ == DelayModel::kZero ? "zero-delay"
+                                          : std::string(delay_model_name(timing_)) + " delay";
   a.high_fraction.resize(n);
   for (size_t i = 0; i < n; ++i) {
     a.high_fraction[i] = counted_steps_ ? double(high_steps_[i]) / counted_steps_ : value_[i];
@@ -525,6 +554,246 @@ NetActivity GateSim::net_activity(const std::vector<std::string>& input_ports,
     for (uint32_t node : nodes) a.output_nodes.push_back(node);
   }
   return a;
+}
+
+DelayModel parse_delay_model(const std::string& name, const std::string& flag) {
+  if (name == "zero") return DelayModel::kZero;
+  if (name == "unit") return DelayModel::kUnit;
+  if (name == "liberty") return DelayModel::kLiberty;
+  throw InputError(flag + ": '" + name + "' is not a delay model (valid: zero, unit, liberty)");
+}
+
+const char* delay_model_name(DelayModel m) {
+  switch (m) {
+    case DelayModel::kZero:
+      return "zero";
+    case DelayModel::kUnit:
+      return "unit";
+    case DelayModel::kLiberty:
+      return "liberty";
+  }
+  return "?";
+}
+
+namespace {
+
+bool delay_arc(const LibertyTimingArc& t) {
+  return t.type.empty() || t.type == "combinational" || t.type == "rising_edge" ||
+         t.type == "falling_edge" || t.type == "clear" || t.type == "preset";
+}
+
+}  // namespace
+
+void GateSim::set_timing(DelayModel model, const std::map<std::string, LibertyCell>& library,
+                         const LibertyWireLoad* wire_load, double output_load_pf) {
+  timing_ = model;
+  const size_t n = value_.size();
+  delay_.assign(pins_.size(), 0);
+  timed_toggles_.assign(n, 0);
+  pending_gen_.assign(n, 0);
+  pending_value_.assign(n, 0);
+  has_pending_.assign(n, 0);
+  comb_marked_.assign(comb_.size(), 0);
+  flop_marked_.assign(flops_.size(), 0);
+  // Fanout lists: comb cell i as i, flop i as ~i.
+  std::vector<std::vector<uint32_t>> readers(n);
+  for (size_t i = 0; i < comb_.size(); ++i) {
+    for (int k = 0; k < types_[comb_[i].type].n_in; ++k) {
+      readers[pins_[comb_[i].in + k]].push_back(static_cast<uint32_t>(i));
+    }
+  }
+  for (size_t i = 0; i < flops_.size(); ++i) {
+    for (int k = 0; k < types_[flops_[i].type].n_in; ++k) {
+      readers[pins_[flops_[i].in + k]].push_back(~static_cast<uint32_t>(i));
+    }
+  }
+  fanout_start_.assign(n + 1, 0);
+  fanout_.clear();
+  for (size_t v = 0; v < n; ++v) {
+    fanout_start_[v] = static_cast<uint32_t>(fanout_.size());
+    fanout_.insert(fanout_.end(), readers[v].begin(), readers[v].end());
+  }
+  fanout_start_[n] = static_cast<uint32_t>(fanout_.size());
+  if (model == DelayModel::kUnit) {
+    for (const Cell* list : {comb_.data(), flops_.data()}) {
+      const size_t count = list == comb_.data() ? comb_.size() : flops_.size();
+      for (size_t i = 0; i < count; ++i) {
+        for (int o = 0; o < types_[list[i].type].n_out; ++o) delay_[list[i].out + o] = 1;
+      }
+    }
+    return;
+  }
+  if (model != DelayModel::kLiberty) return;
+  // Loads (pF): input-pin capacitances (mean of rise and fall), wire load by fanout, ports.
+  std::vector<double> load(n, 0);
+  std::vector<int> fanout_count(n, 0);
+  auto add_pins = [&](const Cell& c) {
+    const CellType& t = types_[c.type];
+    const LibertyCell& lc = library.at(t.name);
+    int k = 0;
+    for (const auto& p : lc.pins) {
+      if (!p.input) continue;
+      const uint32_t node = pins_[c.in + k++];
+      load[node] += (p.rise_capacitance + p.fall_capacitance) / 2;
+      ++fanout_count[node];
+    }
+  };
+  for (const Cell& c : comb_) add_pins(c);
+  for (const Cell& c : flops_) add_pins(c);
+  std::vector<uint8_t> is_port_out(n, 0);
+  for (const auto& [name, nodes] : ports_) {
+    for (uint32_t node : nodes) is_port_out[node] = 1;  // (input ports have no cell to delay)
+  }
+  for (size_t v = 2; v < n; ++v) {
+    if (wire_load) load[v] += wire_load->capacitance_pf(fanout_count[v]);
+    if (is_port_out[v]) load[v] += output_load_pf;
+  }
+  // Delays and output slews in topological order (flops first: their clock is ideal).
+  std::vector<double> slew(n, 0);
+  auto time_cell = [&](const Cell& c) {
+    const CellType& t = types_[c.type];
+    const LibertyCell& lc = library.at(t.name);
+    std::vector<std::string> in_names;
+    std::vector<uint32_t> in_nodes;
+    int k = 0;
+    for (const auto& p : lc.pins) {
+      if (!p.input) continue;
+      in_names.push_back(p.name);
+      in_nodes.push_back(pins_[c.in + k++]);
+    }
+    int o = 0;
+    for (const auto& p : lc.pins) {
+      if (p.input) continue;
+      const uint32_t node = pins_[c.out + o];
+      double sum = 0, tr = 0;
+      int arcs = 0;
+      for (const auto& arc : p.timing) {
+        if (!delay_arc(arc) || arc.cell_rise.empty() || arc.cell_fall.empty()) continue;
+        const auto it = std::find(in_names.begin(), in_names.end(), arc.related_pin);
+        const double in_slew = it == in_names.end() ? 0 : slew[in_nodes[it - in_names.begin()]];
+        const double l = node < n ? load[node] : 0;
+        sum += (arc.cell_rise.lookup(l, in_slew) + arc.cell_fall.lookup(l, in_slew)) / 2;
+        if (!arc.rise_transition.empty() && !arc.fall_transition.empty()) {
+          tr = std::max(tr, (arc.rise_transition.lookup(l, in_slew) +
+                             arc.fall_transition.lookup(l, in_slew)) /
+                                2);
+        }
+        ++arcs;
+      }
+      if (arcs == 0) {
+        throw std::runtime_error("gatesim: cell " + t.name + " output " + p.name +
+                                 " has no cell_rise/cell_fall tables (timed activity)");
+      }
+      delay_[c.out + o] =
+          std::max<uint32_t>(1, static_cast<uint32_t>(std::lround(sum / arcs * 1e6)));
+      if (node < n) slew[node] = tr;
+      ++o;
+    }
+  };
+  for (const Cell& c : flops_) time_cell(c);
+  for (const Cell& c : comb_) time_cell(c);
+}
+
+uint32_t GateSim::output_delay(const std::string& net) const {
+  const auto it = net_names_.find(net);
+  if (it == net_names_.end()) throw std::runtime_error("gate-level netlist has no net " + net);
+  for (const std::vector<Cell>* list : {&comb_, &flops_}) {
+    for (const Cell& c : *list) {
+      for (int o = 0; o < types_[c.type].n_out; ++o) {
+        if (pins_[c.out + o] == it->second) return delay_.empty() ? 0 : delay_[c.out + o];
+      }
+    }
+  }
+  throw std::runtime_error("net " + net + " is not driven by a cell");
+}
+
+uint64_t GateSim::net_toggles(const std::string& net, bool timed) const {
+  const auto it = net_names_.find(net);
+  if (it == net_names_.end()) throw std::runtime_error("gate-level netlist has no net " + net);
+  if (timed && timing_ == DelayModel::kZero) return toggles_[it->second];
+  return timed ? timed_toggles_[it->second] : toggles_[it->second];
+}
+
+void GateSim::timed_step() {
+  struct Event {
+    uint64_t time;
+    uint32_t node, gen;
+    uint8_t value;
+    bool operator>(const Event& e) const { return time > e.time; }
+  };
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue;
+  auto mark_readers = [&](uint32_t node) {
+    for (uint32_t k = fanout_start_[node]; k < fanout_start_[node + 1]; ++k) {
+      const uint32_t r = fanout_[k];
+      if (r & 0x80000000u) {
+        const uint32_t f = ~r;
+        if (!flop_marked_[f]) {
+          flop_marked_[f] = 1;
+          flop_list_.push_back(f);
+        }
+      } else if (!comb_marked_[r]) {
+        comb_marked_[r] = 1;
+        comb_list_.push_back(r);
+      }
+    }
+  };
+  // Inertial delay: an output has at most one pending change; a new evaluation that agrees with
+  // the present value cancels it (the pulse was shorter than the delay).
+  auto drive = [&](uint32_t node, uint8_t v, uint64_t at) {
+    if (has_pending_[node]) {
+      if (pending_value_[node] == v) return;
+      has_pending_[node] = 0;
+      ++pending_gen_[node];
+    }
+    if (v == value_[node]) return;
+    has_pending_[node] = 1;
+    pending_value_[node] = v;
+    queue.push({at, node, ++pending_gen_[node], v});
+  };
+  // The inputs set since the last step changed at time 0.
+  for (uint32_t node : touched_) {
+    if (value_[node] != start_value_[node]) {
+      if (counting_) ++timed_toggles_[node];
+      mark_readers(node);
+    }
+  }
+  uint64_t now = 0;
+  for (;;) {
+    for (uint32_t i : comb_list_) {
+      comb_marked_[i] = 0;
+      const Cell& c = comb_[i];
+      const CellType& t = types_[c.type];
+      const uint32_t idx = inputs_of(c);
+      for (int o = 0; o < t.n_out; ++o) {
+        drive(pins_[c.out + o], t.out_table[o][idx], now + delay_[c.out + o]);
+      }
+    }
+    comb_list_.clear();
+    for (uint32_t i : flop_list_) {
+      flop_marked_[i] = 0;
+      Cell& f = flops_[i];
+      const CellType& t = types_[f.type];
+      const uint8_t s = flop_next(f);
+      if (s == f.state) continue;
+      f.state = s;
+      for (int o = 0; o < t.n_out; ++o) {
+        drive(pins_[f.out + o], t.out_table[o][s], now + delay_[f.out + o]);
+      }
+    }
+    flop_list_.clear();
+    if (queue.empty()) break;
+    now = queue.top().time;
+    while (!queue.empty() && queue.top().time == now) {
+      const Event e = queue.top();
+      queue.pop();
+      if (!has_pending_[e.node] || e.gen != pending_gen_[e.node]) continue;  // cancelled
+      has_pending_[e.node] = 0;
+      if (value_[e.node] == e.value) continue;
+      write(e.node, e.value);
+      if (counting_) ++timed_toggles_[e.node];
+      mark_readers(e.node);
+    }
+  }
 }
 
 }  // namespace ltc::synth

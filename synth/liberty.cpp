@@ -1,5 +1,7 @@
 #include "synth/liberty.h"
 
+#include "synth/cell_library.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -385,7 +387,8 @@ LibertyTable::Axis axis_of(const std::string& var) {
   return LibertyTable::Axis::kOther;
 }
 
-LibertyTable read_table(const Group& g, const Units& u) {
+// `value_scale` converts the table's values to ns or pJ (1 for unitless tables).
+LibertyTable read_table(const Group& g, const Units& u, double value_scale) {
   LibertyTable t;
   const std::string tmpl = g.args.empty() ? "" : g.args[0];
   const auto it = u.templates.find(tmpl);
@@ -412,6 +415,7 @@ LibertyTable read_table(const Group& g, const Units& u) {
   };
   scale(t.index1, 0);
   scale(t.index2, 1);
+  for (auto& v : t.values) v *= value_scale;
   return t;
 }
 
@@ -442,14 +446,11 @@ LibertyPin read_pin_data(const Group& pin, const std::string& name, const Units&
     if (sub->type == "internal_power") {
       LibertyInternalPower ip;
       ip.related_pin = sub->attr("related_pin");
+      ip.when = sub->attr("when");
+      // Energy per transition is voltage_unit (1 V) x capacitive_load_unit: pJ x cap_pf.
       for (const auto& t : sub->children) {
-        if (t->type == "rise_power") ip.rise = read_table(*t, u);
-        if (t->type == "fall_power") ip.fall = read_table(*t, u);
-      }
-      if (!sub->attr("when").empty()) {
-        throw std::runtime_error(
-            fmt::format("{}:{}: internal_power with 'when' is not supported by the power model",
-                        u.source, sub->line));
+        if (t->type == "rise_power") ip.rise = read_table(*t, u, u.cap_pf);
+        if (t->type == "fall_power") ip.fall = read_table(*t, u, u.cap_pf);
       }
       p.internal_power.push_back(std::move(ip));
     } else if (sub->type == "timing") {
@@ -458,8 +459,10 @@ LibertyPin read_pin_data(const Group& pin, const std::string& name, const Units&
       a.sense = sub->attr("timing_sense");
       a.type = sub->attr("timing_type");
       for (const auto& t : sub->children) {
-        if (t->type == "rise_transition") a.rise_transition = read_table(*t, u);
-        if (t->type == "fall_transition") a.fall_transition = read_table(*t, u);
+        if (t->type == "rise_transition") a.rise_transition = read_table(*t, u, u.time_ns);
+        if (t->type == "fall_transition") a.fall_transition = read_table(*t, u, u.time_ns);
+        if (t->type == "cell_rise") a.cell_rise = read_table(*t, u, u.time_ns);
+        if (t->type == "cell_fall") a.cell_fall = read_table(*t, u, u.time_ns);
       }
       p.timing.push_back(std::move(a));
     }
@@ -607,11 +610,6 @@ LibertyLibrary parse_liberty(const std::string& text, const std::string& source_
   if (!vu.empty() && unit_scale(vu, {{"mv", 1e-3}, {"v", 1}}, "voltage_unit", source_name) != 1.0) {
     throw std::runtime_error(source_name + ": liberty voltage_unit other than 1V is not supported");
   }
-  if (u.cap_pf != 1.0) {
-    // Internal energy is voltage_unit x capacitive_load_unit: pJ only with pF.
-    throw std::runtime_error(source_name +
-                             ": the power model supports capacitive_load_unit (1,pf) only");
-  }
   for (const auto& c : lib.children) {
     if (c->type != "lu_table_template" && c->type != "power_lut_template") continue;
     std::vector<LibertyTable::Axis> axes;
@@ -623,6 +621,7 @@ LibertyLibrary parse_liberty(const std::string& text, const std::string& source_
   }
   LibertyLibrary out;
   out.name = lib.args.empty() ? "" : lib.args[0];
+  out.cap_unit_pf = u.cap_pf;
   const std::string nv = lib.attr("nom_voltage");
   if (!nv.empty()) out.nom_voltage = to_double(nv, u, lib.line, "nom_voltage");
   out.default_wire_load = lib.attr("default_wire_load");
@@ -656,11 +655,7 @@ std::map<std::string, LibertyCell> parse_liberty_cells(const std::string& text,
 }
 
 LibertyLibrary read_liberty(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read liberty file " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return parse_liberty(s.str(), path);
+  return parse_liberty(read_liberty_text(path), path);
 }
 
 std::map<std::string, LibertyCell> read_liberty_cells(const std::string& path) {

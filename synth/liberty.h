@@ -2,7 +2,8 @@
 // (clocked_on / next_state / clear / preset), enough to simulate a mapped netlist at zero delay
 // (gatesim.h); and what the per-net power model needs (power.h): pin capacitances, the output
 // transition tables of the timing arcs (for slews), the internal-power tables, cell leakage, the
-// supply voltage and any wire_load model. Delay tables and timing checks stay OpenSTA's business.
+// supply voltage and any wire_load model; the delay tables (the timed activity, gatesim.h). Timing
+// checks stay OpenSTA's business.
 #pragma once
 
 #include <cstdint>
@@ -53,6 +54,7 @@ struct LibertyTable {
 
 struct LibertyInternalPower {
   std::string related_pin;  // empty: a pin's own (passive) power, per transition of that pin
+  std::string when;         // state condition (liberty `when`, over the cell's pins); empty: always
   LibertyTable rise, fall;  // energy per rising / falling transition (of the output, or the pin)
 };
 
@@ -61,6 +63,7 @@ struct LibertyTimingArc {
   std::string sense;  // positive_unate, negative_unate, non_unate (or empty)
   std::string type;   // combinational (empty), rising_edge, setup_rising, ...
   LibertyTable rise_transition, fall_transition;  // output slew over (load, input slew)
+  LibertyTable cell_rise, cell_fall;              // propagation delay over (load, input slew)
 };
 
 struct LibertyPin {
@@ -104,6 +107,7 @@ struct LibertyLibrary {
   std::string name;
   std::map<std::string, LibertyCell> cells;
   double nom_voltage = 0;  // V
+  double cap_unit_pf = 1;  // the file's capacitive_load_unit (what OpenSTA's set_load takes)
   // Units of the tables, converted on reading: times in ns, capacitances in pF, internal energy
   // in pJ (voltage_unit x capacitive_load_unit), leakage in mW.
   std::map<std::string, LibertyWireLoad> wire_loads;

@@ -26,8 +26,18 @@ struct CellPower {
     char sense = 'n';        // 'p' positive, 'n' non-unate, 'm' negative (minus)
     bool depends = true;     // the output's function depends on the input (false: a flip-flop's)
     double duty_2019 = 0.5;  // OpenSTA 2019's weight of the arc (opensta_2019_duty)
+    int when = -1;           // index into `when` (a state-dependent group), or -1
   };
   std::vector<std::vector<Arc>> arcs;
+  // Per input: its own (passive) internal-power groups, and their `when` indices (-1: none).
+  std::vector<std::vector<std::pair<const LibertyInternalPower*, int>>> passive;
+  // State conditions (liberty `when`) as truth tables over the base variables: the inputs, then
+  // for a flip-flop its state IQ (the outputs follow from them: out_of_base).
+  std::vector<std::vector<uint8_t>> when;
+  int base_vars = 0;
+  std::vector<std::vector<uint8_t>> out_of_base;  // per output: its value per base assignment
+  int state_output = -1;  // flip-flop: the output whose net's duty is P(IQ) (or its inverse)
+  bool state_inverted = false;
   // Per output: the transition arcs (related input index, arc).
   std::vector<std::vector<std::pair<int, const LibertyTimingArc*>>> slews;
 };
@@ -124,6 +134,70 @@ bool propagates_slew(const std::string& type) {
          type == "falling_edge" || type == "clear" || type == "preset";
 }
 
+// The base variables of a cell's `when` conditions (its inputs, and a flip-flop's state IQ), each
+// output's value over them, and every state-dependent group's condition as a truth table.
+void resolve_when(const LibertyCell& lc, const std::vector<std::string>& in_names, CellPower& cp) {
+  bool any = false;
+  for (const auto& p : lc.pins) {
+    for (const auto& ip : p.internal_power) any = any || !ip.when.empty();
+  }
+  if (!any) return;
+  const int n_in = static_cast<int>(in_names.size());
+  cp.base_vars = n_in + (lc.has_ff ? 1 : 0);
+  if (cp.base_vars > 12) throw std::runtime_error("power: cell " + lc.name + " has >12 inputs");
+  const size_t states = size_t{1} << cp.base_vars;
+  std::vector<std::string> out_names;
+  for (size_t o = 0; o < cp.out.size(); ++o) {
+    const LibertyPin* pin = cp.out[o];
+    out_names.push_back(pin->name);
+    std::vector<uint8_t> v(states, 0);
+    if (lc.has_ff) {
+      const std::vector<std::string> vars = {lc.ff.var,
+                                             lc.ff.var_n.empty() ? "<none>" : lc.ff.var_n};
+      const BoolExpr e = BoolExpr::parse(pin->function, vars);
+      const bool at1 = e.eval(0b01), at0 = e.eval(0b10);  // IQN = !IQ
+      if (cp.state_output < 0 && at1 != at0) {
+        cp.state_output = static_cast<int>(o);
+        cp.state_inverted = at0;
+      }
+      for (size_t x = 0; x < states; ++x) v[x] = ((x >> n_in) & 1) ? at1 : at0;
+    } else if (!pin->function.empty()) {
+      const auto tt = BoolExpr::parse(pin->function, in_names).truth_table(n_in);
+      for (size_t x = 0; x < states; ++x) v[x] = tt[x];
+    }
+    cp.out_of_base.push_back(std::move(v));
+  }
+  std::vector<std::string> vars = in_names;
+  vars.insert(vars.end(), out_names.begin(), out_names.end());
+  auto table_of = [&](const std::string& cond) {
+    const BoolExpr e = BoolExpr::parse(cond, vars);
+    std::vector<uint8_t> t(states, 0);
+    for (size_t x = 0; x < states; ++x) {
+      uint32_t full = static_cast<uint32_t>(x & ((size_t{1} << n_in) - 1));
+      for (size_t o = 0; o < cp.out_of_base.size(); ++o) {
+        full |= uint32_t{cp.out_of_base[o][x]} << (n_in + o);
+      }
+      t[x] = e.eval(full);
+    }
+    cp.when.push_back(std::move(t));
+    return static_cast<int>(cp.when.size()) - 1;
+  };
+  for (size_t o = 0; o < cp.out.size(); ++o) {
+    size_t j = 0;
+    for (const auto& ip : cp.out[o]->internal_power) {
+      if (j >= cp.arcs[o].size()) break;
+      if (cp.arcs[o][j].power != &ip) continue;  // an arc skipped by resolve (unknown pin)
+      if (!ip.when.empty()) cp.arcs[o][j].when = table_of(ip.when);
+      ++j;
+    }
+  }
+  for (size_t k = 0; k < cp.in.size(); ++k) {
+    for (auto& [ip, w] : cp.passive[k]) {
+      if (!ip->when.empty()) w = table_of(ip->when);
+    }
+  }
+}
+
 CellPower resolve(const LibertyCell& lc) {
   CellPower cp;
   cp.cell = &lc;
@@ -140,6 +214,12 @@ CellPower resolve(const LibertyCell& lc) {
     const auto it = std::find(in_names.begin(), in_names.end(), name);
     return it == in_names.end() ? -1 : static_cast<int>(it - in_names.begin());
   };
+  for (const LibertyPin* in : cp.in) {
+    cp.passive.emplace_back();
+    for (const auto& ip : in->internal_power) {
+      if (ip.related_pin.empty()) cp.passive.back().emplace_back(&ip, -1);
+    }
+  }
   for (const LibertyPin* o : cp.out) {
     std::vector<uint8_t> tt;
     if (!lc.has_ff && !o->function.empty() && in_names.size() <= 12) {
@@ -177,6 +257,7 @@ CellPower resolve(const LibertyCell& lc) {
     cp.arcs.push_back(std::move(arcs));
     cp.slews.push_back(std::move(sl));
   }
+  resolve_when(lc, in_names, cp);
   return cp;
 }
 
@@ -358,13 +439,37 @@ NetPowerResult net_power(const NetActivity& act, const LibertyLibrary& lib,
 
   // Internal power (pJ per cycle) and leakage.
   double internal_pj = 0;
-  std::vector<double> p;
+  std::vector<double> p, when_p, state_p;
   for (size_t c = 0; c < act.cells.size(); ++c) {
     const auto& cell = act.cells[c];
     const CellPower& t = *cp[c];
     r.leakage_mw += t.cell->leakage_mw;
     p.resize(cell.in.size());
     for (size_t k = 0; k < cell.in.size(); ++k) p[k] = duty[cell.in[k]];
+    // State-dependent groups: the probability of each `when` from the duties (inputs independent;
+    // a flip-flop's state from its output's duty), normalized over the groups of one pin below.
+    when_p.assign(t.when.size(), 0);
+    if (!t.when.empty()) {
+      std::vector<double> pb(p.begin(), p.end());
+      if (t.base_vars > static_cast<int>(p.size())) {
+        double q = 0.5;
+        if (t.state_output >= 0 && cell.out[t.state_output] != NetActivity::kNoNet) {
+          q = duty[cell.out[t.state_output]];
+          if (t.state_inverted) q = 1 - q;
+        }
+        pb.push_back(q);
+      }
+      const size_t states = size_t{1} << t.base_vars;
+      state_p.assign(states, 1);
+      for (size_t x = 0; x < states; ++x) {
+        for (int v = 0; v < t.base_vars; ++v) state_p[x] *= (x >> v) & 1 ? pb[v] : 1 - pb[v];
+      }
+      for (size_t g = 0; g < t.when.size(); ++g) {
+        for (size_t x = 0; x < states; ++x) {
+          if (t.when[g][x]) when_p[g] += state_p[x];
+        }
+      }
+    }
     for (size_t o = 0; o < cell.out.size(); ++o) {
       const uint32_t m = cell.out[o];
       if (m == NetActivity::kNoNet || a[m] == 0 || t.arcs[o].empty()) continue;
@@ -384,6 +489,24 @@ NetPowerResult net_power(const NetActivity& act, const LibertyLibrary& lib,
         }
         wsum += w[j];
       }
+      if (!t.when.empty()) {
+        // A pin's state-dependent arcs share its weight by their conditions' probabilities.
+        for (size_t j = 0; j < w.size(); ++j) {
+          const auto& arc = t.arcs[o][j];
+          if (arc.when < 0) continue;
+          double total = 0;
+          int same = 0;
+          for (const auto& other : t.arcs[o]) {
+            if (other.from == arc.from && other.when >= 0) {
+              total += when_p[other.when];
+              ++same;
+            }
+          }
+          const double share = total > 0 ? when_p[arc.when] / total : 1.0 / same;
+          wsum += w[j] * (share - 1);
+          w[j] *= share;
+        }
+      }
       double energy = 0;  // pJ per output toggle
       for (size_t j = 0; j < w.size(); ++j) {
         const auto& arc = t.arcs[o][j];
@@ -399,12 +522,20 @@ NetPowerResult net_power(const NetActivity& act, const LibertyLibrary& lib,
     }
     for (size_t k = 0; k < cell.in.size(); ++k) {
       const uint32_t node = cell.in[k];
-      for (const auto& ip : t.in[k]->internal_power) {
-        if (!ip.related_pin.empty()) continue;
-        const double er = ip.rise.lookup(0, slew_r[node]);
-        const double ef = ip.fall.lookup(0, slew_f[node]);
-        const double per_toggle =
+      double conditional = 0;  // the summed probability of the pin's state-dependent groups
+      for (const auto& [ip, w] : t.passive[k]) {
+        if (w >= 0) conditional += when_p[w];
+      }
+      for (const auto& [ip, w] : t.passive[k]) {
+        const double er = ip->rise.lookup(0, slew_r[node]);
+        const double ef = ip->fall.lookup(0, slew_f[node]);
+        double per_toggle =
             opt.opensta_2019 ? (er + ef) * (is_clock[node] ? 1.0 : 0.5) : (er + ef) / 2;
+        if (w >= 0) {
+          int groups = 0;
+          for (const auto& other : t.passive[k]) groups += other.second >= 0;
+          per_toggle *= conditional > 0 ? when_p[w] / conditional : 1.0 / groups;
+        }
         internal_pj += per_toggle * a[node];
       }
     }

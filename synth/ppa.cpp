@@ -40,8 +40,19 @@ PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOption
   r.rtl_hash = src.source_hash();
   r.ops_per_cycle = ops_per_cycle;
 
-  SynthOptions so;
-  so.liberty = opt.liberty;
+  const CellLibrary& lib = cell_library(opt.library);
+  r.library = lib.name;
+  if (opt.activity == ActivityMode::kMeasured && opt.sim.netlist_simulator == "iverilog") {
+    if (lib.cell_models.empty()) {
+      throw InputError("--netlist-sim iverilog: the " + lib.name +
+                       " library ships no Verilog cell models (valid with it: ltc)");
+    }
+    if (opt.sim.timing != DelayModel::kZero) {
+      throw InputError("--activity-timing " + std::string(delay_model_name(opt.sim.timing)) +
+                       ": timed activity needs the ltc netlist simulator (--netlist-sim ltc)");
+    }
+  }
+  SynthOptions so = synth_options(lib);
   so.timeout_s = opt.tool_timeout_s;
   so.keep_modules = opt.keep_modules;
   so.delay_target_ps = opt.delay_target_ps;
@@ -66,16 +77,19 @@ PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOption
   r.cells_by_type = syn.cells_by_type;
   r.seconds["yosys"] = syn.seconds;
 
+  const auto liberty = power_library(lib.liberty);
   StaOptions sta;
-  sta.liberty = opt.liberty;
+  sta.liberty = lib.liberty;
+  sta.cap_unit_pf = liberty->cap_unit_pf;
   sta.timeout_s = opt.tool_timeout_s;
   sta.clock_ns = opt.clock_ns > 0 ? opt.clock_ns : opt.timing_clock_ns;
   std::shared_ptr<const NetActivity> nets;
   if (opt.activity == ActivityMode::kMeasured) {
     ActivityOptions ao = opt.sim;
     ao.timeout_s = opt.tool_timeout_s;
-    ao.liberty = opt.liberty;
-    ao.cell_models = opt.cell_models;
+    ao.liberty = lib.liberty;
+    ao.cell_models = lib.cell_models;
+    ao.output_load_pf = sta.output_load_pf;
     if (ao.cycles <= 0) {
       // Auto: gatesim simulates ~1M cell-cycles in well under a second, so 200 cycles at any
       // size; iverilog needs ~0.5 ms per 1k cells and cycle: fewer for larger netlists, >= 32.
@@ -89,7 +103,13 @@ PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOption
     nets = act.nets;
     sta.global_activity = act.net_activity;
     sta.input_activity = act.input_activity;
-    r.activity_kind = "measured: gate-level zero-delay simulation (" + act.simulator +
+    r.activity_timing = delay_model_name(ao.timing);
+    r.activity_kind = "measured: gate-level " +
+                      std::string(ao.timing == DelayModel::kZero
+                                      ? "zero-delay"
+                                      : fmt::format("timed ({} delay, glitches counted)",
+                                                    delay_model_name(ao.timing))) +
+                      " simulation (" + act.simulator +
                       "), input-port average + average over all other nets (OpenSTA 2019 "
                       "ignores per-pin activity)";
     r.activity_cycles = act.cycles;
@@ -130,18 +150,23 @@ PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOption
     PowerOptions po;
     po.clock_ns = r.clock_ns;
     po.output_load_pf = sta.output_load_pf;
-    const auto lib = power_library(opt.liberty);
-    po.wire_load = liberty_wire_load(*lib);
-    if (!po.wire_load && !opt.lef.empty()) {
-      po.wire_load = lef_wire_load(opt.lef, opt.wire_layer, syn.area_um2 / syn.cells);
+    po.wire_load = liberty_wire_load(*liberty);
+    if (!po.wire_load && !lib.lef.empty()) {
+      po.wire_load = lef_wire_load(lib.lef, lib.wire_layer, syn.area_um2 / syn.cells);
     }
-    const NetPowerResult np = net_power(*nets, *lib, po);
+    const NetPowerResult np = net_power(*nets, *liberty, po);
     r.internal_mw = np.internal_mw;
     r.switching_mw = np.switching_mw + np.input_switching_mw;
     r.input_switching_mw = np.input_switching_mw;
     r.leakage_mw = np.leakage_mw;
     r.power_mw = np.total_mw;
     r.power_model = np.model;
+    r.power_zero_delay_mw = np.total_mw;
+    if (nets->toggles != nets->settled_toggles) {
+      NetActivity settled = *nets;
+      settled.toggles = settled.settled_toggles;
+      r.power_zero_delay_mw = net_power(settled, *liberty, po).total_mw;
+    }
     r.seconds["power"] =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   } else {
@@ -149,6 +174,7 @@ PpaResult run_ppa(const DesignSource& src, double ops_per_cycle, const PpaOption
     r.switching_mw = r.avg_switching_mw;
     r.leakage_mw = r.avg_leakage_mw;
     r.power_mw = r.power_avg_activity_mw;
+    r.power_zero_delay_mw = r.power_mw;
     r.power_model = "OpenSTA report_power at the average activity (no per-net activity: " +
                     std::string(opt.activity == ActivityMode::kMeasured
                                     ? "the iverilog netlist simulator gives only the averages)"
@@ -179,43 +205,47 @@ PpaResult run_ppa(const hw::TensorCoreConfig& config, const PpaOptions& opt) {
 }
 
 void to_json(nlohmann::json& j, const PpaResult& r) {
-  j = nlohmann::json{{"id", r.id},
-                     {"area_um2", r.area_um2},
-                     {"cells", r.cells},
-                     {"flip_flops", r.flip_flops},
-                     {"cells_by_type", r.cells_by_type},
-                     {"delay_ns", r.delay_ns},
-                     {"fmax_mhz", r.fmax_mhz},
-                     {"clock_ns", r.clock_ns},
-                     {"power_mw", r.power_mw},
-                     {"internal_mw", r.internal_mw},
-                     {"switching_mw", r.switching_mw},
-                     {"leakage_mw", r.leakage_mw},
-                     {"input_switching_mw", r.input_switching_mw},
-                     {"power_model", r.power_model},
-                     {"power_avg_activity_mw", r.power_avg_activity_mw},
-                     {"power_avg_activity",
-                      {{"internal_mw", r.avg_internal_mw},
-                       {"switching_mw", r.avg_switching_mw},
-                       {"leakage_mw", r.avg_leakage_mw}}},
-                     {"ops_per_cycle", r.ops_per_cycle},
-                     {"tops", r.tops},
-                     {"tops_per_mm2", r.tops_per_mm2},
-                     {"tops_per_w", r.tops_per_w},
-                     {"activity",
-                      {{"kind", r.activity_kind},
-                       {"input", r.input_activity},
-                       {"nets", r.net_activity},
-                       {"cycles", r.activity_cycles},
-                       {"net_bits", r.activity_nets}}},
-                     {"rtl_hash", r.rtl_hash},
-                     {"synth_mode", r.synth_mode},
-                     {"fanout_buffers", r.fanout_buffers},
-                     {"fanout_nets", r.fanout_nets},
-                     {"max_fanout_before", r.max_fanout_before},
-                     {"tools", tool_versions()},
-                     {"seconds", r.seconds},
-                     {"library", "osu018 (OSU 0.18 um, qflow-tech-osu018)"}};
+  j = nlohmann::json{
+      {"id", r.id},
+      {"area_um2", r.area_um2},
+      {"cells", r.cells},
+      {"flip_flops", r.flip_flops},
+      {"cells_by_type", r.cells_by_type},
+      {"delay_ns", r.delay_ns},
+      {"fmax_mhz", r.fmax_mhz},
+      {"clock_ns", r.clock_ns},
+      {"power_mw", r.power_mw},
+      {"internal_mw", r.internal_mw},
+      {"switching_mw", r.switching_mw},
+      {"leakage_mw", r.leakage_mw},
+      {"input_switching_mw", r.input_switching_mw},
+      {"power_model", r.power_model},
+      {"activity_timing", r.activity_timing},
+      {"power_zero_delay_mw", r.power_zero_delay_mw},
+      {"power_avg_activity_mw", r.power_avg_activity_mw},
+      {"power_avg_activity",
+       {{"internal_mw", r.avg_internal_mw},
+        {"switching_mw", r.avg_switching_mw},
+        {"leakage_mw", r.avg_leakage_mw}}},
+      {"ops_per_cycle", r.ops_per_cycle},
+      {"tops", r.tops},
+      {"tops_per_mm2", r.tops_per_mm2},
+      {"tops_per_w", r.tops_per_w},
+      {"activity",
+       {{"kind", r.activity_kind},
+        {"input", r.input_activity},
+        {"nets", r.net_activity},
+        {"cycles", r.activity_cycles},
+        {"net_bits", r.activity_nets}}},
+      {"rtl_hash", r.rtl_hash},
+      {"synth_mode", r.synth_mode},
+      {"fanout_buffers", r.fanout_buffers},
+      {"fanout_nets", r.fanout_nets},
+      {"max_fanout_before", r.max_fanout_before},
+      {"tools", tool_versions()},
+      {"seconds", r.seconds},
+      {"library", r.library.empty() ? std::string() : cell_library(r.library).description},
+      {"lib", r.library}};
   if (r.gate_check_mismatches) {
     j["gate_check"] = {{"cycles", r.gate_check_cycles}, {"mismatches", *r.gate_check_mismatches}};
   }

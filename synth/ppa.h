@@ -2,12 +2,13 @@
 // OpenSTA timing and power, and the derived figures the paper reports
 // (docs/published-figures.md#ppa):
 //   ops/cycle (TensorCoreConfig::ops_per_cycle), TOPS = ops/cycle x f, TOPS/mm^2, TOPS/W.
-// Absolute numbers are for the OSU 0.18 um cells; ratios between designs are what compares with
-// the paper's 28 nm figures.
+// Absolute numbers are for the chosen cell library (cell_library.h: OSU 0.18 um or NanGate
+// 45 nm); ratios between designs are what compares with the paper's 28 nm figures.
 #pragma once
 
 #include "model/hw/tensor_core.h"
 #include "synth/activity.h"
+#include "synth/cell_library.h"
 #include "synth/design_source.h"
 #include "synth/sta_flow.h"
 #include "synth/yosys_flow.h"
@@ -32,12 +33,9 @@ struct PpaOptions {
   ActivityMode activity = ActivityMode::kMeasured;
   ActivityOptions sim;      // cycles, seed, timeout of the activity simulation
   bool gate_check = false;  // also simulate the RTL and compare outputs cycle by cycle
-  std::string liberty = kDefaultLiberty;
-  std::string cell_models = kDefaultCellModels;
-  // Wire-load estimate for the per-net power when the liberty has no wire_load: this LEF's
-  // routing layer (power.h, lef_wire_load); empty: pin capacitances only.
-  std::string lef = kDefaultLef;
-  std::string wire_layer = "metal2";
+  // The cell library (cell_library.h: osu018, nangate45): its liberty, cells and, when the liberty
+  // has no wire_load, the LEF routing layer of the wire-load estimate (power.h, lef_wire_load).
+  std::string library = "osu018";
   std::string workdir;  // where scripts, logs and netlists go (required)
   double tool_timeout_s = 3600;
   // Tiles with at least this many units (M*N) keep their per-unit modules as hierarchy
@@ -64,6 +62,7 @@ std::vector<std::string> kept_modules(const hw::TensorCoreConfig& config, const 
 
 struct PpaResult {
   std::string id;
+  std::string library;  // cell_library.h name
   double area_um2 = 0;
   int cells = 0, flip_flops = 0;
   std::map<std::string, int> cells_by_type;
@@ -77,6 +76,10 @@ struct PpaResult {
   double power_mw = 0, internal_mw = 0, switching_mw = 0, leakage_mw = 0;
   double input_switching_mw = 0;
   std::string power_model;  // how power_mw was computed
+  // With timed activity (PpaOptions::sim.timing): power_mw counts every transition, glitches
+  // too; this is the same model on the zero-delay toggles of the same simulation.
+  std::string activity_timing = "zero";  // gatesim.h DelayModel name
+  double power_zero_delay_mw = 0;
   // OpenSTA's report_power with one average activity for all nets (and one for the inputs).
   double power_avg_activity_mw = 0, avg_internal_mw = 0, avg_switching_mw = 0, avg_leakage_mw = 0;
   double ops_per_cycle = 0;
@@ -120,7 +123,7 @@ void to_json(nlohmann::json& j, const PpaResult& r);
 // 7 nm", Integration 58, 2017): use the scaled figures for orders of magnitude; ratios between
 // designs do not change under any uniform scaling.
 struct NodeScaling {
-  double from_nm = 180, from_vdd = 1.8;  // osu018: 0.18 um at 1.8 V (the liberty's nom_voltage)
+  double from_nm = 180, from_vdd = 1.8;  // the result's library (CellLibrary node_nm, vdd)
   double to_nm = 0, to_vdd = 0;          // to_nm 0: no scaling
 };
 struct ScaledFigures {

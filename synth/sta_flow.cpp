@@ -2,6 +2,7 @@
 
 #include "common/file_io.h"
 #include "common/process.h"
+#include "synth/cell_library.h"
 #include "synth/tool_log.h"
 
 #include <fmt/format.h>
@@ -15,7 +16,7 @@ namespace ltc::synth {
 std::string sta_script(const std::string& netlist, const std::string& top,
                        const std::string& clock_port, const StaOptions& opt) {
   std::ostringstream s;
-  s << "read_liberty " << opt.liberty << "\n"
+  s << "read_liberty " << plain_liberty(opt.liberty) << "\n"
     << "read_verilog " << netlist << "\n"
     << "link_design " << top << "\n"
     << fmt::format("create_clock -name clk -period {} [get_ports {{{}}}]\n", opt.clock_ns,
@@ -24,7 +25,7 @@ std::string sta_script(const std::string& netlist, const std::string& top,
            "set_input_delay 0 -clock clk [delete_from_list [all_inputs] [get_ports {{{}}}]]\n",
            clock_port)
     << "set_output_delay 0 -clock clk [all_outputs]\n"
-    << fmt::format("set_load {} [all_outputs]\n", opt.output_load_pf)
+    << fmt::format("set_load {} [all_outputs]\n", opt.output_load_pf / opt.cap_unit_pf)
     << "puts \"LTC_TIMING_BEGIN\"\n"
     << "report_checks -path_delay max -digits 4\n"
     << "puts \"LTC_TIMING_END\"\n"

@@ -13,6 +13,7 @@ struct StaOptions {
   std::string liberty = "/usr/share/qflow/tech/osu018/osu018_stdcells.lib";
   double clock_ns = 10;          // period the reports are taken at
   double output_load_pf = 0.01;  // on every output port
+  double cap_unit_pf = 1;        // the liberty's capacitance unit, which set_load takes
   // Toggles per clock cycle (0..1 means 0..1 transition per cycle; a clock has 2).
   double global_activity = 0.1;
   double input_activity = 0.1;

@@ -57,6 +57,8 @@ json ppa_job(const SweepPoint& pt, const std::string& key, const SweepSpec& spec
           {"activity", spec.activity == ActivityMode::kMeasured ? "measured" : "assumed"},
           {"cycles", spec.cycles},
           {"seed", spec.seed},
+          {"library", spec.library},
+          {"activity_timing", delay_model_name(spec.timing)},
           {"timeout_s", opt.tool_timeout_s},
           {"keep_work", opt.keep_work},
           {"workdir", out_abs + "/work/" + sanitize(pt.id)}};
@@ -107,7 +109,8 @@ SweepPlan plan_sweep(const SweepSpec& spec, const SweepOptions& opt, const Resul
 // Operand storage: the area of one register bit, measured once and kept in the store. Returns
 // 0 when the store lacks it and report_only forbids measuring it.
 double operand_register_bit(const SweepSpec& spec, const SweepOptions& opt, ResultStore& store) {
-  const std::string key = fmt::format("operand-register-bit|liberty={}|yosys={}", kDefaultLiberty,
+  const CellLibrary& lib = cell_library(spec.library);
+  const std::string key = fmt::format("operand-register-bit|liberty={}|yosys={}", lib.liberty,
                                       tool_versions().value("yosys", ""));
   const json* rec = store.get(key);
   if (rec && rec->value("status", "") == "ok") {
@@ -117,8 +120,8 @@ double operand_register_bit(const SweepSpec& spec, const SweepOptions& opt, Resu
   double reg_bit = 0;
   json r = {{"key", key}, {"id", "operand-register-bit"}, {"sweep", spec.name}};
   try {
-    reg_bit = register_bit_area_um2(kDefaultLiberty, opt.out_dir + "/work/operand-register",
-                                    opt.tool_timeout_s);
+    reg_bit =
+        register_bit_area_um2(lib, opt.out_dir + "/work/operand-register", opt.tool_timeout_s);
     r["status"] = "ok";
     r["result"] = {{"area_per_bit_um2", reg_bit}};
   } catch (const std::exception& e) {

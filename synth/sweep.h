@@ -34,6 +34,10 @@ struct SweepSpec {
   ActivityMode activity = ActivityMode::kMeasured;
   int cycles = 0;  // activity cycles; 0: auto by netlist size
   uint64_t seed = 1;
+  std::string library = "osu018";  // cell_library.h; `ltc sweep --lib` overrides the spec's
+  // The activity's delay model (gatesim.h): "zero", "unit" or "liberty" (glitches counted);
+  // `ltc sweep --activity-timing` overrides the spec's "activity_timing".
+  DelayModel timing = DelayModel::kZero;
   // Also measure the area of one operand register bit (register_bit_area_um2) and report each
   // point's operand storage (TensorCoreConfig::operand_bits) as registers beside the tile:
   // operand_area_um2, area_with_operands_um2, area_iso_with_operands_um2.

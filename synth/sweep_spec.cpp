@@ -137,6 +137,14 @@ SweepSpec SweepSpec::parse(const json& j, const std::string& origin) {
   s.cycles = j.value("cycles", 0);
   if (s.cycles < 0) throw InputError(origin + ": cycles must be >= 1 (or 0: auto by netlist size)");
   s.seed = j.value("seed", 1);
+  s.library = j.value("library", std::string("osu018"));
+  try {
+    cell_library(s.library);
+  } catch (const InputError& e) {
+    throw InputError(origin + ": library: " + e.what());
+  }
+  s.timing = parse_delay_model(j.value("activity_timing", std::string("zero")),
+                               origin + ": activity_timing");
   s.operand_storage = j.value("operand_storage", false);
   s.tool = j.value("tool", "ppa");
   if (s.tool != "ppa" && s.tool != "sim") {
@@ -226,13 +234,17 @@ std::string point_key(const SweepSpec& spec, const hw::TensorCoreConfig& c,
   std::string hier;
   for (const auto& m : kept_modules(c, PpaOptions{})) hier += (hier.empty() ? "" : "+") + m;
   // So are the mapping and the power model (issue #14): results of the older flow are not reused.
+  // The library and the activity's delay model are named when they are not the flow's first
+  // (osu018, zero delay), so stores written before them stay valid.
   const PpaOptions flow;
   return fmt::format(
       "{}|clock={}|activity={}|cycles={}|seed={}|rtl={}|netsim=ltc|hier={}|map=D{}|fanout={}|"
-      "power=per-net",
+      "power=per-net{}{}",
       c.id(), spec.clock_ns, spec.activity == ActivityMode::kMeasured ? "measured" : "assumed",
       spec.cycles, spec.seed, rtl_hash, hier.empty() ? "flat" : hier, flow.delay_target_ps,
-      flow.max_fanout);
+      flow.max_fanout, spec.library == "osu018" ? std::string() : "|lib=" + spec.library,
+      spec.timing == DelayModel::kZero ? std::string()
+                                       : std::string("|timing=") + delay_model_name(spec.timing));
 }
 
 PlotSpec parse_plot(const json& j) {

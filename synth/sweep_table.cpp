@@ -102,6 +102,14 @@ std::vector<json> sweep_rows(const SweepSpec& spec, const ResultStore& store,
         row["input_switching_mw"] = r.value("input_switching_mw", 0.0);
         row["fanout_buffers"] = r.value("fanout_buffers", 0);
       }
+      row["library"] = r.value("lib", std::string("osu018"));
+      row["activity_timing"] = r.value("activity_timing", std::string("zero"));
+      if (r.contains("power_zero_delay_mw")) {
+        // The same power model on the zero-delay toggles (equal to pj_per_op without timing).
+        row["pj_per_op_zero_delay"] = r["power_zero_delay_mw"].get<double>() *
+                                      r["clock_ns"].get<double>() /
+                                      r["ops_per_cycle"].get<double>();
+      }
       row["activity_nets"] = r["activity"]["nets"];
       row["activity_input"] = r["activity"]["input"];
       row["seconds"] = r["seconds"].value("total", 0.0);

@@ -62,6 +62,9 @@ json run_sweep_task(
                                                                   : ActivityMode::kAssumed;
     po.sim.cycles = job.value("cycles", 0);
     po.sim.seed = job.value("seed", uint64_t{1});
+    po.library = job.value("library", std::string("osu018"));
+    po.sim.timing = parse_delay_model(job.value("activity_timing", std::string("zero")),
+                                      "sweep task: activity_timing");
     po.tool_timeout_s = job.value("timeout_s", 3600.0);
     po.workdir = job.at("workdir").get<std::string>();
     rec = {{"key", job.at("key")},  {"id", config.id()},       {"config", config},

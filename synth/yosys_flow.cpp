@@ -2,6 +2,7 @@
 
 #include "common/file_io.h"
 #include "common/process.h"
+#include "synth/cell_library.h"
 #include "synth/fanout_buffer.h"
 #include "synth/tool_log.h"
 
@@ -44,6 +45,18 @@ std::string with_parameter_defaults(const DesignSource& src) {
     text = m.prefix().str() + m[1].str() + quote_param(value) + m.suffix().str();
   }
   return text;
+}
+
+SynthOptions synth_options(const CellLibrary& lib) {
+  SynthOptions so;
+  so.liberty = lib.liberty;
+  so.driving_cell = lib.driving_cell;
+  so.load = lib.abc_load;
+  so.buffer_cell = lib.fanout_buffer;
+  so.assign_buffer = lib.assign_buffer;
+  so.buffer_in = lib.buffer_in;
+  so.buffer_out = lib.buffer_out;
+  return so;
 }
 
 std::string yosys_script(const DesignSource& src, const SynthOptions& opt) {
@@ -94,7 +107,7 @@ std::string yosys_finish_script(const DesignSource& src, const SynthOptions& opt
   }
   s << "setundef -zero\n"
     // Buffers instead of plain net-to-net assigns keep the netlist OpenSTA-clean.
-    << "insbuf -buf BUFX2 A Y\n"
+    << "insbuf -buf " << opt.assign_buffer << " " << opt.buffer_in << " " << opt.buffer_out << "\n"
     << "opt_clean -purge\n"
     << "check -assert\n"
     << "tee -o stat.txt stat -liberty " << opt.liberty << " -top " << src.top << "\n"
@@ -134,9 +147,11 @@ void parse_yosys_stat(const std::string& stat_text, SynthResult& out) {
   }
 }
 
-SynthResult run_yosys(const DesignSource& src, const SynthOptions& opt,
+SynthResult run_yosys(const DesignSource& src, const SynthOptions& options,
                       const std::string& workdir) {
   namespace fs = std::filesystem;
+  SynthOptions opt = options;
+  opt.liberty = plain_liberty(opt.liberty);
   fs::create_directories(workdir);
   if (!src.top_source.empty()) {
     write_text_atomic(workdir + "/top_params.sv", with_parameter_defaults(src));
@@ -144,7 +159,7 @@ SynthResult run_yosys(const DesignSource& src, const SynthOptions& opt,
   write_text_atomic(workdir + "/synth.ys", yosys_script(src, opt));
   if (opt.delay_target_ps > 0) {
     write_text_atomic(workdir + "/abc.constr", fmt::format("set_driving_cell {}\nset_load {}\n",
-                                                           opt.driving_cell, opt.load_pf));
+                                                           opt.driving_cell, opt.load));
   }
   SynthResult r;
   r.log_path = workdir + "/yosys.log";
@@ -171,6 +186,8 @@ SynthResult run_yosys(const DesignSource& src, const SynthOptions& opt,
     FanoutBufferOptions fo;
     fo.max_fanout = opt.max_fanout;
     fo.buffer_cell = opt.buffer_cell;
+    fo.in_pin = opt.buffer_in;
+    fo.out_pin = opt.buffer_out;
     const auto t = std::chrono::steady_clock::now();
     const FanoutBufferResult b =
         buffer_high_fanout(workdir + "/mapped.json", workdir + "/buffered.json", src.top, fo);
@@ -208,8 +225,7 @@ SynthResult run_yosys(const DesignSource& src, const SynthOptions& opt,
   return r;
 }
 
-double register_bit_area_um2(const std::string& liberty, const std::string& workdir,
-                             double timeout_s) {
+double register_bit_area_um2(const CellLibrary& lib, const std::string& workdir, double timeout_s) {
   namespace fs = std::filesystem;
   fs::create_directories(workdir);
   constexpr int kBits = 64;
@@ -222,8 +238,7 @@ double register_bit_area_um2(const std::string& liberty, const std::string& work
   DesignSource src;
   src.top = "ltc_operand_reg";
   src.sources = {src_path};
-  SynthOptions so;
-  so.liberty = liberty;
+  SynthOptions so = synth_options(lib);
   so.timeout_s = timeout_s;
   const SynthResult r = run_yosys(src, so, workdir);
   if (r.flip_flops != kBits) {

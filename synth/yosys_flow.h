@@ -28,12 +28,19 @@ struct SynthOptions {
   // upsize; dnsize). 0: the area-oriented default script, no buffering.
   double delay_target_ps = 0;
   std::string driving_cell = "BUFX2";
-  double load_pf = 0.01;
+  double load = 0.01;  // in the liberty's capacitance unit (osu018: pF)
   // Nets (top-level, after mapping) with more sinks than this get a tree of buffer_cell:
   // the fanout that ABC does not see across kept module boundaries. 0: none.
   int max_fanout = 0;
   std::string buffer_cell = "BUFX4";
+  // The buffer that replaces plain net-to-net assigns (insbuf), and the buffers' pins.
+  std::string assign_buffer = "BUFX2";
+  std::string buffer_in = "A", buffer_out = "Y";
 };
+
+// The options of `lib` (cell_library.h): its liberty, driving cell, load and buffers.
+struct CellLibrary;
+SynthOptions synth_options(const CellLibrary& lib);
 
 struct SynthResult {
   double area_um2 = 0;
@@ -61,8 +68,8 @@ std::string with_parameter_defaults(const DesignSource& src);
 SynthResult run_yosys(const DesignSource& src, const SynthOptions& opt, const std::string& workdir);
 
 // Area per bit of an operand register (a flip-flop with load enable, as Yosys maps
-// `if (en) q <= d`) in `liberty`: a 64-bit register synthesized in `workdir`, area / 64.
-double register_bit_area_um2(const std::string& liberty, const std::string& workdir,
+// `if (en) q <= d`) in `lib`: a 64-bit register synthesized in `workdir`, area / 64.
+double register_bit_area_um2(const CellLibrary& lib, const std::string& workdir,
                              double timeout_s = 600);
 
 // Parses the `stat -liberty` report; exposed for tests.

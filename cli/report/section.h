@@ -99,6 +99,8 @@ SectionDef table3_section();
 SectionDef fig16_section();
 SectionDef bitllm_section();
 SectionDef ppa_sweep_section(const std::string& sweep);
+// The PPA ledger (synth/ledger.h); `--sweeps ledger` names it.
+SectionDef ppa_ledger_section();
 SectionDef simulator_section();
 SectionDef kernel_experiment_section();
 

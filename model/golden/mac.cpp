@@ -18,14 +18,13 @@ void check_size(const char* what, size_t got, size_t want) {
   }
 }
 
-// The product's significand fits the accumulator, so the multiplier only rounds on overflow or
-// underflow (int8*int8 -> int32, fp16/bf16/fp8 pairs -> fp32, fp8*fp8 -> fp16).
-bool product_fits(DType a, DType w, DType acc) {
+// Integer products must fit the accumulator (int8*int8 -> int32); products of float operands of
+// at most 16 bits (the multiplier's formats) are rounded once to a float accumulator (exact when
+// the significands fit: fp16/bf16/fp8 pairs -> fp32, fp8*fp8 -> fp16; rounded for fp16*fp16 ->
+// fp16, the paper's MAC unit).
+bool product_supported(DType a, DType w, DType acc) {
   if (is_int(acc)) return is_int(a) && is_int(w) && dtype_bits(a) + dtype_bits(w) <= 32;
-  if (is_int(a) || is_int(w)) return false;
-  const int pa = fp_format(a).man_bits + 1;
-  const int pw = fp_format(w).man_bits + 1;
-  return pa + pw <= fp_format(acc).man_bits + 1;
+  return !is_int(a) && !is_int(w) && dtype_bits(a) <= 16 && dtype_bits(w) <= 16;
 }
 
 }  // namespace
@@ -36,11 +35,12 @@ void validate(const LmmaShape& shape, const MacType& type) {
       shape.k > kMax) {
     throw InputError("MAC shape " + shape.name() + " is out of range (valid: 1..1048576 each)");
   }
-  if (!product_fits(type.a, type.w, type.acc)) {
+  if (!product_supported(type.a, type.w, type.acc)) {
     throw InputError("MAC type " + std::string(dtype_name(type.a)) + " x " +
                      std::string(dtype_name(type.w)) + " -> " + std::string(dtype_name(type.acc)) +
-                     " is not supported (products must be exact in the accumulator: int8 x int8 "
-                     "-> int32, fp16/bf16/fp8 pairs -> fp32, fp8 x fp8 -> fp16)");
+                     " is not supported (integers into int32 with the product exact, e.g. int8 x "
+                     "int8 -> int32; floats of at most 16 bits into a float accumulator, the "
+                     "product rounded once to it)");
   }
   if (is_int(type.acc) ? type.out != type.acc : is_int(type.out)) {
     throw InputError("MAC output dtype " + std::string(dtype_name(type.out)) +

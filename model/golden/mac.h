@@ -14,9 +14,10 @@ namespace ltc::golden {
 
 // MAC tensor core dot-product array: O[m,n] = C[m,n] + sum_k A[m,k] * W[n,k] with
 //    acc = C; for k = 0..K-1: acc = acc + round_acc(A[m,k] * W[n,k]); O = convert(acc -> out).
-// The product is rounded once to the accumulator (fp_mul); its significand always fits, so for
-// FP16xFP16->FP32 and INT8xINT8->INT32 it is exact and only the add rounds; overflow gives
-// infinity (E4M3 products into FP16 can overflow). Integer accumulation wraps in 32 bits.
+// The product is rounded once (RNE) to the accumulator (fp_mul): for FP16xFP16->FP32, FP8xFP8->FP16
+// and INT8xINT8->INT32 its significand fits and only the add rounds; FP16xFP16->FP16 (the paper's
+// FP16-accumulating MAC unit) rounds the product too. Overflow gives infinity (E4M3 products into
+// FP16 can overflow). Integer accumulation wraps in 32 bits.
 struct MacType {
   DType a = DType::kFp16;
   DType w = DType::kFp16;

@@ -191,6 +191,12 @@ TEST(BadInput, EveryCommandRefusesWithExit2NamingTheFlag) {
       {"verify --k 0", "--k"},
       {"verify --stall 95", "--stall"},
       {"ppa --wbits 0", "--wbits"},
+      {"ppa --lib tsmc7", "--lib"},
+      {"ppa --activity-timing fast", "--activity-timing"},
+      {"ppa --lib nangate45 --netlist-sim iverilog", "--netlist-sim"},
+      {"sweep dp4 --out x --lib foo", "--lib"},
+      {"sweep dp4 --out x --activity-timing slow", "--activity-timing"},
+      {"sweep ledger --out x --lib nangate45", "--lib"},
       {"compile convert " + std::string(LTC_SOURCE_DIR) +
            "/traces/examples/gemm-m3n100k70-int2-int8.lmt /nonexistent-dir/x.lmt",
        "/nonexistent-dir"},

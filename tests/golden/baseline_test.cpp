@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 namespace ltc::golden {
@@ -39,6 +40,51 @@ TEST(Mac, Fp16DotProductMatchesSequentialFloatAccumulation) {
         uint32_t ref;
         std::memcpy(&ref, &acc, 4);
         ASSERT_EQ(o[size_t(m) * shape.n + n], ref) << seed_note(seed);
+      }
+    }
+  }
+}
+
+// The paper's MAC unit accumulates in FP16: each FP16 x FP16 product is rounded once (RNE) to
+// FP16, then added (RNE). Hand values in binary16.
+TEST(Mac, Fp16AccumulationRoundsTheProductThenTheSum) {
+  const MacType t{DType::kFp16, DType::kFp16, DType::kFp16, DType::kFp16};
+  const LmmaShape one{1, 1, 1};
+  auto dot1 = [&](uint32_t a, uint32_t w, uint32_t c) { return mac_dot(one, t, {a}, {w}, {c})[0]; };
+  // (1 + 2^-10)^2 = 1 + 2^-9 + 2^-20: below half an ULP (2^-11) above 1 + 2^-9.
+  EXPECT_EQ(dot1(0x3c01, 0x3c01, 0x0000), 0x3c02u);
+  // (1 + 2^-10) x 1.5 = 1.5 + 2^-10 + 2^-11: halfway, ties to the even 1.5 + 2^-9.
+  EXPECT_EQ(dot1(0x3c01, 0x3e00, 0x0000), 0x3e02u);
+  // 256 x 256 = 65536 overflows FP16: +inf; inf x 0 is the canonical NaN.
+  EXPECT_EQ(dot1(0x5c00, 0x5c00, 0x0000), 0x7c00u);
+  EXPECT_EQ(dot1(0x7c00, 0x0000, 0x3c00), 0x7e00u);
+  // 2^-12 x 2^-12 = 2^-24: the smallest subnormal, exact; x 2^-1 more = 2^-25: a tie, to even 0.
+  EXPECT_EQ(dot1(0x0c00, 0x0c00, 0x0000), 0x0001u);
+  EXPECT_EQ(dot1(0x0c00, 0x0800, 0x0000), 0x0000u);
+  // Rounded product, then rounded add: C = 2048, (1 + 2^-10)^2 rounds to 1 + 2^-9, and
+  // 2048 + 1.00195 = 2049.00195 rounds to 2050 (ULP 2 at 2048; above the tie).
+  EXPECT_EQ(dot1(0x3c01, 0x3c01, 0x6800), 0x6801u);
+  // Against double arithmetic rounded at each step, on random operands.
+  const uint64_t seed = test_seed(49);
+  std::mt19937_64 rng(seed);
+  const LmmaShape shape{2, 8, 4};
+  for (int trial = 0; trial < 200; ++trial) {
+    const auto a = random_acts(rng, DType::kFp16, size_t(shape.m) * shape.k);
+    const auto w = random_acts(rng, DType::kFp16, size_t(shape.n) * shape.k);
+    const auto c = random_acts(rng, DType::kFp16, size_t(shape.m) * shape.n);
+    const auto o = mac_dot(shape, t, a, w, c);
+    for (int m = 0; m < shape.m; ++m) {
+      for (int n = 0; n < shape.n; ++n) {
+        double acc = decode(DType::kFp16, c[size_t(m) * shape.n + n]);
+        for (int k = 0; k < shape.k; ++k) {
+          const double p = decode(DType::kFp16, a[size_t(m) * shape.k + k]) *
+                           decode(DType::kFp16, w[size_t(n) * shape.k + k]);
+          acc = decode(DType::kFp16,
+                       encode(DType::kFp16, acc + decode(DType::kFp16, encode(DType::kFp16, p))));
+        }
+        const uint32_t ref =
+            std::isnan(acc) ? fp_canonical_nan(DType::kFp16) : encode(DType::kFp16, acc);
+        ASSERT_EQ(o[size_t(m) * shape.n + n], ref) << seed_note(seed) << " trial " << trial;
       }
     }
   }

@@ -13,14 +13,7 @@ using golden::DType;
 using hw::TensorCoreDesign;
 using test::config;
 using test::expect_matches_golden;
-
-StallOptions stalls(uint32_t seed) {
-  StallOptions s;
-  s.seed = uint32_t(ltc::test_support::test_seed(seed));
-  s.in_stall_pct = 20;
-  s.out_stall_pct = 20;
-  return s;
-}
+using test::stalls;
 
 class BitSerialBaseline : public ::testing::TestWithParam<std::tuple<TensorCoreDesign, DType>> {};
 

@@ -17,6 +17,7 @@ namespace {
 
 using golden::DType;
 using hw::TensorCoreDesign;
+using test::stalls;
 
 hw::TensorCoreConfig dequant_config(int m, int n, int k, DType act, int wbits) {
   auto c = test::config(TensorCoreDesign::kMac, m, n, k, act, wbits);
@@ -86,14 +87,6 @@ TEST(MacDequant, EveryCodeForWbits1To8) {
       test::expect_matches_golden(c, ops, seed + 16 * pass);
     }
   }
-}
-
-StallOptions stalls(uint32_t seed) {
-  StallOptions s;
-  s.seed = seed;
-  s.in_stall_pct = 20;
-  s.out_stall_pct = 20;
-  return s;
 }
 
 TEST(MacDequant, RandomWithStallsAndSpecials) {

@@ -235,6 +235,15 @@ TEST(RtlLint, LutTileIsCleanForEveryFormat) {
   expect_lint_clean(c);
 }
 
+TEST(RtlLint, Fp16AccumulatingTilesAreClean) {
+  // The paper's accumulator (issue #49): AccType = OutType = FP16 in the LUT and MAC tiles.
+  for (auto d : {TensorCoreDesign::kLut, TensorCoreDesign::kMac}) {
+    auto c = test::config(d, 2, 8, 4, DType::kFp16, 2);
+    c.acc = c.out = DType::kFp16;
+    expect_lint_clean(c);
+  }
+}
+
 TEST(RtlLint, BaselineTilesAreClean) {
   for (auto d : {TensorCoreDesign::kLutNaive, TensorCoreDesign::kAdd, TensorCoreDesign::kMac}) {
     for (DType act : {DType::kFp16, DType::kInt8}) {

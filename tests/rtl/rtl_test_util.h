@@ -27,6 +27,15 @@ inline std::string harness(const hw::TensorCoreConfig& c, bool trace = false) {
   return build_harness(c, o);
 }
 
+// 20% stalls on each side of the handshake, from `seed` (LTC_SEED replays, as test_seed).
+inline StallOptions stalls(uint64_t seed) {
+  StallOptions s;
+  s.seed = uint32_t(ltc::test_support::test_seed(seed));
+  s.in_stall_pct = 20;
+  s.out_stall_pct = 20;
+  return s;
+}
+
 // Runs `ops` (one LMMA each, with the config's wbits) through the model and expects the golden
 // outputs bit for bit; returns the run.
 inline TileRun expect_matches_golden(const hw::TensorCoreConfig& c,

@@ -1,5 +1,6 @@
 // The Yosys + OpenSTA flow on a tiny registered adder: areas against the liberty's own cell
 // areas, flip-flop counts by hand, error detection on a netlist OpenSTA chokes on, power scaling.
+#include "common/file_io.h"
 #include "common/process.h"
 #include "synth/ppa.h"
 #include "synth/sta_flow.h"
@@ -36,18 +37,7 @@ using test::scratch_dir;
 
 // Cell areas read straight from the liberty, independently of yosys's stat.
 std::map<std::string, double> liberty_areas() {
-  std::ifstream in(kDefaultLiberty);
-  std::string line, cell;
-  std::map<std::string, double> areas;
-  const std::regex cell_re(R"(^\s*cell\s*\(\s*(\w+)\s*\))"), area_re(R"(^\s*area\s*:\s*([0-9.]+))");
-  std::smatch m;
-  while (std::getline(in, line)) {
-    if (std::regex_search(line, m, cell_re))
-      cell = m[1];
-    else if (!cell.empty() && std::regex_search(line, m, area_re) && !areas.count(cell))
-      areas[cell] = std::stod(m[1]);
-  }
-  return areas;
+  return test::liberty_text_areas(read_text(kDefaultLiberty));
 }
 
 TEST(YosysFlow, AreaIsTheSumOfLibertyCellAreas) {

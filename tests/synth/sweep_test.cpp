@@ -442,7 +442,7 @@ TEST(OperandStorage, BitsFollowTheSpecFormulas) {
 }
 
 TEST(OperandStorage, RegisterBitIsAFlopWithLoadEnable) {
-  const double a = register_bit_area_um2(kDefaultLiberty, scratch_dir(""));
+  const double a = register_bit_area_um2(cell_library("osu018"), scratch_dir(""));
   // osu018: DFFPOSX1 is 96 um^2; the hold mux adds a few gates, less than a second flop.
   EXPECT_GT(a, 96.0);
   EXPECT_LT(a, 192.0);

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
+#include <regex>
+#include <sstream>
 #include <string>
 
 namespace ltc::synth::test {
@@ -20,6 +23,23 @@ inline std::string scratch_dir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
+}
+
+// Cell areas read from a liberty's text by a regex, independently of ltc's parser and of yosys's
+// stat.
+inline std::map<std::string, double> liberty_text_areas(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, cell;
+  std::map<std::string, double> areas;
+  const std::regex cell_re(R"(^\s*cell\s*\(\s*(\w+)\s*\))"), area_re(R"(^\s*area\s*:\s*([0-9.]+))");
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_search(line, m, cell_re))
+      cell = m[1];
+    else if (!cell.empty() && std::regex_search(line, m, area_re) && !areas.count(cell))
+      areas[cell] = std::stod(m[1]);
+  }
+  return areas;
 }
 
 inline DesignSource reg_adder(int width, const std::string& module = "reg_adder") {
