@@ -51,13 +51,6 @@ void validate(const LutGemmConfig& cfg) {
   validate(cfg.slices, cfg.k_group);
 }
 
-void validate(const KSlices& s, int64_t step) {
-  if (s.slices < 1 || (s.slices > 1 && (s.chunk < 1 || s.chunk % step != 0))) {
-    throw InputError("K slices: " + std::to_string(s.slices) + " of " + std::to_string(s.chunk) +
-                     " columns (valid: >= 1 slices; chunks a positive multiple of " +
-                     std::to_string(step) + ")");
-  }
-}
 
 namespace {
 

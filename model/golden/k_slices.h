@@ -5,7 +5,10 @@
 // (0, 1, ..., slices - 1). One slice is the unsliced GEMM, bit for bit.
 #pragma once
 
+#include "common/error.h"
+
 #include <cstdint>
+#include <string>
 
 namespace ltc::golden {
 
@@ -18,6 +21,12 @@ struct KSlices {
 
 // Throws InputError unless slices >= 1 and, when slices > 1, chunk is a positive multiple of
 // `step` (the instruction's K: a chunk never splits a LUT group or an mma's K).
-void validate(const KSlices& s, int64_t step);
+inline void validate(const KSlices& s, int64_t step) {
+  if (s.slices < 1 || (s.slices > 1 && (s.chunk < 1 || s.chunk % step != 0))) {
+    throw InputError("K slices: " + std::to_string(s.slices) + " of " + std::to_string(s.chunk) +
+                     " columns (valid: >= 1 slices; chunks a positive multiple of " +
+                     std::to_string(step) + ")");
+  }
+}
 
 }  // namespace ltc::golden
