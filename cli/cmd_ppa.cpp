@@ -197,7 +197,7 @@ CommandRegistrar reg{
         o->point.wbits_given = sub->get_option("--wbits")->count() > 0;
         check_design_point_flags(sub, o->point);
         FlagRules(sub)
-            .flags({"--cycles", "--netlist-sim", "--seed", "--gate-check"},
+            .flags({"--cycles", "--netlist-sim", "--seed", "--gate-check", "--activity-timing"},
                    "with --activity measured", "assumed activity simulates no netlist",
                    [o] { return o->activity == "measured"; })
             .check();

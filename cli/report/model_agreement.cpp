@@ -1,5 +1,6 @@
 #include "cli/report/model_agreement.h"
 
+#include "common/error.h"
 #include "compiler/model_lowering.h"
 #include "model/hw/gpu.h"
 #include "model/llm/model_config.h"
@@ -58,7 +59,11 @@ std::vector<AgreementCase> agreement_cases(const AgreementOptions& o) {
                         {llm::Phase::kPrefill, 1, 1024}};
   std::vector<AgreementCase> cases;
   for (const auto& model : o.models) {
-    llm::load_model(model);  // an unknown model fails before any simulation
+    try {
+      llm::load_model(model);  // an unknown model fails before any simulation
+    } catch (const InputError& e) {
+      throw InputError(std::string("--model: ") + e.what());
+    }
     for (const Step& s : steps) {
       for (const Setup& u : setups) {
         cases.push_back({model, u.gpu, u.weights, u.acts, s.phase, s.batch, s.length});

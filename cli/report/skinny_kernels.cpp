@@ -57,7 +57,12 @@ std::vector<SkinnyCase> skinny_cases(const SkinnyOptions& o) {
   for (const std::string& gpu : o.gpus) {
     hw::load_gpu(gpu);  // an unknown GPU fails before any simulation
     for (const std::string& name : o.models) {
-      const llm::ModelConfig model = llm::load_model(name);
+      llm::ModelConfig model;
+      try {
+        model = llm::load_model(name);
+      } catch (const InputError& e) {
+        throw InputError(std::string("--model: ") + e.what());
+      }
       for (int64_t m : o.rows) {
         for (const LinearLaunch& l : linear_launches(model, m)) {
           for (int w : o.widths) cases.push_back({name, l.name, gpu, m, l.n, l.k, w});

@@ -323,7 +323,8 @@ TEST(TraceFormat, AluIntShareNeedsVersion4AndRoundTrips) {
       EXPECT_EQ(in.count, 2 * in.int_ops);  // 4 thread instructions a code, 2 of them integer
     }
   }
-  EXPECT_EQ(with_int, 1);
+  EXPECT_GE(with_int,
+            1);  // one per K step's fragment where a skinny kernel dequantizes in registers
   const std::string text = write_text(t);
   EXPECT_EQ(text.rfind("ltc-trace 4\n", 0), 0u);
   EXPECT_EQ(read_text(text, "a.lmt"), t);
@@ -354,7 +355,7 @@ TEST(ModelTrace, LlamaDecodeHasOneLmmaKernelPerLinearAndFusedTables) {
     lmma_kernels += k.name.size() > 5 && k.name.substr(k.name.size() - 5) == ".lmma";
     precompute_kernels += k.name.find("precompute") != std::string::npos;
   }
-  EXPECT_EQ(lmma_kernels, 2 * 7);        // q, k, v, o, gate, up, down per layer
+  EXPECT_EQ(lmma_kernels, 2 * 4);        // QKV, o, gate+up, down per layer (launch groups)
   EXPECT_EQ(precompute_kernels, 2 * 1);  // only o_proj's input is not fused
   const compiler::TraceSummary s = compiler::summarize(t);
   // Each linear: ceil(M/2) x ceil(N/64) x ceil(K/4) LMMAs with M = 2 rows.
@@ -389,9 +390,9 @@ TEST(ModelTrace, Llama2_70bDecodeIsCompactAndRunsEveryWeightOnce) {
   }
   EXPECT_EQ(lmmas, s.lmmas);
   EXPECT_EQ(core_tiles * 64 * 4, uint64_t(m.linear_weight_parameters()));
-  // embedding, 17 kernels per layer (attention.kv_append and attention.combine beside the 15
+  // embedding, 14 kernels per layer (attention.kv_append and attention.combine beside the 12
   // operators), final norm + head
-  EXPECT_EQ(s.kernels, 1 + 80 * 17 + 2);
+  EXPECT_EQ(s.kernels, 1 + 80 * 14 + 2);
   EXPECT_LT(write_text(t).size(), 50u << 20);
   EXPECT_LT(write_binary(t).size(), 5u << 20);
 }
@@ -431,8 +432,8 @@ TEST(ModelTrace, LowBitWeightsWithoutLutCoresDequantizeThenMac) {
     if (k.name == "L0.q_proj") q = &k;
   }
   ASSERT_NE(q, nullptr);
-  // 256 x 256 int4 codes = 32 KiB, and CUDA-core unpacking before the MMAs.
-  EXPECT_EQ(q->tensor("b")->bytes, 256u * 256 / 2);
+  // The QKV launch group's N (q, k, v) x 256 int4 codes, and CUDA-core unpacking before the MMAs.
+  EXPECT_EQ(q->tensor("b")->bytes, uint64_t(m.q_dim() + 2 * m.kv_dim()) * 256 / 2);
   bool alu = false, mma = false;
   for (const auto& in : q->program) {
     alu = alu || in.op == Opcode::kAlu;

@@ -344,8 +344,8 @@ TEST(Sampling, AWaveCutEndsItsRunOnceTheResidencyIsFlat) {
 
 // The work a kernel leaves queued on the DRAM channels drains while the repeats after it run (in
 // the full run the repeat absorbs it). Four kernels of a LLaMA2-13B prefill (S1024, W_INT1
-// A_FP16) on M2N32K8 LUT cores: q_proj.lmma, o_precompute (writes 168 MB of tables, whose
-// write-backs outlast it), o_proj.lmma (a repeat of q_proj.lmma), attn_residual. Carried as
+// A_FP16) on M2N32K8 LUT cores: o_proj.lmma, o_precompute (writes 168 MB of tables, whose
+// write-backs outlast it), the next layer's o_proj.lmma (a repeat), attn_residual. Carried as
 // o_precompute left them, attn_residual waited for those write-backs: 68,869 cycles against the
 // full run's 24,279 (+184%); drained, 24,262. Since the L2 holds back hits on lines still being
 // filled (sim/memory.h, FillTimes) the full run's attn_residual takes 23,216 and the sampled
@@ -363,7 +363,7 @@ TEST(Sampling, TheQueuesAKernelLeavesDrainDuringTheRepeatsAfterIt) {
   t.gpu = whole.gpu;
   t.cores = whole.cores;
   for (const char* name :
-       {"L0.q_proj.lmma", "L0.o_precompute", "L0.o_proj.lmma", "L0.attn_residual"}) {
+       {"L0.o_proj.lmma", "L0.o_precompute", "L1.o_proj.lmma", "L0.attn_residual"}) {
     for (const traces::Kernel& k : whole.kernels) {
       if (k.name == name) t.kernels.push_back(k);
     }
