@@ -48,11 +48,17 @@ void add_step_options(CLI::App* sub, const std::shared_ptr<StepFlags>& o, const 
                   "table precompute: none (MAC path), separate, fused, inkernel (default on LUT "
                   "GPUs: the faster of fused and none, with the reason printed)");
   sub->add_flag("--quantize-tables", o->req.quantize_tables, "INT8 table entries");
+  sub->add_option("--kernels", o->kernels,
+                  "which kernels run the step: reference (the eager step the roofline is "
+                  "calibrated on) or compiled (ltc compile model's, as ltc sim runs them; "
+                  "docs/performance-models.md#one-kernel-list)")
+      ->capture_default_str();
   sub->add_flag("--json", o->json, "print one JSON object ({\"sweep\": [...]} for lists)");
 }
 
 void run_step(StepFlags o) {
   if (!o.precompute.empty()) o.req.precompute = o.precompute;
+  o.req.kernels = llm::parse_kernel_plan(o.kernels, "--kernels");
   const auto batches = parse_int_list(o.batch, "--batch");
   const auto lengths = parse_int_list(o.length, o.length_flag);
   const roofline::Machine m(hw::load_gpu(o.req.gpu));

@@ -18,6 +18,7 @@ struct StepFlags {
   std::string length = std::to_string(kDefaultContext);
   std::string length_flag;
   std::string precompute;
+  std::string kernels = "reference";
   bool json = false;
 };
 

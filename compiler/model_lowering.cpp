@@ -944,6 +944,13 @@ traces::Trace compile_model(const llm::ModelConfig& model, llm::StepConfig step,
   return t;
 }
 
+std::string kernel_graph_op(const std::string& kernel) {
+  const auto dot = kernel.find('.');
+  if (dot == std::string::npos) return kernel;
+  const std::string rest = kernel.substr(dot + 1);
+  return rest.substr(0, rest.find('.'));
+}
+
 TraceSummary summarize(const traces::Trace& t) {
   TraceSummary s;
   s.kernels = t.kernels.size();

@@ -39,6 +39,10 @@ struct ModelLoweringOptions {
 traces::Trace compile_model(const llm::ModelConfig& model, llm::StepConfig step,
                             const hw::GpuConfig& gpu, const ModelLoweringOptions& options = {});
 
+// The graph op a kernel of compile_model runs: "L3.q_proj.lmma" -> "q_proj", "head.lm_head" ->
+// "lm_head" (a launch group's GEMM names its first op).
+std::string kernel_graph_op(const std::string& kernel);
+
 struct TraceSummary {
   uint64_t kernels = 0;
   uint64_t static_instructions = 0;  // lines of warp programs

@@ -19,14 +19,6 @@
 namespace ltc::report {
 namespace {
 
-// "L3.q_proj.lmma" -> "q_proj", "head.lm_head" -> "lm_head": the graph op a kernel runs.
-std::string op_of(const std::string& kernel) {
-  const auto dot = kernel.find('.');
-  if (dot == std::string::npos) return kernel;
-  const std::string rest = kernel.substr(dot + 1);
-  return rest.substr(0, rest.find('.'));
-}
-
 // The op whose kernel does `op`'s work: a fused op's producer, a launch group's first op.
 std::string runs_in(const llm::Op& op) {
   if (!op.fused_into.empty()) return op.fused_into;
@@ -128,7 +120,7 @@ AgreementResult run_agreement(const AgreementCase& c, bool full) {
   add_ops(graph.layer, est.layer, double(est.layers));
   add_ops(graph.head, est.head, 1);
   for (const auto& k : run.kernels) {
-    const std::string op = op_of(k.name);
+    const std::string op = compiler::kernel_graph_op(k.name);
     auto it = index.find(op);
     if (it == index.end()) {
       it = index.emplace(op, r.ops.size()).first;

@@ -244,8 +244,9 @@ const std::map<std::string, std::string> kAlwaysApplies = {
      "--json"},
     {"ltc decode",
      "--model --gpu --batch --context --weights --acts --precompute "
-     "--quantize-tables --json"},
-    {"ltc prefill", "--model --gpu --batch --seq --weights --acts --quantize-tables --json"},
+     "--quantize-tables --kernels --json"},
+    {"ltc prefill",
+     "--model --gpu --batch --seq --weights --acts --quantize-tables --kernels --json"},
     {"ltc calibrate", "--gpu --measurements --out --no-lomo --json"},
     {"ltc compile gemm",
      "--m --n --k --weights --acts --gpu --path --stages "
