@@ -4,7 +4,7 @@
 #include "compiler/model_lowering.h"
 #include "model/hw/gpu.h"
 #include "model/llm/model_config.h"
-#include "model/roofline/estimate.h"
+#include "model/roofline/cost.h"
 #include "model/roofline/workload.h"
 #include "sim/sampling.h"
 #include "sim/simulator.h"
@@ -74,19 +74,9 @@ AgreementResult run_agreement(const AgreementCase& c, bool full) {
   // The compiler's path: LUT tables fused into their producers wherever the GPU runs them.
   llm::StepConfig step = roofline::make_step(c.phase, c.batch, c.length, weights, acts, gpu);
   step.kernels = llm::KernelPlan::kCompiled;  // both models cost the compiler's kernels
-  const bool tables = step.precompute != llm::PrecomputeMode::kNone;
-
-  roofline::StepRequest q;
-  q.model = c.model;
-  q.gpu = c.gpu;
-  q.phase = c.phase;
-  q.batch = c.batch;
-  q.length = c.length;
-  q.weights = c.weights;
-  q.acts = c.acts;
-  if (tables) q.precompute = "fused";
-  q.kernels = llm::KernelPlan::kCompiled;
-  const roofline::StepEstimate est = roofline::estimate(roofline::Machine(gpu), model, q);
+  // One step graph for both: the compiler lowers it, the roofline costs it.
+  const llm::StepGraph graph = llm::build_step_graph(model, step);
+  const roofline::StepEstimate est = roofline::estimate_step(roofline::Machine(gpu), graph);
 
   const traces::Trace trace = compiler::compile_model(model, step, gpu);
   const sim::RunStats run =
@@ -99,19 +89,21 @@ AgreementResult run_agreement(const AgreementCase& c, bool full) {
   r.sim_method = full ? "full" : run.sample_method;
 
   // Operators in step order, each folded into the op whose kernel runs it.
-  const llm::StepGraph graph = llm::build_step_graph(model, step);
   std::map<std::string, size_t> index;
   std::map<std::string, sim::KernelStats> stats;
+  auto row = [&](const std::string& op) -> OpGap& {
+    auto it = index.find(op);
+    if (it == index.end()) {
+      it = index.emplace(op, r.ops.size()).first;
+      r.ops.push_back({op, 0, 0, "", ""});
+    }
+    return r.ops[it->second];
+  };
   auto add_ops = [&](const std::vector<llm::Op>& ops, const std::vector<roofline::OpCost>& costs,
                      double times) {
     for (size_t i = 0; i < ops.size() && i < costs.size(); ++i) {
       const std::string key = runs_in(ops[i]);
-      auto it = index.find(key);
-      if (it == index.end()) {
-        it = index.emplace(key, r.ops.size()).first;
-        r.ops.push_back({key, 0, 0, "", ""});
-      }
-      OpGap& g = r.ops[it->second];
+      OpGap& g = row(key);
       g.roofline_ms += costs[i].ms * times;
       if (ops[i].name == key) g.roofline_bound = costs[i].bound;
     }
@@ -121,12 +113,7 @@ AgreementResult run_agreement(const AgreementCase& c, bool full) {
   add_ops(graph.head, est.head, 1);
   for (const auto& k : run.kernels) {
     const std::string op = compiler::kernel_graph_op(k.name);
-    auto it = index.find(op);
-    if (it == index.end()) {
-      it = index.emplace(op, r.ops.size()).first;
-      r.ops.push_back({op, 0, 0, "", ""});
-    }
-    r.ops[it->second].sim_ms += k.time_ms();
+    row(op).sim_ms += k.time_ms();
     stats[op] += k;
   }
   for (auto& g : r.ops) {

@@ -124,9 +124,9 @@ GemmProblem mac_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int
   p.tensor_tops = gpu.mac_tops(golden::dtype_name(act), golden::dtype_name(weight));
   if (!(p.tensor_tops > 0)) p.tensor_tops = gpu.mac_tops("fp16", "fp16");
   p.warpgroup = gpu.sm.mma_warpgroup;
-  const golden::DType w = weight;
-  p.mma_timing = gpu.mac_tops(golden::dtype_name(act), golden::dtype_name(w)) > 0
-                     ? gpu.mma_timing(p.instr, golden::dtype_name(act), golden::dtype_name(w))
+  // The rate the tensor_tops above fell back to when the pair has none of its own.
+  p.mma_timing = gpu.mac_tops(golden::dtype_name(act), golden::dtype_name(weight)) > 0
+                     ? gpu.mma_timing(p.instr, golden::dtype_name(act), golden::dtype_name(weight))
                      : gpu.mma_timing(p.instr, "fp16", "fp16");
   return p;
 }

@@ -19,6 +19,19 @@ using test_support::random_codes;
 using test_support::seed_note;
 using test_support::test_seed;
 
+// Unsigned `wbits`-bit codes over K in groups of `group` columns; scales and zero points are
+// the caller's.
+QuantizedWeights uint_codes(std::mt19937_64& rng, int n, int k, int wbits, int group) {
+  QuantizedWeights w;
+  w.kind = WeightKind::kUInt;
+  w.wbits = wbits;
+  w.n = n;
+  w.k = k;
+  w.group_size = group;
+  w.codes = random_codes(rng, size_t(n) * k, wbits);
+  return w;
+}
+
 TEST(KSlices, ChunksGoToSlicesRoundRobin) {
   const KSlices s{16, 4};
   EXPECT_EQ(s.slice_of(0), 0);
@@ -79,13 +92,7 @@ TEST(KSlices, IntegerGemmsDoNotDependOnTheSlicing) {
   EXPECT_EQ(mac_gemm(type, 32, a, m, w, n, k, KSlices{64, 4}), mac_gemm(type, 32, a, m, w, n, k))
       << seed_note(seed);
   // LUT GEMM with int8 activations: every partial is an exact integer.
-  QuantizedWeights qw;
-  qw.kind = WeightKind::kUInt;
-  qw.wbits = 3;
-  qw.n = n;
-  qw.k = k;
-  qw.group_size = k;
-  qw.codes = random_codes(rng, size_t(n) * k, 3);
+  QuantizedWeights qw = uint_codes(rng, n, k, 3, k);
   qw.scales.assign(size_t(n), 0.5);
   qw.zeros.assign(size_t(n), 3.0);
   LutGemmConfig cfg = default_lut_gemm_config(DType::kInt8);
@@ -100,13 +107,7 @@ TEST(KSlices, LutGemmAddsSliceAccumulatorsBeforeTheEpilogue) {
   const uint64_t seed = test_seed(73);
   std::mt19937_64 rng(seed);
   const int m = 2, n = 8, k = 2048, g = 1024;  // long chains: fp32 rounding shows
-  QuantizedWeights qw;
-  qw.kind = WeightKind::kUInt;
-  qw.wbits = 2;
-  qw.n = n;
-  qw.k = k;
-  qw.group_size = g;
-  qw.codes = random_codes(rng, size_t(n) * k, 2);
+  QuantizedWeights qw = uint_codes(rng, n, k, 2, g);
   std::uniform_real_distribution<double> u(0.01, 1.0);
   for (int i = 0; i < n * (k / g); ++i) {
     qw.scales.push_back(u(rng));
