@@ -687,8 +687,7 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   // tiling::dequantizes_in_registers: each warp dequantizes its B fragment right after loading
   // its codes (its MMAs follow a K step later in program order, so they need no register
   // dependency on it); else the block dequantizes each K tile into shared memory.
-  const bool register_dequant =
-      dequant && batch == 1 && tiling::dequantizes_in_registers(prob, tc.block, tc.warp);
+  const bool register_dequant = dequant && tiling::dequantizes_in_registers(prob);
   const int64_t Mp = m_blocks * bm, Np = grid_x * bn, Kp = k_tiles * bk;
   if (batch > 1 && m_blocks > 1) {
     throw InputError("gemm " + name + ": a batch of " + std::to_string(batch) +
@@ -824,7 +823,8 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
         Instr b =
             mem(Opcode::kLdShared, 0, uint64_t(codes),
                 plus(times(q, bn * ik * weight_bits / 8),
-                     affine(smem_a, {wx(codes), wy(slice_steps * bn * ik * weight_bits / 8)})));
+                     affine(smem_a,
+                            {wx(codes), wy(P > 1 ? slice_steps * bn * ik * weight_bits / 8 : 0)})));
         b.frag = buf;
         p.emit(b);
         Instr ops = count_op(Opcode::kAlu, uint64_t(tiling::kDequantOpsPerCode * wn * ik));

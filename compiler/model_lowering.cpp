@@ -74,16 +74,22 @@ RowSweep plan_sweep(int64_t row_bytes, int64_t elem_bytes, int64_t max_warps) {
   return s;
 }
 
-// Calls body(bytes, offset within the row) for the loop and the tail.
+// Calls load(bytes, offset within the row) for every access of the loop and the tail, then
+// use(bytes, offset) for each: a warp has all its loads in flight before it consumes the first
+// (the row stays in registers, as unrolled row kernels keep it), so a sweep waits one memory
+// latency, not one per access.
 void sweep(ProgramBuilder& p, const RowSweep& s,
-           const std::function<void(int64_t, const Affine&)>& body) {
-  if (s.iters > 0) {
-    const auto it = p.loop(uint64_t(s.iters));
-    body(s.chunk(), affine(0, {wx(s.chunk()), iv(it, s.warps * s.chunk())}));
-    p.end(it);
+           const std::function<void(int64_t, const Affine&)>& load,
+           const std::function<void(int64_t, const Affine&)>& use) {
+  for (const auto* body : {&load, &use}) {
+    if (s.iters > 0) {
+      const auto it = p.loop(uint64_t(s.iters));
+      (*body)(s.chunk(), affine(0, {wx(s.chunk()), iv(it, s.warps * s.chunk())}));
+      p.end(it);
+    }
+    if (s.tail_bytes > 0)
+      (*body)(s.tail_bytes, affine(s.iters * s.warps * s.chunk(), {wx(s.tail_bytes)}));
   }
-  if (s.tail_bytes > 0)
-    body(s.tail_bytes, affine(s.iters * s.warps * s.chunk(), {wx(s.tail_bytes)}));
 }
 
 // Tables a fused producer emits: the consumer's precompute parameters.
@@ -174,8 +180,7 @@ traces::Kernel row_kernel(const RowKernelSpec& r) {
   if (r.norm_params > 0) {
     // Pass 1: the row into registers, sum of squares (and sum for LayerNorm).
     const double stat_ops = r.norm_params > 1 ? 3 : 2;
-    sweep(p, s, [&](int64_t bytes, const Affine& off) {
-      load_inputs(bytes, off);
+    sweep(p, s, load_inputs, [&](int64_t bytes, const Affine&) {
       emit_alu(p, stat_ops * double(bytes / r.elem_bytes));
     });
     // Block reduction: warp shuffles, one partial per warp through shared memory.
@@ -184,18 +189,21 @@ traces::Kernel row_kernel(const RowKernelSpec& r) {
     p.emit(barrier());
     p.emit(mem(Opcode::kLdShared, 0, uint64_t(8 * s.warps), affine(0, {})));
     emit_sfu(p, kWarpThreads);  // rsqrt
-    // Pass 2: scale by the statistics and the weight vector(s) from registers.
-    sweep(p, s, [&](int64_t bytes, const Affine& off) {
-      for (int w = 0; w < r.norm_params; ++w) {
-        p.emit(
-            mem(Opcode::kLdGlobal, weight_id, uint64_t(bytes), plus(off, constant(w * row_bytes))));
-      }
-      emit_alu(p, std::max(0.0, r.alu_per_elem - stat_ops) * double(bytes / r.elem_bytes));
-      store(bytes, off);
-    });
+    // Pass 2: scale by the statistics and the weight vector(s); the row is in registers.
+    sweep(
+        p, s,
+        [&](int64_t bytes, const Affine& off) {
+          for (int w = 0; w < r.norm_params; ++w) {
+            p.emit(mem(Opcode::kLdGlobal, weight_id, uint64_t(bytes),
+                       plus(off, constant(w * row_bytes))));
+          }
+        },
+        [&](int64_t bytes, const Affine& off) {
+          emit_alu(p, std::max(0.0, r.alu_per_elem - stat_ops) * double(bytes / r.elem_bytes));
+          store(bytes, off);
+        });
   } else {
-    sweep(p, s, [&](int64_t bytes, const Affine& off) {
-      load_inputs(bytes, off);
+    sweep(p, s, load_inputs, [&](int64_t bytes, const Affine& off) {
       emit_alu(p, r.alu_per_elem * double(bytes / r.elem_bytes));
       emit_sfu(p, r.sfu_per_elem * double(bytes / r.elem_bytes));
       store(bytes, off);
@@ -302,23 +310,30 @@ traces::Kernel rope_kernel(const std::string& name, const AttentionLayout& l, in
       tokens.push_back({t1, affine(l.tile, {bx(1), by(2 * l.tile)}), t1});
     }
   }
+  // Each token's q and k heads are all loaded before the first is rotated (one memory latency
+  // per token, as the row kernels' sweeps).
   for (const Token& t : tokens) {
-    for (int part = 0; part < 2; ++part) {
-      const int64_t heads = part == 0 ? l.heads : l.kv_heads;
-      const int64_t dim = part == 0 ? q_dim : kv_dim;
-      const int64_t slots = part == 0 ? l.q_slots : l.cache_slots;
-      const auto h = p.loop(uint64_t(heads / warps));
-      const Affine head = affine(0, {wx(1), iv(h, warps)});
-      // in: [seq][token][dim]; out: [seq][head][slot][head_dim]
-      const Affine src =
-          plus(plus(times(seq, in_tokens * dim * l.elem_bytes), times(t.token, dim * l.elem_bytes)),
-               times(head, row));
-      const Affine dst = plus(plus(times(seq, heads * slots * row), times(head, slots * row)),
-                              times(part == 0 ? t.slot : t.pos, row));
-      p.emit(mem(Opcode::kLdGlobal, uint32_t(part), uint64_t(row), src));
-      emit_alu(p, alu_per_elem * double(l.head_dim));
-      p.emit(mem(Opcode::kStGlobal, uint32_t(2 + part), uint64_t(row), dst));
-      p.end(h);
+    for (int phase = 0; phase < 2; ++phase) {
+      for (int part = 0; part < 2; ++part) {
+        const int64_t heads = part == 0 ? l.heads : l.kv_heads;
+        const int64_t dim = part == 0 ? q_dim : kv_dim;
+        const int64_t slots = part == 0 ? l.q_slots : l.cache_slots;
+        const auto h = p.loop(uint64_t(heads / warps));
+        const Affine head = affine(0, {wx(1), iv(h, warps)});
+        // in: [seq][token][dim]; out: [seq][head][slot][head_dim]
+        if (phase == 0) {
+          const Affine src = plus(
+              plus(times(seq, in_tokens * dim * l.elem_bytes), times(t.token, dim * l.elem_bytes)),
+              times(head, row));
+          p.emit(mem(Opcode::kLdGlobal, uint32_t(part), uint64_t(row), src));
+        } else {
+          const Affine dst = plus(plus(times(seq, heads * slots * row), times(head, slots * row)),
+                                  times(part == 0 ? t.slot : t.pos, row));
+          emit_alu(p, alu_per_elem * double(l.head_dim));
+          p.emit(mem(Opcode::kStGlobal, uint32_t(2 + part), uint64_t(row), dst));
+        }
+        p.end(h);
+      }
     }
   }
   p.end(b);
@@ -345,22 +360,30 @@ traces::Kernel kv_append_kernel(const std::string& name, const AttentionLayout& 
   const uint64_t in_bytes = uint64_t(l.batch * new_tokens * kv_dim * l.elem_bytes);
   const uint64_t cache_bytes = uint64_t(l.batch * l.kv_heads * l.cache_slots * row);
   ProgramBuilder p;
-  const auto h = p.loop(uint64_t(l.kv_heads / warps));
-  const Affine head = affine(0, {wx(1), iv(h, warps)});
-  uint32_t id = 0;
-  for (const char* part : {"v", "k"}) {
-    if (std::string(part) == "k" && !with_k) break;
-    k.tensors.push_back({id, std::string(part) + "_in", in_bytes});
-    k.tensors.push_back({id + 1, std::string(part) + "_cache", cache_bytes});
-    p.emit(mem(Opcode::kLdGlobal, id, uint64_t(row),
-               plus(affine(0, {by(new_tokens * kv_dim * l.elem_bytes), bx(kv_dim * l.elem_bytes)}),
-                    times(head, row))));
-    p.emit(mem(Opcode::kStGlobal, id + 1, uint64_t(row),
-               plus(affine(first_slot * row, {by(l.kv_heads * l.cache_slots * row), bx(row)}),
-                    times(head, l.cache_slots * row))));
-    id += 2;
+  // Every head segment of the warp is loaded before the first is stored (one memory latency).
+  std::vector<const char*> parts = {"v"};
+  if (with_k) parts.push_back("k");
+  for (uint32_t id = 0; id < 2 * parts.size(); id += 2) {
+    k.tensors.push_back({id, std::string(parts[id / 2]) + "_in", in_bytes});
+    k.tensors.push_back({id + 1, std::string(parts[id / 2]) + "_cache", cache_bytes});
   }
-  p.end(h);
+  for (int phase = 0; phase < 2; ++phase) {
+    const auto h = p.loop(uint64_t(l.kv_heads / warps));
+    const Affine head = affine(0, {wx(1), iv(h, warps)});
+    for (uint32_t id = 0; id < 2 * parts.size(); id += 2) {
+      if (phase == 0) {
+        p.emit(
+            mem(Opcode::kLdGlobal, id, uint64_t(row),
+                plus(affine(0, {by(new_tokens * kv_dim * l.elem_bytes), bx(kv_dim * l.elem_bytes)}),
+                     times(head, row))));
+      } else {
+        p.emit(mem(Opcode::kStGlobal, id + 1, uint64_t(row),
+                   plus(affine(first_slot * row, {by(l.kv_heads * l.cache_slots * row), bx(row)}),
+                        times(head, l.cache_slots * row))));
+      }
+    }
+    p.end(h);
+  }
   k.program = p.take();
   return k;
 }

@@ -250,7 +250,7 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
     l2_.load(*options.start_state);
     next_address_ = options.start_state->next_address;
     // The first kernel launches at cycle 0, the kernel gap after the state's kernel ended.
-    const double start = -double(gpu.sm.kernel_gap_cycles);
+    const double start = -double(gpu.step_kernel_gap_cycles());
     l2_.set_backlog(options.start_state->l2_backlog, start);
     dram_.set_backlog(options.start_state->dram_backlog, start);
   }
@@ -345,7 +345,7 @@ void Gpu::run() {
     if (observer_) observer_->end_kernel(kernels_[running_]);
     t = end;
     result_.cycles = t;
-    if (running_ + 1 < kernels_.size()) wait(cycles(gpu_.sm.kernel_gap_cycles));
+    if (running_ + 1 < kernels_.size()) wait(cycles(double(gpu_.step_kernel_gap_cycles())));
   }
   if (options_.end_state) {
     l2_.save(*options_.end_state);

@@ -1,6 +1,7 @@
 // The whole GPU: SMs, the sliced L2 and DRAM, joined by TLM-2.0 sockets, and a launcher process
 // that runs the trace's kernels in order (each kernel's blocks handed out by the dispatcher;
-// the next kernel starts `sm.kernel_gap_cycles` after the last block of the previous retires).
+// the next kernel starts GpuConfig::step_kernel_gap_cycles after the last block of the previous
+// retires).
 #pragma once
 
 #include "sim/memory.h"

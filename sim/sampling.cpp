@@ -631,7 +631,7 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
       const double line = double(gpu.sm.line_bytes);
       repeats.push_back({double(ks.mem.dram_read_bytes + ks.mem.l2_write_bytes) / line,
                          double(ks.mem.l2_write_bytes) / line});
-      repeat_cycles += double(gpu.sm.kernel_gap_cycles) + double(ks.cycles);
+      repeat_cycles += double(gpu.step_kernel_gap_cycles()) + double(ks.cycles);
       last_repeat = size_t(it - seen.begin());
     } else {
       if (memory && !repeats.empty()) {
@@ -663,7 +663,7 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
     t += ks.cycles;
     out.kernels.push_back(std::move(ks));
     out.cycles = t;
-    if (pos + 1 < order.size()) t += gpu.sm.kernel_gap_cycles;
+    if (pos + 1 < order.size()) t += gpu.step_kernel_gap_cycles();
   }
   // The run's confidence from its kernels': the errors of distinct kernels independent
   // (expected), or all one way (max). A repeat carries its kernel's sampling error, and its place

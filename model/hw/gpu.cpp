@@ -132,6 +132,11 @@ int GpuConfig::int32_lanes_per_sm() const {
   return std::max(1, int(std::lround(cuda_int32_tops * 1e12 / (double(sms) * clock_ghz * 1e9))));
 }
 
+int64_t GpuConfig::step_kernel_gap_cycles() const {
+  const double ns = achievable.elementwise_fixed_us * 1e3 - l2.latency_ns - dram.latency_ns;
+  return std::max<int64_t>(sm.kernel_gap_cycles, std::llround(ns * clock_ghz));
+}
+
 double GpuConfig::cuda_core_cycles(double fp_ops, double int_ops) const {
   const double fp_lanes = fp32_lanes_per_sm();
   const double int_lanes = int32_lanes_per_sm();

@@ -122,7 +122,9 @@ struct SmConfig {
   int line_bytes = 128;  // L1 and L2 line; 32-byte sectors
   int dram_channels = 40;
   int noc_bytes_per_cycle = 64;  // one SM's port into the L2 crossbar
-  int kernel_gap_cycles = 2000;  // kernel boundary under CUDA graphs: drain, launch, ramp
+  // Between replays of one kernel under CUDA graphs (drain, launch, ramp; measured with empty
+  // kernels). Between different kernels: GpuConfig::step_kernel_gap_cycles.
+  int kernel_gap_cycles = 2000;
   // DRAM bandwidth the channels deliver, as a streaming microbenchmark measures it (refresh and
   // page misses included); 0: dram.bw_gbps.
   double dram_gbps = 0;
@@ -217,6 +219,12 @@ struct GpuConfig {
   double dram_channel_bytes_per_cycle() const {
     return dram_sim_gbps() / double(sm.dram_channels) / clock_ghz;
   }
+  // Cycles the simulator puts between two different kernels of a trace: the per-kernel floor of
+  // a small kernel that the roofline fits on measured steps (achievable.elementwise_fixed_us:
+  // launch, cold instruction and constant caches, drain, and the kernel's own memory round
+  // trip) less that round trip (l2 + dram latency), which the simulator times inside the kernel;
+  // at least sm.kernel_gap_cycles. One calibration of the kernel boundary for both models.
+  int64_t step_kernel_gap_cycles() const;
   // FP32 lanes of one SM (cuda_fp32_tflops / (2 * sms * clock)).
   int fp32_lanes_per_sm() const;
   // INT32 lanes of one SM beside the FP32 ones (cuda_int32_tops / (sms * clock)); 0 when shared.

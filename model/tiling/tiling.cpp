@@ -148,8 +148,8 @@ GemmProblem mac_mpgemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, i
   return p;
 }
 
-bool dequantizes_in_registers(const GemmProblem& p, const Tile& block, const Tile& warp) {
-  return p.dequant_bits > 0 && block.m == warp.m && p.m <= block.m;
+bool dequantizes_in_registers(const GemmProblem& p) {
+  return p.dequant_bits > 0 && p.tile_warpgroup() == 1;
 }
 
 TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const Tile& block,
@@ -182,9 +182,8 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   if (warpgroup > 1 && block.m / warp.m != warpgroup) return c;
 
   c.stage_bytes = (double(block.m) * block.k * p.a_bits + double(block.n) * block.k * p.w_bits) / 8;
-  const double dequant_bytes = dequantizes_in_registers(p, block, warp)
-                                   ? 0.0
-                                   : double(block.n) * block.k * p.dequant_bits / 8;
+  const double dequant_bytes =
+      dequantizes_in_registers(p) ? 0.0 : double(block.n) * block.k * p.dequant_bits / 8;
   c.smem_bytes_per_block = c.stages * c.stage_bytes + dequant_bytes;
   // The slices' partial sums (fp32) meet in shared memory after the main loop, in the stages.
   const double reduce_bytes = k_slices > 1 ? double(k_slices) * block.m * block.n * 4 : 0.0;
@@ -235,39 +234,55 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
 
   // Time: each wave's blocks share their SM's tensor rate; traffic shares DRAM.
   const double block_ops = 2.0 * block.m * block.n * k_pad;
-  // Each sub-partition owns its tensor cores: an SM with fewer resident warps than
-  // sub-partitions leaves some of them idle.
+  // Each sub-partition owns its tensor cores and runs the warps dealt to it: the SM goes at the
+  // pace of its busiest sub-partition (6 warps on 4: two hold 2, so 3/4 of the SM's rate; fewer
+  // warps than sub-partitions leave some idle).
   const double warps_on_sm =
       double(c.warps_per_block) * double(std::min<int64_t>(bps, ceil_div(c.blocks(), gpu.sms)));
+  const double sp_balance =
+      warps_on_sm / (double(gpu.sub_partitions_per_sm) *
+                     std::ceil(warps_on_sm / double(gpu.sub_partitions_per_sm)));
   // An LMMA over fewer core tiles than a tensor core has leaves the others idle.
   const double tile_share =
       p.lut_tiles_per_core > 0
           ? std::min(1.0, double((c.instr.m / p.instr.m) * (c.instr.n / p.instr.n)) /
                               p.lut_tiles_per_core)
           : 1.0;
-  const double sm_ops_per_us = p.tensor_tops * 1e6 / gpu.sms * tile_share *
-                               std::min(1.0, warps_on_sm / gpu.sub_partitions_per_sm);
+  const double sm_ops_per_us = p.tensor_tops * 1e6 / gpu.sms * tile_share * sp_balance;
   // Closed form over the waves: every full wave runs bps blocks per SM back to back; the last
   // wave runs ceil(left / SMs) on its busiest SM.
   const int64_t last = c.blocks() - (c.waves - 1) * slots;
   const double blocks_in_turn = double((c.waves - 1) * bps + ceil_div(last, gpu.sms));
   // Shared-memory bandwidth bounds the tensor cores too: each K step every warp reads its A (or
-  // table) and W fragments, and the stage fill writes the block's slices once, all through the
-  // SM's shared-memory data path (sm.lsu_bytes_per_cycle).
-  const double smem_bits = double(block.m) * block.n / warp.n * p.a_bits +
-                           double(block.m) * block.n / warp.m / double(warpgroup) * p.w_bits +
-                           double(block.m) * p.a_bits + double(block.n) * p.w_bits;
-  const double smem_us_per_block =
-      smem_bits / 8 * k_pad / (double(gpu.sm.lsu_bytes_per_cycle) * gpu.clock_ghz * 1e3);
+  // table) and W fragments through the SM's shared-memory data path (sm.lsu_bytes_per_cycle),
+  // and the stage fill takes that path for a cycle per L2 line of each row it copies, as the
+  // simulator times an ldgsts (a row shorter than a line costs the whole line's cycle; a MAC
+  // GEMM shorter than its block copies only its rows); a tensor memory accelerator (sm.tma)
+  // fills the stages beside it.
+  const double read_bits = double(block.m) * block.n / warp.n * p.a_bits +
+                           double(block.m) * block.n / warp.m / double(warpgroup) * p.w_bits;
+  // A LUT kernel's weights are packed by core tile: one row per core tile's N columns.
+  const bool lut = p.lut_tiles_per_core > 0;
+  auto row_lines = [&](double bits) {
+    return std::max(1.0, std::ceil(double(block.k) * bits / 8 / gpu.sm.line_bytes));
+  };
+  const double fill_lines =
+      gpu.sm.tma ? 0.0
+                 : double(lut ? block.m : std::min(p.m, block.m)) * row_lines(p.a_bits) +
+                       (lut ? double(block.n / p.instr.n) * row_lines(p.w_bits * p.instr.n)
+                            : double(block.n) * row_lines(p.w_bits));
+  const double smem_us_per_block = (read_bits / 8 * k_pad / double(gpu.sm.lsu_bytes_per_cycle) +
+                                    fill_lines * double(c.k_steps)) /
+                                   (gpu.clock_ghz * 1e3);
   // Dequantize-then-MAC: the block dequantizes its W tile's codes once per K step on the SM's
-  // CUDA cores, beside the tensor cores (what binds it when the block is short in M). Ranked at
-  // the FP32 lanes' rate, not GpuConfig::cuda_core_cycles (which the simulator and the roofline
-  // time it by: twice as fast on the A100, equal on the H100/H200 and RTX 3090): this estimate
-  // has no latency model and counts the dequantized W tile's shared-memory traffic at the
-  // codes' bits, and with both corrected the A100's decode GEMVs took tiles that simulate
-  // 46-108% slower (1x5120x5120 and 1x13824x5120 W1A16, 3 Dec 2026; sim/README.md).
+  // CUDA cores, beside the tensor cores (what binds it when the block is short in M); in
+  // registers every warp row repeats it. Ranked at the FP32 lanes' rate, not
+  // GpuConfig::cuda_core_cycles (which the simulator and the roofline time it by: twice as fast
+  // on the A100): this estimate has no latency model, and a faster rate here picks tiles whose
+  // dequantize then binds in the simulator.
+  const double dequant_readers = dequantizes_in_registers(p) ? double(block.m / warp.m) : 1.0;
   const double dequant_us_per_block =
-      p.dequant_bits > 0 ? double(kDequantOpsPerCode) * double(block.n) * k_pad /
+      p.dequant_bits > 0 ? double(kDequantOpsPerCode) * double(block.n) * k_pad * dequant_readers /
                                (double(gpu.fp32_lanes_per_sm()) * gpu.clock_ghz * 1e3)
                          : 0.0;
   // One warp's tensor-core instructions on one accumulator tile depend on each other: per K step

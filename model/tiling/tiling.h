@@ -97,11 +97,11 @@ inline constexpr int kDequantIntOpsPerCode = 2;
 // this shared memory.
 GemmProblem mac_mpgemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
                                golden::DType act, int weight_bits);
-// Dequantize-then-MAC where every code has one reader (one block row, one warp row: skinny
-// GEMMs): each warp dequantizes its own B fragment in registers, as weight-only GEMV kernels do,
-// and no dequantized tile takes shared memory. Otherwise the block dequantizes each K tile once
-// into shared memory for all its warps.
-bool dequantizes_in_registers(const GemmProblem& p, const Tile& block, const Tile& warp);
+// Dequantize-then-MAC on mma.sync warps: each warp dequantizes the B fragments it reads in
+// registers, as weight-only kernels do (every warp row of a block repeats its column's work; the
+// tiling counts that). A warpgroup MMA reads B from shared memory, so there the block dequantizes
+// each K tile once into shared memory for all its warps.
+bool dequantizes_in_registers(const GemmProblem& p);
 
 // LMMA instruction shapes (traces/isa.h): a x b tiles of the core shape, timed by
 // hw::lmma_issue_cycles (model/hw/gpu.h), the one formula the simulator and roofline use too.

@@ -553,10 +553,11 @@ TEST(GemmLowering, DequantizeThenMacTilesCountTheDequantizedTile) {
     // codes feed the MMA).
     const int64_t eb = golden::dtype_bits(c.act) / 8;
     const int64_t stage = tc.block.m * tc.block.k * eb + tc.block.n * tc.block.k * c.wbits / 8;
-    // (none either when a skinny kernel dequantizes in registers).
+    // (none either when mma.sync warps dequantize in registers: all but Hopper's warpgroups).
     const bool in_registers = tiling::dequantizes_in_registers(
-        tiling::mac_mpgemm_problem(gpu, c.m, c.n, c.k, c.act, c.wbits), tc.block, tc.warp);
-    EXPECT_EQ(in_registers, c.m <= 16) << "a skinny GEMM's one warp row reads each code once";
+        tiling::mac_mpgemm_problem(gpu, c.m, c.n, c.k, c.act, c.wbits));
+    EXPECT_EQ(in_registers, c.wbits < 8 && (c.m <= 16 || gpu.sm.mma_warpgroup == 1))
+        << "warpgroups read B from shared memory";
     const int64_t dq =
         (c.wbits == 8 && c.act == DType::kInt8) || in_registers ? 0 : tc.block.n * tc.block.k * eb;
     EXPECT_EQ(int64_t(k.smem_bytes), tc.stages * stage + dq);
@@ -580,10 +581,11 @@ TEST(GemmLowering, TooManyStagesNameTheFlagAndTheStagesThatFit) {
   const hw::GpuConfig gpu = hw::load_gpu("a100");
   tiling::TileChoice tc;
   lower_mma_gemm("g", 1, 2048, 27648, 5120, DType::kFp16, DType::kFp16, gpu, &tc, 1);
-  // Stages of the chosen tile that fit beside the dequantized tile, by hand.
+  // Stages of the chosen tile that fit, by hand (its mma.sync warps dequantize in registers: no
+  // dequantized tile beside them).
   const int64_t eb = 2, limit = int64_t(gpu.shared_memory_kb_per_block * 1024.0);
   const int64_t stage = tc.block.m * tc.block.k * eb + tc.block.n * tc.block.k / 8;
-  const int64_t fit = (limit - tc.block.n * tc.block.k * eb) / stage;
+  const int64_t fit = limit / stage;
   try {
     lower_mma_gemm("g", 1, 2048, 27648, 5120, DType::kFp16, DType::kFp16, gpu, nullptr, 1, 16);
     FAIL() << "16 stages of " << stage << " B fit in " << limit << " B";

@@ -157,8 +157,8 @@ TEST(GpuConfig, OverridesReplaceFieldsAndNameTheBadOnes) {
 }
 
 // A built-in that names a `base` is its base with the listed fields replaced, nothing else: the
-// -drm variants double the register file and lift the per-thread limit, a100-80g has the larger HBM, the LUT variants add LUT
-// tensor cores. Compared field by field on the loaded JSON form.
+// -drm variants double the register file and lift the per-thread limit, a100-80g has the larger
+// HBM, the LUT variants add LUT tensor cores. Compared field by field on the loaded JSON form.
 TEST(GpuConfig, DerivedBuiltinsAreTheirBaseWithTheFieldsTheyName) {
   auto patched = [](const std::string& base, const nlohmann::json& patch) {
     nlohmann::json j = load_gpu(base);
@@ -179,7 +179,8 @@ TEST(GpuConfig, DerivedBuiltinsAreTheirBaseWithTheFieldsTheyName) {
   const nlohmann::json a80 = load_gpu("a100-80g");
   EXPECT_EQ(a80, patched("a100", {{"name", "a100-80g"},
                                   {"description", a80["description"]},
-                                  {"dram", {{"bw_gbps", 2039}, {"capacity_mb", 81920}}}}));
+                                  {"dram", {{"bw_gbps", 2039}, {"capacity_mb", 81920}}},
+                                  {"sm", {{"dram_gbps", 1909}}}}));
   const nlohmann::json l8 = load_gpu("a100-lut8x");
   EXPECT_EQ(l8, patched("a100-lut4x", {{"name", "a100-lut8x"},
                                        {"description", l8["description"]},
