@@ -74,22 +74,26 @@ RowSweep plan_sweep(int64_t row_bytes, int64_t elem_bytes, int64_t max_warps) {
   return s;
 }
 
-// Calls load(bytes, offset within the row) for every access of the loop and the tail, then
-// use(bytes, offset) for each: a warp has all its loads in flight before it consumes the first
-// (the row stays in registers, as unrolled row kernels keep it), so a sweep waits one memory
-// latency, not one per access.
+// Calls body(bytes, offset within the row) for every access of the loop and the tail.
+void each_access(ProgramBuilder& p, const RowSweep& s,
+                 const std::function<void(int64_t, const Affine&)>& body) {
+  if (s.iters > 0) {
+    const auto it = p.loop(uint64_t(s.iters));
+    body(s.chunk(), affine(0, {wx(s.chunk()), iv(it, s.warps * s.chunk())}));
+    p.end(it);
+  }
+  if (s.tail_bytes > 0)
+    body(s.tail_bytes, affine(s.iters * s.warps * s.chunk(), {wx(s.tail_bytes)}));
+}
+
+// load() for every access, then use() for each: a warp has all its loads in flight before it
+// consumes the first (the row stays in registers, as unrolled row kernels keep it), so a sweep
+// waits one memory latency, not one per access.
 void sweep(ProgramBuilder& p, const RowSweep& s,
            const std::function<void(int64_t, const Affine&)>& load,
            const std::function<void(int64_t, const Affine&)>& use) {
-  for (const auto* body : {&load, &use}) {
-    if (s.iters > 0) {
-      const auto it = p.loop(uint64_t(s.iters));
-      (*body)(s.chunk(), affine(0, {wx(s.chunk()), iv(it, s.warps * s.chunk())}));
-      p.end(it);
-    }
-    if (s.tail_bytes > 0)
-      (*body)(s.tail_bytes, affine(s.iters * s.warps * s.chunk(), {wx(s.tail_bytes)}));
-  }
+  each_access(p, s, load);
+  each_access(p, s, use);
 }
 
 // Tables a fused producer emits: the consumer's precompute parameters.
@@ -178,30 +182,32 @@ traces::Kernel row_kernel(const RowKernelSpec& r) {
     }
   };
   if (r.norm_params > 0) {
-    // Pass 1: the row into registers, sum of squares (and sum for LayerNorm).
+    // Pass 1: the row and the weight vector(s) into registers (the weights do not wait for the
+    // statistics), sum of squares (and sum for LayerNorm).
     const double stat_ops = r.norm_params > 1 ? 3 : 2;
-    sweep(p, s, load_inputs, [&](int64_t bytes, const Affine&) {
-      emit_alu(p, stat_ops * double(bytes / r.elem_bytes));
-    });
+    sweep(
+        p, s,
+        [&](int64_t bytes, const Affine& off) {
+          load_inputs(bytes, off);
+          for (int w = 0; w < r.norm_params; ++w) {
+            p.emit(mem(Opcode::kLdGlobal, weight_id, uint64_t(bytes),
+                       plus(off, constant(w * row_bytes))));
+          }
+        },
+        [&](int64_t bytes, const Affine&) {
+          emit_alu(p, stat_ops * double(bytes / r.elem_bytes));
+        });
     // Block reduction: warp shuffles, one partial per warp through shared memory.
     emit_alu(p, 5 * kWarpThreads);
     p.emit(mem(Opcode::kStShared, 0, 8, affine(0, {wx(8)})));
     p.emit(barrier());
     p.emit(mem(Opcode::kLdShared, 0, uint64_t(8 * s.warps), affine(0, {})));
     emit_sfu(p, kWarpThreads);  // rsqrt
-    // Pass 2: scale by the statistics and the weight vector(s); the row is in registers.
-    sweep(
-        p, s,
-        [&](int64_t bytes, const Affine& off) {
-          for (int w = 0; w < r.norm_params; ++w) {
-            p.emit(mem(Opcode::kLdGlobal, weight_id, uint64_t(bytes),
-                       plus(off, constant(w * row_bytes))));
-          }
-        },
-        [&](int64_t bytes, const Affine& off) {
-          emit_alu(p, std::max(0.0, r.alu_per_elem - stat_ops) * double(bytes / r.elem_bytes));
-          store(bytes, off);
-        });
+    // Pass 2: scale by the statistics and the weights, from registers.
+    each_access(p, s, [&](int64_t bytes, const Affine& off) {
+      emit_alu(p, std::max(0.0, r.alu_per_elem - stat_ops) * double(bytes / r.elem_bytes));
+      store(bytes, off);
+    });
   } else {
     sweep(p, s, load_inputs, [&](int64_t bytes, const Affine& off) {
       emit_alu(p, r.alu_per_elem * double(bytes / r.elem_bytes));
