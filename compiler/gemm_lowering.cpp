@@ -71,14 +71,56 @@ struct KPipeline {
   std::function<void(const traces::Affine& tile)> load;
   std::function<void(const traces::Affine& tile)> compute;
   std::function<void(const traces::Affine& group)> group_end;
+  // Cross-tile fragment prefetch (CUTLASS's multistage mainloop), where a tile is `steps` K
+  // steps (even) of `step_frags` and `step_ops` and nothing else: tile t + 1's wait, barrier and
+  // first fragments come before tile t's last step's instructions, so the tensor core has a step
+  // of work while they fly. 0: `compute` whole tiles.
+  int64_t steps = 0;
+  std::function<void(const traces::Affine&tile, const traces::Affine&step, uint32_t buf)>
+      step_frags, step_ops;
 };
+
+// Tile t's K steps with register double buffering (as emit_k_steps), the first step's fragments
+// already loaded (buffer 1); with `next`, tile t + 1's wait, barrier and first fragments come
+// before the last step's instructions.
+void emit_prefetched_steps(ProgramBuilder& p, const KPipeline& k, const traces::Affine& t,
+                           bool next) {
+  const int64_t pairs = k.steps / 2 - 1;
+  if (pairs > 0) {
+    const auto ip = p.loop(uint64_t(pairs));
+    k.step_frags(t, affine(1, {iv(ip, 2)}), 2);
+    k.step_ops(t, affine(0, {iv(ip, 2)}), 1);
+    k.step_frags(t, affine(2, {iv(ip, 2)}), 1);
+    k.step_ops(t, affine(1, {iv(ip, 2)}), 2);
+    p.end(ip);
+  }
+  k.step_frags(t, constant(k.steps - 1), 2);
+  k.step_ops(t, constant(k.steps - 2), 1);
+  if (next) {
+    p.emit(wait_groups(uint64_t(k.stages - 2)));
+    p.emit(barrier());
+    k.step_frags(plus(t, constant(1)), constant(0), 1);
+  }
+  k.step_ops(t, constant(k.steps - 1), 2);
+}
 
 void emit_pipeline(ProgramBuilder& p, const KPipeline& k) {
   const int64_t S = k.stages, tpg = k.tiles_per_group;
+  const bool prefetch = k.steps > 0;
+  if (prefetch && (k.steps % 2 != 0 || k.producer_consumer)) {
+    throw std::logic_error(
+        "emit_pipeline: fragment prefetch needs an even step count, no producer");
+  }
   const auto prologue = p.loop(uint64_t(S - 1));
   k.load(affine(0, {iv(prologue, 1)}));
   p.emit(commit());
   p.end(prologue);
+  if (prefetch) {
+    // Tile 0 lands, its first fragments load; each tile then waits for the next at its last step.
+    p.emit(wait_groups(uint64_t(S - 2)));
+    p.emit(barrier());
+    k.step_frags(constant(0), constant(0), 1);
+  }
   // As CUTLASS's multistage mainloop: once tile t has landed and every warp has passed the
   // barrier (so the stage of tile t-1 is free), start loading tile t+S-1 into that stage, then
   // compute tile t while the copies fly.
@@ -86,13 +128,22 @@ void emit_pipeline(ProgramBuilder& p, const KPipeline& k) {
   // Producer / consumer: the barrier only says that every warp is done with tile t-1 (the
   // consumers' release of its stage, on which the producer waits); tile t+S-1 is loaded into
   // that stage at once, then each warp waits for tile t alone (S - 1 later groups may fly).
-  auto iteration = [&](const traces::Affine& t, bool load) {
-    if (!k.producer_consumer) p.emit(wait_groups(uint64_t(S - 2)));
-    p.emit(barrier());
+  //
+  // Fragment prefetch: the wait and barrier for tile t came at tile t-1's last step (every warp
+  // has then loaded all of tile t-1's fragments, so its stage is free).
+  auto iteration = [&](const traces::Affine& t, bool load, bool next = true) {
+    if (!prefetch) {
+      if (!k.producer_consumer) p.emit(wait_groups(uint64_t(S - 2)));
+      p.emit(barrier());
+    }
     if (load) k.load(plus(t, constant(S - 1)));
     p.emit(commit());  // empty in the peeled iterations
     if (k.producer_consumer) p.emit(wait_groups(uint64_t(S - 1)));
-    k.compute(t);
+    if (prefetch) {
+      emit_prefetched_steps(p, k, t, next);
+    } else {
+      k.compute(t);
+    }
   };
   if (k.groups > 1) {
     const auto ig = p.loop(uint64_t(k.groups - 1));
@@ -109,9 +160,14 @@ void emit_pipeline(ProgramBuilder& p, const KPipeline& k) {
     iteration(affine(first, {iv(it, 1)}), true);
     p.end(it);
   }
-  const auto drain = p.loop(uint64_t(S - 1));
-  iteration(affine(first + with_load, {iv(drain, 1)}), false);
-  p.end(drain);
+  // The last tile has no next one to prefetch: peeled from the drain.
+  const int64_t drained = prefetch ? S - 2 : S - 1;
+  if (drained > 0) {
+    const auto drain = p.loop(uint64_t(drained));
+    iteration(affine(first + with_load, {iv(drain, 1)}), false);
+    p.end(drain);
+  }
+  if (prefetch) iteration(constant(first + with_load + drained), false, false);
   k.group_end(constant(k.groups - 1));
 }
 
@@ -794,6 +850,53 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
     load_block_slice(p, bs, kr.warps_x, kr.warps_y);
   };
   const int64_t b_src = dequant ? S * stage_bytes : smem_a;  // B fragments: dequantized or staged
+  auto frags = [&](const traces::Affine& q, uint32_t buf) {
+    Instr a = mem(Opcode::kLdShared, 0, uint64_t(wm * ik * eb),
+                  plus(times(q, bm * ik * eb),
+                       affine(0, {wy(P > 1 ? slice_steps * bm * ik * eb : wm * ik * eb)})));
+    a.frag = buf;
+    p.emit(a);
+    // A warpgroup MMA (one warp per sub-partition along M) reads B once for the group: each
+    // warp's tensor core fetches its quarter (tiling.h, hw::SmConfig::mma_warpgroup).
+    if (register_dequant) {
+      // The warp's codes of this K step ([K step][block column][codes] in the stage), then
+      // their dequantize on the CUDA cores.
+      const int64_t codes = wn * ik * weight_bits / 8;
+      Instr b =
+          mem(Opcode::kLdShared, 0, uint64_t(codes),
+              plus(times(q, bn * ik * weight_bits / 8),
+                   affine(smem_a,
+                          {wx(codes), wy(P > 1 ? slice_steps * bn * ik * weight_bits / 8 : 0)})));
+      b.frag = buf;
+      p.emit(b);
+      Instr ops = count_op(Opcode::kAlu, uint64_t(tiling::kDequantOpsPerCode * wn * ik));
+      ops.int_ops = uint64_t(tiling::kDequantIntOpsPerCode * wn * ik);
+      p.emit(ops);
+      return;
+    }
+    const int64_t b_frag = wn * ik * eb / warpgroup;
+    Instr b = mem(Opcode::kLdShared, 0, uint64_t(b_frag),
+                  plus(times(q, bn * ik * eb),
+                       affine(b_src, {wx(wn * ik * eb), wy(P > 1 ? slice_steps * bn * ik * eb
+                                                           : warpgroup > 1 ? b_frag
+                                                                           : 0)})));
+    b.frag = buf;
+    p.emit(b);
+  };
+  auto ops = [&](const traces::Affine& t, const traces::Affine& q, uint32_t buf) {
+    const auto ia = p.loop(uint64_t(wm / op.shape.m));
+    const auto ib = p.loop(uint64_t(wn / op.shape.n));
+    Instr mm;
+    mm.op = Opcode::kMma;
+    mm.mma = op;
+    mm.m = affine(0, {by(bm), wy(P > 1 ? 0 : wm), iv(ia, op.shape.m)});
+    mm.n = affine(0, {bx(bn), wx(wn), iv(ib, op.shape.n)});
+    mm.k = plus(times(t, bk), plus(times(q, ik), affine(0, {wy(P > 1 ? bk / P : 0)})));
+    mm.frag = buf;
+    p.emit(mm);
+    p.end(ib);
+    p.end(ia);
+  };
   kp.compute = [&](const traces::Affine& t) {
     if (dequant && !register_dequant) {
       // This warp's share of the block's codes: unpack (shift, mask), convert, subtract the zero
@@ -808,55 +911,19 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
                  affine(S * stage_bytes, {wy(kr.warps_x * chunk * eb), wx(chunk * eb)})));
       p.emit(barrier());
     }
-    auto frags = [&](const traces::Affine& q, uint32_t buf) {
-      Instr a = mem(Opcode::kLdShared, 0, uint64_t(wm * ik * eb),
-                    plus(times(q, bm * ik * eb),
-                         affine(0, {wy(P > 1 ? slice_steps * bm * ik * eb : wm * ik * eb)})));
-      a.frag = buf;
-      p.emit(a);
-      // A warpgroup MMA (one warp per sub-partition along M) reads B once for the group: each
-      // warp's tensor core fetches its quarter (tiling.h, hw::SmConfig::mma_warpgroup).
-      if (register_dequant) {
-        // The warp's codes of this K step ([K step][block column][codes] in the stage), then
-        // their dequantize on the CUDA cores.
-        const int64_t codes = wn * ik * weight_bits / 8;
-        Instr b =
-            mem(Opcode::kLdShared, 0, uint64_t(codes),
-                plus(times(q, bn * ik * weight_bits / 8),
-                     affine(smem_a,
-                            {wx(codes), wy(P > 1 ? slice_steps * bn * ik * weight_bits / 8 : 0)})));
-        b.frag = buf;
-        p.emit(b);
-        Instr ops = count_op(Opcode::kAlu, uint64_t(tiling::kDequantOpsPerCode * wn * ik));
-        ops.int_ops = uint64_t(tiling::kDequantIntOpsPerCode * wn * ik);
-        p.emit(ops);
-        return;
-      }
-      const int64_t b_frag = wn * ik * eb / warpgroup;
-      Instr b = mem(Opcode::kLdShared, 0, uint64_t(b_frag),
-                    plus(times(q, bn * ik * eb),
-                         affine(b_src, {wx(wn * ik * eb), wy(P > 1 ? slice_steps * bn * ik * eb
-                                                             : warpgroup > 1 ? b_frag
-                                                                             : 0)})));
-      b.frag = buf;
-      p.emit(b);
-    };
-    auto ops = [&](const traces::Affine& q, uint32_t buf) {
-      const auto ia = p.loop(uint64_t(wm / op.shape.m));
-      const auto ib = p.loop(uint64_t(wn / op.shape.n));
-      Instr mm;
-      mm.op = Opcode::kMma;
-      mm.mma = op;
-      mm.m = affine(0, {by(bm), wy(P > 1 ? 0 : wm), iv(ia, op.shape.m)});
-      mm.n = affine(0, {bx(bn), wx(wn), iv(ib, op.shape.n)});
-      mm.k = plus(times(t, bk), plus(times(q, ik), affine(0, {wy(P > 1 ? bk / P : 0)})));
-      mm.frag = buf;
-      p.emit(mm);
-      p.end(ib);
-      p.end(ia);
-    };
-    emit_k_steps(p, slice_steps, frags, ops);
+    emit_k_steps(p, slice_steps, frags,
+                 [&](const traces::Affine& q, uint32_t buf) { ops(t, q, buf); });
   };
+  // Fragment prefetch across tiles where a tile is its K steps alone (no shared-memory
+  // dequantize pass between tiles).
+  if (!kp.producer_consumer && !(dequant && !register_dequant) && slice_steps >= 2 &&
+      slice_steps % 2 == 0) {
+    kp.steps = slice_steps;
+    kp.step_frags = [&](const traces::Affine&, const traces::Affine& q, uint32_t buf) {
+      frags(q, buf);
+    };
+    kp.step_ops = ops;
+  }
   kp.group_end = [&](const traces::Affine&) {
     // Integer codes run unscaled: the per-channel scale and zero-point term come here.
     if (weight_bits > 0 && !dequant) p.emit(count_op(Opcode::kAlu, uint64_t(2 * wm * wn)));
