@@ -512,57 +512,67 @@ void emit_lut_tile_loads(ProgramBuilder& p, const LutGemmPlan& l, const traces::
   p.end(ij);
 }
 
-// The LUT groups of K tile t from shared memory: the fragments of `u` consecutive steps (the
-// warp's table rows and weight planes of every basis; LutGemmPlan::steps_per_load) in one lds each,
-// then their LMMAs, register double buffered (emit_k_steps over the groups of `u` steps). Within a
-// stage each warp's fragments of consecutive steps lie together ([group][warp][step]), so one
-// lds reads them contiguously.
-void emit_lut_tile_compute(ProgramBuilder& p, const LutGemmPlan& l, const traces::Affine& t) {
+// Step q's fragments of a LUT K tile (the warp's table rows and weight planes of every basis for
+// `u` consecutive steps, LutGemmPlan::steps_per_load) into register buffer `buf`. Within a stage
+// each warp's fragments of consecutive steps lie together ([group][warp][step]), so one lds reads
+// them contiguously.
+void emit_lut_frags(ProgramBuilder& p, const LutGemmPlan& l, const traces::Affine& q,
+                    uint32_t buf) {
   const int64_t u = l.steps_per_load;
   const int64_t tbytes = l.step_table_bytes, pbytes = l.step_plane_bytes;
   // Sliced K: warp row wy computes LUT groups [wy * lg_per_warp, + lg_per_warp) of the tile.
   const bool sliced = l.P > 1;
   const int64_t group_planes = (l.bn / l.cn) * l.wbits * l.seg_bytes;
-  auto frags = [&](const traces::Affine& q, uint32_t buf) {
-    for (int64_t j = 0; j < l.B; ++j) {
-      Instr tables =
-          mem(Opcode::kLdShared, 0, uint64_t(u * tbytes),
-              plus(times(q, u * l.bm * l.table_bytes),
-                   affine(j * l.smem_basis_tables,
-                          {wy(sliced ? l.lg_per_warp * l.bm * l.table_bytes : u * tbytes)})));
-      tables.frag = buf;
-      p.emit(tables);
-      Instr planes =
-          mem(Opcode::kLdShared, 0, uint64_t(u * pbytes),
-              plus(times(q, u * group_planes),
-                   affine(l.smem_tables + j * l.smem_basis_weights,
-                          {wx(u * pbytes), wy(sliced ? l.lg_per_warp * group_planes : 0)})));
-      planes.frag = buf;
-      p.emit(planes);
-    }
-  };
-  auto ops = [&](const traces::Affine& q, uint32_t buf) {
-    const auto iu = p.loop(uint64_t(u));
-    for (int64_t j = 0; j < l.B; ++j) {
-      const auto ia = p.loop(uint64_t(l.wm / l.im));
-      const auto ib = p.loop(uint64_t(l.wn / l.in_));
-      Instr lmma;
-      lmma.op = Opcode::kLmma;
-      lmma.lmma = l.op;
-      lmma.m = affine(0, {by(l.bm), wy(sliced ? 0 : l.wm), iv(ia, l.im)});
-      lmma.n = affine(0, {bx(l.bn), wx(l.wn), iv(ib, l.in_)});
-      lmma.k = plus(times(t, l.bk),
-                    plus(times(q, u * l.kg),
-                         affine(0, {iv(iu, l.kg), wy(sliced ? l.lg_per_warp * l.kg : 0)})));
-      lmma.basis = uint32_t(j);
-      lmma.frag = buf;
-      p.emit(lmma);
-      p.end(ib);
-      p.end(ia);
-    }
-    p.end(iu);
-  };
-  emit_k_steps(p, l.lg_per_warp / u, frags, ops);
+  for (int64_t j = 0; j < l.B; ++j) {
+    Instr tables =
+        mem(Opcode::kLdShared, 0, uint64_t(u * tbytes),
+            plus(times(q, u * l.bm * l.table_bytes),
+                 affine(j * l.smem_basis_tables,
+                        {wy(sliced ? l.lg_per_warp * l.bm * l.table_bytes : u * tbytes)})));
+    tables.frag = buf;
+    p.emit(tables);
+    Instr planes =
+        mem(Opcode::kLdShared, 0, uint64_t(u * pbytes),
+            plus(times(q, u * group_planes),
+                 affine(l.smem_tables + j * l.smem_basis_weights,
+                        {wx(u * pbytes), wy(sliced ? l.lg_per_warp * group_planes : 0)})));
+    planes.frag = buf;
+    p.emit(planes);
+  }
+}
+
+// Step q's LMMAs of K tile t from register buffer `buf`.
+void emit_lut_ops(ProgramBuilder& p, const LutGemmPlan& l, const traces::Affine& t,
+                  const traces::Affine& q, uint32_t buf) {
+  const int64_t u = l.steps_per_load;
+  const bool sliced = l.P > 1;
+  const auto iu = p.loop(uint64_t(u));
+  for (int64_t j = 0; j < l.B; ++j) {
+    const auto ia = p.loop(uint64_t(l.wm / l.im));
+    const auto ib = p.loop(uint64_t(l.wn / l.in_));
+    Instr lmma;
+    lmma.op = Opcode::kLmma;
+    lmma.lmma = l.op;
+    lmma.m = affine(0, {by(l.bm), wy(sliced ? 0 : l.wm), iv(ia, l.im)});
+    lmma.n = affine(0, {bx(l.bn), wx(l.wn), iv(ib, l.in_)});
+    lmma.k = plus(
+        times(t, l.bk),
+        plus(times(q, u * l.kg), affine(0, {iv(iu, l.kg), wy(sliced ? l.lg_per_warp * l.kg : 0)})));
+    lmma.basis = uint32_t(j);
+    lmma.frag = buf;
+    p.emit(lmma);
+    p.end(ib);
+    p.end(ia);
+  }
+  p.end(iu);
+}
+
+// K tile t's LUT groups, register double buffered (emit_k_steps over the groups of `u` steps).
+void emit_lut_tile_compute(ProgramBuilder& p, const LutGemmPlan& l, const traces::Affine& t) {
+  emit_k_steps(
+      p, l.lg_per_warp / l.steps_per_load,
+      [&](const traces::Affine& q, uint32_t buf) { emit_lut_frags(p, l, q, buf); },
+      [&](const traces::Affine& q, uint32_t buf) { emit_lut_ops(p, l, t, q, buf); });
 }
 
 // Epilogue of quantization group g: scales and zero points of the warp's columns, then a dequant
@@ -640,6 +650,15 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
   kp.stages = l.S;
   kp.load = [&](const traces::Affine& t) { emit_lut_tile_loads(p, l, k, t); };
   kp.compute = [&](const traces::Affine& t) { emit_lut_tile_compute(p, l, t); };
+  if (const int64_t steps = l.lg_per_warp / l.steps_per_load; steps >= 2 && steps % 2 == 0) {
+    kp.steps = steps;
+    kp.step_frags = [&](const traces::Affine&, const traces::Affine& q, uint32_t buf) {
+      emit_lut_frags(p, l, q, buf);
+    };
+    kp.step_ops = [&](const traces::Affine& t, const traces::Affine& q, uint32_t buf) {
+      emit_lut_ops(p, l, t, q, buf);
+    };
+  }
   kp.group_end = [&](const traces::Affine& g) { emit_lut_group_end(p, l, g); };
   if (l.n_groups == 1) emit_lut_scale_load(p, l, constant(0));
   emit_pipeline(p, kp);
