@@ -234,25 +234,25 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
 
   // Time: each wave's blocks share their SM's tensor rate; traffic shares DRAM.
   const double block_ops = 2.0 * block.m * block.n * k_pad;
-  // Each sub-partition owns its tensor cores and runs the warps dealt to it: the SM goes at the
-  // pace of its busiest sub-partition (6 warps on 4: two hold 2, so 3/4 of the SM's rate; fewer
-  // warps than sub-partitions leave some idle).
-  const double warps_on_sm =
-      double(c.warps_per_block) * double(std::min<int64_t>(bps, ceil_div(c.blocks(), gpu.sms)));
-  const double sp_balance =
-      warps_on_sm / (double(gpu.sub_partitions_per_sm) *
-                     std::ceil(warps_on_sm / double(gpu.sub_partitions_per_sm)));
   // An LMMA over fewer core tiles than a tensor core has leaves the others idle.
   const double tile_share =
       p.lut_tiles_per_core > 0
           ? std::min(1.0, double((c.instr.m / p.instr.m) * (c.instr.n / p.instr.n)) /
                               p.lut_tiles_per_core)
           : 1.0;
-  const double sm_ops_per_us = p.tensor_tops * 1e6 / gpu.sms * tile_share * sp_balance;
+  // Each sub-partition owns its tensor cores and runs the warps dealt to it: an SM with `blocks`
+  // resident goes at the pace of its busiest sub-partition (6 warps on 4: two hold 2, so 3/4 of
+  // the SM's rate; fewer warps than sub-partitions leave some idle).
+  auto block_tensor_us = [&](int64_t blocks) {
+    const double warps = double(c.warps_per_block * blocks);
+    const double sps = gpu.sub_partitions_per_sm;
+    const double balance = warps / (sps * std::ceil(warps / sps));
+    return block_ops / (p.tensor_tops * 1e6 / gpu.sms * tile_share * balance);
+  };
   // Closed form over the waves: every full wave runs bps blocks per SM back to back; the last
-  // wave runs ceil(left / SMs) on its busiest SM.
+  // wave runs ceil(left / SMs) on its busiest SM, at the pace those blocks' warps set.
   const int64_t last = c.blocks() - (c.waves - 1) * slots;
-  const double blocks_in_turn = double((c.waves - 1) * bps + ceil_div(last, gpu.sms));
+  const int64_t full_blocks = (c.waves - 1) * bps, tail_blocks = ceil_div(last, gpu.sms);
   // Shared-memory bandwidth bounds the tensor cores too: each K step every warp reads its A (or
   // table) and W fragments through the SM's shared-memory data path (sm.lsu_bytes_per_cycle),
   // and the stage fill takes that path for a cycle per L2 line of each row it copies, as the
@@ -295,10 +295,13 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
       k_pad / double(c.instr.k * k_slices) *
       std::max(warp_tiles * double(op.issue_cycles), double(op.latency_cycles));
   c.chain_us = p.kernel_level ? double(c.waves) * chain_cycles / (gpu.clock_ghz * 1e3) : 0.0;
-  const double compute_us = std::max(
-      c.chain_us, blocks_in_turn *
-                      std::max({block_ops / sm_ops_per_us, p.kernel_level ? smem_us_per_block : 0.0,
-                                p.kernel_level ? dequant_us_per_block : 0.0}));
+  auto in_turn_us = [&](int64_t blocks, int64_t resident) {
+    return double(blocks) *
+           std::max({block_tensor_us(resident), p.kernel_level ? smem_us_per_block : 0.0,
+                     p.kernel_level ? dequant_us_per_block : 0.0});
+  };
+  const double compute_us =
+      std::max(c.chain_us, in_turn_us(full_blocks, bps) + in_turn_us(tail_blocks, tail_blocks));
   // Traffic: A is read once per block column, W once per block row. An operand whose unique
   // bytes fit in half of L2 is fetched from DRAM once and re-read from L2. So is every operand
   // when one wave's working set fits there: blocks run in raster order (bx fastest), so the
