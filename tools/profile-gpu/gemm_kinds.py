@@ -209,11 +209,7 @@ def main(argv=None):
                     with profile(activities=[ProfilerActivity.CUDA]) as prof:
                         g.run(t)
                         torch.cuda.synchronize()
-                    ks = []
-                    for e in prof.events():
-                        dt = getattr(e, "device_type", None)
-                        if dt is not None and "CUDA" in str(dt) and getattr(e, "device_time", None) is not None:
-                            ks.append({"name": e.name[:240], "us": round(float(e.device_time), 3)})
+                    ks = pg.cuda_kernels(prof, 240)
                     doc["kernels"].append({"model": info["model"], "name": info["name"], "dtype": k, "M": M,
                                            "M_run": Mr, "N": N, "K": K, "kernels": ks})
                     del t, prof
