@@ -21,19 +21,29 @@ struct CalibrateFlags {
   std::vector<std::string> measurements;
   std::string out;
   bool no_lomo = false;
+  bool no_loso = false;
+  int shape_folds = 8;
+  std::string markdown;
   bool json = false;
 };
 
 void run(const CalibrateFlags& o) {
-  if (!o.out.empty()) {
-    std::vector<std::string> inputs = o.measurements;
-    inputs.push_back(roofline::gpu_file_path(o.gpu));
-    check_output_path(o.out, "--out", inputs);
+  std::vector<std::string> inputs = o.measurements;
+  inputs.push_back(roofline::gpu_file_path(o.gpu));
+  if (!o.out.empty()) check_output_path(o.out, "--out", inputs);
+  if (!o.markdown.empty()) check_output_path(o.markdown, "--markdown", inputs);
+  if (o.shape_folds < 0) {
+    throw InputError(fmt::format(
+        "--shape-folds: {} is not valid (give 0 for one fold per (N, K) shape, or a number of "
+        "folds >= 1)",
+        o.shape_folds));
   }
   const hw::GpuConfig gpu = hw::load_gpu(o.gpu);
   const auto data = roofline::load_measurements(o.measurements);
   roofline::CalibrateOptions opts;
   opts.lomo = !o.no_lomo;
+  opts.loso = !o.no_loso;
+  opts.shape_folds = o.shape_folds;
   const auto r = roofline::calibrate(gpu, data, opts);
   if (!r.device_mismatch.empty()) fmt::print(stderr, "ltc: warning: {}\n", r.device_mismatch);
   if (!o.out.empty() && r.parameters.empty()) {
@@ -49,6 +59,13 @@ void run(const CalibrateFlags& o) {
       write_text_atomic(o.out, text);
     } catch (const std::runtime_error&) {
       throw InputError("--out: cannot write '" + o.out + "'");
+    }
+  }
+  if (!o.markdown.empty()) {
+    try {
+      write_text_atomic(o.markdown, roofline::calibration_markdown(r));
+    } catch (const std::runtime_error&) {
+      throw InputError("--markdown: cannot write '" + o.markdown + "'");
     }
   }
   if (o.json) {
@@ -76,12 +93,26 @@ CommandRegistrar reg{
           ->expected(1, -1);
       sub->add_option("--out", opts->out, "write the GPU file with the fitted achievable section");
       sub->add_flag("--no-lomo", opts->no_lomo, "skip the leave-one-model-out fits");
+      sub->add_flag("--no-loso", opts->no_loso, "skip the leave-one-shape-out GEMM fits");
+      sub->add_option("--shape-folds", opts->shape_folds,
+                      "leave-one-shape-out folds of the distinct GEMM (N, K) shapes (0: one per "
+                      "shape)")
+          ->capture_default_str();
+      sub->add_option("--markdown", opts->markdown,
+                      "also write the error tables as Markdown to this file (e.g. "
+                      "docs/results/calibration.md)");
       sub->add_flag("--json", opts->json, "print one JSON object");
       set_examples(sub, {"ltc calibrate --gpu h200 --measurements "
                          "configs/calibration/h200-profile.json --out h200.json",
                          "ltc calibrate --gpu h200 --measurements "
                          "configs/calibration/h200-profile.json --json"});
-      sub->callback([opts] { run(*opts); });
+      sub->callback([opts, sub] {
+        FlagRules(sub)
+            .flags({"--shape-folds"}, "without --no-loso", "--no-loso fits no held-out shape folds",
+                   [opts] { return !opts->no_loso; })
+            .check();
+        run(*opts);
+      });
     }};
 
 }  // namespace

@@ -4,7 +4,8 @@
 // its errors are in-sample. The leave-one-model-out errors are computed here by the same fit
 // (roofline::calibrate on the profile's steps and FP16 GEMMs; the low-bit GEMM paths do not enter
 // a FP16 step): each model estimated by a fit on the other eight (model/roofline/README.md).
-// --quick skips those fits.
+// --quick skips those fits. The GEMM kinds (configs/calibration/h200-gemm-kinds.json) follow:
+// every kind's in-sample error per M range, and the held-out errors of docs/results/calibration.md.
 #include "cli/report/html.h"
 #include "cli/report/section.h"
 #include "cli/report/step_request.h"
@@ -17,9 +18,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 namespace ltc::report {
@@ -28,6 +31,11 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kProfileFile = "configs/calibration/h200-profile.json";
+constexpr const char* kKindsFile = "configs/calibration/h200-gemm-kinds.json";
+constexpr const char* kKindsResults = "docs/results/calibration.md";
+constexpr const char* kKindsCommand =
+    "ltc calibrate --gpu h200 --measurements configs/calibration/h200-profile.json "
+    "configs/calibration/h200-gemm-kinds.json --markdown docs/results/calibration.md";
 constexpr const char* kCalibrateCommand =
     "ltc calibrate --gpu h200 --measurements configs/calibration/h200-profile.json";
 
@@ -118,6 +126,66 @@ std::string held_out_html(SectionContext& ctx, const hw::GpuConfig& gpu) {
   return html;
 }
 
+// Every GEMM kind across M = 1..8192 at the models' linear shapes (configs/calibration/
+// h200-gemm-kinds.json) against configs/gpus/h200.json, whose GEMM paths were fitted on them: the
+// in-sample error per kind and M range, computed here; the held-out errors (leave-one-shape-out,
+// leave-one-model-out) are the fit's results file, shown as `ltc calibrate --markdown` wrote it.
+std::string gemm_kinds_html(SectionContext& ctx, const roofline::Machine& h200) {
+  const auto data = roofline::load_measurements({std::string(LTC_SOURCE_DIR) + "/" + kKindsFile});
+  struct Sum {
+    double abs_err = 0;
+    int n = 0;
+  };
+  std::map<std::string, std::array<Sum, 2>> sums;  // kind -> {M <= 256, M > 256}
+  std::vector<std::string> kinds;
+  std::vector<MeasuredCase> cases;
+  for (size_t i = 0; i < data.gemms.size(); ++i) {
+    const auto& g = data.gemms[i];
+    const double est = roofline::gemm_estimate_ms(h200, g);
+    if (std::find(kinds.begin(), kinds.end(), g.dtype) == kinds.end()) kinds.push_back(g.dtype);
+    Sum& s = sums[g.dtype][g.m > 256 ? 1 : 0];
+    s.abs_err += std::abs(est / g.ms - 1);
+    ++s.n;
+    if (ctx.quick() && i % 6 != 0) continue;
+    const auto spec = roofline::gemm_path_spec(g.dtype);
+    cases.push_back({g.dtype + " GEMM", g.model + " " + g.name, g.ms, est,
+                     fmt::format("M={} (ran {}) N={} K={}", g.m, g.m_run, g.n, g.k),
+                     fmt::format("ltc gemm --gpu h200 --m {} --n {} --k {} --weights {} --acts {}",
+                                 g.m_run, g.n, g.k, spec.weights, spec.acts)});
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& k : kinds) {
+    const auto& s = sums[k];
+    auto mape = [](const Sum& x) {
+      return x.n ? fmt::format("{:.2f}", 100 * x.abs_err / x.n) : std::string("-");
+    };
+    const Sum all{s[0].abs_err + s[1].abs_err, s[0].n + s[1].n};
+    rows.push_back({k, std::to_string(all.n), mape(all), mape(s[0]), mape(s[1])});
+  }
+  std::string html = para(fmt::format(
+      "Every GEMM kind the H200 runs (FP16 and BF16 cuBLAS, INT8 x INT8 cuBLASLt, FP8 e4m3 "
+      "scaled-mm, weight-only INT4 tinygemm) across M = 1..8192 at the linear shapes of ten "
+      "models ({}, tools/profile-gpu/gemm_kinds.py), against configs/gpus/h200.json: each kind's "
+      "path (tensor efficiency by tile size, DRAM and L2 feed, launch cost, the row tiles and K "
+      "splits its kernels use) is fitted on these and the profile's GEMMs, so these errors are "
+      "in sample.",
+      kKindsFile));
+  html += ctx.measured_vs_estimated("validation-h200-gemm-kinds",
+                                    "H200 GEMMs of every kind: roofline vs measured", cases);
+  html += table({"kind", "GEMMs", "MAPE (%)", "M <= 256 (%)", "M > 256 (%)"}, rows);
+  std::ifstream md(std::string(LTC_SOURCE_DIR) + "/" + kKindsResults);
+  std::string results((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  if (results.empty()) throw std::runtime_error(std::string("cannot read ") + kKindsResults);
+  html += para(fmt::format(
+      "Held out: {} (written by the command below) gives each GEMM kind's error with its (N, K) "
+      "shape left out of the fit (LOSO) and with its model left out (LOMO), and each decode and "
+      "prefill step's with its model left out, per architecture (model_type) and model.",
+      kKindsResults));
+  html += details(kKindsResults, "<pre>" + escape(results) + "</pre>");
+  html += reproduce(kKindsCommand);
+  return html;
+}
+
 std::string build(SectionContext& ctx) {
   std::ifstream f(std::string(LTC_SOURCE_DIR) + "/" + kProfileFile);
   if (!f) throw std::runtime_error(std::string("cannot read ") + kProfileFile);
@@ -175,6 +243,7 @@ std::string build(SectionContext& ctx) {
                           : "the fit leaves these steps far off: run ltc calibrate";
     ctx.compare(c);
   }
+  html += gemm_kinds_html(ctx, h200);
   if (ctx.quick()) {
     html += para(fmt::format(
         "--quick skips the leave-one-model-out fits (ten fits of the roofline to the profile); "
@@ -189,7 +258,7 @@ std::string build(SectionContext& ctx) {
 }  // namespace
 
 SectionDef step_validation_section() {
-  return {"validation", "Roofline validation: H200 decoder layers", build};
+  return {"validation", "Roofline validation: H200 decoder layers and GEMM kinds", build};
 }
 
 }  // namespace ltc::report

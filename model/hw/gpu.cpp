@@ -211,10 +211,13 @@ void GpuConfig::finalize() {
     if (p.tensor_fraction < 0 || p.tensor_fraction > 1 || p.small_tile_fraction < 0 ||
         p.small_tile_fraction > 1 || p.dram_bw_fraction < 0 || p.dram_bw_fraction > 1 ||
         p.tile_m < 0 || p.tile_m > 256 || p.fixed_us < 0 || p.max_split_k < 0 ||
-        p.max_split_k > 64) {
+        p.max_split_k > 64 || p.max_tile_m < 0 || p.max_tile_m > 256 ||
+        (p.max_tile_m > 0 && p.max_tile_m < p.tile_m) || p.l2_bw_fraction < 0 ||
+        p.l2_bw_fraction > 1 || !(p.tile_overhead_k >= 0 && p.tile_overhead_k <= 65536)) {
       throw InputError(w + ": achievable.gemm_paths " + p.act + " x " + p.weight +
                        ": fractions must be in [0, 1] (0: the GPU-wide value), tile_m in 0..256, "
-                       "fixed_us >= 0, max_split_k in 0..64");
+                       "max_tile_m 0 or tile_m..256, fixed_us >= 0, max_split_k in 0..64, "
+                       "tile_overhead_k in 0..65536");
     }
   }
   positive(w, "achievable.sm_dram_gbps", achievable.sm_dram_gbps);
@@ -339,7 +342,10 @@ void to_json(json& j, const GpuConfig& g) {
                      {"tile_m", p.tile_m},
                      {"small_tile_fraction", p.small_tile_fraction},
                      {"fixed_us", p.fixed_us},
-                     {"max_split_k", p.max_split_k}});
+                     {"max_split_k", p.max_split_k},
+                     {"max_tile_m", p.max_tile_m},
+                     {"l2_bw_fraction", p.l2_bw_fraction},
+                     {"tile_overhead_k", p.tile_overhead_k}});
   }
   j = json{{"name", g.name},
            {"description", g.description},
@@ -525,6 +531,9 @@ void from_json(const json& j, GpuConfig& g) {
         p.opt("small_tile_fraction", r.small_tile_fraction);
         p.opt("fixed_us", r.fixed_us);
         p.opt("max_split_k", r.max_split_k);
+        p.opt("max_tile_m", r.max_tile_m);
+        p.opt("l2_bw_fraction", r.l2_bw_fraction);
+        p.opt("tile_overhead_k", r.tile_overhead_k);
         p.reject_unknown();
         x.gemm_paths.push_back(r);
       }

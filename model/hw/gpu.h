@@ -54,6 +54,14 @@ struct GemmPathRates {
   double small_tile_fraction = 0;  // tensor efficiency of its tiles under 128 rows (0: as above)
   double fixed_us = 0;             // per launch (0: kernel_fixed_us)
   int max_split_k = 0;             // K splits its kernels use at most (0: the library's 16)
+  // Rows of the path's largest kernel tile (0: the library's 256). A kernel with a fixed row tile
+  // (tinygemm's m16 tiles; cuBLASLt's INT8 CUTLASS kernels) repeats its per-tile work (weight
+  // dequantization, operand loads) for every tile row of M.
+  int max_tile_m = 0;
+  double l2_bw_fraction = 0;  // operand feed of its kernels from L2 (0: the GPU-wide value)
+  // Per thread-block tile: its prologue (pipeline fill) and epilogue (the output tile converted
+  // and stored; INT32 for INT8) as the K depth of main loop they cost at the tile's tensor rate.
+  double tile_overhead_k = 0;
 };
 
 struct AchievableRates {

@@ -190,6 +190,7 @@ void read_profile(const std::string& path, const json& j, Measurements& out) {
         g.k = e.at("K").get<int64_t>();
         g.ms = e.at("ms").get<double>();
         g.group_size = e.value("int4_group_size", 0);
+        g.with_steps = !steps.empty();
       } catch (const json::exception& ex) {
         throw InputError(where + ": " + plain_json_error(ex));
       }
@@ -236,7 +237,7 @@ hw::GemmPathRates& path_entry(hw::AchievableRates& a, const std::string& act,
   for (auto& p : a.gemm_paths) {
     if (p.act == act && p.weight == weight) return p;
   }
-  a.gemm_paths.push_back(hw::GemmPathRates{act, weight, 0, 0, 0, 0, 0, 0});
+  a.gemm_paths.push_back(hw::GemmPathRates{act, weight, 0, 0, 0, 0, 0, 0, 0, 0, 0});
   return a.gemm_paths.back();
 }
 
@@ -263,15 +264,6 @@ double step_ms(const Machine& m, const Measurements& data, const StepMeasurement
   return estimate(m, data.model(s.model), step_request(s)).layer_ms;
 }
 
-double gemm_ms(const Machine& m, const GemmMeasurement& g) {
-  const auto spec = gemm_path_spec(g.dtype);
-  std::string weights = spec.weights;
-  if (g.dtype == "int4wo" && g.group_size > 0) weights = "int4:g=" + std::to_string(g.group_size);
-  const auto w = llm::parse_weight_format(weights);
-  const auto a = golden::parse_act_dtype(spec.acts, "GEMM acts");
-  return gemm_cost(m, make_gemm(g.m_run, g.n, g.k, w, a)).ms;
-}
-
 Machine machine_with(const hw::GpuConfig& gpu, const hw::AchievableRates& rates) {
   hw::GpuConfig g = gpu;
   g.achievable = rates;
@@ -291,7 +283,7 @@ double gemm_objective(const hw::GpuConfig& gpu, const hw::AchievableRates& rates
   std::vector<double> e;
   for (size_t i : gemms) {
     const auto& g = data.gemms[i];
-    e.push_back(gemm_ms(m, g) / g.ms - 1);
+    e.push_back(gemm_estimate_ms(m, g) / g.ms - 1);
   }
   return mean_abs(e);
 }
@@ -312,14 +304,16 @@ ErrorSummary summarize(const std::string& group, const std::vector<const CaseRes
   ErrorSummary s;
   s.group = group;
   s.cases = int(cases.size());
-  std::vector<double> in, out;
+  std::vector<double> in, out, shapes_out;
   for (const auto* c : cases) {
     in.push_back(c->error());
     if (c->lomo_ms > 0) out.push_back(c->lomo_error());
+    if (c->loso_ms > 0) shapes_out.push_back(c->loso_error());
     s.max_abs = std::max(s.max_abs, std::abs(c->error()));
   }
   s.mape = mean_abs(in);
   s.lomo_mape = mean_abs(out);
+  s.loso_mape = mean_abs(shapes_out);
   return s;
 }
 
@@ -330,6 +324,15 @@ std::string format_files(const std::vector<std::string>& files) {
 }
 
 }  // namespace
+
+double gemm_estimate_ms(const Machine& m, const GemmMeasurement& g) {
+  const auto spec = gemm_path_spec(g.dtype);
+  std::string weights = spec.weights;
+  if (g.dtype == "int4wo" && g.group_size > 0) weights = "int4:g=" + std::to_string(g.group_size);
+  const auto w = llm::parse_weight_format(weights);
+  const auto a = golden::parse_act_dtype(spec.acts, "GEMM acts");
+  return gemm_cost(m, make_gemm(g.m_run, g.n, g.k, w, a)).ms;
+}
 
 const llm::ModelConfig& Measurements::model(const std::string& name) const {
   for (const auto& m : models) {
@@ -413,31 +416,34 @@ std::vector<FitParameter> path_parameters(const std::string& dtype) {
     p.log_scale = log_scale;
     return p;
   };
-  FitParameter tile;
-  tile.name = pre + "tile_m";
-  tile.get = [act = act, weight = weight](const hw::AchievableRates& a) {
-    const auto* e = a.gemm_path(act, weight);
-    return e ? double(e->tile_m) : 0.0;
+  // A discrete parameter of the path's kernels: an integer field tried at `choices`.
+  auto discrete = [&, act = act, weight = weight](const std::string& name,
+                                                  int hw::GemmPathRates::*f,
+                                                  std::vector<double> choices) {
+    FitParameter p;
+    p.name = pre + name;
+    p.get = [=](const hw::AchievableRates& a) {
+      const auto* e = a.gemm_path(act, weight);
+      return e ? double(e->*f) : 0.0;
+    };
+    p.set = [=](hw::AchievableRates& a, double v) { path_entry(a, act, weight).*f = int(v); };
+    p.choices = std::move(choices);
+    return p;
   };
-  tile.set = [act = act, weight = weight](hw::AchievableRates& a, double v) {
-    path_entry(a, act, weight).tile_m = int(v);
-  };
-  tile.choices = {1, 16, 32, 64};
-  FitParameter split = tile;
-  split.name = pre + "max_split_k";
-  split.get = [act = act, weight = weight](const hw::AchievableRates& a) {
-    const auto* e = a.gemm_path(act, weight);
-    return e ? double(e->max_split_k) : 0.0;
-  };
-  split.set = [act = act, weight = weight](hw::AchievableRates& a, double v) {
-    path_entry(a, act, weight).max_split_k = int(v);
-  };
-  split.choices = {16, 4, 1};
+  const FitParameter tile = discrete("tile_m", &hw::GemmPathRates::tile_m, {1, 16, 32, 64});
+  const FitParameter split = discrete("max_split_k", &hw::GemmPathRates::max_split_k, {16, 4, 1});
+  // The largest row tile of the path's kernels (0: the library's 256): tinygemm repeats its
+  // dequantization per m16 tile row, cuBLASLt's INT8 CUTLASS kernels keep 64..128-row tiles.
+  const FitParameter max_tile =
+      discrete("max_tile_m", &hw::GemmPathRates::max_tile_m, {0, 128, 64, 16, 1});
   return {field("tensor_fraction", &hw::GemmPathRates::tensor_fraction, 0.005, 1.0, true),
           field("small_tile_fraction", &hw::GemmPathRates::small_tile_fraction, 0.005, 1.0, true),
           field("dram_bw_fraction", &hw::GemmPathRates::dram_bw_fraction, 0.05, 1.0, false),
           field("fixed_us", &hw::GemmPathRates::fixed_us, 0.5, 15, true),
+          field("l2_bw_fraction", &hw::GemmPathRates::l2_bw_fraction, 0.1, 1.0, false),
+          field("tile_overhead_k", &hw::GemmPathRates::tile_overhead_k, 0, 4096, false),
           tile,
+          max_tile,
           split};
 }
 
@@ -648,15 +654,35 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
     }
     return ids;
   };
+  // Every GEMM path but FP16 (the steps' own, fitted with them) has its own entry.
   std::set<std::string> path_dtypes;
   for (const auto& g : data.gemms) {
-    if (g.dtype != "fp16" && g.dtype != "bf16") path_dtypes.insert(g.dtype);
+    if (g.dtype != "fp16") path_dtypes.insert(g.dtype);
   }
-  auto gemm_ids = [&](const std::string& dtype, const std::string& skip) {
+  // Leave-one-shape-out: the distinct (N, K) of the GEMMs of profiles, dealt into folds.
+  std::map<std::pair<int64_t, int64_t>, int> shape_index;
+  for (const auto& g : data.gemms) {
+    if (!g.model.empty()) shape_index.emplace(std::make_pair(g.n, g.k), 0);
+  }
+  {
+    int i = 0;
+    for (auto& [shape, index] : shape_index) index = i++;
+  }
+  const int n_shapes = int(shape_index.size());
+  const int folds = !o.loso || n_shapes < 2 ? 0
+                    : o.shape_folds > 0     ? std::min(o.shape_folds, n_shapes)
+                                            : n_shapes;
+  auto gemm_fold = [&](const GemmMeasurement& g) {
+    if (g.model.empty() || folds == 0) return -1;  // a GEMM-only file's cases are never fitted
+    return shape_index.at({g.n, g.k}) % folds;
+  };
+  auto gemm_ids = [&](const std::string& dtype, const std::string& skip, int skip_fold) {
     std::vector<size_t> ids;
     for (size_t i = 0; i < data.gemms.size(); ++i) {
       const auto& g = data.gemms[i];
-      if (g.dtype == dtype && (skip.empty() || g.model != skip)) ids.push_back(i);
+      if (g.dtype != dtype || (!skip.empty() && g.model == skip)) continue;
+      if (skip_fold >= 0 && gemm_fold(g) == skip_fold) continue;
+      ids.push_back(i);
     }
     return ids;
   };
@@ -670,7 +696,7 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
     const hw::AchievableRates defaults;
     const bool fits_steps =
         !data.steps.empty() || std::any_of(data.gemms.begin(), data.gemms.end(), [](const auto& g) {
-          return g.dtype == "fp16" && !g.model.empty();
+          return g.dtype == "fp16" && g.with_steps;
         });
     if (fits_steps) {
       for (const auto& p : step_params) p.set(start, p.get(defaults));
@@ -685,14 +711,17 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
                   paths.end());
     }
   }
-  auto fit = [&](const std::string& skip) {
+  // One fit: without the steps and GEMMs of model `skip` (none when empty) and without the GEMMs
+  // of shape fold `skip_fold` (none when negative).
+  auto fit = [&](const std::string& skip, int skip_fold) {
     hw::AchievableRates a = start;
     const auto ids = step_ids(skip);
-    // FP16 GEMMs of the profiles (not those of GEMM-only files: they stay a test) pin the
-    // tensor and DRAM parameters the steps share.
+    // FP16 GEMMs of the profiles with steps (the same session as the steps; not those of
+    // GEMM-only files or GEMM sweeps: they stay a test) pin the tensor and DRAM parameters the
+    // steps share.
     std::vector<size_t> fp16;
-    for (size_t i : gemm_ids("fp16", skip)) {
-      if (!data.gemms[i].model.empty()) fp16.push_back(i);
+    for (size_t i : gemm_ids("fp16", skip, skip_fold)) {
+      if (data.gemms[i].with_steps) fp16.push_back(i);
     }
     if (!ids.empty() || !fp16.empty()) {
       a = coordinate_search(
@@ -700,11 +729,19 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
           [&](const hw::AchievableRates& x) { return fit_objective(gpu, x, data, ids, fp16); }, o);
     }
     for (const auto& dtype : path_dtypes) {
-      const auto gids = gemm_ids(dtype, skip);
+      const auto gids = gemm_ids(dtype, skip, skip_fold);
       if (gids.empty()) continue;
       const auto params = path_parameters(dtype);
       auto objective = [&](const hw::AchievableRates& x) {
         return gemm_objective(gpu, x, data, gids);
+      };
+      // The quick fits below see every third case (all of them when there are few).
+      std::vector<size_t> sample;
+      for (size_t i = 0; i < gids.size(); ++i) {
+        if (gids.size() < 300 || i % 3 == 0) sample.push_back(gids[i]);
+      }
+      auto quick_objective = [&](const hw::AchievableRates& x) {
+        return gemm_objective(gpu, x, data, sample);
       };
       // The discrete parameters (tile rows, K splits) make the objective rugged: a quick fit of
       // the continuous ones for every combination of them, then the full search from the best.
@@ -722,11 +759,15 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
         for (size_t i = 0; i < discrete.size(); ++i) {
           discrete[i].set(start, discrete[i].choices[pick[i]]);
         }
-        const auto trial = coordinate_search(start, continuous, objective, quick);
-        const double f = objective(trial);
-        if (f < best_f) {
-          best_f = f;
-          best = trial;
+        // A largest row tile under the smallest is the smallest: that combination is another's.
+        const auto* e = start.gemm_path(path_names(dtype).first, path_names(dtype).second);
+        if (!e || e->max_tile_m == 0 || e->max_tile_m >= e->tile_m) {
+          const auto trial = coordinate_search(start, continuous, quick_objective, quick);
+          const double f = quick_objective(trial);
+          if (f < best_f) {
+            best_f = f;
+            best = trial;
+          }
         }
         size_t i = 0;
         while (i < pick.size() && ++pick[i] == discrete[i].choices.size()) pick[i++] = 0;
@@ -737,7 +778,7 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
     return a;
   };
 
-  r.fitted = fit("");
+  r.fitted = fit("", -1);
   if (!data.steps.empty()) {
     for (const auto& p : step_params) r.parameters.push_back(p.name);
   }
@@ -775,7 +816,7 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
       c.n = g.n;
       c.k = g.k;
       c.measured_ms = g.ms;
-      c.estimated_ms = gemm_ms(m, g);
+      c.estimated_ms = gemm_estimate_ms(m, g);
       r.gemms.push_back(c);
     }
   }
@@ -807,18 +848,29 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
           what, c.measured_ms, c.estimated_ms, worst_ratio, kMaxExplainedRatio));
     }
   }
+  // Held-out fits: one per model (leave-one-model-out) and one per shape fold
+  // (leave-one-shape-out). They are independent (each builds its own Machines from const inputs):
+  // run on `threads` threads; each result lands in its own slot, so the outcome does not depend
+  // on the thread count.
+  struct HeldOut {
+    std::string model;
+    int fold = -1;
+  };
+  std::vector<HeldOut> jobs;
   if (o.lomo && models.size() > 1) {
-    // The held-out fits are independent (each builds its own Machines from const inputs): run
-    // them on `threads` threads; each result lands in its own slot, so the outcome does not
-    // depend on the thread count.
-    std::vector<hw::AchievableRates> held_out_fits(models.size());
+    for (const auto& name : models) jobs.push_back({name, -1});
+  }
+  for (int f = 0; f < folds; ++f) jobs.push_back({"", f});
+  r.shape_folds = folds;
+  if (!jobs.empty()) {
+    std::vector<hw::AchievableRates> held_out_fits(jobs.size());
     std::atomic<size_t> next{0};
     std::exception_ptr failure;
     std::mutex failure_mutex;
     auto worker = [&] {
-      for (size_t k; (k = next++) < models.size();) {
+      for (size_t k; (k = next++) < jobs.size();) {
         try {
-          held_out_fits[k] = fit(models[k]);
+          held_out_fits[k] = fit(jobs[k].model, jobs[k].fold);
         } catch (...) {
           const std::lock_guard<std::mutex> lock(failure_mutex);
           if (!failure) failure = std::current_exception();
@@ -827,22 +879,31 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
     };
     const unsigned hw_threads = std::max(1u, std::thread::hardware_concurrency());
     const size_t n_threads =
-        std::min(models.size(), size_t(o.threads > 0 ? unsigned(o.threads) : hw_threads));
+        std::min(jobs.size(), size_t(o.threads > 0 ? unsigned(o.threads) : hw_threads));
     std::vector<std::thread> pool;
     for (size_t t = 1; t < n_threads; ++t) pool.emplace_back(worker);
     worker();
     for (auto& t : pool) t.join();
     if (failure) std::rethrow_exception(failure);
-    for (size_t k = 0; k < models.size(); ++k) {
-      const std::string& held_out = models[k];
+    for (size_t k = 0; k < jobs.size(); ++k) {
       const Machine m = machine_with(gpu, held_out_fits[k]);
+      if (jobs[k].fold >= 0) {
+        for (size_t i = 0; i < data.gemms.size(); ++i) {
+          if (gemm_fold(data.gemms[i]) == jobs[k].fold) {
+            r.gemms[i].loso_ms = gemm_estimate_ms(m, data.gemms[i]);
+          }
+        }
+        continue;
+      }
+      const std::string& held_out = jobs[k].model;
       for (size_t i = 0; i < data.steps.size(); ++i) {
         if (data.steps[i].model == held_out) {
           r.steps[i].lomo_ms = step_ms(m, data, data.steps[i]);
         }
       }
       for (size_t i = 0; i < data.gemms.size(); ++i) {
-        if (data.gemms[i].model == held_out) r.gemms[i].lomo_ms = gemm_ms(m, data.gemms[i]);
+        if (data.gemms[i].model == held_out)
+          r.gemms[i].lomo_ms = gemm_estimate_ms(m, data.gemms[i]);
       }
     }
   }
@@ -861,9 +922,20 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
   if (!r.steps.empty()) {
     r.by_phase.push_back(summarize("all", select(r.steps, [](const CaseResult&) { return true; })));
   }
+  std::vector<std::string> families;
   for (const auto& pm : data.models) {
     auto cases = select(r.steps, [&](const CaseResult& c) { return c.model == pm.name; });
     if (!cases.empty()) r.by_model.push_back(summarize(pm.name, cases));
+    const std::string& f = pm.config.model_type;
+    if (std::find(families.begin(), families.end(), f) == families.end()) families.push_back(f);
+  }
+  for (const auto& f : families) {
+    auto cases = select(r.steps, [&](const CaseResult& c) {
+      return std::any_of(data.models.begin(), data.models.end(), [&](const ProfileModel& pm) {
+        return pm.name == c.model && pm.config.model_type == f;
+      });
+    });
+    if (!cases.empty()) r.by_family.push_back(summarize(f.empty() ? "unknown" : f, cases));
   }
   std::vector<std::string> dtypes;
   for (const auto& g : data.gemms) {
@@ -874,6 +946,13 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
   for (const auto& d : dtypes) {
     r.by_dtype.push_back(
         summarize(d, select(r.gemms, [&](const CaseResult& c) { return c.what == d; })));
+    for (const bool large : {false, true}) {
+      auto cases = select(r.gemms, [&](const CaseResult& c) {
+        return c.what == d && !c.model.empty() && (c.m > 256) == large;
+      });
+      if (!cases.empty())
+        r.by_dtype_m.push_back(summarize(d + (large ? ", M > 256" : ", M <= 256"), cases));
+    }
   }
   auto low = [&](const std::string& group, const std::function<bool(const CaseResult&)>& keep) {
     auto cases = select(r.gemms, keep);
@@ -928,7 +1007,11 @@ std::string calibrated_gpu_json(const std::string& gpu_file, const CalibrationRe
                      {"dram_bw_fraction", round4(p.dram_bw_fraction)},
                      {"fixed_us", round4(p.fixed_us)},
                      {"tile_m", p.tile_m},
-                     {"max_split_k", p.max_split_k}});
+                     {"max_split_k", p.max_split_k},
+                     // A largest row tile under the smallest is the smallest (cost.cpp).
+                     {"max_tile_m", p.max_tile_m > 0 ? std::max(p.max_tile_m, p.tile_m) : 0},
+                     {"l2_bw_fraction", round4(p.l2_bw_fraction)},
+                     {"tile_overhead_k", std::round(p.tile_overhead_k)}});
   }
   // Fields in the order of hw::AchievableRates, as the GPU files write them.
   nlohmann::ordered_json a = {{"dram_bw_fraction", round4(f.dram_bw_fraction)},
@@ -959,6 +1042,7 @@ void to_json(json& j, const CalibrationResult& r) {
                    {"cases", s.cases},
                    {"mape", s.mape},
                    {"lomo_mape", s.lomo_mape},
+                   {"loso_mape", s.loso_mape},
                    {"max_abs_error", s.max_abs}});
     }
     return a;
@@ -986,6 +1070,10 @@ void to_json(json& j, const CalibrationResult& r) {
         e["lomo_ms"] = c.lomo_ms;
         e["lomo_error"] = c.lomo_error();
       }
+      if (c.loso_ms > 0) {
+        e["loso_ms"] = c.loso_ms;
+        e["loso_error"] = c.loso_error();
+      }
       a.push_back(e);
     }
     return a;
@@ -1004,7 +1092,10 @@ void to_json(json& j, const CalibrationResult& r) {
            {"start_step_mape", r.start_step_mape},
            {"by_phase", summaries(r.by_phase)},
            {"by_model", summaries(r.by_model)},
+           {"by_family", summaries(r.by_family)},
            {"by_dtype", summaries(r.by_dtype)},
+           {"by_dtype_m", summaries(r.by_dtype_m)},
+           {"shape_folds", r.shape_folds},
            {"low_bit", summaries(r.low_bit)},
            {"steps", cases(r.steps)},
            {"gemms", cases(r.gemms)}};
@@ -1026,22 +1117,27 @@ std::string format_calibration(const CalibrationResult& r) {
   for (const auto& p : r.fitted.gemm_paths) {
     s += fmt::format(
         "  gemm path {} x {}: tensor_fraction {:.4f} (tiles < 128 rows {:.4f}), "
-        "dram_bw_fraction {:.4f}, fixed_us {:.2f}, tile_m {}, max_split_k {}\n",
-        p.act, p.weight, p.tensor_fraction, p.small_tile_fraction, p.dram_bw_fraction, p.fixed_us,
-        p.tile_m, p.max_split_k);
+        "dram_bw_fraction {:.4f}, l2_bw_fraction {:.4f}, fixed_us {:.2f}, tile_m {}..{}, "
+        "tile_overhead_k {:.0f}, max_split_k {}\n",
+        p.act, p.weight, p.tensor_fraction, p.small_tile_fraction, p.dram_bw_fraction,
+        p.l2_bw_fraction, p.fixed_us, p.tile_m,
+        p.max_tile_m > 0 ? std::max(p.max_tile_m, p.tile_m) : 256, p.tile_overhead_k,
+        p.max_split_k);
   }
   auto table = [&](const char* title, const std::vector<ErrorSummary>& v) {
     if (v.empty()) return;
-    s += fmt::format("{:<32} {:>6} {:>10} {:>10} {:>10}\n", title, "cases", "MAPE", "LOMO MAPE",
-                     "max |err|");
+    s += fmt::format("{:<32} {:>6} {:>10} {:>10} {:>10} {:>10}\n", title, "cases", "MAPE",
+                     "LOMO MAPE", "LOSO MAPE", "max |err|");
     for (const auto& e : v) {
-      s += fmt::format("  {:<30} {:>6} {:>9.2f}% {:>9.2f}% {:>9.1f}%\n", e.group, e.cases,
-                       100 * e.mape, 100 * e.lomo_mape, 100 * e.max_abs);
+      s += fmt::format("  {:<30} {:>6} {:>9.2f}% {:>9.2f}% {:>9.2f}% {:>9.1f}%\n", e.group, e.cases,
+                       100 * e.mape, 100 * e.lomo_mape, 100 * e.loso_mape, 100 * e.max_abs);
     }
   };
   table("steps by phase", r.by_phase);
+  table("steps by architecture", r.by_family);
   table("steps by model", r.by_model);
   table("GEMMs by path", r.by_dtype);
+  table("GEMMs by path and M", r.by_dtype_m);
   table("low-bit GEMMs", r.low_bit);
   if (!r.steps.empty()) {
     s += fmt::format(
@@ -1051,6 +1147,67 @@ std::string format_calibration(const CalibrationResult& r) {
   }
   if (!r.device_mismatch.empty()) s += "note: " + r.device_mismatch + "\n";
   s += "reproduce: " + r.command + "\n";
+  return s;
+}
+
+}  // namespace ltc::roofline
+
+namespace ltc::roofline {
+
+std::string calibration_markdown(const CalibrationResult& r) {
+  std::string s = fmt::format(
+      "The roofline's fit to H200 measurements (`{}`, model/roofline/README.md): mean absolute "
+      "error of each case's time, in sample (the fit saw it), leave-one-model-out (LOMO: the "
+      "fit without that model's steps and GEMMs) and leave-one-shape-out (LOSO: the fit without "
+      "that GEMM's (N, K), {} folds of the distinct shapes). {} steps, {} GEMMs.\n",
+      r.command, r.shape_folds, r.steps.size(), r.gemms.size());
+  auto pct = [](double v) { return fmt::format("{:.2f}%", 100 * v); };
+  auto held = [&](double v, bool computed) { return computed ? pct(v) : std::string("-"); };
+  auto find = [](const std::vector<ErrorSummary>& v, const std::string& g) -> const ErrorSummary* {
+    for (const auto& e : v) {
+      if (e.group == g) return &e;
+    }
+    return nullptr;
+  };
+  if (!r.by_dtype.empty()) {
+    s += "\n## GEMMs by kind\n\n| kind | cases | in-sample | LOMO | LOSO | M <= 256 in / LOSO | "
+         "M > 256 in / LOSO | max abs |\n|---|---|---|---|---|---|---|---|\n";
+    for (const auto& e : r.by_dtype) {
+      auto range = [&](const char* tail) {
+        const auto* x = find(r.by_dtype_m, e.group + tail);
+        return x ? pct(x->mape) + " / " + held(x->loso_mape, r.shape_folds > 0) : std::string("-");
+      };
+      s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:.1f}% |\n", e.group, e.cases,
+                       pct(e.mape), held(e.lomo_mape, e.lomo_mape > 0),
+                       held(e.loso_mape, e.loso_mape > 0), range(", M <= 256"), range(", M > 256"),
+                       100 * e.max_abs);
+    }
+  }
+  auto steps_table = [&](const char* title, const char* what, const std::vector<ErrorSummary>& v) {
+    if (v.empty()) return;
+    s += fmt::format(
+        "\n## {}\n\n| {} | steps | in-sample | LOMO | max abs |\n|---|---|---|---|---|\n", title,
+        what);
+    for (const auto& e : v) {
+      s += fmt::format("| {} | {} | {} | {} | {:.1f}% |\n", e.group, e.cases, pct(e.mape),
+                       held(e.lomo_mape, e.lomo_mape > 0), 100 * e.max_abs);
+    }
+  };
+  steps_table("Steps by phase", "phase", r.by_phase);
+  steps_table("Steps by architecture", "model_type", r.by_family);
+  steps_table("Steps by model", "model", r.by_model);
+  if (!r.fitted.gemm_paths.empty()) {
+    s += "\n## Fitted GEMM paths\n\n| path | tensor | tiles < 128 rows | DRAM | L2 | fixed us | "
+         "tile rows | tile overhead (K) | max split-K |\n|---|---|---|---|---|---|---|---|---|\n";
+    for (const auto& p : r.fitted.gemm_paths) {
+      s += fmt::format(
+          "| {} x {} | {:.4f} | {:.4f} | {:.4f} | {:.4f} | {:.2f} | {}..{} | {:.0f} | {} |\n",
+          p.act, p.weight, p.tensor_fraction, p.small_tile_fraction, p.dram_bw_fraction,
+          p.l2_bw_fraction, p.fixed_us, p.tile_m,
+          p.max_tile_m > 0 ? std::max(p.max_tile_m, p.tile_m) : 256, p.tile_overhead_k,
+          p.max_split_k);
+    }
+  }
   return s;
 }
 

@@ -40,6 +40,9 @@ struct GemmMeasurement {
   std::string dtype;                       // "fp16", "bf16", "int8", "fp8", "int4wo"
   int64_t m = 0, m_run = 0, n = 0, k = 0;  // m_run: the M the kernel ran (padded for int8/fp8)
   int group_size = 0;                      // int4wo: scale group
+  // Measured in the session of a profile's steps (its file holds steps): FP16 ones enter the step
+  // fit; those of GEMM-only files and GEMM sweeps are checked against it.
+  bool with_steps = false;
   double ms = 0;
 };
 
@@ -70,6 +73,8 @@ struct GemmPathSpec {
   std::string weights, acts;
 };
 GemmPathSpec gemm_path_spec(const std::string& dtype);  // throws InputError on an unknown dtype
+// The roofline's time of a measured GEMM on `m`: its dtype path's problem at the M its kernel ran.
+double gemm_estimate_ms(const Machine& m, const GemmMeasurement& g);
 
 // A parameter the fit may move: a number inside hw::AchievableRates, its bounds, and whether
 // the search steps it on a log scale.
@@ -91,8 +96,10 @@ struct CaseResult {
   double measured_ms = 0;
   double estimated_ms = 0;  // with the fit on all models
   double lomo_ms = 0;       // with the fit on all models but this one (0 when not computed)
+  double loso_ms = 0;  // GEMMs: with the fit that never saw this (N, K) shape (0: not computed)
   double error() const { return (estimated_ms - measured_ms) / measured_ms; }
   double lomo_error() const { return (lomo_ms - measured_ms) / measured_ms; }
+  double loso_error() const { return (loso_ms - measured_ms) / measured_ms; }
 };
 
 // Mean absolute percentage errors (fractions) over a set of cases.
@@ -100,6 +107,7 @@ struct ErrorSummary {
   std::string group;  // "decode", "prefill", a model name, a GEMM dtype
   int cases = 0;
   double mape = 0, lomo_mape = 0, max_abs = 0;
+  double loso_mape = 0;  // GEMMs: leave-one-shape-out (0 when not computed)
 };
 
 // The most a fitted case's estimate may differ from its measurement, as a ratio either way, before
@@ -109,8 +117,13 @@ inline constexpr double kMaxExplainedRatio = 3.0;
 
 struct CalibrateOptions {
   bool lomo = true;  // leave-one-model-out fits (one per model)
-  int sweeps = 5;    // coordinate-search sweeps over all parameters
-  int grid = 6;      // points tried per parameter and sweep, each side of the current value
+  // Leave-one-shape-out for GEMMs: every GEMM estimated by a fit that never saw its (N, K), in
+  // `shape_folds` folds of the distinct shapes (shape i in fold i mod folds; 0: one fold per
+  // shape).
+  bool loso = true;
+  int shape_folds = 8;
+  int sweeps = 5;  // coordinate-search sweeps over all parameters
+  int grid = 6;    // points tried per parameter and sweep, each side of the current value
   int polish_evaluations = 400;  // Nelder-Mead polish of the continuous parameters (0: none)
   int threads = 0;  // leave-one-model-out fits run in parallel (0: one per hardware thread)
 };
@@ -119,17 +132,20 @@ struct CalibrationResult {
   std::string gpu;
   Measurements data;
   hw::AchievableRates fitted;
-  hw::AchievableRates before;           // the GPU file's section
-  std::vector<std::string> parameters;  // what the fit moved
-  std::vector<CaseResult> steps;        // every step case
-  std::vector<CaseResult> gemms;        // every GEMM case
-  std::vector<ErrorSummary> by_phase;   // decode, prefill, all
-  std::vector<ErrorSummary> by_model;   // steps per model
-  std::vector<ErrorSummary> by_dtype;   // GEMMs per dtype path
+  hw::AchievableRates before;            // the GPU file's section
+  std::vector<std::string> parameters;   // what the fit moved
+  std::vector<CaseResult> steps;         // every step case
+  std::vector<CaseResult> gemms;         // every GEMM case
+  std::vector<ErrorSummary> by_phase;    // decode, prefill, all
+  std::vector<ErrorSummary> by_model;    // steps per model
+  std::vector<ErrorSummary> by_family;   // steps per architecture (the configs' model_type)
+  std::vector<ErrorSummary> by_dtype;    // GEMMs per dtype path
+  std::vector<ErrorSummary> by_dtype_m;  // GEMMs per dtype path, M <= 256 and M > 256
   // Low-bit GEMMs the issue names: int8 at M < 32 (padded kernels), fp8, int4wo at M = 1.
   std::vector<ErrorSummary> low_bit;
   double before_step_mape = 0;  // the GPU file's section on the same steps
   double start_step_mape = 0;   // where every fit's search starts (generic defaults) on them
+  int shape_folds = 0;          // leave-one-shape-out folds used (0: not computed)
   std::string device_mismatch;  // set when the files were measured on another GPU
   std::string command;          // the `ltc calibrate` command that reproduces it
 };
@@ -172,5 +188,9 @@ std::string gpu_file_path(const std::string& name_or_path);
 // `ltc calibrate --json` prints and a report can plot).
 void to_json(nlohmann::json& j, const CalibrationResult& r);
 std::string format_calibration(const CalibrationResult& r);
+// The errors as the Markdown results file (docs/results/calibration.md, `ltc calibrate
+// --markdown`): GEMMs per kind and M range, steps per phase, architecture and model, each in
+// sample and held out, and the fitted GEMM paths.
+std::string calibration_markdown(const CalibrationResult& r);
 
 }  // namespace ltc::roofline

@@ -131,6 +131,11 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
                              ? m.gpu().dram.bw_gbps * 1e9 * rates->dram_bw_fraction
                              : m.dram_bytes_per_s();
   const int min_tile_m = rates ? rates->tile_m : 0;
+  const int max_tile_m = rates && rates->max_tile_m > 0 ? rates->max_tile_m : 0;
+  const double tile_overhead_k = rates ? rates->tile_overhead_k : 0.0;
+  const double l2_bw = rates && rates->l2_bw_fraction > 0
+                           ? m.gpu().l2.bw_gbps * 1e9 * rates->l2_bw_fraction
+                           : m.l2_bytes_per_s();
   const int max_split_k = rates && rates->max_split_k > 0 ? rates->max_split_k : kMaxSplitK;
   const double fixed_s = rates && rates->fixed_us > 0 ? rates->fixed_us * 1e-6 : m.kernel_fixed_s();
 
@@ -148,10 +153,10 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
       const int64_t tiles = stream_k ? base : base * s;
       const int64_t waves = ceil_div(tiles, sms);
       const double active = double(std::min<int64_t>(tiles, sms));
-      const double t_tensor =
-          2.0 * t.tm * t.tn * kk / (t.tm < kSmallTileRows ? per_sm_tensor_small : per_sm_tensor);
+      const double t_tensor = 2.0 * t.tm * t.tn * (double(kk) + tile_overhead_k) /
+                              (t.tm < kSmallTileRows ? per_sm_tensor_small : per_sm_tensor);
       const double t_dequant = dequant_s_per_weight * double(t.tn) * kk;
-      const double t_l2 = (t.tm * xb + t.tn * wb) * kk / (m.l2_bytes_per_s() / active);
+      const double t_l2 = (t.tm * xb + t.tn * wb) * kk / (l2_bw / active);
       // In-kernel tables: built per k step before the tensor core can use them (a barrier
       // between the two phases), once per warp tile along N.
       const double t_tables = g.tables && g.tables_in_kernel
@@ -218,14 +223,19 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
     if (!chosen) {
       for (Tile t : kLutTiles) consider(t, true, m.gpu().lut_tensor->core.shape.n);
     }
-  } else if (min_tile_m > 0) {
+  } else if (min_tile_m > 0 || max_tile_m > 0) {
     // The path's kernels pad M up to their smallest tile (INT8 IMMA tiles of 32 rows; 1 for
-    // GEMV-like weight-only kernels).
-    for (Tile t : {Tile{min_tile_m, 64}, Tile{min_tile_m, 128}, Tile{min_tile_m, 256}}) {
-      consider(t, true, kMacWarpN);
+    // GEMV-like weight-only kernels) and tile M with rows up to their largest (tinygemm: one
+    // m16 tile's work per row block, however large M is).
+    const int lo = min_tile_m > 0 ? min_tile_m : 16;
+    for (Tile t : {Tile{lo, 64}, Tile{lo, 128}, Tile{lo, 256}}) consider(t, true, kMacWarpN);
+    if (max_tile_m > lo) {
+      for (Tile t : {Tile{max_tile_m, 64}, Tile{max_tile_m, 128}, Tile{max_tile_m, 256}}) {
+        consider(t, true, kMacWarpN);
+      }
     }
     for (Tile t : kMacTiles) {
-      if (t.tm > min_tile_m) consider(t, true, kMacWarpN);
+      if (t.tm > lo && (max_tile_m == 0 || t.tm < max_tile_m)) consider(t, true, kMacWarpN);
     }
   } else {
     for (Tile t : kMacTiles) consider(t, true, kMacWarpN);

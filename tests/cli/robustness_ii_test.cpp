@@ -156,6 +156,9 @@ TEST(Outputs, NoCommandOverwritesItsInput) {
   const std::string m =
       write_file("m.json", read_file(source("configs/calibration/h200-gemm.json")));
   expect_bad_input("calibrate --gpu h200 --measurements " + m + " --out " + m, "--out");
+  expect_bad_input("calibrate --gpu h200 --measurements " + m + " --markdown " + m, "--markdown");
+  expect_bad_input("calibrate --gpu h200 --measurements " + m + " --shape-folds -1",
+                   "--shape-folds: -1 is not valid");
   EXPECT_EQ(read_file(t), read_file(kLutTrace));
 }
 
@@ -218,6 +221,9 @@ std::vector<NotApplying> not_applying() {
       {"ltc verify", "--weight", "verify --design lut --weight fp16"},
       {"ltc verify", "--wbits", "verify --design mac --act int8 --wbits 3"},
       {"ltc verify", "--table", "verify --design mac --table fp16"},
+      {"ltc calibrate", "--shape-folds",
+       "calibrate --gpu h200 --measurements " + source("configs/calibration/h200-gemm.json") +
+           " --no-loso --shape-folds 4"},
       {"ltc sweep", "--jobs", sweep + "--executor slurm -j 4"},
       {"ltc sweep", "--retry-failed", sweep + "--report-only --retry-failed"},
       {"ltc sweep", "--keep-work", sweep + "--report-only --keep-work"},
@@ -247,7 +253,7 @@ const std::map<std::string, std::string> kAlwaysApplies = {
      "--quantize-tables --kernels --json"},
     {"ltc prefill",
      "--model --gpu --batch --seq --weights --acts --quantize-tables --kernels --json"},
-    {"ltc calibrate", "--gpu --measurements --out --no-lomo --json"},
+    {"ltc calibrate", "--gpu --measurements --out --no-lomo --no-loso --markdown --json"},
     {"ltc compile gemm",
      "--m --n --k --weights --acts --gpu --path --stages "
      "--quantize-tables --out --verify --json"},

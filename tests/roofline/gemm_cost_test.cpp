@@ -167,6 +167,49 @@ TEST(GemmPath, NativeIntegerPairsUseTheirTensorRate) {
   EXPECT_NEAR(model / n, measured / n, 0.20 * measured / n);
 }
 
+// A path's per-tile overhead (prologue and epilogue as K depth of main loop): a compute-bound
+// GEMM of K = 4096 whose tiles each pay another 4096 takes twice the compute time. Hand check:
+// 8192^3 INT8 at 1979 TOPS x 0.5 is 1.111 ms of tensor work; with the overhead 2.222 ms.
+TEST(GemmPath, TileOverheadAddsItsKDepthToEveryTile) {
+  hw::GpuConfig gpu = hw::load_gpu("h200");
+  gpu.achievable.throttle_per_efold = 0;
+  gpu.achievable.gemm_paths = {hw::GemmPathRates{"int8", "int8", 0.5, 0.9, 0, 0, 1.0, 1}};
+  const Machine plain(gpu);
+  gpu.achievable.gemm_paths[0].tile_overhead_k = 4096;
+  const Machine overhead(gpu);
+  const auto g = make_gemm(8192, 8192, 4096, wf("int8"), golden::DType::kInt8);
+  const double hand_ms = 2.0 * 8192 * 8192 * 4096 / (1979e12 * 0.5) * 1e3;
+  const auto a = gemm_cost(plain, g), b = gemm_cost(overhead, g);
+  EXPECT_NEAR(a.compute_ms, hand_ms, 0.05 * hand_ms);
+  EXPECT_NEAR(b.compute_ms, 2 * hand_ms, 0.05 * 2 * hand_ms);
+  EXPECT_EQ(b.bound, "compute");
+}
+
+// A path whose kernels keep one row tile (max_tile_m = tile_m: tinygemm's per-row work) repeats
+// its per-tile work for every tile row of M, so a compute-bound GEMM's time is linear in M;
+// without the cap the roofline picks 128..256-row tiles and the time per row falls.
+TEST(GemmPath, LargestRowTileMakesTimeLinearInRows) {
+  hw::GpuConfig gpu = hw::load_gpu("h200");
+  gpu.achievable.throttle_per_efold = 0;
+  gpu.achievable.gemm_paths = {hw::GemmPathRates{"bf16", "int4", 0.03, 0.5, 1, 0.03, 1.0, 4}};
+  gpu.achievable.gemm_paths[0].max_tile_m = 1;
+  const Machine capped(gpu);
+  for (int64_t m : {1024, 2048, 4096}) {
+    const auto c =
+        gemm_cost(capped, make_gemm(m, 8192, 8192, wf("int4:g=128"), golden::DType::kBf16));
+    EXPECT_EQ(c.tile.tm, 1) << m;
+  }
+  const double t1 = ms(capped, 1024, 8192, 8192, "int4:g=128", golden::DType::kBf16);
+  const double t4 = ms(capped, 4096, 8192, 8192, "int4:g=128", golden::DType::kBf16);
+  EXPECT_NEAR(t4 / t1, 4.0, 0.1);
+  gpu.achievable.gemm_paths[0].max_tile_m = 0;
+  const Machine free_tiles(gpu);
+  const auto c =
+      gemm_cost(free_tiles, make_gemm(4096, 8192, 8192, wf("int4:g=128"), golden::DType::kBf16));
+  EXPECT_GT(c.tile.tm, 1);
+  EXPECT_LT(c.ms, 0.5 * t4);
+}
+
 TEST(GemmPath, LutTensorCoreRunsLowBitGemmsFromTables) {
   const Machine lut4x = machine("a100-lut4x"), a100 = machine("a100");
   const auto p = lut4x.gemm_path(wf("int2"), golden::DType::kInt8, true);

@@ -207,6 +207,16 @@ def time_graph(g, warmup, reps):
     return _stats([a.elapsed_time(b) for a, b in ev])
 
 
+def cuda_kernels(prof, width):
+    """The CUDA kernels a torch.profiler run recorded: [{"name" (first `width` chars), "us"}]."""
+    ks = []
+    for e in prof.events():
+        dt = getattr(e, "device_type", None)
+        if dt is not None and "CUDA" in str(dt) and getattr(e, "device_time", None) is not None:
+            ks.append({"name": e.name[:width], "us": round(float(e.device_time), 3)})
+    return ks
+
+
 def free_bytes():
     f, _t = torch.cuda.mem_get_info()
     return f
@@ -791,11 +801,7 @@ def main(argv=None):
                     with profile(activities=[ProfilerActivity.CUDA]) as prof:
                         st()
                         torch.cuda.synchronize()
-                    ks = []
-                    for e in prof.events():
-                        dt = getattr(e, "device_type", None)
-                        if dt is not None and "CUDA" in str(dt) and getattr(e, "device_time", None) is not None:
-                            ks.append({"name": e.name[:200], "us": round(float(e.device_time), 3)})
+                    ks = cuda_kernels(prof, 200)
                     doc["kernels"].append({"model": name, "phase": phase, "batch": B,
                                            ("context" if phase == "decode" else "seq"): n,
                                            "count": len(ks), "kernels": ks})
