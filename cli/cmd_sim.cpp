@@ -8,6 +8,8 @@
 #include "model/hw/gpu.h"
 #include "model/llm/graph.h"
 #include "model/llm/model_config.h"
+#include "model/roofline/estimate.h"
+#include "sim/energy.h"
 #include "sim/sampling.h"
 #include "sim/simulator.h"
 #include "traces/trace.h"
@@ -110,10 +112,10 @@ FlagRules sim_rules(const CLI::App* sub, const SimFlags& o, const std::optional<
                   [model] { return model; })
       .gpu_fields({"lut_tensor."}, "to a trace or model step with lmma instructions",
                   "this one has none", [has_lmma] { return has_lmma; })
-      .gpu_fields({"tensor_area_mm2_per_sm", "tensor_power_w_per_sm", "dram_pj_per_byte",
-                   "launch_overhead_us", "sync_overhead_us", "description"},
-                  "to the roofline (ltc gemm, decode, prefill)", "the simulator does not read it",
-                  [] { return false; });
+      .gpu_fields(
+          {"tensor_area_mm2_per_sm", "launch_overhead_us", "sync_overhead_us", "description"},
+          "to the roofline (ltc gemm, decode, prefill)", "the simulator does not read it",
+          [] { return false; });
   return r;
 }
 
@@ -142,7 +144,18 @@ std::string top_stall(const sim::KernelStats& k) {
                      all > 0 ? 100.0 * double(k.stall_cycles[best]) / all : 0.0);
 }
 
-void print_table(const sim::RunStats& r, bool per_kernel) {
+// Joules as text with three significant digits in the unit that keeps them above 1 (never a
+// non-zero figure rounded to 0).
+std::string joules_text(double j) {
+  if (j == 0) return "0 J";
+  const double a = std::abs(j);
+  if (a >= 1) return fmt::format("{:.3g} J", j);
+  if (a >= 1e-3) return fmt::format("{:.3g} mJ", j * 1e3);
+  if (a >= 1e-6) return fmt::format("{:.3g} uJ", j * 1e6);
+  return fmt::format("{:.3g} nJ", j * 1e9);
+}
+
+void print_table(const sim::RunStats& r, bool per_kernel, const sim::EnergyCoefficients& ec) {
   struct Row {
     std::string name;
     int count = 0;
@@ -169,8 +182,9 @@ void print_table(const sim::RunStats& r, bool per_kernel) {
     row.k.cycles += k.cycles;
     row.us += k.time_ms() * 1e3;
   }
-  fmt::print("{:<28} {:>5} {:>12} {:>10} {:>7} {:>7} {:>9} {:>7}  {}\n", "kernel", "count",
-             "cycles", "time_us", "tensor", "occup", "dram_GB/s", "l2_hit", "top stall");
+  fmt::print("{:<28} {:>5} {:>12} {:>10} {:>7} {:>7} {:>9} {:>7} {:>10}  {}\n", "kernel", "count",
+             "cycles", "time_us", "tensor", "occup", "dram_GB/s", "l2_hit", "energy_uJ",
+             "top stall");
   for (const Row& row : rows) {
     const sim::KernelStats& k = row.k;
     const double us = row.us;
@@ -178,10 +192,14 @@ void print_table(const sim::RunStats& r, bool per_kernel) {
         double(k.mem.dram_read_bytes + k.mem.dram_write_bytes) / (us > 0 ? us * 1e3 : 1);
     const double l2 =
         k.mem.l2_sectors ? double(k.mem.l2_hit_sectors) / double(k.mem.l2_sectors) : 0.0;
-    fmt::print("{:<28} {:>5} {:>12} {:>10.2f} {:>6.1f}% {:>6.1f}% {:>9.1f} {:>6.1f}%  {}\n",
-               row.name.size() > 28 ? row.name.substr(0, 28) : row.name, row.count, k.cycles, us,
-               100 * k.tensor_utilization(), 100 * k.achieved_occupancy(), dram, 100 * l2,
-               top_stall(k));
+    sim::KernelStats timed = k;  // the row's time at its kernels' clocks
+    timed.clock_ghz = us > 0 ? double(k.cycles) / (us * 1e3) : 0;
+    const double uj = sim::kernel_energy(timed, ec).total_j() * 1e6;
+    fmt::print(
+        "{:<28} {:>5} {:>12} {:>10.2f} {:>6.1f}% {:>6.1f}% {:>9.1f} {:>6.1f}% {:>10.4g}  {}\n",
+        row.name.size() > 28 ? row.name.substr(0, 28) : row.name, row.count, k.cycles, us,
+        100 * k.tensor_utilization(), 100 * k.achieved_occupancy(), dram, 100 * l2, uj,
+        top_stall(k));
   }
   fmt::print(
       "total: {} cycles, {:.4f} ms (at {:.3f} GHz on average), {} kernels; simulated in {:.2f} "
@@ -203,6 +221,64 @@ void print_table(const sim::RunStats& r, bool per_kernel) {
         full ? 100.0 * double(r.sample_simulated_instructions) / double(full) : 0.0,
         100 * r.sample_error_expected, 100 * r.sample_error_max);
   }
+}
+
+// What a model step's energy is compared with: the roofline's estimate of the same step on the
+// same GPU, costing the compiled kernels the simulator ran (tokens: the step's new tokens).
+struct StepComparison {
+  int64_t tokens = 0;
+  roofline::StepEstimate roofline;
+};
+
+void print_energy(const sim::Energy& e, const std::optional<StepComparison>& step) {
+  fmt::print(
+      "energy: {} (tensor {}, cuda {}, smem {}, l1 {}, l2 {}, dram {}, static {}), average {:.4g} "
+      "W over {:.4g} ms\n",
+      joules_text(e.total_j()), joules_text(e.tensor_j), joules_text(e.cuda_j),
+      joules_text(e.smem_j), joules_text(e.l1_j), joules_text(e.l2_j), joules_text(e.dram_j),
+      joules_text(e.static_j), e.average_w(), e.time_s * 1e3);
+  if (!e.unknown.empty()) {
+    std::string parts;
+    for (const auto& u : e.unknown) {
+      if (parts.find(u) == std::string::npos) parts += (parts.empty() ? "" : ", ") + u;
+    }
+    fmt::print("energy left out: {} (no figure in the GPU file; ltc show gpu lists them)\n", parts);
+  }
+  if (!step || step->tokens <= 0) return;
+  const auto& rf = step->roofline;
+  const double t = double(step->tokens);
+  auto per_token = [&](bool known, double j) {
+    return known ? joules_text(j / t) : std::string("unknown");
+  };
+  fmt::print(
+      "per token ({} tokens): {} (tensor {}, dram {}); roofline, same step: {} (tensor {}, dram "
+      "{}; it charges tensor cores at peak-rate busy time and DRAM bytes only)\n",
+      step->tokens, joules_text(e.total_j() / t), joules_text(e.tensor_j / t),
+      joules_text(e.dram_j / t),
+      rf.tensor_energy_known && rf.dram_energy_known
+          ? joules_text((rf.tensor_energy_j + rf.dram_energy_j) / t)
+          : std::string("unknown"),
+      per_token(rf.tensor_energy_known, rf.tensor_energy_j),
+      per_token(rf.dram_energy_known, rf.dram_energy_j));
+}
+
+nlohmann::json energy_json(const sim::Energy& e, const sim::EnergyCoefficients& c,
+                           const std::optional<StepComparison>& step) {
+  nlohmann::json j = e;
+  j["coefficients"] = c;
+  if (step && step->tokens > 0) {
+    const auto& rf = step->roofline;
+    const double t = double(step->tokens);
+    auto known = [](bool k, double v) { return k ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    j["tokens"] = step->tokens;
+    j["j_per_token"] = e.total_j() / t;
+    j["roofline"] = {{"tensor_j", known(rf.tensor_energy_known, rf.tensor_energy_j)},
+                     {"dram_j", known(rf.dram_energy_known, rf.dram_energy_j)},
+                     {"j_per_token", known(rf.tensor_energy_known && rf.dram_energy_known,
+                                           (rf.tensor_energy_j + rf.dram_energy_j) / t)},
+                     {"time_ms", rf.latency_ms}};
+  }
+  return j;
 }
 
 bool has_lmma(const traces::Trace& t) {
@@ -230,11 +306,25 @@ void run(const SimFlags& o, const CLI::App* sub) {
   }
   hw::GpuConfig gpu = hw::load_gpu(gpu_name);
   if (!o.gpu_set.empty()) gpu = hw::with_overrides(gpu, o.gpu_set);
+  std::optional<StepComparison> step;
   if (!o.model.empty()) {
     const llm::ModelConfig model = load_model_reporting(o.model);
-    trace = compiler::compile_model(
-        model, step_from_flags(model, o.phase, o.batch, o.context, o.seq, o.weights, o.acts), gpu);
+    const llm::StepConfig sc =
+        step_from_flags(model, o.phase, o.batch, o.context, o.seq, o.weights, o.acts);
+    trace = compiler::compile_model(model, sc, gpu);
     sim_rules(sub, o, has_lmma(trace)).check(o.gpu_set);
+    if (o.kernel.empty() && o.block_limit == 0) {
+      // The whole step runs: its energy per token against the roofline's.
+      roofline::StepRequest req;
+      req.phase = sc.phase;
+      req.batch = o.batch;
+      req.length = sc.phase == llm::Phase::kDecode ? sc.context : sc.new_tokens();
+      req.weights = o.weights;
+      req.acts = o.acts;
+      req.kernels = llm::KernelPlan::kCompiled;
+      step = StepComparison{o.batch * sc.new_tokens(),
+                            roofline::estimate(roofline::Machine(gpu), model, req)};
+    }
   }
   if (!o.sample) {
     // A sampled run simulates a bounded part of every kernel by design (sim/sampling.h).
@@ -289,13 +379,31 @@ void run(const SimFlags& o, const CLI::App* sub) {
   }
   std::signal(SIGINT, previous);
   if (stderr_is_terminal() && so.progress) fmt::print(stderr, "\r\033[K");
+  if (r.interrupted) step.reset();
+  const sim::EnergyCoefficients ec = sim::energy_coefficients(gpu);
+  const sim::Energy energy = sim::run_energy(r, ec);
+  int64_t blocks_run = 0, blocks_all = 0;
+  for (const auto& k : r.kernels) blocks_run += k.blocks;
+  for (const auto& k : trace.kernels) {
+    if (o.kernel.empty() || k.name == o.kernel) blocks_all += k.blocks();
+  }
   if (o.json) {
     nlohmann::json j = r;
     j["gpu"] = gpu.name;
     j["tc"] = o.tc;
+    for (size_t i = 0; i < r.kernels.size(); ++i) {
+      j["kernels"][i]["energy"] = sim::kernel_energy(r.kernels[i], ec);
+    }
+    j["energy"] = energy_json(energy, ec, step);
+    if (o.block_limit > 0) j["blocks_run"] = {{"run", blocks_run}, {"of", blocks_all}};
     fmt::print("{}\n", j.dump());
   } else {
-    print_table(r, o.per_kernel || o.model.empty());
+    print_table(r, o.per_kernel || o.model.empty(), ec);
+    if (o.block_limit > 0) {
+      fmt::print("--block-limit {}: the figures cover {} of the {} blocks{}\n", o.block_limit,
+                 blocks_run, blocks_all, blocks_run < blocks_all ? "" : " (all of them)");
+    }
+    print_energy(energy, step);
     if (r.functional) {
       fmt::print("functional (seed {}): {} outputs, {} mismatches vs the golden model\n", o.seed,
                  r.functional_outputs, r.functional_mismatches);
