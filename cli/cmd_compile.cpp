@@ -67,6 +67,7 @@ struct CompileGemmFlags {
   bool quantize_tables = false, verify = false, json = false;
   uint32_t seed = 1;
   double max_macs = 2e8;
+  const CLI::App* sub = nullptr;  // for the defaults it took
 };
 
 // The functional interpreter's budget: GEMMs above it are refused up front (--verify, compile
@@ -134,6 +135,7 @@ void run_gemm(const CompileGemmFlags& o) {
   traces::write_trace_file(t, o.out);
   nlohmann::json j = summary_json(t, o.out);
   j["tiles"] = tiles_json(t.kernels.back());
+  j["defaults"] = defaults_taken(o.sub, {"--weights", "--acts", "--gpu", "--group", "--stages"});
   bool failed = false;
   if (o.verify) {
     const compiler::GemmCheck c = compiler::check_gemm_trace(t, o.seed);
@@ -154,14 +156,16 @@ void run_gemm(const CompileGemmFlags& o) {
         k.tiles.block[0], k.tiles.block[1], k.tiles.block[2], k.tiles.warp[0], k.tiles.warp[1],
         k.tiles.warp[2], k.tiles.instr[0], k.tiles.instr[1], k.tiles.instr[2], k.grid_x, k.grid_y,
         k.smem_bytes, k.regs_per_thread);
+    fmt::print("{}", defaults_line(j["defaults"]));
   }
   if (failed) set_exit_code(kExitFailed);
 }
 
 struct CompileModelFlags {
-  std::string model, phase = "decode", weights = "int2", acts = "int8", gpu = "a100-lut4x", out;
+  std::string model, phase = "decode", weights = "fp16", acts = "fp16", gpu = "a100-lut4x", out;
   int64_t batch = 1, context = kDefaultContext, seq = 0, group = 0;
   bool no_fuse = false, quantize_tables = false, json = false;
+  const CLI::App* sub = nullptr;  // for the defaults it took
 };
 
 void run_model(const CompileModelFlags& o) {
@@ -184,6 +188,8 @@ void run_model(const CompileModelFlags& o) {
   nlohmann::json j = summary_json(t, o.out);
   j["model"] = o.model;
   j["phase"] = o.phase;
+  j["defaults"] = defaults_taken(
+      o.sub, {"--phase", "--batch", "--context", "--weights", "--acts", "--gpu", "--group"});
   if (o.json) {
     fmt::print("{}\n", j.dump());
   } else {
@@ -192,6 +198,7 @@ void run_model(const CompileModelFlags& o) {
         o.out, o.model, o.phase, j["kernels"].get<uint64_t>(),
         j["static_instructions"].get<uint64_t>(), j["warp_instructions"].get<uint64_t>(),
         j["lmmas"].get<uint64_t>(), j["mmas"].get<uint64_t>());
+    fmt::print("{}", defaults_line(j["defaults"]));
   }
 }
 
@@ -330,6 +337,7 @@ CommandRegistrar reg{
                           "--gpu a100-lut4x --out gemm.lmt --verify",
                           "ltc compile gemm --m 256 --n 4096 --k 4096 --weights int4:g=128 --acts "
                           "fp16 --gpu a100 --out gemm.ltcb"});
+      g->sub = gemm;
       gemm->callback([g, gemm] {
         FlagRules rules(gemm);
         rules.flags({"--seed", "--max-macs"}, "with --verify",
@@ -365,6 +373,7 @@ CommandRegistrar reg{
                            "--context 1024 --out decode.ltcb",
                            "ltc compile model --model bitnet-b1.58-3b --phase prefill --seq 512 "
                            "--gpu a100-lut8x --out prefill.lmt --json"});
+      m->sub = model;
       model->callback([m, model] {
         FlagRules rules(model);
         group_rule(rules, m->weights).check();

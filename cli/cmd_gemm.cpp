@@ -24,6 +24,7 @@ struct GemmFlags {
   bool quantize_tables = false;
   std::string calibration;
   bool json = false;
+  const CLI::App* sub = nullptr;  // for the defaults it took
 };
 
 void run_calibration(const GemmFlags& o) {
@@ -118,7 +119,8 @@ void run(const GemmFlags& o) {
               {"weights", w.name()},
               {"acts", o.acts},
               {"tables", tables},
-              {"tops", tops}});
+              {"tops", tops},
+              {"defaults", defaults_taken(o.sub, {"--gpu", "--weights", "--acts", "--tables"})}});
     if (!choice.empty()) j["path_choice"] = choice;
     j["tiles"] = j["tile"]["tiles"];
     fmt::print("{}\n", j.dump());
@@ -132,6 +134,8 @@ void run(const GemmFlags& o) {
       c.tile.tm, c.tile.tn, c.tile.split_k, c.tile.tiles, c.tile.waves, c.compute_ms, c.memory_ms,
       c.bytes / 1e6);
   if (!choice.empty()) fmt::print("  tables {}\n", choice);
+  fmt::print("{}",
+             defaults_line(defaults_taken(o.sub, {"--gpu", "--weights", "--acts", "--tables"})));
 }
 
 CommandRegistrar reg{
@@ -162,6 +166,7 @@ CommandRegistrar reg{
                    {"ltc gemm --m 1 --n 4096 --k 4096 --gpu a100-lut4x --weights int2 --acts int8",
                     "ltc gemm --m 8192 --n 8192 --k 8192 --gpu h200 --json",
                     "ltc gemm --calibration configs/calibration/h200-gemm.json --gpu h200"});
+      opts->sub = sub;
       sub->callback([opts] { run(*opts); });
     }};
 

@@ -4,11 +4,13 @@
 #include "cli/model_step.h"
 #include "cli/options.h"
 #include "common/error.h"
+#include "common/units.h"
 #include "compiler/model_lowering.h"
 #include "model/hw/gpu.h"
 #include "model/llm/graph.h"
 #include "model/llm/model_config.h"
 #include "model/roofline/estimate.h"
+#include "model/roofline/workload.h"
 #include "sim/energy.h"
 #include "sim/sampling.h"
 #include "sim/simulator.h"
@@ -31,7 +33,7 @@ namespace {
 
 struct SimFlags {
   std::string file, gpu, gpu_set, tc = "fast", kernel;
-  std::string model, phase = "decode", weights = "int2", acts = "int8";
+  std::string model, phase = "decode", weights = "fp16", acts = "fp16";
   int64_t batch = 1, context = kDefaultContext, seq = 0;
   int64_t quantum = sim::SimOptions{}.quantum_cycles;
   int64_t block_limit = 0;
@@ -144,17 +146,6 @@ std::string top_stall(const sim::KernelStats& k) {
                      all > 0 ? 100.0 * double(k.stall_cycles[best]) / all : 0.0);
 }
 
-// Joules as text with three significant digits in the unit that keeps them above 1 (never a
-// non-zero figure rounded to 0).
-std::string joules_text(double j) {
-  if (j == 0) return "0 J";
-  const double a = std::abs(j);
-  if (a >= 1) return fmt::format("{:.3g} J", j);
-  if (a >= 1e-3) return fmt::format("{:.3g} mJ", j * 1e3);
-  if (a >= 1e-6) return fmt::format("{:.3g} uJ", j * 1e6);
-  return fmt::format("{:.3g} nJ", j * 1e9);
-}
-
 void print_table(const sim::RunStats& r, bool per_kernel, const sim::EnergyCoefficients& ec) {
   struct Row {
     std::string name;
@@ -234,9 +225,9 @@ void print_energy(const sim::Energy& e, const std::optional<StepComparison>& ste
   fmt::print(
       "energy: {} (tensor {}, cuda {}, smem {}, l1 {}, l2 {}, dram {}, static {}), average {:.4g} "
       "W over {:.4g} ms\n",
-      joules_text(e.total_j()), joules_text(e.tensor_j), joules_text(e.cuda_j),
-      joules_text(e.smem_j), joules_text(e.l1_j), joules_text(e.l2_j), joules_text(e.dram_j),
-      joules_text(e.static_j), e.average_w(), e.time_s * 1e3);
+      si_text(e.total_j(), "J"), si_text(e.tensor_j, "J"), si_text(e.cuda_j, "J"),
+      si_text(e.smem_j, "J"), si_text(e.l1_j, "J"), si_text(e.l2_j, "J"), si_text(e.dram_j, "J"),
+      si_text(e.static_j, "J"), e.average_w(), e.time_s * 1e3);
   if (!e.unknown.empty()) {
     std::string parts;
     for (const auto& u : e.unknown) {
@@ -248,15 +239,15 @@ void print_energy(const sim::Energy& e, const std::optional<StepComparison>& ste
   const auto& rf = step->roofline;
   const double t = double(step->tokens);
   auto per_token = [&](bool known, double j) {
-    return known ? joules_text(j / t) : std::string("unknown");
+    return known ? si_text(j / t, "J") : std::string("unknown");
   };
   fmt::print(
       "per token ({} tokens): {} (tensor {}, dram {}); roofline, same step: {} (tensor {}, dram "
       "{}; it charges tensor cores at peak-rate busy time and DRAM bytes only)\n",
-      step->tokens, joules_text(e.total_j() / t), joules_text(e.tensor_j / t),
-      joules_text(e.dram_j / t),
+      step->tokens, si_text(e.total_j() / t, "J"), si_text(e.tensor_j / t, "J"),
+      si_text(e.dram_j / t, "J"),
       rf.tensor_energy_known && rf.dram_energy_known
-          ? joules_text((rf.tensor_energy_j + rf.dram_energy_j) / t)
+          ? si_text((rf.tensor_energy_j + rf.dram_energy_j) / t, "J")
           : std::string("unknown"),
       per_token(rf.tensor_energy_known, rf.tensor_energy_j),
       per_token(rf.dram_energy_known, rf.dram_energy_j));
@@ -314,16 +305,15 @@ void run(const SimFlags& o, const CLI::App* sub) {
     trace = compiler::compile_model(model, sc, gpu);
     sim_rules(sub, o, has_lmma(trace)).check(o.gpu_set);
     if (o.kernel.empty() && o.block_limit == 0) {
-      // The whole step runs: its energy per token against the roofline's.
-      roofline::StepRequest req;
-      req.phase = sc.phase;
-      req.batch = o.batch;
-      req.length = sc.phase == llm::Phase::kDecode ? sc.context : sc.new_tokens();
-      req.weights = o.weights;
-      req.acts = o.acts;
-      req.kernels = llm::KernelPlan::kCompiled;
-      step = StepComparison{o.batch * sc.new_tokens(),
-                            roofline::estimate(roofline::Machine(gpu), model, req)};
+      // The whole step runs: its energy per token against the roofline's, which costs the same
+      // kernels on the same path (LUT tables fused into their producers, as the compiler
+      // lowers them), as ltc bench agreement does.
+      llm::StepConfig rs = roofline::make_step(
+          sc.phase, sc.batch, sc.phase == llm::Phase::kDecode ? sc.context : sc.new_tokens(),
+          sc.weights, sc.acts, gpu);
+      rs.kernels = llm::KernelPlan::kCompiled;
+      step = StepComparison{sc.rows(), roofline::estimate_step(roofline::Machine(gpu),
+                                                               llm::build_step_graph(model, rs))};
     }
   }
   if (!o.sample) {
@@ -387,8 +377,14 @@ void run(const SimFlags& o, const CLI::App* sub) {
   for (const auto& k : trace.kernels) {
     if (o.kernel.empty() || k.name == o.kernel) blocks_all += k.blocks();
   }
+  const nlohmann::json defaults =
+      o.model.empty() ? defaults_taken(sub, {"--tc", "--quantum"})
+                      : defaults_taken(sub, {"--phase", "--batch", "--context", "--weights",
+                                             "--acts", "--tc", "--quantum"});
   if (o.json) {
     nlohmann::json j = r;
+    j["defaults"] = defaults;
+    if (!o.gpu_set.empty()) j["gpu_set"] = o.gpu_set;
     j["gpu"] = gpu.name;
     j["tc"] = o.tc;
     for (size_t i = 0; i < r.kernels.size(); ++i) {
@@ -404,6 +400,8 @@ void run(const SimFlags& o, const CLI::App* sub) {
                  blocks_run, blocks_all, blocks_run < blocks_all ? "" : " (all of them)");
     }
     print_energy(energy, step);
+    fmt::print("gpu {}{}\n{}", gpu.name, o.gpu_set.empty() ? "" : " with --gpu-set " + o.gpu_set,
+               defaults_line(defaults));
     if (r.functional) {
       fmt::print("functional (seed {}): {} outputs, {} mismatches vs the golden model\n", o.seed,
                  r.functional_outputs, r.functional_mismatches);
@@ -425,7 +423,8 @@ CommandRegistrar reg{
           "--weights fp16 --acts fp16");
       s->add_option("file", o->file, "trace file (text .lmt or binary .ltcb)");
       s->add_option("--gpu", o->gpu,
-                    "built-in GPU name or GPU JSON path (default: the GPU the trace names)");
+                    "built-in GPU name or GPU JSON path (default: the GPU the trace names; "
+                    "required with --model)");
       s->add_option("--gpu-set", o->gpu_set,
                     "change fields of the GPU: path=value[,path=value...], dotted paths into the "
                     "GPU JSON, e.g. lut_tensor.tiles_per_tensor_core=8,register_file_kb_per_sm=512 "

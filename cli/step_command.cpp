@@ -34,6 +34,7 @@ std::vector<int64_t> parse_int_list(const std::string& text, const std::string& 
 void add_step_options(CLI::App* sub, const std::shared_ptr<StepFlags>& o, const char* length_flag,
                       const char* length_help) {
   o->length_flag = length_flag;
+  o->sub = sub;
   add_model_option(sub, o->req.model)->required();
   add_gpu_option(sub, o->req.gpu)->required();
   sub->add_option("--batch", o->batch, "sequences (or a list 1,8,64 to sweep)")
@@ -61,6 +62,8 @@ void run_step(StepFlags o) {
   o.req.kernels = llm::parse_kernel_plan(o.kernels, "--kernels");
   const auto batches = parse_int_list(o.batch, "--batch");
   const auto lengths = parse_int_list(o.length, o.length_flag);
+  const nlohmann::json defaults =
+      defaults_taken(o.sub, {"--batch", o.length_flag, "--weights", "--acts", "--kernels"});
   const roofline::Machine m(hw::load_gpu(o.req.gpu));
   const auto model = load_model_reporting(o.req.model);
   for (int64_t l : lengths) {
@@ -71,16 +74,18 @@ void run_step(StepFlags o) {
     o.req.length = lengths[0];
     const auto e = roofline::estimate(m, model, o.req);
     if (o.json) {
-      fmt::print("{}\n", nlohmann::json(e).dump());
+      nlohmann::json j = e;
+      j["defaults"] = defaults;
+      fmt::print("{}\n", j.dump());
     } else {
-      fmt::print("{}", roofline::format_step(e));
+      fmt::print("{}{}", roofline::format_step(e), defaults_line(defaults));
     }
     return;
   }
   nlohmann::json rows = nlohmann::json::array();
   if (!o.json) {
-    fmt::print("{} {} on {}, weights {}, acts {}\n", model.name, llm::phase_name(o.req.phase),
-               m.gpu().name, o.req.weights, o.req.acts);
+    fmt::print("{} {} on {}, weights {}, acts {}\n{}", model.name, llm::phase_name(o.req.phase),
+               m.gpu().name, o.req.weights, o.req.acts, defaults_line(defaults));
     fmt::print("{:>8} {:>8} {:>12} {:>12} {:>14} {:>10}  {}\n", "batch", o.length_flag.substr(2),
                "layer_ms", "latency_ms", "tokens_per_s", "memory_gb", "fits DRAM");
   }
@@ -97,7 +102,7 @@ void run_step(StepFlags o) {
       }
     }
   }
-  if (o.json) fmt::print("{}\n", nlohmann::json{{"sweep", rows}}.dump());
+  if (o.json) fmt::print("{}\n", nlohmann::json{{"sweep", rows}, {"defaults", defaults}}.dump());
 }
 
 }  // namespace ltc::cli

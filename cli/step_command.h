@@ -20,6 +20,7 @@ struct StepFlags {
   std::string precompute;
   std::string kernels = "reference";
   bool json = false;
+  const CLI::App* sub = nullptr;  // for the defaults it took
 };
 
 // "N" or "N1,N2,...": the values, or InputError naming `flag`.
