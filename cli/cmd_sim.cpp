@@ -121,6 +121,35 @@ FlagRules sim_rules(const CLI::App* sub, const SimFlags& o, const std::optional<
   return r;
 }
 
+// Useful tensor ops per issued one, by GEMM kernel: 2*M*N*K of its gemm record (per batch and
+// sign basis) over the 2*M*N*K its lmma / mma instructions issue across the grid, which pads M,
+// N and K to the instruction's shape (an M = 1 GEMV on mma.m16n8k16: 1/16). Kernels without a
+// gemm record (attention, norms) are absent: their useful work is not recorded in the trace.
+std::map<std::string, double> useful_fractions(const traces::Trace& t) {
+  std::map<std::string, double> out;
+  for (const traces::Kernel& k : t.kernels) {
+    if (k.gemm.m <= 0) continue;
+    const double issued = double(k.blocks()) * double(k.warps_per_block()) *
+                          traces::expanded_sum(k.program, [](const traces::Instr& in) {
+                            const golden::LmmaShape* s =
+                                in.op == traces::Opcode::kLmma  ? &in.lmma.shape
+                                : in.op == traces::Opcode::kMma ? &in.mma.shape
+                                                                : nullptr;
+                            return s ? 2.0 * double(s->m) * double(s->n) * double(s->k) : 0.0;
+                          });
+    const double useful = 2.0 * double(k.gemm.batch) * double(k.gemm.m) * double(k.gemm.n) *
+                          double(k.gemm.k) * double(std::max(k.gemm.bases, 1));
+    if (issued > 0) out[k.name] = std::min(1.0, useful / issued);
+  }
+  return out;
+}
+
+// The useful share of a kernel's issued tensor ops (all of them when unknown: no gemm record).
+double useful_ops(const sim::KernelStats& k, const std::map<std::string, double>& fractions) {
+  const auto it = fractions.find(k.name);
+  return double(k.tensor_ops) * (it == fractions.end() ? 1.0 : it->second);
+}
+
 extern "C" void on_sigint(int) {
   sim::request_stop();
 }
@@ -146,12 +175,14 @@ std::string top_stall(const sim::KernelStats& k) {
                      all > 0 ? 100.0 * double(k.stall_cycles[best]) / all : 0.0);
 }
 
-void print_table(const sim::RunStats& r, bool per_kernel, const sim::EnergyCoefficients& ec) {
+void print_table(const sim::RunStats& r, bool per_kernel, const sim::EnergyCoefficients& ec,
+                 const std::map<std::string, double>& useful_fraction) {
   struct Row {
     std::string name;
     int count = 0;
     sim::KernelStats k;
-    double us = 0;  // each kernel at its own clock
+    double us = 0;      // each kernel at its own clock
+    double useful = 0;  // useful tensor ops (useful_fractions)
   };
   std::vector<Row> rows;
   std::map<std::string, size_t> index;
@@ -172,10 +203,13 @@ void print_table(const sim::RunStats& r, bool per_kernel, const sim::EnergyCoeff
     row.k += k;
     row.k.cycles += k.cycles;
     row.us += k.time_ms() * 1e3;
+    row.useful += useful_ops(k, useful_fraction);
   }
-  fmt::print("{:<28} {:>5} {:>12} {:>10} {:>7} {:>7} {:>9} {:>7} {:>10}  {}\n", "kernel", "count",
-             "cycles", "time_us", "tensor", "occup", "dram_GB/s", "l2_hit", "energy_uJ",
-             "top stall");
+  // tensor: busy tensor-core cycles; useful: that share of them doing the GEMMs' own 2*M*N*K,
+  // the padding to the instruction's shape left out.
+  fmt::print("{:<28} {:>5} {:>12} {:>10} {:>7} {:>7} {:>7} {:>9} {:>7} {:>10}  {}\n", "kernel",
+             "count", "cycles", "time_us", "tensor", "useful", "occup", "dram_GB/s", "l2_hit",
+             "energy_uJ", "top stall");
   for (const Row& row : rows) {
     const sim::KernelStats& k = row.k;
     const double us = row.us;
@@ -186,11 +220,13 @@ void print_table(const sim::RunStats& r, bool per_kernel, const sim::EnergyCoeff
     sim::KernelStats timed = k;  // the row's time at its kernels' clocks
     timed.clock_ghz = us > 0 ? double(k.cycles) / (us * 1e3) : 0;
     const double uj = sim::kernel_energy(timed, ec).total_j() * 1e6;
+    const double useful = k.tensor_ops ? row.useful / double(k.tensor_ops) : 1.0;
     fmt::print(
-        "{:<28} {:>5} {:>12} {:>10.2f} {:>6.1f}% {:>6.1f}% {:>9.1f} {:>6.1f}% {:>10.4g}  {}\n",
+        "{:<28} {:>5} {:>12} {:>10.2f} {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>9.1f} {:>6.1f}% {:>10.4g}  "
+        "{}\n",
         row.name.size() > 28 ? row.name.substr(0, 28) : row.name, row.count, k.cycles, us,
-        100 * k.tensor_utilization(), 100 * k.achieved_occupancy(), dram, 100 * l2, uj,
-        top_stall(k));
+        100 * k.tensor_utilization(), 100 * k.tensor_utilization() * useful,
+        100 * k.achieved_occupancy(), dram, 100 * l2, uj, top_stall(k));
   }
   fmt::print(
       "total: {} cycles, {:.4f} ms (at {:.3f} GHz on average), {} kernels; simulated in {:.2f} "
@@ -223,11 +259,11 @@ struct StepComparison {
 
 void print_energy(const sim::Energy& e, const std::optional<StepComparison>& step) {
   fmt::print(
-      "energy: {} (tensor {}, cuda {}, smem {}, l1 {}, l2 {}, dram {}, static {}), average {:.4g} "
-      "W over {:.4g} ms\n",
-      si_text(e.total_j(), "J"), si_text(e.tensor_j, "J"), si_text(e.cuda_j, "J"),
-      si_text(e.smem_j, "J"), si_text(e.l1_j, "J"), si_text(e.l2_j, "J"), si_text(e.dram_j, "J"),
-      si_text(e.static_j, "J"), e.average_w(), e.time_s * 1e3);
+      "energy: {} (tensor {} of which LUT {}, cuda {}, smem {}, l1 {}, l2 {}, dram {}, static {}), "
+      "average {:.4g} W over {:.4g} ms\n",
+      si_text(e.total_j(), "J"), si_text(e.tensor_j, "J"), si_text(e.lmma_j, "J"),
+      si_text(e.cuda_j, "J"), si_text(e.smem_j, "J"), si_text(e.l1_j, "J"), si_text(e.l2_j, "J"),
+      si_text(e.dram_j, "J"), si_text(e.static_j, "J"), e.average_w(), e.time_s * 1e3);
   if (!e.unknown.empty()) {
     std::string parts;
     for (const auto& u : e.unknown) {
@@ -372,6 +408,7 @@ void run(const SimFlags& o, const CLI::App* sub) {
   if (r.interrupted) step.reset();
   const sim::EnergyCoefficients ec = sim::energy_coefficients(gpu);
   const sim::Energy energy = sim::run_energy(r, ec);
+  const std::map<std::string, double> useful = useful_fractions(trace);
   int64_t blocks_run = 0, blocks_all = 0;
   for (const auto& k : r.kernels) blocks_run += k.blocks;
   for (const auto& k : trace.kernels) {
@@ -387,14 +424,25 @@ void run(const SimFlags& o, const CLI::App* sub) {
     if (!o.gpu_set.empty()) j["gpu_set"] = o.gpu_set;
     j["gpu"] = gpu.name;
     j["tc"] = o.tc;
+    double useful_total = 0;
     for (size_t i = 0; i < r.kernels.size(); ++i) {
-      j["kernels"][i]["energy"] = sim::kernel_energy(r.kernels[i], ec);
+      const sim::KernelStats& k = r.kernels[i];
+      j["kernels"][i]["energy"] = sim::kernel_energy(k, ec);
+      // Issued ops are tensor_ops; useful ones leave out the padding (GEMM kernels only).
+      const double u = useful_ops(k, useful);
+      useful_total += u;
+      if (useful.count(k.name)) {
+        j["kernels"][i]["useful_tensor_ops"] = u;
+        j["kernels"][i]["useful_tensor_utilization"] =
+            k.tensor_ops ? k.tensor_utilization() * u / double(k.tensor_ops) : 0.0;
+      }
     }
+    j["total"]["useful_tensor_ops"] = useful_total;
     j["energy"] = energy_json(energy, ec, step);
     if (o.block_limit > 0) j["blocks_run"] = {{"run", blocks_run}, {"of", blocks_all}};
     fmt::print("{}\n", j.dump());
   } else {
-    print_table(r, o.per_kernel || o.model.empty(), ec);
+    print_table(r, o.per_kernel || o.model.empty(), ec, useful);
     if (o.block_limit > 0) {
       fmt::print("--block-limit {}: the figures cover {} of the {} blocks{}\n", o.block_limit,
                  blocks_run, blocks_all, blocks_run < blocks_all ? "" : " (all of them)");

@@ -43,7 +43,8 @@ Energy kernel_energy(const KernelStats& k, const EnergyCoefficients& c) {
     }
     out += amount * pj * kPj;
   };
-  part(e.tensor_j, double(k.lmma_plane_ops), c.lmma_pj_per_plane_op, "lmma");
+  part(e.lmma_j, double(k.lmma_plane_ops), c.lmma_pj_per_plane_op, "lmma");
+  e.tensor_j = e.lmma_j;
   part(e.tensor_j, double(k.tensor_ops - k.lmma_ops), c.mma_pj_per_op, "mma");
   part(e.cuda_j, double(k.thread_ops), c.cuda_pj_per_op, "cuda");
   part(e.smem_j, double(k.mem.smem_bytes), c.smem_pj_per_byte, "smem");
@@ -62,10 +63,10 @@ Energy run_energy(const RunStats& r, const EnergyCoefficients& c) {
 
 void to_json(nlohmann::json& j, const Energy& e) {
   j = nlohmann::json{
-      {"tensor_j", e.tensor_j}, {"cuda_j", e.cuda_j},     {"smem_j", e.smem_j},
-      {"l1_j", e.l1_j},         {"l2_j", e.l2_j},         {"dram_j", e.dram_j},
-      {"static_j", e.static_j}, {"total_j", e.total_j()}, {"average_w", e.average_w()},
-      {"unknown", e.unknown}};
+      {"tensor_j", e.tensor_j},     {"lmma_j", e.lmma_j},     {"cuda_j", e.cuda_j},
+      {"smem_j", e.smem_j},         {"l1_j", e.l1_j},         {"l2_j", e.l2_j},
+      {"dram_j", e.dram_j},         {"static_j", e.static_j}, {"total_j", e.total_j()},
+      {"average_w", e.average_w()}, {"unknown", e.unknown}};
 }
 
 void to_json(nlohmann::json& j, const EnergyCoefficients& c) {

@@ -29,6 +29,7 @@ EnergyCoefficients energy_coefficients(const hw::GpuConfig& gpu);
 
 struct Energy {
   double tensor_j = 0, cuda_j = 0, smem_j = 0, l1_j = 0, l2_j = 0, dram_j = 0, static_j = 0;
+  double lmma_j = 0;  // the LUT tiles' share of tensor_j (the rest: MAC tensor cores)
   double time_s = 0;
   std::vector<std::string> unknown;  // parts charged nothing for want of a figure ("static")
   double dynamic_j() const { return tensor_j + cuda_j + smem_j + l1_j + l2_j + dram_j; }

@@ -199,5 +199,23 @@ TEST(SharedFlags, ModelCommandsRunTheModelAsPublishedAndSayWhatTheyDefaulted) {
   EXPECT_NE(sim.err.find("--gpu"), std::string::npos);
 }
 
+TEST(SimUtilization, UsefulTensorOpsLeaveOutThePaddingToTheInstruction) {
+  // An M = 1 FP16 GEMV on the A100 issues mma.m16n8k16: 16 rows computed, 1 useful.
+  const std::string trace = (std::filesystem::temp_directory_path() / "ltc_show_gemv.lmt").string();
+  ASSERT_EQ(
+      run("compile gemm --m 1 --n 256 --k 256 --gpu a100 --weights fp16 --acts fp16 --out " + trace)
+          .code,
+      0);
+  const json j = json_of("sim " + trace + " --json");
+  const json& k = j["kernels"][0];
+  EXPECT_EQ(k["tensor_ops"], 2 * 16 * 256 * 256);
+  EXPECT_DOUBLE_EQ(k["useful_tensor_ops"].get<double>(), 2.0 * 1 * 256 * 256);
+  EXPECT_NEAR(k["useful_tensor_utilization"].get<double>(),
+              k["tensor_utilization"].get<double>() / 16, 1e-12);
+  const CliRun text = run("sim " + trace);
+  EXPECT_NE(text.out.find("useful"), std::string::npos);
+  std::filesystem::remove(trace);
+}
+
 }  // namespace
 }  // namespace ltc
