@@ -13,6 +13,10 @@
 #include <string>
 #include <vector>
 
+namespace ltc::hw {
+struct GpuConfig;
+}
+
 namespace ltc::cli {
 
 // "built-in GPU name (a100, ...) or GPU JSON path".
@@ -48,6 +52,12 @@ void check_older_spellings(const CLI::App* sub);
 // largest tile is 8 x 256. check_tile_units refuses a larger one (InputError naming --m/--n).
 inline constexpr int64_t kMaxTileUnits = 4096;
 void check_tile_units(int64_t m, int64_t n);
+
+// --gpu-set on a command whose result `result` computes from a GPU (an estimate as JSON): `base`
+// with the overrides applied, each of which must change the result, else InputError naming the
+// field ("changes nothing in this estimate"): no field is silently ignored, whatever reads it.
+hw::GpuConfig apply_gpu_set(const hw::GpuConfig& base, const std::string& gpu_set,
+                            const std::function<nlohmann::json(const hw::GpuConfig&)>& result);
 
 // The flags among `names` that the command line left out and that have a default, with it
 // ({"--weights": "fp16", ...}): every command states the defaults it took, in its text

@@ -54,6 +54,9 @@ void add_step_options(CLI::App* sub, const std::shared_ptr<StepFlags>& o, const 
                   "calibrated on) or compiled (ltc compile model's, as ltc sim runs them; "
                   "docs/performance-models.md#one-kernel-list)")
       ->capture_default_str();
+  sub->add_option("--gpu-set", o->gpu_set,
+                  "change fields of the GPU: path=value[,path=value...] (ltc show gpu lists "
+                  "them); each must change the estimate");
   sub->add_flag("--json", o->json, "print one JSON object ({\"sweep\": [...]} for lists)");
 }
 
@@ -64,8 +67,14 @@ void run_step(StepFlags o) {
   const auto lengths = parse_int_list(o.length, o.length_flag);
   const nlohmann::json defaults =
       defaults_taken(o.sub, {"--batch", o.length_flag, "--weights", "--acts", "--kernels"});
-  const roofline::Machine m(hw::load_gpu(o.req.gpu));
   const auto model = load_model_reporting(o.req.model);
+  const roofline::Machine m(
+      apply_gpu_set(hw::load_gpu(o.req.gpu), o.gpu_set, [&](const hw::GpuConfig& g) {
+        roofline::StepRequest r = o.req;
+        r.batch = batches[0];
+        r.length = lengths[0];
+        return nlohmann::json(roofline::estimate(roofline::Machine(g), model, r));
+      }));
   for (int64_t l : lengths) {
     warn_past_positions(model, o.req.phase == llm::Phase::kDecode ? l + 1 : l, o.length_flag);
   }
@@ -76,16 +85,21 @@ void run_step(StepFlags o) {
     if (o.json) {
       nlohmann::json j = e;
       j["defaults"] = defaults;
+      if (!o.gpu_set.empty()) j["gpu_set"] = o.gpu_set;
       fmt::print("{}\n", j.dump());
     } else {
-      fmt::print("{}{}", roofline::format_step(e), defaults_line(defaults));
+      fmt::print(
+          "{}{}{}", roofline::format_step(e),
+          o.gpu_set.empty() ? "" : "gpu " + m.gpu().name + " with --gpu-set " + o.gpu_set + "\n",
+          defaults_line(defaults));
     }
     return;
   }
   nlohmann::json rows = nlohmann::json::array();
   if (!o.json) {
-    fmt::print("{} {} on {}, weights {}, acts {}\n{}", model.name, llm::phase_name(o.req.phase),
-               m.gpu().name, o.req.weights, o.req.acts, defaults_line(defaults));
+    fmt::print("{} {} on {}{}, weights {}, acts {}\n{}", model.name, llm::phase_name(o.req.phase),
+               m.gpu().name, o.gpu_set.empty() ? "" : " with --gpu-set " + o.gpu_set, o.req.weights,
+               o.req.acts, defaults_line(defaults));
     fmt::print("{:>8} {:>8} {:>12} {:>12} {:>14} {:>10}  {}\n", "batch", o.length_flag.substr(2),
                "layer_ms", "latency_ms", "tokens_per_s", "memory_gb", "fits DRAM");
   }
@@ -102,7 +116,11 @@ void run_step(StepFlags o) {
       }
     }
   }
-  if (o.json) fmt::print("{}\n", nlohmann::json{{"sweep", rows}, {"defaults", defaults}}.dump());
+  if (o.json) {
+    nlohmann::json j{{"sweep", rows}, {"defaults", defaults}};
+    if (!o.gpu_set.empty()) j["gpu_set"] = o.gpu_set;
+    fmt::print("{}\n", j.dump());
+  }
 }
 
 }  // namespace ltc::cli

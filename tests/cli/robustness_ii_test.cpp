@@ -240,16 +240,17 @@ std::vector<NotApplying> not_applying() {
 // what it computes or prints, or is checked against the others where it does not).
 const std::map<std::string, std::string> kAlwaysApplies = {
     {"ltc gemm",
-     "--m --n --k --gpu --weights --acts --tables --quantize-tables --calibration --json"},
+     "--m --n --k --gpu --gpu-set --weights --acts --tables --quantize-tables --calibration "
+     "--json"},
     {"ltc verify",
      "--design --m --n --k --acts --act --acc --out --pipeline --vectors --seed --stall --vcd "
      "--cache "
      "--json"},
     {"ltc decode",
-     "--model --gpu --batch --context --weights --acts --precompute "
+     "--model --gpu --gpu-set --batch --context --weights --acts --precompute "
      "--quantize-tables --kernels --json"},
     {"ltc prefill",
-     "--model --gpu --batch --seq --weights --acts --quantize-tables --kernels --json"},
+     "--model --gpu --gpu-set --batch --seq --weights --acts --quantize-tables --kernels --json"},
     {"ltc calibrate", "--gpu --measurements --out --no-lomo --json"},
     {"ltc compile gemm",
      "--m --n --k --weights --acts --gpu --path --stages "

@@ -199,6 +199,26 @@ TEST(SharedFlags, ModelCommandsRunTheModelAsPublishedAndSayWhatTheyDefaulted) {
   EXPECT_NE(sim.err.find("--gpu"), std::string::npos);
 }
 
+TEST(GpuSet, TheRooflineCommandsTakeItNameItAndRefuseAFieldThatChangesNothing) {
+  const json base = json_of("decode --model llama2-7b --gpu a100 --json");
+  const json fast =
+      json_of("decode --model llama2-7b --gpu a100 --gpu-set dram.bw_gbps=3110 --json");
+  EXPECT_EQ(fast["gpu_set"], "dram.bw_gbps=3110");
+  // A DRAM-bound decode step on twice the bandwidth: faster, by less than 2x (fixed costs).
+  EXPECT_LT(fast["time_ms"].get<double>(), 0.75 * base["time_ms"].get<double>());
+  EXPECT_GT(fast["time_ms"].get<double>(), 0.5 * base["time_ms"].get<double>());
+  const json g = json_of(
+      "gemm --m 4096 --n 4096 --k 4096 --gpu a100-lut4x --weights int2 --acts int8 --tables on "
+      "--gpu-set lut_tensor.tiles_per_tensor_core=8 --json");
+  EXPECT_EQ(g["gpu_set"], "lut_tensor.tiles_per_tensor_core=8");
+  // The simulator's fields change no roofline estimate: refused, not ignored.
+  for (const char* c : {"decode --model llama2-7b --gpu a100", "gemm --m 64 --n 64 --k 64"}) {
+    const CliRun r = run(std::string(c) + " --gpu-set energy.static_w=50");
+    EXPECT_EQ(r.code, 2) << c;
+    EXPECT_NE(r.err.find("field 'energy.static_w' changes nothing"), std::string::npos) << r.err;
+  }
+}
+
 TEST(SimUtilization, UsefulTensorOpsLeaveOutThePaddingToTheInstruction) {
   // An M = 1 FP16 GEMV on the A100 issues mma.m16n8k16: 16 rows computed, 1 useful.
   const std::string trace = (std::filesystem::temp_directory_path() / "ltc_show_gemv.lmt").string();
