@@ -128,7 +128,8 @@ void check_tile_units(int64_t m, int64_t n) {
 }
 
 hw::GpuConfig apply_gpu_set(const hw::GpuConfig& base, const std::string& gpu_set,
-                            const std::function<nlohmann::json(const hw::GpuConfig&)>& result) {
+                            const std::function<nlohmann::json(const hw::GpuConfig&)>& result,
+                            const std::string& what) {
   if (gpu_set.empty()) return base;
   const hw::GpuConfig all = hw::with_overrides(base, gpu_set);  // bad paths and values first
   const nlohmann::json before = result(base);
@@ -137,8 +138,8 @@ hw::GpuConfig apply_gpu_set(const hw::GpuConfig& base, const std::string& gpu_se
     if (item.empty()) continue;
     if (result(hw::with_overrides(base, item)) == before) {
       throw InputError("--gpu-set: field '" + item.substr(0, item.find('=')) +
-                       "' changes nothing in this estimate (the roofline does not read it for "
-                       "this step; ltc sim --gpu-set takes the simulator's fields)");
+                       "' changes nothing in this " + what +
+                       "; ltc sim --gpu-set takes the simulator's fields)");
     }
   }
   return all;

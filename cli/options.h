@@ -56,8 +56,12 @@ void check_tile_units(int64_t m, int64_t n);
 // --gpu-set on a command whose result `result` computes from a GPU (an estimate as JSON): `base`
 // with the overrides applied, each of which must change the result, else InputError naming the
 // field ("changes nothing in this estimate"): no field is silently ignored, whatever reads it.
+// `what` names the result in the error ("estimate", "trace") and says what reads the GPU.
 hw::GpuConfig apply_gpu_set(const hw::GpuConfig& base, const std::string& gpu_set,
-                            const std::function<nlohmann::json(const hw::GpuConfig&)>& result);
+                            const std::function<nlohmann::json(const hw::GpuConfig&)>& result,
+                            const std::string& what =
+                                "estimate (the roofline does not read it "
+                                "for this step");
 
 // The flags among `names` that the command line left out and that have a default, with it
 // ({"--weights": "fp16", ...}): every command states the defaults it took, in its text

@@ -253,10 +253,10 @@ const std::map<std::string, std::string> kAlwaysApplies = {
      "--model --gpu --gpu-set --batch --seq --weights --acts --quantize-tables --kernels --json"},
     {"ltc calibrate", "--gpu --measurements --out --no-lomo --json"},
     {"ltc compile gemm",
-     "--m --n --k --weights --acts --gpu --path --stages "
+     "--gpu-set --m --n --k --weights --acts --gpu --path --stages "
      "--quantize-tables --out --verify --json"},
     {"ltc compile model",
-     "--model --phase --batch --context --seq --weights --acts --gpu --group "
+     "--gpu-set --model --phase --batch --context --seq --weights --acts --gpu --group "
      "--no-fuse --quantize-tables --out --json"},
     {"ltc compile run", "--seed --max-macs --json"},
     {"ltc compile convert", ""},

@@ -211,6 +211,13 @@ TEST(GpuSet, TheRooflineCommandsTakeItNameItAndRefuseAFieldThatChangesNothing) {
       "gemm --m 4096 --n 4096 --k 4096 --gpu a100-lut4x --weights int2 --acts int8 --tables on "
       "--gpu-set lut_tensor.tiles_per_tensor_core=8 --json");
   EXPECT_EQ(g["gpu_set"], "lut_tensor.tiles_per_tensor_core=8");
+  // The compiler writes the same trace whatever the simulator's energy figures: refused there too.
+  const std::string out = (std::filesystem::temp_directory_path() / "ltc_show_gpuset.lmt").string();
+  const CliRun c =
+      run("compile gemm --m 16 --n 64 --k 64 --out " + out + " --gpu-set energy.static_w=50");
+  EXPECT_EQ(c.code, 2);
+  EXPECT_NE(c.err.find("changes nothing in this trace"), std::string::npos) << c.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
   // The simulator's fields change no roofline estimate: refused, not ignored.
   for (const char* c : {"decode --model llama2-7b --gpu a100", "gemm --m 64 --n 64 --k 64"}) {
     const CliRun r = run(std::string(c) + " --gpu-set energy.static_w=50");
