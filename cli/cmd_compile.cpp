@@ -333,9 +333,7 @@ CommandRegistrar reg{
       gemm->add_option("--acts", g->acts, "int8, fp16, bf16, fp8e4m3, fp8e5m2")
           ->capture_default_str();
       add_gpu_option(gemm, g->gpu)->capture_default_str();
-      gemm->add_option("--gpu-set", g->gpu_set,
-                       "change fields of the GPU: path=value[,path=value...] (ltc show gpu lists "
-                       "them); each must change the trace");
+      add_gpu_set_option(gemm, g->gpu_set, "trace");
       gemm->add_option("--path", g->path,
                        "lut (LMMA kernels) or mac (mma: dense, or dequantize-then-MAC); default: "
                        "lut on GPUs with LUT tensor cores and low-bit weights, else mac");
@@ -385,9 +383,7 @@ CommandRegistrar reg{
       model->add_option("--acts", m->acts, "int8, fp16, bf16, fp8e4m3, fp8e5m2")
           ->capture_default_str();
       add_gpu_option(model, m->gpu)->capture_default_str();
-      model->add_option("--gpu-set", m->gpu_set,
-                        "change fields of the GPU: path=value[,path=value...] (ltc show gpu lists "
-                        "them); each must change the trace");
+      add_gpu_set_option(model, m->gpu_set, "trace");
       model
           ->add_option("--group", m->group, "weight quantization group, 0..2^31-1 (0: per channel)")
           ->capture_default_str()

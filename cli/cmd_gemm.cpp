@@ -175,9 +175,7 @@ CommandRegistrar reg{
       sub->add_option("--calibration", opts->calibration,
                       "measurement file (configs/calibration/h200-gemm.json, taken on an H200: "
                       "use --gpu h200): model vs each GEMM");
-      sub->add_option("--gpu-set", opts->gpu_set,
-                      "change fields of the GPU: path=value[,path=value...] (ltc show gpu lists "
-                      "them); each must change the estimate");
+      add_gpu_set_option(sub, opts->gpu_set, "estimate");
       sub->add_flag("--json", opts->json, "print one JSON object");
       set_examples(sub,
                    {"ltc gemm --m 1 --n 4096 --k 4096 --gpu a100-lut4x --weights int2 --acts int8",

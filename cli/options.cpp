@@ -127,6 +127,13 @@ void check_tile_units(int64_t m, int64_t n) {
   }
 }
 
+CLI::Option* add_gpu_set_option(CLI::App* sub, std::string& gpu_set, const std::string& result) {
+  return sub->add_option("--gpu-set", gpu_set,
+                         "change fields of the GPU: path=value[,path=value...] (ltc show gpu "
+                         "lists them); each must change the " +
+                             result);
+}
+
 hw::GpuConfig apply_gpu_set(const hw::GpuConfig& base, const std::string& gpu_set,
                             const std::function<nlohmann::json(const hw::GpuConfig&)>& result,
                             const std::string& what) {

@@ -56,6 +56,9 @@ void check_tile_units(int64_t m, int64_t n);
 // --gpu-set on a command whose result `result` computes from a GPU (an estimate as JSON): `base`
 // with the overrides applied, each of which must change the result, else InputError naming the
 // field ("changes nothing in this estimate"): no field is silently ignored, whatever reads it.
+// --gpu-set on a command that checks it with apply_gpu_set; `result` names what each field must
+// change ("estimate", "trace").
+CLI::Option* add_gpu_set_option(CLI::App* sub, std::string& gpu_set, const std::string& result);
 // `what` names the result in the error ("estimate", "trace") and says what reads the GPU.
 hw::GpuConfig apply_gpu_set(const hw::GpuConfig& base, const std::string& gpu_set,
                             const std::function<nlohmann::json(const hw::GpuConfig&)>& result,
