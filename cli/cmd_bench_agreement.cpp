@@ -20,7 +20,7 @@ namespace {
 
 struct BenchAgreementFlags {
   report::AgreementOptions opts;
-  std::string markdown;
+  std::string markdown, energy;
   bool json = false;
   int jobs = 1;
 };
@@ -49,6 +49,7 @@ void run(const BenchAgreementFlags& f) {
     fmt::print("{}", md.substr(0, md.find('\n') + 1));
   }
   if (!f.markdown.empty()) write_text_atomic(f.markdown, md);
+  if (!f.energy.empty()) write_text_atomic(f.energy, report::energy_markdown(rows));
 }
 
 CommandRegistrar reg{
@@ -59,12 +60,22 @@ CommandRegistrar reg{
       sub->add_option("--model", f->opts.models, "models (repeatable)")->capture_default_str();
       sub->add_flag("--full", f->opts.full, "simulate every step in full (slow; default sampled)");
       sub->add_option("--markdown", f->markdown, "also write the tables as Markdown to this file");
+      sub->add_option("--energy", f->energy,
+                      "also write each step's energy per token, simulator beside roofline, as "
+                      "Markdown to this file");
       sub->add_flag("--json", f->json, "print one JSON array");
       sub->add_option("-j,--jobs", f->jobs, "steps simulated at once (worker processes)")
           ->capture_default_str();
       set_examples(sub, {"ltc bench agreement --model llama2-7b",
-                         "ltc bench agreement --markdown docs/results/agreement.md"});
-      sub->callback([f] { run(*f); });
+                         "ltc bench agreement --markdown docs/results/agreement.md",
+                         "ltc bench agreement --model llama2-7b --energy docs/results/energy.md"});
+      sub->callback([f] {
+        for (const std::string* out : {&f->markdown, &f->energy}) {
+          if (!out->empty())
+            check_output_path(*out, out == &f->markdown ? "--markdown" : "--energy");
+        }
+        run(*f);
+      });
     }};
 
 }  // namespace

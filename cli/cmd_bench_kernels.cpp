@@ -20,12 +20,19 @@ namespace {
 
 struct BenchKernelsFlags {
   report::SkinnyOptions opts;
+  std::vector<std::string> weights;  // --weights int1..int8, fp16 (else --wbits widths)
   std::string markdown;
   bool json = false;
   int jobs = 1;
 };
 
-void run(const BenchKernelsFlags& f) {
+void run(BenchKernelsFlags f) {
+  if (!f.weights.empty()) {
+    f.opts.widths.clear();
+    for (const std::string& w : f.weights) {
+      f.opts.widths.push_back(w == "fp16" ? 16 : weight_planes(w, 0));
+    }
+  }
   const std::vector<report::SkinnyCase> cases = report::skinny_cases(f.opts);
   std::vector<report::SkinnyResult> rows;
   nlohmann::json j = nlohmann::json::array();
@@ -62,16 +69,24 @@ CommandRegistrar reg{
       sub->add_option("--model", f->opts.models, "models (repeatable)")->capture_default_str();
       sub->add_option("--gpu", f->opts.gpus, "GPUs (repeatable)")->capture_default_str();
       sub->add_option("--m", f->opts.rows, "rows, 1..16 (repeatable)")->capture_default_str();
-      sub->add_option("--wbits", f->opts.widths, "weight widths: 1..8 integer codes, 16 fp16")
-          ->capture_default_str();
+      sub->add_option("--weights", f->weights,
+                      "weight formats: int1 .. int8, fp16 (repeatable; default int1 .. int8 and "
+                      "fp16)");
+      sub->add_option("--wbits", f->opts.widths, "--weights intN or fp16: N, 16")
+          ->capture_default_str()
+          ->group("Older spellings (each the same as the flag it names)");
       sub->add_option("--markdown", f->markdown, "also write the table as Markdown to this file");
       sub->add_flag("--json", f->json, "print one JSON array");
       sub->add_option("-j,--jobs", f->jobs, "cases simulated at once (worker processes)")
           ->capture_default_str();
-      set_examples(sub, {"ltc bench kernels",
-                         "ltc bench kernels --gpu a100-lut4x --model llama2-7b --m 1 --wbits 2",
-                         "ltc bench kernels --markdown docs/results/kernels.md"});
-      sub->callback([f] { run(*f); });
+      set_examples(sub,
+                   {"ltc bench kernels",
+                    "ltc bench kernels --gpu a100-lut4x --model llama2-7b --m 1 --weights int2",
+                    "ltc bench kernels --markdown docs/results/kernels.md"});
+      sub->callback([f, sub] {
+        check_older_spellings(sub);
+        run(*f);
+      });
     }};
 
 }  // namespace

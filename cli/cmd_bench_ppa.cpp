@@ -21,7 +21,8 @@ struct BenchPpaFlags {
   std::string design = "lut", act = "fp16";
   std::string lib = "osu018", timing = "zero";
   int m = 2, n = 64, k = 4, wbits = 1;
-  std::string sweep;  // built-in name, 'all', or a spec path
+  std::string weights;  // --weights intN (else --wbits)
+  std::string sweep;    // built-in name, 'all', or a spec path
   std::string out;
   int jobs = 2;
   bool json = false;
@@ -30,9 +31,9 @@ struct BenchPpaFlags {
 
 void run(const BenchPpaFlags& o) {
   check_tile_units(o.m, o.n);
-  auto config =
-      hw::TensorCoreConfig::make(hw::parse_design(o.design), golden::LmmaShape{o.m, o.n, o.k},
-                                 golden::parse_act_dtype(o.act, "--act"), o.wbits);
+  auto config = hw::TensorCoreConfig::make(
+      hw::parse_design(o.design), golden::LmmaShape{o.m, o.n, o.k},
+      golden::parse_act_dtype(o.act, "--acts"), weight_planes(o.weights, o.wbits));
   config.validate();
   const auto root =
       std::filesystem::temp_directory_path() / fmt::format("ltc-bench-ppa-{}", ::getpid());
@@ -105,8 +106,8 @@ CommandRegistrar reg{
       CLI::App* sub = bench_command(app).add_subcommand(
           "ppa", "Seconds per PPA design point (M2N64K4 FP16 LUT by default), optionally a sweep");
       sub->add_option("--design", o->design, "lut, lut-naive, mac, add")->capture_default_str();
-      add_tile_options(sub, o->m, o->n, o->k, o->wbits, "weight planes");
-      sub->add_option("--act", o->act, "int8, fp16, bf16, fp8e4m3, fp8e5m2")->capture_default_str();
+      add_tile_options(sub, o->m, o->n, o->k, o->wbits, "--weights intN: N");
+      add_operand_options(sub, &o->act, o->weights, o->wbits);
       sub->add_option("--lib", o->lib, "cell library: osu018 or nangate45")->capture_default_str();
       sub->add_option("--activity-timing", o->timing,
                       "activity delay model: zero, unit or liberty (glitches counted)")
@@ -121,7 +122,10 @@ CommandRegistrar reg{
                     "also synthesize the single unit (M1N1K4) at the same formats and compare "
                     "critical paths");
       sub->add_flag("--json", o->json, "print one JSON object");
-      sub->callback([o] { run(*o); });
+      sub->callback([o, sub] {
+        check_older_spellings(sub);
+        run(*o);
+      });
     }};
 
 }  // namespace

@@ -19,6 +19,7 @@ struct BenchRtlFlags {
   uint64_t cycles = 200000;
   std::string design = "lut";
   int m = 2, n = 64, k = 4, wbits = 1;
+  std::string weights;  // --weights intN (else --wbits)
   bool systemc = true;
   bool json = false;
   std::string cache;
@@ -63,13 +64,16 @@ CommandRegistrar reg{
           ->capture_default_str()
           ->check(in_range(1000, 1e12));
       sub->add_option("--design", args->design, "lut, lut-naive, mac, add")->capture_default_str();
-      add_tile_options(sub, args->m, args->n, args->k, args->wbits, "planes per LMMA");
+      add_tile_options(sub, args->m, args->n, args->k, args->wbits, "--weights intN: N");
+      add_operand_options(sub, nullptr, args->weights, args->wbits);
       auto no_systemc = std::make_shared<bool>(false);
       sub->add_flag("--no-systemc", *no_systemc, "skip the SystemC measurement");
       sub->add_option("--cache", args->cache, "model cache directory (default ~/.cache/ltc)");
       sub->add_flag("--json", args->json, "print one JSON object");
       set_examples(sub, {"ltc bench rtl", "ltc bench rtl --design mac --no-systemc --json"});
-      sub->callback([args, no_systemc] {
+      sub->callback([args, no_systemc, sub] {
+        check_older_spellings(sub);
+        args->wbits = weight_planes(args->weights, args->wbits);
         args->systemc = !*no_systemc;
         run_bench(*args);
       });

@@ -58,15 +58,21 @@ void print_check(const compiler::GemmCheck& c, uint32_t seed) {
       seed, c.outputs, c.mismatches, c.stats.lmmas, c.stats.tables);
 }
 
+// What --gpu-set says of a field the compiler does not read for this trace.
+constexpr const char* kTraceUnchanged =
+    "trace (the compiler does not read it here; the trace does not carry the GPU";
+
 struct CompileGemmFlags {
   int64_t m = 0, n = 0, k = 0;
   std::string weights = "int2", acts = "int8", gpu = "a100-lut4x", out;
-  std::string path;  // "", "lut", "mac"
+  std::string gpu_set;  // --gpu-set path=value,...
+  std::string path;     // "", "lut", "mac"
   int64_t group = 0;
   int stages = 0;
   bool quantize_tables = false, verify = false, json = false;
   uint32_t seed = 1;
   double max_macs = 2e8;
+  const CLI::App* sub = nullptr;  // for the defaults it took
 };
 
 // The functional interpreter's budget: GEMMs above it are refused up front (--verify, compile
@@ -122,7 +128,11 @@ void run_gemm(const CompileGemmFlags& o) {
     check_interpreter_budget("this GEMM", double(o.m) * double(o.n) * double(o.k), o.max_macs,
                              "--max-macs");
   }
-  const hw::GpuConfig gpu = hw::load_gpu(o.gpu);
+  // Each --gpu-set field must change the trace the compiler writes.
+  const hw::GpuConfig gpu = apply_gpu_set(
+      hw::load_gpu(o.gpu), o.gpu_set,
+      [&](const hw::GpuConfig& g) { return traces::write_text(compiler::compile_gemm(s, g)); },
+      kTraceUnchanged);
   const traces::Trace t = compiler::compile_gemm(s, gpu);
   const bool lut = t.kernels.back().gemm.path == traces::GemmPath::kLut;
   if (o.quantize_tables && !lut) {
@@ -134,6 +144,9 @@ void run_gemm(const CompileGemmFlags& o) {
   traces::write_trace_file(t, o.out);
   nlohmann::json j = summary_json(t, o.out);
   j["tiles"] = tiles_json(t.kernels.back());
+  j["defaults"] = defaults_taken(o.sub, {"--weights", "--acts", "--gpu", "--group", "--stages"});
+  j["gpu"] = gpu.name;
+  if (!o.gpu_set.empty()) j["gpu_set"] = o.gpu_set;
   bool failed = false;
   if (o.verify) {
     const compiler::GemmCheck c = compiler::check_gemm_trace(t, o.seed);
@@ -154,14 +167,18 @@ void run_gemm(const CompileGemmFlags& o) {
         k.tiles.block[0], k.tiles.block[1], k.tiles.block[2], k.tiles.warp[0], k.tiles.warp[1],
         k.tiles.warp[2], k.tiles.instr[0], k.tiles.instr[1], k.tiles.instr[2], k.grid_x, k.grid_y,
         k.smem_bytes, k.regs_per_thread);
+    if (!o.gpu_set.empty()) fmt::print("gpu {} with --gpu-set {}\n", gpu.name, o.gpu_set);
+    fmt::print("{}", defaults_line(j["defaults"]));
   }
   if (failed) set_exit_code(kExitFailed);
 }
 
 struct CompileModelFlags {
-  std::string model, phase = "decode", weights = "int2", acts = "int8", gpu = "a100-lut4x", out;
+  std::string model, phase = "decode", weights = "fp16", acts = "fp16", gpu = "a100-lut4x", out;
+  std::string gpu_set;  // --gpu-set path=value,...
   int64_t batch = 1, context = kDefaultContext, seq = 0, group = 0;
   bool no_fuse = false, quantize_tables = false, json = false;
+  const CLI::App* sub = nullptr;  // for the defaults it took
 };
 
 void run_model(const CompileModelFlags& o) {
@@ -173,7 +190,12 @@ void run_model(const CompileModelFlags& o) {
   opt.fuse_precompute = !o.no_fuse;
   opt.quantize_tables = o.quantize_tables;
   opt.group_size = o.group;
-  const hw::GpuConfig gpu = hw::load_gpu(o.gpu);
+  const hw::GpuConfig gpu = apply_gpu_set(
+      hw::load_gpu(o.gpu), o.gpu_set,
+      [&](const hw::GpuConfig& g) {
+        return traces::write_text(compiler::compile_model(model, step, g, opt));
+      },
+      kTraceUnchanged);
   if ((o.quantize_tables || o.no_fuse) && !(gpu.has_lut_tensor() && step.weights.is_low_bit())) {
     throw InputError(std::string(o.quantize_tables ? "--quantize-tables" : "--no-fuse") +
                      ": applies to LUT tables only; gpu '" + gpu.name + "' runs " +
@@ -184,6 +206,10 @@ void run_model(const CompileModelFlags& o) {
   nlohmann::json j = summary_json(t, o.out);
   j["model"] = o.model;
   j["phase"] = o.phase;
+  j["defaults"] = defaults_taken(
+      o.sub, {"--phase", "--batch", "--context", "--weights", "--acts", "--gpu", "--group"});
+  j["gpu"] = gpu.name;
+  if (!o.gpu_set.empty()) j["gpu_set"] = o.gpu_set;
   if (o.json) {
     fmt::print("{}\n", j.dump());
   } else {
@@ -192,6 +218,8 @@ void run_model(const CompileModelFlags& o) {
         o.out, o.model, o.phase, j["kernels"].get<uint64_t>(),
         j["static_instructions"].get<uint64_t>(), j["warp_instructions"].get<uint64_t>(),
         j["lmmas"].get<uint64_t>(), j["mmas"].get<uint64_t>());
+    if (!o.gpu_set.empty()) fmt::print("gpu {} with --gpu-set {}\n", gpu.name, o.gpu_set);
+    fmt::print("{}", defaults_line(j["defaults"]));
   }
 }
 
@@ -305,6 +333,7 @@ CommandRegistrar reg{
       gemm->add_option("--acts", g->acts, "int8, fp16, bf16, fp8e4m3, fp8e5m2")
           ->capture_default_str();
       add_gpu_option(gemm, g->gpu)->capture_default_str();
+      add_gpu_set_option(gemm, g->gpu_set, "trace");
       gemm->add_option("--path", g->path,
                        "lut (LMMA kernels) or mac (mma: dense, or dequantize-then-MAC); default: "
                        "lut on GPUs with LUT tensor cores and low-bit weights, else mac");
@@ -330,6 +359,7 @@ CommandRegistrar reg{
                           "--gpu a100-lut4x --out gemm.lmt --verify",
                           "ltc compile gemm --m 256 --n 4096 --k 4096 --weights int4:g=128 --acts "
                           "fp16 --gpu a100 --out gemm.ltcb"});
+      g->sub = gemm;
       gemm->callback([g, gemm] {
         FlagRules rules(gemm);
         rules.flags({"--seed", "--max-macs"}, "with --verify",
@@ -353,6 +383,7 @@ CommandRegistrar reg{
       model->add_option("--acts", m->acts, "int8, fp16, bf16, fp8e4m3, fp8e5m2")
           ->capture_default_str();
       add_gpu_option(model, m->gpu)->capture_default_str();
+      add_gpu_set_option(model, m->gpu_set, "trace");
       model
           ->add_option("--group", m->group, "weight quantization group, 0..2^31-1 (0: per channel)")
           ->capture_default_str()
@@ -365,6 +396,7 @@ CommandRegistrar reg{
                            "--context 1024 --out decode.ltcb",
                            "ltc compile model --model bitnet-b1.58-3b --phase prefill --seq 512 "
                            "--gpu a100-lut8x --out prefill.lmt --json"});
+      m->sub = model;
       model->callback([m, model] {
         FlagRules rules(model);
         group_rule(rules, m->weights).check();

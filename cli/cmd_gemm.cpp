@@ -23,7 +23,9 @@ struct GemmFlags {
   std::string tables = "auto";
   bool quantize_tables = false;
   std::string calibration;
+  std::string gpu_set;  // --gpu-set path=value,...
   bool json = false;
+  const CLI::App* sub = nullptr;  // for the defaults it took
 };
 
 void run_calibration(const GemmFlags& o) {
@@ -65,9 +67,20 @@ void run(const GemmFlags& o) {
     throw InputError("--m, --n, --k: required, each >= 1 (or --calibration FILE)");
   }
   golden::check_gemm_extents(o.m, o.n, o.k);
-  const roofline::Machine m(hw::load_gpu(o.gpu));
   const auto w = llm::parse_weight_format(o.weights, "--weights");
   const auto a = golden::parse_act_dtype(o.acts, "--acts");
+  // Every field --gpu-set changes must change one of the two paths' costs.
+  const roofline::Machine m(
+      apply_gpu_set(hw::load_gpu(o.gpu), o.gpu_set, [&](const hw::GpuConfig& g) {
+        const roofline::Machine mg(g);
+        nlohmann::json j = nlohmann::json::array();
+        j.push_back(roofline::gemm_cost(mg, roofline::make_gemm(o.m, o.n, o.k, w, a)));
+        if (w.is_low_bit() && g.has_lut_tensor() && g.lut_tops(o.acts, w.planes()) > 0) {
+          j.push_back(roofline::gemm_cost(
+              mg, roofline::make_gemm(o.m, o.n, o.k, w, a, true, o.quantize_tables)));
+        }
+        return j;
+      }));
   const bool lut_possible =
       w.is_low_bit() && m.gpu().has_lut_tensor() && m.gpu().lut_tops(o.acts, w.planes()) > 0;
   if (o.tables != "auto" && o.tables != "on" && o.tables != "off") {
@@ -118,20 +131,25 @@ void run(const GemmFlags& o) {
               {"weights", w.name()},
               {"acts", o.acts},
               {"tables", tables},
-              {"tops", tops}});
+              {"tops", tops},
+              {"gpu_set", o.gpu_set},
+              {"defaults", defaults_taken(o.sub, {"--gpu", "--weights", "--acts", "--tables"})}});
     if (!choice.empty()) j["path_choice"] = choice;
     j["tiles"] = j["tile"]["tiles"];
     fmt::print("{}\n", j.dump());
     return;
   }
-  fmt::print("gemm M={} N={} K={} on {} ({}): {:.4f} ms, {} bound, {:.1f} TOP/s\n", o.m, o.n, o.k,
-             m.gpu().name, c.execution_path, c.ms, c.bound, tops);
+  fmt::print("gemm M={} N={} K={} on {}{} ({}): {:.4f} ms, {} bound, {:.1f} TOP/s\n", o.m, o.n, o.k,
+             m.gpu().name, o.gpu_set.empty() ? "" : " with --gpu-set " + o.gpu_set,
+             c.execution_path, c.ms, c.bound, tops);
   fmt::print(
       "  tile {}x{} split-k {}: {} tiles in {} waves; compute {:.4f} ms, DRAM {:.4f} ms, "
       "{:.1f} MB\n",
       c.tile.tm, c.tile.tn, c.tile.split_k, c.tile.tiles, c.tile.waves, c.compute_ms, c.memory_ms,
       c.bytes / 1e6);
   if (!choice.empty()) fmt::print("  tables {}\n", choice);
+  fmt::print("{}",
+             defaults_line(defaults_taken(o.sub, {"--gpu", "--weights", "--acts", "--tables"})));
 }
 
 CommandRegistrar reg{
@@ -157,12 +175,21 @@ CommandRegistrar reg{
       sub->add_option("--calibration", opts->calibration,
                       "measurement file (configs/calibration/h200-gemm.json, taken on an H200: "
                       "use --gpu h200): model vs each GEMM");
+      add_gpu_set_option(sub, opts->gpu_set, "estimate");
       sub->add_flag("--json", opts->json, "print one JSON object");
       set_examples(sub,
                    {"ltc gemm --m 1 --n 4096 --k 4096 --gpu a100-lut4x --weights int2 --acts int8",
                     "ltc gemm --m 8192 --n 8192 --k 8192 --gpu h200 --json",
                     "ltc gemm --calibration configs/calibration/h200-gemm.json --gpu h200"});
-      sub->callback([opts] { run(*opts); });
+      opts->sub = sub;
+      sub->callback([opts, sub] {
+        FlagRules(sub)
+            .flags({"--gpu-set"}, "without --calibration",
+                   "the measurements are of the GPU as it is",
+                   [opts] { return opts->calibration.empty(); })
+            .check();
+        run(*opts);
+      });
     }};
 
 }  // namespace

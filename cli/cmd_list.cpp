@@ -42,7 +42,9 @@ CommandRegistrar reg{
       sub->add_option("what", o->what, "gpus, models, designs or commands")
           ->required()
           ->check(CLI::IsMember({"gpus", "models", "designs", "commands"}));
-      sub->add_flag("--json", o->json, "print one JSON object {\"<what>\": [...]}");
+      sub->add_flag("--json", o->json,
+                    "print one JSON object {\"<what>\": [...], \"descriptions\": {name: text}} "
+                    "(descriptions for gpus and models)");
       set_examples(sub, {"ltc list gpus", "ltc list models --json"});
       const CLI::App* root = &app;
       sub->callback([o, root] {
@@ -55,6 +57,13 @@ CommandRegistrar reg{
           }
         } else if (o->what == "models") {
           names = llm::builtin_model_names();
+          for (const auto& n : names) {
+            const llm::ModelConfig m = llm::load_model(n);
+            details.push_back(
+                fmt::format("{}, {} layers, hidden {}, {:.3g} B parameters (ltc "
+                            "show model {})",
+                            m.model_type, m.layers, m.hidden, double(m.parameters()) / 1e9, n));
+          }
         } else if (o->what == "designs") {
           for (auto d : {hw::TensorCoreDesign::kLut, hw::TensorCoreDesign::kLutNaive,
                          hw::TensorCoreDesign::kMac, hw::TensorCoreDesign::kAdd}) {
@@ -65,12 +74,18 @@ CommandRegistrar reg{
           for (auto& n : names) n = "ltc " + n;
         }
         if (o->json) {
-          fmt::print("{}\n", nlohmann::json{{o->what, names}}.dump());
+          nlohmann::json j{{o->what, names}};
+          if (!details.empty()) {
+            nlohmann::json d = nlohmann::json::object();
+            for (size_t i = 0; i < names.size(); ++i) d[names[i]] = details[i];
+            j["descriptions"] = d;
+          }
+          fmt::print("{}\n", j.dump());
           return;
         }
         for (size_t i = 0; i < names.size(); ++i) {
           if (i < details.size()) {
-            fmt::print("{:<16} {}\n", names[i], details[i]);
+            fmt::print("{:<18} {}\n", names[i], details[i]);
           } else {
             fmt::print("{}\n", names[i]);
           }

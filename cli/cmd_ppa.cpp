@@ -30,6 +30,7 @@ struct PpaFlags {
   std::string workdir;
   double timeout_s = 3600;
   bool json = false;
+  const CLI::App* sub = nullptr;  // for the defaults it took
   double scale_nm = 0, scale_vdd = 0;
 };
 
@@ -87,10 +88,12 @@ void run(const PpaFlags& o) {
     j["config"] = config;
     if (scaled) j["scaled"] = *scaled;
     if (temp) j.erase("workdir");
+    j["defaults"] = design_point_defaults(o.sub);
     fmt::print("{}\n", j.dump());
     return;
   }
-  fmt::print("{}  ({}, Yosys + OpenSTA)\n", config.id(), lib.description);
+  fmt::print("{}  ({}, Yosys + OpenSTA)\n{}", config.id(), lib.description,
+             defaults_line(design_point_defaults(o.sub)));
   fmt::print("  area       {:12.1f} um2  ({} cells, {} flip-flops, {} fanout buffers)\n",
              r.area_um2, r.cells, r.flip_flops, r.fanout_buffers);
   fmt::print("  delay      {:12.3f} ns   (fmax {:.1f} MHz; {})\n", r.delay_ns, r.fmax_mhz,
@@ -141,16 +144,13 @@ CommandRegistrar reg{
           "ppa", "One design point through Yosys + OpenSTA: area, delay, power, density");
       sub->add_option("--design", o->point.design, "lut, lut-naive, mac, add")
           ->capture_default_str();
-      add_tile_options(
-          sub, o->point.m, o->point.n, o->point.k, o->point.wbits,
-          "weight bits (planes) for lut, lut-naive, add; mac with a float --act: n-bit "
-          "weight codes dequantized in the tile, i.e. --weight int8");
-      sub->add_option("--act", o->point.act, "int8, fp16, bf16, fp8e4m3, fp8e5m2")
-          ->capture_default_str();
-      sub->add_option("--acc", o->point.acc, "accumulator dtype (default: int32 / fp32 by --act)");
+      add_tile_options(sub, o->point.m, o->point.n, o->point.k, o->point.wbits,
+                       "--weights intN: N");
+      add_operand_options(sub, &o->point.act, o->point.weights, o->point.wbits);
+      sub->add_option("--acc", o->point.acc, "accumulator dtype (default: int32 / fp32 by --acts)");
       sub->add_option(
           "--weight", o->point.weight,
-          "mac only: weight dtype (default: --act; int8 with a float --act and --wbits)");
+          "mac only: weight dtype (default: --acts; int8 with a float --acts and --weights)");
       sub->add_option("--pipeline-stages", o->point.pipeline_stages,
                       "datapath register stages, 1..8")
           ->capture_default_str()
@@ -191,10 +191,12 @@ CommandRegistrar reg{
                       "--scale-vdd)");
       sub->add_option("--scale-vdd", o->scale_vdd, "supply voltage at --scale-to-nm (V)");
       sub->add_flag("--json", o->json, "print one JSON object");
-      set_examples(sub, {"ltc ppa --design lut --m 2 --n 64 --k 4 --wbits 1 --act fp16",
-                         "ltc ppa --design mac --act int8 --clock-ns 5 --json"});
+      set_examples(sub, {"ltc ppa --design lut --m 2 --n 64 --k 4 --weights int1 --acts fp16",
+                         "ltc ppa --design mac --acts int8 --clock-ns 5 --json"});
+      o->sub = sub;
       sub->callback([o, sub] {
-        o->point.wbits_given = sub->get_option("--wbits")->count() > 0;
+        o->point.wbits_given =
+            sub->get_option("--wbits")->count() + sub->get_option("--weights")->count() > 0;
         check_design_point_flags(sub, o->point);
         FlagRules(sub)
             .flags({"--cycles", "--netlist-sim", "--seed", "--gate-check", "--activity-timing"},

@@ -4,10 +4,14 @@
 #include "cli/model_step.h"
 #include "cli/options.h"
 #include "common/error.h"
+#include "common/units.h"
 #include "compiler/model_lowering.h"
 #include "model/hw/gpu.h"
 #include "model/llm/graph.h"
 #include "model/llm/model_config.h"
+#include "model/roofline/estimate.h"
+#include "model/roofline/workload.h"
+#include "sim/energy.h"
 #include "sim/sampling.h"
 #include "sim/simulator.h"
 #include "traces/trace.h"
@@ -29,7 +33,7 @@ namespace {
 
 struct SimFlags {
   std::string file, gpu, gpu_set, tc = "fast", kernel;
-  std::string model, phase = "decode", weights = "int2", acts = "int8";
+  std::string model, phase = "decode", weights = "fp16", acts = "fp16";
   int64_t batch = 1, context = kDefaultContext, seq = 0;
   int64_t quantum = sim::SimOptions{}.quantum_cycles;
   int64_t block_limit = 0;
@@ -110,11 +114,40 @@ FlagRules sim_rules(const CLI::App* sub, const SimFlags& o, const std::optional<
                   [model] { return model; })
       .gpu_fields({"lut_tensor."}, "to a trace or model step with lmma instructions",
                   "this one has none", [has_lmma] { return has_lmma; })
-      .gpu_fields({"tensor_area_mm2_per_sm", "tensor_power_w_per_sm", "dram_pj_per_byte",
-                   "launch_overhead_us", "sync_overhead_us", "description"},
-                  "to the roofline (ltc gemm, decode, prefill)", "the simulator does not read it",
-                  [] { return false; });
+      .gpu_fields(
+          {"tensor_area_mm2_per_sm", "launch_overhead_us", "sync_overhead_us", "description"},
+          "to the roofline (ltc gemm, decode, prefill)", "the simulator does not read it",
+          [] { return false; });
   return r;
+}
+
+// Useful tensor ops per issued one, by GEMM kernel: 2*M*N*K of its gemm record (per batch and
+// sign basis) over the 2*M*N*K its lmma / mma instructions issue across the grid, which pads M,
+// N and K to the instruction's shape (an M = 1 GEMV on mma.m16n8k16: 1/16). Kernels without a
+// gemm record (attention, norms) are absent: their useful work is not recorded in the trace.
+std::map<std::string, double> useful_fractions(const traces::Trace& t) {
+  std::map<std::string, double> out;
+  for (const traces::Kernel& k : t.kernels) {
+    if (k.gemm.m <= 0) continue;
+    const double issued = double(k.blocks()) * double(k.warps_per_block()) *
+                          traces::expanded_sum(k.program, [](const traces::Instr& in) {
+                            const golden::LmmaShape* s =
+                                in.op == traces::Opcode::kLmma  ? &in.lmma.shape
+                                : in.op == traces::Opcode::kMma ? &in.mma.shape
+                                                                : nullptr;
+                            return s ? 2.0 * double(s->m) * double(s->n) * double(s->k) : 0.0;
+                          });
+    const double useful = 2.0 * double(k.gemm.batch) * double(k.gemm.m) * double(k.gemm.n) *
+                          double(k.gemm.k) * double(std::max(k.gemm.bases, 1));
+    if (issued > 0) out[k.name] = std::min(1.0, useful / issued);
+  }
+  return out;
+}
+
+// The useful share of a kernel's issued tensor ops (all of them when unknown: no gemm record).
+double useful_ops(const sim::KernelStats& k, const std::map<std::string, double>& fractions) {
+  const auto it = fractions.find(k.name);
+  return double(k.tensor_ops) * (it == fractions.end() ? 1.0 : it->second);
 }
 
 extern "C" void on_sigint(int) {
@@ -142,12 +175,14 @@ std::string top_stall(const sim::KernelStats& k) {
                      all > 0 ? 100.0 * double(k.stall_cycles[best]) / all : 0.0);
 }
 
-void print_table(const sim::RunStats& r, bool per_kernel) {
+void print_table(const sim::RunStats& r, bool per_kernel, const sim::EnergyCoefficients& ec,
+                 const std::map<std::string, double>& useful_fraction) {
   struct Row {
     std::string name;
     int count = 0;
     sim::KernelStats k;
-    double us = 0;  // each kernel at its own clock
+    double us = 0;      // each kernel at its own clock
+    double useful = 0;  // useful tensor ops (useful_fractions)
   };
   std::vector<Row> rows;
   std::map<std::string, size_t> index;
@@ -168,9 +203,13 @@ void print_table(const sim::RunStats& r, bool per_kernel) {
     row.k += k;
     row.k.cycles += k.cycles;
     row.us += k.time_ms() * 1e3;
+    row.useful += useful_ops(k, useful_fraction);
   }
-  fmt::print("{:<28} {:>5} {:>12} {:>10} {:>7} {:>7} {:>9} {:>7}  {}\n", "kernel", "count",
-             "cycles", "time_us", "tensor", "occup", "dram_GB/s", "l2_hit", "top stall");
+  // tensor: busy tensor-core cycles; useful: that share of them doing the GEMMs' own 2*M*N*K,
+  // the padding to the instruction's shape left out.
+  fmt::print("{:<28} {:>5} {:>12} {:>10} {:>7} {:>7} {:>7} {:>9} {:>7} {:>10}  {}\n", "kernel",
+             "count", "cycles", "time_us", "tensor", "useful", "occup", "dram_GB/s", "l2_hit",
+             "energy_uJ", "top stall");
   for (const Row& row : rows) {
     const sim::KernelStats& k = row.k;
     const double us = row.us;
@@ -178,10 +217,16 @@ void print_table(const sim::RunStats& r, bool per_kernel) {
         double(k.mem.dram_read_bytes + k.mem.dram_write_bytes) / (us > 0 ? us * 1e3 : 1);
     const double l2 =
         k.mem.l2_sectors ? double(k.mem.l2_hit_sectors) / double(k.mem.l2_sectors) : 0.0;
-    fmt::print("{:<28} {:>5} {:>12} {:>10.2f} {:>6.1f}% {:>6.1f}% {:>9.1f} {:>6.1f}%  {}\n",
-               row.name.size() > 28 ? row.name.substr(0, 28) : row.name, row.count, k.cycles, us,
-               100 * k.tensor_utilization(), 100 * k.achieved_occupancy(), dram, 100 * l2,
-               top_stall(k));
+    sim::KernelStats timed = k;  // the row's time at its kernels' clocks
+    timed.clock_ghz = us > 0 ? double(k.cycles) / (us * 1e3) : 0;
+    const double uj = sim::kernel_energy(timed, ec).total_j() * 1e6;
+    const double useful = k.tensor_ops ? row.useful / double(k.tensor_ops) : 1.0;
+    fmt::print(
+        "{:<28} {:>5} {:>12} {:>10.2f} {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>9.1f} {:>6.1f}% {:>10.4g}  "
+        "{}\n",
+        row.name.size() > 28 ? row.name.substr(0, 28) : row.name, row.count, k.cycles, us,
+        100 * k.tensor_utilization(), 100 * k.tensor_utilization() * useful,
+        100 * k.achieved_occupancy(), dram, 100 * l2, uj, top_stall(k));
   }
   fmt::print(
       "total: {} cycles, {:.4f} ms (at {:.3f} GHz on average), {} kernels; simulated in {:.2f} "
@@ -203,6 +248,64 @@ void print_table(const sim::RunStats& r, bool per_kernel) {
         full ? 100.0 * double(r.sample_simulated_instructions) / double(full) : 0.0,
         100 * r.sample_error_expected, 100 * r.sample_error_max);
   }
+}
+
+// What a model step's energy is compared with: the roofline's estimate of the same step on the
+// same GPU, costing the compiled kernels the simulator ran (tokens: the step's new tokens).
+struct StepComparison {
+  int64_t tokens = 0;
+  roofline::StepEstimate roofline;
+};
+
+void print_energy(const sim::Energy& e, const std::optional<StepComparison>& step) {
+  fmt::print(
+      "energy: {} (tensor {} of which LUT {}, cuda {}, smem {}, l1 {}, l2 {}, dram {}, static {}), "
+      "average {:.4g} W over {:.4g} ms\n",
+      si_text(e.total_j(), "J"), si_text(e.tensor_j, "J"), si_text(e.lmma_j, "J"),
+      si_text(e.cuda_j, "J"), si_text(e.smem_j, "J"), si_text(e.l1_j, "J"), si_text(e.l2_j, "J"),
+      si_text(e.dram_j, "J"), si_text(e.static_j, "J"), e.average_w(), e.time_s * 1e3);
+  if (!e.unknown.empty()) {
+    std::string parts;
+    for (const auto& u : e.unknown) {
+      if (parts.find(u) == std::string::npos) parts += (parts.empty() ? "" : ", ") + u;
+    }
+    fmt::print("energy left out: {} (no figure in the GPU file; ltc show gpu lists them)\n", parts);
+  }
+  if (!step || step->tokens <= 0) return;
+  const auto& rf = step->roofline;
+  const double t = double(step->tokens);
+  auto per_token = [&](bool known, double j) {
+    return known ? si_text(j / t, "J") : std::string("unknown");
+  };
+  fmt::print(
+      "per token ({} tokens): {} (tensor {}, dram {}); roofline, same step: {} (tensor {}, dram "
+      "{}; it charges tensor cores at peak-rate busy time and DRAM bytes only)\n",
+      step->tokens, si_text(e.total_j() / t, "J"), si_text(e.tensor_j / t, "J"),
+      si_text(e.dram_j / t, "J"),
+      rf.tensor_energy_known && rf.dram_energy_known
+          ? si_text((rf.tensor_energy_j + rf.dram_energy_j) / t, "J")
+          : std::string("unknown"),
+      per_token(rf.tensor_energy_known, rf.tensor_energy_j),
+      per_token(rf.dram_energy_known, rf.dram_energy_j));
+}
+
+nlohmann::json energy_json(const sim::Energy& e, const sim::EnergyCoefficients& c,
+                           const std::optional<StepComparison>& step) {
+  nlohmann::json j = e;
+  j["coefficients"] = c;
+  if (step && step->tokens > 0) {
+    const auto& rf = step->roofline;
+    const double t = double(step->tokens);
+    auto known = [](bool k, double v) { return k ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    j["tokens"] = step->tokens;
+    j["j_per_token"] = e.total_j() / t;
+    j["roofline"] = {{"tensor_j", known(rf.tensor_energy_known, rf.tensor_energy_j)},
+                     {"dram_j", known(rf.dram_energy_known, rf.dram_energy_j)},
+                     {"j_per_token", known(rf.tensor_energy_known && rf.dram_energy_known,
+                                           (rf.tensor_energy_j + rf.dram_energy_j) / t)},
+                     {"time_ms", rf.latency_ms}};
+  }
+  return j;
 }
 
 bool has_lmma(const traces::Trace& t) {
@@ -230,11 +333,24 @@ void run(const SimFlags& o, const CLI::App* sub) {
   }
   hw::GpuConfig gpu = hw::load_gpu(gpu_name);
   if (!o.gpu_set.empty()) gpu = hw::with_overrides(gpu, o.gpu_set);
+  std::optional<StepComparison> step;
   if (!o.model.empty()) {
     const llm::ModelConfig model = load_model_reporting(o.model);
-    trace = compiler::compile_model(
-        model, step_from_flags(model, o.phase, o.batch, o.context, o.seq, o.weights, o.acts), gpu);
+    const llm::StepConfig sc =
+        step_from_flags(model, o.phase, o.batch, o.context, o.seq, o.weights, o.acts);
+    trace = compiler::compile_model(model, sc, gpu);
     sim_rules(sub, o, has_lmma(trace)).check(o.gpu_set);
+    if (o.kernel.empty() && o.block_limit == 0) {
+      // The whole step runs: its energy per token against the roofline's, which costs the same
+      // kernels on the same path (LUT tables fused into their producers, as the compiler
+      // lowers them), as ltc bench agreement does.
+      llm::StepConfig rs = roofline::make_step(
+          sc.phase, sc.batch, sc.phase == llm::Phase::kDecode ? sc.context : sc.new_tokens(),
+          sc.weights, sc.acts, gpu);
+      rs.kernels = llm::KernelPlan::kCompiled;
+      step = StepComparison{sc.rows(), roofline::estimate_step(roofline::Machine(gpu),
+                                                               llm::build_step_graph(model, rs))};
+    }
   }
   if (!o.sample) {
     // A sampled run simulates a bounded part of every kernel by design (sim/sampling.h).
@@ -289,13 +405,51 @@ void run(const SimFlags& o, const CLI::App* sub) {
   }
   std::signal(SIGINT, previous);
   if (stderr_is_terminal() && so.progress) fmt::print(stderr, "\r\033[K");
+  if (r.interrupted) step.reset();
+  const sim::EnergyCoefficients ec = sim::energy_coefficients(gpu);
+  const sim::Energy energy = sim::run_energy(r, ec);
+  const std::map<std::string, double> useful = useful_fractions(trace);
+  int64_t blocks_run = 0, blocks_all = 0;
+  for (const auto& k : r.kernels) blocks_run += k.blocks;
+  for (const auto& k : trace.kernels) {
+    if (o.kernel.empty() || k.name == o.kernel) blocks_all += k.blocks();
+  }
+  const nlohmann::json defaults =
+      o.model.empty() ? defaults_taken(sub, {"--tc", "--quantum"})
+                      : defaults_taken(sub, {"--phase", "--batch", "--context", "--weights",
+                                             "--acts", "--tc", "--quantum"});
   if (o.json) {
     nlohmann::json j = r;
+    j["defaults"] = defaults;
+    if (!o.gpu_set.empty()) j["gpu_set"] = o.gpu_set;
     j["gpu"] = gpu.name;
     j["tc"] = o.tc;
+    double useful_total = 0;
+    for (size_t i = 0; i < r.kernels.size(); ++i) {
+      const sim::KernelStats& k = r.kernels[i];
+      j["kernels"][i]["energy"] = sim::kernel_energy(k, ec);
+      // Issued ops are tensor_ops; useful ones leave out the padding (GEMM kernels only).
+      const double u = useful_ops(k, useful);
+      useful_total += u;
+      if (useful.count(k.name)) {
+        j["kernels"][i]["useful_tensor_ops"] = u;
+        j["kernels"][i]["useful_tensor_utilization"] =
+            k.tensor_ops ? k.tensor_utilization() * u / double(k.tensor_ops) : 0.0;
+      }
+    }
+    j["total"]["useful_tensor_ops"] = useful_total;
+    j["energy"] = energy_json(energy, ec, step);
+    if (o.block_limit > 0) j["blocks_run"] = {{"run", blocks_run}, {"of", blocks_all}};
     fmt::print("{}\n", j.dump());
   } else {
-    print_table(r, o.per_kernel || o.model.empty());
+    print_table(r, o.per_kernel || o.model.empty(), ec, useful);
+    if (o.block_limit > 0) {
+      fmt::print("--block-limit {}: the figures cover {} of the {} blocks{}\n", o.block_limit,
+                 blocks_run, blocks_all, blocks_run < blocks_all ? "" : " (all of them)");
+    }
+    print_energy(energy, step);
+    fmt::print("gpu {}{}\n{}", gpu.name, o.gpu_set.empty() ? "" : " with --gpu-set " + o.gpu_set,
+               defaults_line(defaults));
     if (r.functional) {
       fmt::print("functional (seed {}): {} outputs, {} mismatches vs the golden model\n", o.seed,
                  r.functional_outputs, r.functional_mismatches);
@@ -317,7 +471,8 @@ CommandRegistrar reg{
           "--weights fp16 --acts fp16");
       s->add_option("file", o->file, "trace file (text .lmt or binary .ltcb)");
       s->add_option("--gpu", o->gpu,
-                    "built-in GPU name or GPU JSON path (default: the GPU the trace names)");
+                    "built-in GPU name or GPU JSON path (default: the GPU the trace names; "
+                    "required with --model)");
       s->add_option("--gpu-set", o->gpu_set,
                     "change fields of the GPU: path=value[,path=value...], dotted paths into the "
                     "GPU JSON, e.g. lut_tensor.tiles_per_tensor_core=8,register_file_kb_per_sm=512 "

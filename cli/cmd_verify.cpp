@@ -23,6 +23,7 @@ struct VerifyFlags {
   uint64_t seed = 1;
   int stall = 10;
   bool json = false;
+  const CLI::App* sub = nullptr;  // for the defaults it took
 };
 
 void run_verify(const VerifyFlags& a) {
@@ -49,15 +50,22 @@ void run_verify(const VerifyFlags& a) {
     for (const auto& x : r.first_mismatches) {
       mism.push_back({{"lmma", x.lmma}, {"m", x.m}, {"n", x.n}, {"got", x.got}, {"want", x.want}});
     }
-    nlohmann::json j = {{"config", config},           {"id", r.config_id},
-                        {"vectors", r.vectors},       {"seed", a.seed},
-                        {"elements", r.elements},     {"mismatches", r.mismatches},
-                        {"first_mismatches", mism},   {"cycles", r.cycles},
-                        {"build_s", r.build_seconds}, {"run_s", r.run_seconds}};
+    nlohmann::json j = {{"config", config},
+                        {"id", r.config_id},
+                        {"vectors", r.vectors},
+                        {"seed", a.seed},
+                        {"elements", r.elements},
+                        {"mismatches", r.mismatches},
+                        {"first_mismatches", mism},
+                        {"cycles", r.cycles},
+                        {"build_s", r.build_seconds},
+                        {"run_s", r.run_seconds},
+                        {"defaults", design_point_defaults(a.sub)}};
     fmt::print("{}\n", j.dump());
   } else {
     fmt::print("verify {} (seed {}): {} LMMAs, {} output elements, {} mismatches, {} cycles\n",
                r.config_id, a.seed, r.vectors, r.elements, r.mismatches, r.cycles);
+    fmt::print("{}", defaults_line(design_point_defaults(a.sub)));
     for (const auto& x : r.first_mismatches) {
       fmt::print("  lmma {} O[{},{}]: rtl 0x{:x}, golden 0x{:x}\n", x.lmma, x.m, x.n, x.got,
                  x.want);
@@ -75,20 +83,16 @@ CommandRegistrar reg{
       sub->add_option("--design", args->point.design, "lut, lut-naive, mac, add")
           ->capture_default_str();
       add_tile_options(sub, args->point.m, args->point.n, args->point.k, args->point.wbits,
-                       "weight planes per LMMA; mac with a float --act: n-bit weight codes "
-                       "dequantized in the tile (scale * (q - zero), per-column FP16 scale and "
-                       "zero point), i.e. --weight int8");
-      sub->add_option("--act", args->point.act,
-                      "activation dtype: int8, fp16, bf16, fp8e4m3, fp8e5m2")
-          ->capture_default_str();
+                       "--weights intN: N");
+      add_operand_options(sub, &args->point.act, args->point.weights, args->point.wbits);
       sub->add_option("--acc", args->point.acc,
-                      "accumulator dtype (default from --act: int32 or fp32)");
+                      "accumulator dtype (default from --acts: int32 or fp32)");
       sub->add_option("--table", args->point.table,
-                      "table dtype (default: int16 for int8, else --act)");
+                      "table dtype (default: int16 for int8, else --acts)");
       sub->add_option("--out", args->point.out, "output dtype (default: the accumulator's)");
       sub->add_option(
           "--weight", args->point.weight,
-          "mac weight dtype (default: --act; int8 with a float --act: --wbits-bit codes)");
+          "mac weight dtype (default: --acts; int8 with a float --acts: --weights intN codes)");
       sub->add_option("--pipeline", args->point.pipeline_stages, "pipeline stages (1..8)")
           ->capture_default_str()
           ->check(in_range(1, 8));
@@ -102,10 +106,12 @@ CommandRegistrar reg{
       sub->add_option("--vcd", args->vcd, "write a VCD trace of the run to this file");
       sub->add_option("--cache", args->cache, "model cache directory (default ~/.cache/ltc)");
       sub->add_flag("--json", args->json, "print one JSON object");
-      set_examples(sub, {"ltc verify --design lut --m 2 --n 64 --k 4 --wbits 2 --act fp16",
-                         "ltc verify --design mac --act int8 --vectors 256 --vcd run.vcd"});
+      set_examples(sub, {"ltc verify --design lut --m 2 --n 64 --k 4 --weights int2 --acts fp16",
+                         "ltc verify --design mac --acts int8 --vectors 256 --vcd run.vcd"});
+      args->sub = sub;
       sub->callback([args, sub] {
-        args->point.wbits_given = sub->get_option("--wbits")->count() > 0;
+        args->point.wbits_given =
+            sub->get_option("--wbits")->count() + sub->get_option("--weights")->count() > 0;
         check_design_point_flags(sub, args->point);
         if (!args->vcd.empty()) check_output_path(args->vcd, "--vcd");
         run_verify(*args);

@@ -4,13 +4,18 @@
 #include "common/error.h"
 #include "model/golden/dtype.h"
 
+#include <nlohmann/json.hpp>
+
+#include <string>
+
 namespace ltc::cli {
 
 hw::TensorCoreConfig make_design_point(const DesignPointFlags& o) {
   const auto design = hw::parse_design(o.design, "--design");
   check_tile_units(o.m, o.n);
+  const int wbits = weight_planes(o.weights, o.wbits);
   auto c = hw::TensorCoreConfig::make(design, golden::LmmaShape{o.m, o.n, o.k},
-                                      golden::parse_act_dtype(o.act, "--act"), o.wbits);
+                                      golden::parse_act_dtype(o.act, "--acts"), wbits);
   if (!o.table.empty()) c.table = golden::parse_dtype(o.table, "--table");
   if (!o.weight.empty()) {
     c.weight = golden::parse_dtype(o.weight, "--weight");
@@ -28,12 +33,14 @@ hw::TensorCoreConfig make_design_point(const DesignPointFlags& o) {
 }
 
 void check_design_point_flags(const CLI::App* sub, const DesignPointFlags& o) {
+  check_older_spellings(sub);
   const hw::TensorCoreConfig c = make_design_point(o);
   const bool mac = c.design == hw::TensorCoreDesign::kMac;
   FlagRules r(sub);
   r.flags({"--weight"}, "with --design mac", "the other designs take weight bit-planes (--wbits)",
           [mac] { return mac; })
-      .flags({"--wbits"}, "to lut, lut-naive, add, and to mac with weight codes (a float --act)",
+      .flags({"--weights", "--wbits"},
+             "to lut, lut-naive, add, and to mac with weight codes (a float --acts)",
              "this mac tile multiplies " + std::string(golden::dtype_name(c.act)) + " by " +
                  std::string(golden::dtype_name(c.weight)) + " and has no weight codes",
              [mac, &c] { return !mac || c.mac_dequant(); });
@@ -42,6 +49,14 @@ void check_design_point_flags(const CLI::App* sub, const DesignPointFlags& o) {
             [mac] { return !mac; });
   }
   r.check();
+}
+
+nlohmann::json design_point_defaults(const CLI::App* sub) {
+  nlohmann::json d = defaults_taken(sub, {"--design", "--m", "--n", "--k", "--acts"});
+  if (sub->get_option("--weights")->count() + sub->get_option("--wbits")->count() == 0) {
+    d["--weights"] = "int" + sub->get_option("--wbits")->get_default_str();
+  }
+  return d;
 }
 
 }  // namespace ltc::cli

@@ -11,8 +11,9 @@
 
 namespace ltc::cli {
 
-// The KV-cache length every command assumes when --context is not given.
-inline constexpr int64_t kDefaultContext = 128;
+// The KV-cache length (decode) or tokens per sequence (prefill) every command assumes when
+// --context or --seq is not given: the length the examples and the report use.
+inline constexpr int64_t kDefaultContext = 1024;
 
 // load_model, with the loader's warnings printed to stderr.
 llm::ModelConfig load_model_reporting(const std::string& name_or_path);

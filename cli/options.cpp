@@ -6,12 +6,14 @@
 #include "model/llm/model_config.h"
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace ltc::cli {
@@ -80,12 +82,92 @@ CLI::Option* add_tile_options(CLI::App* sub, int& m, int& n, int& k, int& wbits,
       ->check(in_range(1, 8));
 }
 
+void add_operand_options(CLI::App* sub, std::string* acts, std::string& weights, int wbits,
+                         const std::string& acts_help) {
+  // Listed apart rather than hidden: a hidden CLI11 option loses its name in error messages.
+  const std::string older = "Older spellings (each the same as the flag it names)";
+  sub->get_option("--wbits")->group(older);
+  sub->add_option("--weights", weights,
+                  "weight planes: int1 .. int8 or binary (default int" + std::to_string(wbits) +
+                      "); a mac tile with a float --acts takes them as n-bit codes dequantized "
+                      "in the tile, i.e. --weight int8");
+  if (acts == nullptr) return;
+  sub->add_option("--acts", *acts, acts_help + ": int8, fp16, bf16, fp8e4m3, fp8e5m2")
+      ->capture_default_str();
+  sub->add_option("--act", *acts, "--acts")->group(older);
+}
+
+int weight_planes(const std::string& weights, int wbits) {
+  if (weights.empty()) return wbits;
+  if (weights == "binary") return 1;
+  if (weights.size() == 4 && weights.rfind("int", 0) == 0 && weights[3] >= '1' &&
+      weights[3] <= '8') {
+    return weights[3] - '0';
+  }
+  throw InputError("--weights: '" + weights +
+                   "' is not a tile's weight format (valid: int1 .. int8, binary; a MAC tile's "
+                   "weight dtype is --weight)");
+}
+
+void check_older_spellings(const CLI::App* sub) {
+  for (const auto& [now, old] : {std::pair{"--acts", "--act"}, std::pair{"--weights", "--wbits"}}) {
+    const CLI::Option* a = sub->get_option_no_throw(now);
+    const CLI::Option* b = sub->get_option_no_throw(old);
+    if (a != nullptr && b != nullptr && a->count() > 0 && b->count() > 0) {
+      throw InputError(std::string(old) + ": the older spelling of " + now + "; give one of them");
+    }
+  }
+}
+
 void check_tile_units(int64_t m, int64_t n) {
   if (m * n > kMaxTileUnits) {
     throw InputError("--m/--n: a tile of " + std::to_string(m) + " x " + std::to_string(n) +
                      " is too large (valid: M * N at most " + std::to_string(kMaxTileUnits) +
                      "; the ports of larger tiles pass Yosys's 2^24-bit limit)");
   }
+}
+
+CLI::Option* add_gpu_set_option(CLI::App* sub, std::string& gpu_set, const std::string& result) {
+  return sub->add_option("--gpu-set", gpu_set,
+                         "change fields of the GPU: path=value[,path=value...] (ltc show gpu "
+                         "lists them); each must change the " +
+                             result);
+}
+
+hw::GpuConfig apply_gpu_set(const hw::GpuConfig& base, const std::string& gpu_set,
+                            const std::function<nlohmann::json(const hw::GpuConfig&)>& result,
+                            const std::string& what) {
+  if (gpu_set.empty()) return base;
+  const hw::GpuConfig all = hw::with_overrides(base, gpu_set);  // bad paths and values first
+  const nlohmann::json before = result(base);
+  std::stringstream ss(gpu_set);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item.empty()) continue;
+    if (result(hw::with_overrides(base, item)) == before) {
+      throw InputError("--gpu-set: field '" + item.substr(0, item.find('=')) +
+                       "' changes nothing in this " + what +
+                       "; ltc sim --gpu-set takes the simulator's fields)");
+    }
+  }
+  return all;
+}
+
+nlohmann::json defaults_taken(const CLI::App* sub, const std::vector<std::string>& names) {
+  nlohmann::json taken = nlohmann::json::object();
+  for (const std::string& name : names) {
+    const CLI::Option* opt = sub->get_option_no_throw(name);
+    if (opt == nullptr) throw std::logic_error("defaults_taken: no flag " + name);
+    if (opt->count() == 0 && !opt->get_default_str().empty()) taken[name] = opt->get_default_str();
+  }
+  return taken;
+}
+
+std::string defaults_line(const nlohmann::json& taken) {
+  std::string s;
+  for (const auto& [name, value] : taken.items()) {
+    s += (s.empty() ? "defaults: " : ", ") + name + " " + value.get<std::string>();
+  }
+  return s.empty() ? s : s + "\n";
 }
 
 void set_examples(CLI::App* sub, std::initializer_list<const char*> commands) {

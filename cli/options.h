@@ -5,12 +5,17 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <string>
 #include <vector>
+
+namespace ltc::hw {
+struct GpuConfig;
+}
 
 namespace ltc::cli {
 
@@ -29,11 +34,44 @@ CLI::Validator in_range(double lo, double hi);
 CLI::Option* add_tile_options(CLI::App* sub, int& m, int& n, int& k, int& wbits,
                               const std::string& wbits_help);
 
+// The spellings every command that takes a tile's operands shares (docs/cli.md#values): --acts
+// (when `acts` is given; the older --act beside it) and --weights intN|binary for the weight
+// planes (the older --wbits N, which add_tile_options adds). The older spellings stay, listed
+// apart in the help under "Older spellings". Call after add_tile_options.
+void add_operand_options(CLI::App* sub, std::string* acts, std::string& weights, int wbits,
+                         const std::string& acts_help = "activation dtype");
+// The weight planes --weights names (int1 .. int8, binary), else `wbits` (InputError naming
+// --weights).
+int weight_planes(const std::string& weights, int wbits);
+// Refuses an older spelling given beside the one that replaced it (--act with --acts, --wbits
+// with --weights): InputError naming both.
+void check_older_spellings(const CLI::App* sub);
+
 // The largest tile the RTL flows take: M * N at most kMaxTileUnits. A 4096 x 4096 tile's output
 // port alone is M*N*32 = 2^29 bits, past Yosys's 2^24-bit expression limit; the built-in sweeps'
 // largest tile is 8 x 256. check_tile_units refuses a larger one (InputError naming --m/--n).
 inline constexpr int64_t kMaxTileUnits = 4096;
 void check_tile_units(int64_t m, int64_t n);
+
+// --gpu-set on a command whose result `result` computes from a GPU (an estimate as JSON): `base`
+// with the overrides applied, each of which must change the result, else InputError naming the
+// field ("changes nothing in this estimate"): no field is silently ignored, whatever reads it.
+// --gpu-set on a command that checks it with apply_gpu_set; `result` names what each field must
+// change ("estimate", "trace").
+CLI::Option* add_gpu_set_option(CLI::App* sub, std::string& gpu_set, const std::string& result);
+// `what` names the result in the error ("estimate", "trace") and says what reads the GPU.
+hw::GpuConfig apply_gpu_set(const hw::GpuConfig& base, const std::string& gpu_set,
+                            const std::function<nlohmann::json(const hw::GpuConfig&)>& result,
+                            const std::string& what =
+                                "estimate (the roofline does not read it "
+                                "for this step");
+
+// The flags among `names` that the command line left out and that have a default, with it
+// ({"--weights": "fp16", ...}): every command states the defaults it took, in its text
+// ("defaults: ...") and its JSON ("defaults"), docs/cli.md#defaults.
+nlohmann::json defaults_taken(const CLI::App* sub, const std::vector<std::string>& names);
+// "defaults: --weights fp16, --acts fp16\n", or "" when none was taken.
+std::string defaults_line(const nlohmann::json& taken);
 
 // Ends the help of `sub` with "Examples:" and one command per line.
 void set_examples(CLI::App* sub, std::initializer_list<const char*> commands);

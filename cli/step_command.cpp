@@ -34,6 +34,7 @@ std::vector<int64_t> parse_int_list(const std::string& text, const std::string& 
 void add_step_options(CLI::App* sub, const std::shared_ptr<StepFlags>& o, const char* length_flag,
                       const char* length_help) {
   o->length_flag = length_flag;
+  o->sub = sub;
   add_model_option(sub, o->req.model)->required();
   add_gpu_option(sub, o->req.gpu)->required();
   sub->add_option("--batch", o->batch, "sequences (or a list 1,8,64 to sweep)")
@@ -53,6 +54,7 @@ void add_step_options(CLI::App* sub, const std::shared_ptr<StepFlags>& o, const 
                   "calibrated on) or compiled (ltc compile model's, as ltc sim runs them; "
                   "docs/performance-models.md#one-kernel-list)")
       ->capture_default_str();
+  add_gpu_set_option(sub, o->gpu_set, "estimate");
   sub->add_flag("--json", o->json, "print one JSON object ({\"sweep\": [...]} for lists)");
 }
 
@@ -61,8 +63,16 @@ void run_step(StepFlags o) {
   o.req.kernels = llm::parse_kernel_plan(o.kernels, "--kernels");
   const auto batches = parse_int_list(o.batch, "--batch");
   const auto lengths = parse_int_list(o.length, o.length_flag);
-  const roofline::Machine m(hw::load_gpu(o.req.gpu));
+  const nlohmann::json defaults =
+      defaults_taken(o.sub, {"--batch", o.length_flag, "--weights", "--acts", "--kernels"});
   const auto model = load_model_reporting(o.req.model);
+  const roofline::Machine m(
+      apply_gpu_set(hw::load_gpu(o.req.gpu), o.gpu_set, [&](const hw::GpuConfig& g) {
+        roofline::StepRequest r = o.req;
+        r.batch = batches[0];
+        r.length = lengths[0];
+        return nlohmann::json(roofline::estimate(roofline::Machine(g), model, r));
+      }));
   for (int64_t l : lengths) {
     warn_past_positions(model, o.req.phase == llm::Phase::kDecode ? l + 1 : l, o.length_flag);
   }
@@ -71,16 +81,23 @@ void run_step(StepFlags o) {
     o.req.length = lengths[0];
     const auto e = roofline::estimate(m, model, o.req);
     if (o.json) {
-      fmt::print("{}\n", nlohmann::json(e).dump());
+      nlohmann::json j = e;
+      j["defaults"] = defaults;
+      if (!o.gpu_set.empty()) j["gpu_set"] = o.gpu_set;
+      fmt::print("{}\n", j.dump());
     } else {
-      fmt::print("{}", roofline::format_step(e));
+      fmt::print(
+          "{}{}{}", roofline::format_step(e),
+          o.gpu_set.empty() ? "" : "gpu " + m.gpu().name + " with --gpu-set " + o.gpu_set + "\n",
+          defaults_line(defaults));
     }
     return;
   }
   nlohmann::json rows = nlohmann::json::array();
   if (!o.json) {
-    fmt::print("{} {} on {}, weights {}, acts {}\n", model.name, llm::phase_name(o.req.phase),
-               m.gpu().name, o.req.weights, o.req.acts);
+    fmt::print("{} {} on {}{}, weights {}, acts {}\n{}", model.name, llm::phase_name(o.req.phase),
+               m.gpu().name, o.gpu_set.empty() ? "" : " with --gpu-set " + o.gpu_set, o.req.weights,
+               o.req.acts, defaults_line(defaults));
     fmt::print("{:>8} {:>8} {:>12} {:>12} {:>14} {:>10}  {}\n", "batch", o.length_flag.substr(2),
                "layer_ms", "latency_ms", "tokens_per_s", "memory_gb", "fits DRAM");
   }
@@ -97,7 +114,11 @@ void run_step(StepFlags o) {
       }
     }
   }
-  if (o.json) fmt::print("{}\n", nlohmann::json{{"sweep", rows}}.dump());
+  if (o.json) {
+    nlohmann::json j{{"sweep", rows}, {"defaults", defaults}};
+    if (!o.gpu_set.empty()) j["gpu_set"] = o.gpu_set;
+    fmt::print("{}\n", j.dump());
+  }
 }
 
 }  // namespace ltc::cli

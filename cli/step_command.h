@@ -19,7 +19,9 @@ struct StepFlags {
   std::string length_flag;
   std::string precompute;
   std::string kernels = "reference";
+  std::string gpu_set;  // --gpu-set path=value,...
   bool json = false;
+  const CLI::App* sub = nullptr;  // for the defaults it took
 };
 
 // "N" or "N1,N2,...": the values, or InputError naming `flag`.

@@ -214,6 +214,7 @@ KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuCo
                 "' has none (valid: a GPU with a lut_tensor section, e.g. a100-lut4x)");
           }
           tensor(tc.lmma(in.lmma), in.lmma.shape);
+          d.lmma_plane_ops = d.tensor_ops * uint64_t(in.lmma.wbits);
           break;
         }
         case Opcode::kMma: {
@@ -353,6 +354,8 @@ void Gpu::run() {
     options_.end_state->l2_backlog = l2_.backlog(double(t));
     options_.end_state->dram_backlog = dram_.backlog(double(t));
   }
+  // The step's output still dirty in the L2: what writing it back to DRAM moves (RunStats).
+  result_.end_writeback_bytes = l2_.dirty_bytes();
   // No sc_stop(): with every SM idle the event queue drains and sc_start() returns.
 }
 

@@ -299,6 +299,12 @@ L2::~L2() {
   dram_payload_.clear_extension(&dram_ops_);  // a member, not the payload's to free
 }
 
+uint64_t L2::dirty_bytes() const {
+  uint64_t sectors = 0;
+  for (const Slice& s : slices_) sectors += s.tags.dirty_sectors();
+  return 32 * sectors;
+}
+
 void L2::save(MemoryState& state) const {
   state.l2_slices.clear();
   for (const Slice& s : slices_) state.l2_slices.push_back(s.tags);

@@ -389,6 +389,8 @@ class L2 : public sc_core::sc_module {
   // The slices' lines into / from a MemoryState (load checks that the slicing is the same).
   void save(MemoryState& state) const;
   void load(const MemoryState& state);
+  // Bytes of the dirty sectors the slices hold (a flush's DRAM writes).
+  uint64_t dirty_bytes() const;
   // The slices' ports' work queued past cycle `end`, restored from `start` (as Dram's).
   std::vector<double> backlog(double end) const;
   void set_backlog(const std::vector<double>& backlog, double start);

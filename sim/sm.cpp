@@ -478,6 +478,10 @@ void Sm::issue(Warp& w, SubPartition& sp, Cycle c) {
   stats_.simt_instructions += d.simt;
   stats_.thread_ops += d.thread_ops;
   stats_.tensor_ops += d.tensor_ops;
+  if (d.lmma_plane_ops) {
+    stats_.lmma_ops += d.tensor_ops;
+    stats_.lmma_plane_ops += d.lmma_plane_ops;
+  }
   if (observer_) observer_->on_issue(in, w.stream.point(), w.global_id);
   Cycle done = c + 1;
   switch (d.unit) {

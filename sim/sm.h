@@ -54,7 +54,8 @@ struct DecodedInstr {
   uint32_t simt = 1;      // SIMT warp instructions it stands for
   uint64_t thread_ops = 0;
   uint64_t tensor_ops = 0;
-  int32_t wavefronts = 0;  // shared memory: data-path cycles (conflicts included)
+  uint64_t lmma_plane_ops = 0;  // an lmma's tensor_ops x its weight planes (0 for an mma)
+  int32_t wavefronts = 0;       // shared memory: data-path cycles (conflicts included)
   int32_t conflict_wavefronts = 0;
   // Loop counters its addr / m / n use (traces::Affine::loop_depth, the depth of its eval).
   uint8_t addr_depth = 0, mn_depth = 0;

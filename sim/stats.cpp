@@ -71,6 +71,7 @@ KernelStats RunStats::total() const {
     t.sms = k.sms;
     t.max_warps_per_sm = k.max_warps_per_sm;
   }
+  t.mem.dram_write_bytes += end_writeback_bytes;
   const double ms = time_ms();
   t.clock_ghz = ms > 0 ? double(cycles) / (ms * 1e6) : clock_ghz;
   return t;
@@ -120,6 +121,8 @@ void to_json(nlohmann::json& j, const KernelStats& k) {
            {"simt_instructions", k.simt_instructions},
            {"thread_ops", k.thread_ops},
            {"tensor_ops", k.tensor_ops},
+           {"lmma_ops", k.lmma_ops},
+           {"lmma_plane_ops", k.lmma_plane_ops},
            {"tensor_tops", secs > 0 ? double(k.tensor_ops) / secs / 1e12 : 0.0},
            {"tensor_utilization", k.tensor_utilization()},
            {"issue_cycles", k.issue_cycles},
@@ -176,10 +179,11 @@ void to_json(nlohmann::json& j, const RunStats& r) {
     gemm_cycles += k.cycles;
     gemm_ms += k.time_ms();
   }
-  j = nlohmann::json{
-      {"cycles", r.cycles},           {"time_ms", r.time_ms()}, {"clock_ghz", r.clock_ghz},
-      {"interrupted", r.interrupted}, {"wall_s", r.wall_s},     {"gemm_cycles", gemm_cycles},
-      {"gemm_time_ms", gemm_ms},      {"kernels", kernels},     {"total", total}};
+  j = nlohmann::json{{"cycles", r.cycles},       {"time_ms", r.time_ms()},
+                     {"clock_ghz", r.clock_ghz}, {"interrupted", r.interrupted},
+                     {"wall_s", r.wall_s},       {"gemm_cycles", gemm_cycles},
+                     {"gemm_time_ms", gemm_ms},  {"kernels", kernels},
+                     {"total", total},           {"end_writeback_bytes", r.end_writeback_bytes}};
   if (!r.sample_method.empty()) {
     j["sample"] = {{"method", r.sample_method},
                    {"simulated_instructions", r.sample_simulated_instructions},

@@ -75,7 +75,9 @@ struct KernelStats {
   std::array<uint64_t, size_t(traces::kOpcodeCount) + 1> issued{};
   uint64_t simt_instructions = 0;   // every warp instruction the GPU would issue
   uint64_t thread_ops = 0;          // CUDA-core operations (alu, sfu, precompute, dequant...)
-  uint64_t tensor_ops = 0;          // 2*M*N*K of every lmma / mma (per weight plane for lmma)
+  uint64_t tensor_ops = 0;          // 2*M*N*K of every lmma / mma issued (padding included)
+  uint64_t lmma_ops = 0;            // the lmma share of tensor_ops (the rest are mma)
+  uint64_t lmma_plane_ops = 0;      // lmma ops x weight planes (the LUT tiles' beats' work)
   uint64_t tensor_busy_cycles = 0;  // summed over tensor cores
   uint64_t tensor_cores = 0;        // in the GPU (for utilization)
   uint64_t issue_cycles = 0;        // sub-partition cycles that issued
@@ -113,6 +115,8 @@ void for_each_counter(F&& f, S&... s) {
   f(s.simt_instructions...);
   f(s.thread_ops...);
   f(s.tensor_ops...);
+  f(s.lmma_ops...);
+  f(s.lmma_plane_ops...);
   f(s.tensor_busy_cycles...);
   f(s.issue_cycles...);
   for (size_t i = 0; i < size_t(kStallKinds); ++i) f(s.stall_cycles[i]...);
@@ -159,7 +163,11 @@ struct RunStats {
   // The run's cycle error expected from its kernels' (independent errors: the root of the sum of
   // squares of error_mean x cycles, over the cycles) and at most (all in one direction).
   double sample_error_expected = 0, sample_error_max = 0;
+  // Bytes of the L2's dirty sectors when the last kernel retired: the step's output that still
+  // has to reach DRAM. total() counts them as DRAM writes (a full run only; 0 when sampled).
+  uint64_t end_writeback_bytes = 0;
   std::vector<KernelStats> kernels;
+  // Counters summed over the kernels, end_writeback_bytes in mem.dram_write_bytes.
   KernelStats total() const;  // clock_ghz: the one that gives the run's time over its cycles
   // Every kernel at its own clock, the gaps between them at clock_ghz.
   double time_ms() const;

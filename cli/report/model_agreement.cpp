@@ -6,6 +6,7 @@
 #include "model/llm/model_config.h"
 #include "model/roofline/cost.h"
 #include "model/roofline/workload.h"
+#include "sim/energy.h"
 #include "sim/sampling.h"
 #include "sim/simulator.h"
 
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 
 namespace ltc::report {
@@ -87,6 +89,14 @@ AgreementResult run_agreement(const AgreementCase& c, bool full) {
   r.sim_ms = run.time_ms();
   r.roofline_ms = est.latency_ms;
   r.sim_method = full ? "full" : run.sample_method;
+  const sim::Energy energy = sim::run_energy(run, sim::energy_coefficients(gpu));
+  r.sim_tensor_j = energy.tensor_j;
+  r.sim_dram_j = energy.dram_j;
+  r.sim_total_j = energy.total_j();
+  constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+  r.roofline_tensor_j = est.tensor_energy_known ? est.tensor_energy_j : kUnknown;
+  r.roofline_dram_j = est.dram_energy_known ? est.dram_energy_j : kUnknown;
+  r.tokens = step.rows();
 
   // Operators in step order, each folded into the op whose kernel runs it.
   std::map<std::string, size_t> index;
@@ -133,13 +143,32 @@ nlohmann::json to_json(const AgreementResult& r) {
                    {"sim_stall", g.sim_stall},
                    {"roofline_bound", g.roofline_bound}});
   }
-  return {{"step", r.c.label()}, {"model", r.c.model},
-          {"gpu", r.c.gpu},      {"weights", r.c.weights},
-          {"acts", r.c.acts},    {"phase", std::string(llm::phase_name(r.c.phase))},
-          {"batch", r.c.batch},  {"length", r.c.length},
-          {"sim_ms", r.sim_ms},  {"roofline_ms", r.roofline_ms},
-          {"diff", r.diff()},    {"sim_method", r.sim_method},
-          {"ops", ops},          {"wall_s", r.wall_s}};
+  return {
+      {"step", r.c.label()},
+      {"model", r.c.model},
+      {"gpu", r.c.gpu},
+      {"weights", r.c.weights},
+      {"acts", r.c.acts},
+      {"phase", std::string(llm::phase_name(r.c.phase))},
+      {"batch", r.c.batch},
+      {"length", r.c.length},
+      {"sim_ms", r.sim_ms},
+      {"roofline_ms", r.roofline_ms},
+      {"diff", r.diff()},
+      {"sim_method", r.sim_method},
+      {"ops", ops},
+      {"wall_s", r.wall_s},
+      {"energy",
+       {{"tokens", r.tokens},
+        {"sim_tensor_j", r.sim_tensor_j},
+        {"sim_dram_j", r.sim_dram_j},
+        {"sim_total_j", r.sim_total_j},
+        // JSON has no NaN: null is unknown.
+        {"roofline_tensor_j", std::isnan(r.roofline_tensor_j)
+                                  ? nlohmann::json(nullptr)
+                                  : nlohmann::json(r.roofline_tensor_j)},
+        {"roofline_dram_j", std::isnan(r.roofline_dram_j) ? nlohmann::json(nullptr)
+                                                          : nlohmann::json(r.roofline_dram_j)}}}};
 }
 
 AgreementResult agreement_from_json(const nlohmann::json& j) {
@@ -155,6 +184,16 @@ AgreementResult agreement_from_json(const nlohmann::json& j) {
   r.roofline_ms = j.at("roofline_ms");
   r.sim_method = j.at("sim_method");
   r.wall_s = j.at("wall_s");
+  const nlohmann::json& e = j.at("energy");
+  r.tokens = e.at("tokens");
+  r.sim_tensor_j = e.at("sim_tensor_j");
+  r.sim_dram_j = e.at("sim_dram_j");
+  r.sim_total_j = e.at("sim_total_j");
+  auto known = [](const nlohmann::json& v) {
+    return v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
+  };
+  r.roofline_tensor_j = known(e.at("roofline_tensor_j"));
+  r.roofline_dram_j = known(e.at("roofline_dram_j"));
   for (const auto& o : j.at("ops")) {
     r.ops.push_back({o.at("op"), o.at("sim_ms"), o.at("roofline_ms"), o.at("sim_stall"),
                      o.at("roofline_bound")});
@@ -194,6 +233,32 @@ std::string agreement_markdown(const std::vector<AgreementResult>& rows) {
       s += fmt::format("| {} | {} | {:.4f} | {:.4f} | {:+.1f}% | {} | {} |\n", r.c.label(), g.op,
                        g.sim_ms, g.roofline_ms, g.diff() * 100, g.sim_stall, g.roofline_bound);
     }
+  }
+  return s;
+}
+
+std::string energy_markdown(const std::vector<AgreementResult>& rows) {
+  auto mj = [](double j, int64_t tokens) {
+    return std::isnan(j) ? std::string("unknown") : fmt::format("{:.4g}", j / double(tokens) * 1e3);
+  };
+  auto ratio = [](double sim, double roofline) {
+    return std::isnan(roofline) || roofline <= 0 ? std::string("-")
+                                                 : fmt::format("{:.2f}x", sim / roofline);
+  };
+  std::string s =
+      "Energy per token of each step (mJ), the simulator's (`ltc sim --model ...`: every counter "
+      "at "
+      "the GPU file's figures, docs/energy.md) beside the roofline's (tensor-core power x "
+      "peak-rate busy time, DRAM bytes x pJ/B). `ltc bench agreement --energy FILE` writes this "
+      "file.\n\n| step | sim tensor | roofline tensor | sim / roofline | sim DRAM | roofline DRAM "
+      "| sim / roofline | sim all parts |\n|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : rows) {
+    if (r.tokens <= 0) continue;
+    s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", r.c.label(),
+                     mj(r.sim_tensor_j, r.tokens), mj(r.roofline_tensor_j, r.tokens),
+                     ratio(r.sim_tensor_j, r.roofline_tensor_j), mj(r.sim_dram_j, r.tokens),
+                     mj(r.roofline_dram_j, r.tokens), ratio(r.sim_dram_j, r.roofline_dram_j),
+                     mj(r.sim_total_j, r.tokens));
   }
   return s;
 }

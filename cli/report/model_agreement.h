@@ -40,6 +40,11 @@ struct AgreementResult {
   double sim_ms = 0, roofline_ms = 0;
   std::string sim_method;  // sampled simulation's method, or "full"
   std::vector<OpGap> ops;  // every operator, step order (layer operators summed over layers)
+  // Energy of the step (docs/energy.md): the simulator's parts and total, the roofline's tensor
+  // and DRAM parts (NaN where its GPU file has no figure), and the tokens it produces.
+  double sim_tensor_j = 0, sim_dram_j = 0, sim_total_j = 0;
+  double roofline_tensor_j = 0, roofline_dram_j = 0;
+  int64_t tokens = 0;
   double wall_s = 0;
   double diff() const { return roofline_ms > 0 ? sim_ms / roofline_ms - 1 : 0; }
 };
@@ -59,5 +64,7 @@ AgreementResult agreement_from_json(const nlohmann::json& j);  // to_json's inve
 // The step table with its summary (max and mean |difference| against the targets) and the
 // operators more than kOpGapListed apart.
 std::string agreement_markdown(const std::vector<AgreementResult>& rows);
+// Energy per token of each step: the simulator's (tensor, DRAM, all) beside the roofline's.
+std::string energy_markdown(const std::vector<AgreementResult>& rows);
 
 }  // namespace ltc::report

@@ -1,5 +1,6 @@
 // The cycle-level simulator (sim/) on one small model step: its per-operator time beside the
-// tile-level roofline's, and where its cycles go (issue vs stalls by cause).
+// tile-level roofline's, where its cycles go (issue vs stalls by cause), and its energy per token
+// by GPU design beside the roofline's (docs/energy.md).
 #include "cli/report/html.h"
 #include "cli/report/section.h"
 #include "cli/report/step_request.h"
@@ -8,10 +9,14 @@
 #include "model/hw/gpu.h"
 #include "model/llm/model_config.h"
 #include "model/llm/precision.h"
+#include "model/roofline/workload.h"
+#include "sim/energy.h"
+#include "sim/sampling.h"
 #include "sim/simulator.h"
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <map>
@@ -23,6 +28,73 @@ namespace ltc::report {
 using nlohmann::json;
 
 namespace {
+
+// The step's energy per token on each design, simulator beside roofline (docs/energy.md): the
+// section's own run for its GPU, a sampled run (sim/sampling.h; a few seconds) for the others.
+std::string energy_by_design(const llm::ModelConfig& model, const std::string& model_name,
+                             const std::string& own_gpu, const sim::RunStats& own_run,
+                             int64_t batch, int64_t context) {
+  struct Design {
+    const char *gpu, *weights, *acts;
+  };
+  std::vector<std::vector<std::string>> rows;
+  for (const Design& d : {Design{"h200", "fp16", "fp16"}, Design{"a100", "fp16", "fp16"},
+                          Design{"a100-lut4x", "int2", "int8"}}) {
+    const hw::GpuConfig gpu = hw::load_gpu(d.gpu);
+    llm::StepConfig step = roofline::make_step(llm::Phase::kDecode, batch, context,
+                                               llm::parse_weight_format(d.weights, "--weights"),
+                                               golden::parse_act_dtype(d.acts, "--acts"), gpu);
+    step.kernels = llm::KernelPlan::kCompiled;
+    const bool own = own_gpu == d.gpu;
+    const sim::RunStats run =
+        own ? own_run : sim::simulate_sampled(compiler::compile_model(model, step, gpu), gpu, {});
+    const roofline::StepEstimate est =
+        roofline::estimate_step(roofline::Machine(gpu), llm::build_step_graph(model, step));
+    const sim::Energy e = sim::run_energy(run, sim::energy_coefficients(gpu));
+    const double tokens = double(step.rows());
+    auto known = [&](const char* part) {
+      return std::find(e.unknown.begin(), e.unknown.end(), part) == e.unknown.end();
+    };
+    auto mj = [&](bool is_known, double j) {
+      return is_known ? fixed(j / tokens * 1e3, 3) : std::string("unknown");
+    };
+    const double on_chip = e.cuda_j + e.smem_j + e.l1_j + e.l2_j;
+    std::string left_out;
+    for (const auto& u : e.unknown) {
+      if (left_out.find(u) == std::string::npos) left_out += (left_out.empty() ? "" : ", ") + u;
+    }
+    const bool tensor_known = known("mma") && known("lmma");
+    const std::string tensor =
+        !tensor_known  ? "unknown"
+        : e.lmma_j > 0 ? fmt::format("{} (LUT {})", mj(true, e.tensor_j), mj(true, e.lmma_j))
+                       : mj(true, e.tensor_j);
+    rows.push_back(
+        {d.gpu, std::string(d.weights) + " x " + d.acts, own ? "full" : "sampled",
+         mj(true, e.total_j()), tensor, mj(true, e.dram_j), mj(true, on_chip),
+         mj(known("static"), e.static_j), left_out.empty() ? "-" : left_out,
+         mj(est.tensor_energy_known, est.tensor_energy_j),
+         mj(est.dram_energy_known, est.dram_energy_j),
+         fmt::format("ltc sim --model {} --phase decode --batch {} --context {} --gpu {} --weights "
+                     "{} --acts {}{}",
+                     model_name, batch, context, d.gpu, d.weights, d.acts,
+                     own ? "" : " --sample")});
+  }
+  std::string html = para(
+      "Energy per token of the same decode step by GPU design, in mJ: the simulator charges every "
+      "counter at the GPU file's cited figures (tensor ops issued, CUDA-core ops, shared-memory, "
+      "L1, L2 and DRAM bytes, static power over the time); the roofline charges tensor-core power "
+      "over the step's peak-rate busy time and DRAM bytes only. DRAM agrees to the extent the "
+      "bytes do. The simulator's tensor energy is higher: it pays for the ops the tensor cores "
+      "issue, padding included (a decode GEMV's one row on mma.m16n8k16's 16; on the LUT tile's "
+      "M = 2, two), and attention runs on the MAC cores at their energy per op; the roofline "
+      "counts the step's useful ops. 'sim, known parts' leaves out the parts whose figure the GPU "
+      "file does not cite (the H200's tensor cores, the A100's static power; 'left out').");
+  html += table(
+      {"GPU", "weights x acts", "simulation", "sim, known parts", "sim tensor", "sim DRAM",
+       "sim on-chip", "sim static", "left out", "roofline tensor", "roofline DRAM", "reproduce"},
+      rows);
+  return html;
+}
 
 bool in_layer(const std::string& kernel) {
   return kernel.size() > 1 && kernel[0] == 'L' &&
@@ -168,6 +240,8 @@ std::string build(SectionContext& ctx) {
       "per operator as a table",
       table({"operator", "simulator (us)", "roofline (us)", "difference", "roofline bound"}, rows));
   html += reproduce(sim_cmd);
+  ctx.progress("energy per token by design (sampled runs)");
+  html += energy_by_design(model, model_name, gpu_name, run, batch, context);
   html += reproduce("scripts/sim-vs-roofline --model " + model_name + " --gpu " + gpu_name +
                     " --phase decode --context " + std::to_string(context) +
                     " --weights fp16 --acts fp16");

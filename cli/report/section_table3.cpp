@@ -101,8 +101,8 @@ std::string build(SectionContext& ctx) {
       table({"step", "GPU", "model", "latency (ms)", "ltc speedup", "paper speedup"}, rows) + cmds);
   if (density[0] > 0 && efficiency[0] > 0 && area[0] > 0) {
     html += para(fmt::format(
-        "Tensor cores (from the GPU files): A100 FP16 {:.2f} TFLOPs/mm2, {:.2f} TFLOPs/W; "
-        "A100-LUT-4X {:.2f} TOPs/mm2, {:.2f} TOPs/W.",
+        "Tensor cores (from the GPU files): A100 FP16 {:.2f} TFLOPS/mm2, {:.2f} TFLOPS/W; "
+        "A100-LUT-4X {:.2f} TOPS/mm2, {:.2f} TOPS/W.",
         density[0], efficiency[0], density[1], efficiency[1]));
     const struct {
       const char* figure;

@@ -186,7 +186,14 @@ void GpuConfig::finalize() {
         std::pair{"cuda_int32_tops", cuda_int32_tops},
         std::pair{"tensor_area_mm2_per_sm", tensor_area_mm2_per_sm},
         std::pair{"tensor_power_w_per_sm", tensor_power_w_per_sm},
-        std::pair{"dram_pj_per_byte", dram_pj_per_byte}}) {
+        std::pair{"dram_pj_per_byte", dram_pj_per_byte},
+        std::pair{"energy.mma_pj_per_op", energy.mma_pj_per_op},
+        std::pair{"energy.lmma_pj_per_plane_op", energy.lmma_pj_per_plane_op},
+        std::pair{"energy.cuda_pj_per_op", energy.cuda_pj_per_op},
+        std::pair{"energy.smem_pj_per_byte", energy.smem_pj_per_byte},
+        std::pair{"energy.l1_pj_per_byte", energy.l1_pj_per_byte},
+        std::pair{"energy.l2_pj_per_byte", energy.l2_pj_per_byte},
+        std::pair{"energy.static_w", energy.static_w}}) {
     in_range(key, v, 0, 1e12);
   }
   if (mac_tensor.empty()) throw InputError(w + ": field 'mac_tensor' must list at least one rate");
@@ -413,7 +420,16 @@ void to_json(json& j, const GpuConfig& g) {
              {"source", a.source}}},
            {"tensor_area_mm2_per_sm", g.tensor_area_mm2_per_sm},
            {"tensor_power_w_per_sm", g.tensor_power_w_per_sm},
-           {"dram_pj_per_byte", g.dram_pj_per_byte}};
+           {"dram_pj_per_byte", g.dram_pj_per_byte},
+           {"energy",
+            {{"mma_pj_per_op", g.energy.mma_pj_per_op},
+             {"lmma_pj_per_plane_op", g.energy.lmma_pj_per_plane_op},
+             {"cuda_pj_per_op", g.energy.cuda_pj_per_op},
+             {"smem_pj_per_byte", g.energy.smem_pj_per_byte},
+             {"l1_pj_per_byte", g.energy.l1_pj_per_byte},
+             {"l2_pj_per_byte", g.energy.l2_pj_per_byte},
+             {"static_w", g.energy.static_w},
+             {"source", g.energy.source}}}};
   if (g.lut_tensor) {
     json core;
     to_json(core, g.lut_tensor->core);
@@ -544,6 +560,19 @@ void from_json(const json& j, GpuConfig& g) {
   f.opt("tensor_area_mm2_per_sm", g.tensor_area_mm2_per_sm);
   f.opt("tensor_power_w_per_sm", g.tensor_power_w_per_sm);
   f.opt("dram_pj_per_byte", g.dram_pj_per_byte);
+  if (f.has("energy")) {
+    const FieldReader a(f.obj("energy"), f.where() + " energy");
+    auto& x = g.energy;
+    a.opt("mma_pj_per_op", x.mma_pj_per_op);
+    a.opt("lmma_pj_per_plane_op", x.lmma_pj_per_plane_op);
+    a.opt("cuda_pj_per_op", x.cuda_pj_per_op);
+    a.opt("smem_pj_per_byte", x.smem_pj_per_byte);
+    a.opt("l1_pj_per_byte", x.l1_pj_per_byte);
+    a.opt("l2_pj_per_byte", x.l2_pj_per_byte);
+    a.opt("static_w", x.static_w);
+    a.opt("source", x.source);
+    a.reject_unknown();
+  }
   if (f.has("lut_tensor")) {
     const json& lj = f.obj("lut_tensor");
     const FieldReader l(lj, f.where() + " lut_tensor");
@@ -671,20 +700,21 @@ GpuConfig parse_gpu_json(std::string_view text, std::string_view origin) {
   }
 }
 
-GpuConfig load_gpu(std::string_view name_or_path) {
+namespace {
+
+// The file --gpu names and its text: a path, or a built-in name. InputError naming --gpu.
+std::pair<std::string, std::string> gpu_file(std::string_view name_or_path) {
   const std::string arg(name_or_path);
   std::error_code ec;
   const bool looks_like_path = arg.find('/') != std::string::npos ||
                                (arg.size() > 5 && arg.substr(arg.size() - 5) == ".json");
   if (looks_like_path || fs::is_regular_file(arg, ec)) {
     if (!fs::exists(arg, ec)) throw InputError("--gpu: no such file '" + arg + "'");
-    std::string text;
     try {
-      text = read_file(arg);  // a FIFO, device or directory is named as such
+      return {arg, read_file(arg)};  // a FIFO, device or directory is named as such
     } catch (const InputError& e) {
       throw InputError(std::string("--gpu: ") + e.what());
     }
-    return parse_gpu_json(text, arg);
   }
   const fs::path builtin = fs::path(config_dir("gpus")) / (arg + ".json");
   if (!fs::is_regular_file(builtin, ec)) {
@@ -693,7 +723,29 @@ GpuConfig load_gpu(std::string_view name_or_path) {
     throw InputError("--gpu: unknown GPU '" + arg + "' (valid: " + valid +
                      ", or the path of a GPU JSON file)");
   }
-  return parse_gpu_json(read_file(builtin), builtin.string());
+  return {builtin.string(), read_file(builtin)};
+}
+
+}  // namespace
+
+GpuConfig load_gpu(std::string_view name_or_path) {
+  const auto [file, text] = gpu_file(name_or_path);
+  return parse_gpu_json(text, file);
+}
+
+std::vector<std::pair<std::string, json>> gpu_file_chain(std::string_view name_or_path) {
+  load_gpu(name_or_path);  // every error a bad file or base chain raises, named as load_gpu does
+  auto [file, text] = gpu_file(name_or_path);
+  std::vector<std::pair<std::string, json>> chain;
+  json j = parse_json_text(text, file);
+  while (true) {
+    chain.emplace_back(file, j);
+    if (!j.is_object() || !j.contains("base")) break;
+    const fs::path base = base_file(j["base"].get<std::string>(), file);
+    file = base.string();
+    j = parse_json_text(read_file(base), file);
+  }
+  return chain;
 }
 
 GpuConfig with_overrides(const GpuConfig& gpu, std::string_view overrides) {

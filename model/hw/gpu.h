@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ltc::hw {
@@ -160,6 +161,23 @@ struct TensorOpTiming {
 int64_t lmma_issue_cycles(const golden::LmmaShape& instr, const golden::LmmaShape& core,
                           int tiles_per_core, int wbits);
 
+// Energy per operation and per byte moved that the cycle-level simulator charges to its counters
+// after a run (sim/energy.h); each figure's origin is in `source` (docs/published-figures.md#
+// energy-per-operation-and-per-access). 0 means unknown: that part of the energy is left out and
+// the output says so. DRAM energy is GpuConfig::dram_pj_per_byte, shared with the roofline.
+struct EnergyFigures {
+  double mma_pj_per_op = 0;  // MAC tensor core, per op of an mma (2 per multiply-add)
+  // LUT tile, per op of an lmma and weight plane; 0: tensor_power_w_per_sm over one SM's share of
+  // the W1 rate (lut_tensor.w1_tops), the figure the roofline's tensor energy uses.
+  double lmma_pj_per_plane_op = 0;
+  double cuda_pj_per_op = 0;    // CUDA-core thread operation (alu, sfu, precompute, dequant)
+  double smem_pj_per_byte = 0;  // shared-memory bytes read and written
+  double l1_pj_per_byte = 0;    // L1 lookups (32-byte sectors)
+  double l2_pj_per_byte = 0;    // bytes read from and written to the L2
+  double static_w = 0;          // whole GPU at idle (leakage, clocks, DRAM refresh), over the time
+  std::string source;
+};
+
 struct GpuConfig {
   std::string name;         // "h200"
   std::string description;  // one line, with the datasheet it comes from
@@ -196,6 +214,7 @@ struct GpuConfig {
   double tensor_area_mm2_per_sm = 0;
   double tensor_power_w_per_sm = 0;
   double dram_pj_per_byte = 0;  // DRAM access energy; 0 means unknown
+  EnergyFigures energy;         // the simulator's energy figures
 
   // Derived helpers ------------------------------------------------------------------------
   int tensor_cores() const { return sms * tensor_cores_per_sm; }
@@ -260,6 +279,10 @@ std::vector<std::string> builtin_gpu_names();
 // A built-in name ("a100", "h200-drm") or the path of a JSON file. Throws InputError naming the
 // file and field for bad JSON, and the valid names for an unknown name.
 GpuConfig load_gpu(std::string_view name_or_path);
+// The files a GPU is read from, the one named first, then its `base`, that file's base, ...: each
+// file's path and its JSON as written (its base not merged). For `ltc show gpu`, which says
+// which file set each field. Throws InputError as load_gpu does.
+std::vector<std::pair<std::string, nlohmann::json>> gpu_file_chain(std::string_view name_or_path);
 // `gpu` with fields of its JSON form replaced: `overrides` is "path=value[,path=value...]" with
 // dotted paths into the GPU JSON (configs/gpus/README.md), e.g.
 // "lut_tensor.tiles_per_tensor_core=8,register_file_kb_per_sm=512,lut_tensor.core.m=1". Values

@@ -175,6 +175,9 @@ ModelConfig model_from_hf_config(const json& j, const std::string& src) {
   c.kv_heads = int_field(j, {"num_key_value_heads", "num_kv_heads", "n_head_kv"}, src);
   if (c.kv_heads == 0) {
     c.kv_heads = bool_field(j, "multi_query", false) ? 1 : c.heads;
+    c.defaulted.push_back(bool_field(j, "multi_query", false)
+                              ? "num_key_value_heads = 1 (multi_query)"
+                              : "num_key_value_heads = num_attention_heads (no GQA)");
   }
   c.head_dim = int_field(j, {"head_dim"}, src);
   if (c.head_dim == 0 && c.heads > 0) {
@@ -183,16 +186,20 @@ ModelConfig model_from_hf_config(const json& j, const std::string& src) {
                        " is not divisible by num_attention_heads and no head_dim is given");
     }
     c.head_dim = c.hidden / c.heads;
+    c.defaulted.push_back("head_dim = hidden_size / num_attention_heads");
   }
   c.intermediate =
       int_field(j, {"intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size"}, src);
   if (c.intermediate == 0) {
     c.intermediate = 4 * c.hidden;  // GPT-2 / BLOOM / Falcon convention
     c.ffn_implicit = true;
+    c.defaulted.push_back("intermediate_size = 4 x hidden_size");
   }
   c.vocab = int_field(j, {"vocab_size"}, src);
   c.max_positions = int_field(j, {"max_position_embeddings", "n_positions", "seq_length"}, src);
+  if (c.max_positions == 0) c.defaulted.push_back("max_position_embeddings unknown (no limit)");
   c.tied_embeddings = bool_field(j, "tie_word_embeddings", false);
+  if (!present("tie_word_embeddings")) c.defaulted.push_back("tie_word_embeddings = false");
 
   std::string act = string_field(j, {"hidden_act", "activation_function", "hidden_activation"});
   const bool llama_like = one_of(

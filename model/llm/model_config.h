@@ -52,6 +52,9 @@ struct ModelConfig {
   bool post_norms = false;            // Gemma-2: RMSNorms on the attention and FFN outputs
   bool ffn_implicit = false;          // the config gives no FFN width: 4 x hidden assumed
   std::vector<std::string> warnings;  // what the loader ignored or assumed (never silent)
+  // Fields the config does not give, with the value the loader took ("head_dim = hidden_size /
+  // num_attention_heads"): `ltc show model` lists them.
+  std::vector<std::string> defaulted;
 
   int64_t q_dim() const { return heads * head_dim; }
   int64_t kv_dim() const { return kv_heads * head_dim; }

@@ -469,11 +469,17 @@ void to_json(nlohmann::json& j, const TileChoice& t) {
 }
 
 void to_json(nlohmann::json& j, const OpCost& c) {
-  j = nlohmann::json{
-      {"name", c.name},          {"kind", c.kind},           {"ms", c.ms},
-      {"bound", c.bound},        {"flops", c.flops},         {"bytes", c.bytes},
-      {"kernels", c.kernels},    {"unit", c.execution_path}, {"compute_ms", c.compute_ms},
-      {"memory_ms", c.memory_ms}};
+  j = nlohmann::json{{"name", c.name},
+                     {"kind", c.kind},
+                     {"ms", c.ms},
+                     {"time_ms", c.ms},
+                     {"bound", c.bound},
+                     {"flops", c.flops},
+                     {"bytes", c.bytes},
+                     {"kernels", c.kernels},
+                     {"unit", c.execution_path},
+                     {"compute_ms", c.compute_ms},
+                     {"memory_ms", c.memory_ms}};
   if (c.tile.tiles > 0) j["tile"] = c.tile;
 }
 
@@ -496,6 +502,7 @@ void to_json(nlohmann::json& j, const StepEstimate& e) {
                      {"layers", e.layers},
                      {"layer_ms", e.layer_ms},
                      {"latency_ms", e.latency_ms},
+                     {"time_ms", e.latency_ms},
                      {"tokens_per_s", e.tokens_per_s},
                      {"tensor_energy_j", known(e.tensor_energy_known, e.tensor_energy_j)},
                      {"dram_energy_j", known(e.dram_energy_known, e.dram_energy_j)},

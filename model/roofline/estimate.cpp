@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "common/file_io.h"
+#include "common/units.h"
 #include "model/golden/gemm.h"
 
 #include <fmt/core.h>
@@ -161,13 +162,11 @@ std::string format_step(const StepEstimate& e) {
   s += fmt::format("  per layer {:.4f} ms x {} layers\n", e.layer_ms, e.layers);
   rows(e.embedding, 1);
   rows(e.head, 1);
-  auto joules = [](bool known, double j) {
-    return known ? fmt::format("{:.3f} J", j) : std::string("unknown");
-  };
+  auto joules = [](bool known, double j) { return known ? si_text(j, "J") : "unknown"; };
   s += fmt::format("latency {:.3f} ms, {:.1f} tokens/s, {} (tensor {}, DRAM {})\n", e.latency_ms,
                    e.tokens_per_s,
                    e.tensor_energy_known && e.dram_energy_known
-                       ? fmt::format("{:.3f} mJ/token", e.energy_mj_per_token)
+                       ? si_text(e.energy_mj_per_token * 1e-3, "J/token")
                        : std::string("energy per token unknown"),
                    joules(e.tensor_energy_known, e.tensor_energy_j),
                    joules(e.dram_energy_known, e.dram_energy_j));
@@ -176,10 +175,10 @@ std::string format_step(const StepEstimate& e) {
                    e.fits_memory ? "" : " (does NOT fit the GPU's DRAM)");
   s += fmt::format("tensor core: {}, peak {:.0f} TOP/s", e.tensor_unit, e.tensor_peak_tops);
   if (e.tensor_area_mm2 > 0) {
-    s += fmt::format(", {:.2f} mm2 ({:.2f} TOPs/mm2)", e.tensor_area_mm2, e.tensor_tops_per_mm2);
+    s += fmt::format(", {:.2f} mm2 ({:.2f} TOPS/mm2)", e.tensor_area_mm2, e.tensor_tops_per_mm2);
   }
   if (e.tensor_power_w > 0) {
-    s += fmt::format(", {:.1f} W ({:.2f} TOPs/W)", e.tensor_power_w, e.tensor_tops_per_w);
+    s += fmt::format(", {:.1f} W ({:.2f} TOPS/W)", e.tensor_power_w, e.tensor_tops_per_w);
   }
   s += "\n";
   return s;

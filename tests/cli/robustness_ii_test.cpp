@@ -213,6 +213,7 @@ std::vector<NotApplying> not_applying() {
        "separate"},
       {"ltc ppa", "--weight", "ppa --design add --weight fp16"},
       {"ltc ppa", "--wbits", "ppa --design mac --act int8 --wbits 2"},
+      {"ltc ppa", "--weights", "ppa --design mac --acts int8 --weights int2"},
       {"ltc ppa", "--cycles", "ppa --activity assumed --cycles 100"},
       {"ltc ppa", "--netlist-sim", "ppa --activity assumed --netlist-sim iverilog"},
       {"ltc ppa", "--seed", "ppa --activity assumed --seed 2"},
@@ -220,6 +221,7 @@ std::vector<NotApplying> not_applying() {
       {"ltc ppa", "--activity-timing", "ppa --activity assumed --activity-timing unit"},
       {"ltc verify", "--weight", "verify --design lut --weight fp16"},
       {"ltc verify", "--wbits", "verify --design mac --act int8 --wbits 3"},
+      {"ltc verify", "--weights", "verify --design mac --acts int8 --weights int3"},
       {"ltc verify", "--table", "verify --design mac --table fp16"},
       {"ltc calibrate", "--shape-folds",
        "calibrate --gpu h200 --measurements " + source("configs/calibration/h200-gemm.json") +
@@ -244,21 +246,23 @@ std::vector<NotApplying> not_applying() {
 // what it computes or prints, or is checked against the others where it does not).
 const std::map<std::string, std::string> kAlwaysApplies = {
     {"ltc gemm",
-     "--m --n --k --gpu --weights --acts --tables --quantize-tables --calibration --json"},
+     "--m --n --k --gpu --gpu-set --weights --acts --tables --quantize-tables --calibration "
+     "--json"},
     {"ltc verify",
-     "--design --m --n --k --act --acc --out --pipeline --vectors --seed --stall --vcd --cache "
+     "--design --m --n --k --acts --act --acc --out --pipeline --vectors --seed --stall --vcd "
+     "--cache "
      "--json"},
     {"ltc decode",
-     "--model --gpu --batch --context --weights --acts --precompute "
+     "--model --gpu --gpu-set --batch --context --weights --acts --precompute "
      "--quantize-tables --kernels --json"},
     {"ltc prefill",
-     "--model --gpu --batch --seq --weights --acts --quantize-tables --kernels --json"},
+     "--model --gpu --gpu-set --batch --seq --weights --acts --quantize-tables --kernels --json"},
     {"ltc calibrate", "--gpu --measurements --out --no-lomo --no-loso --markdown --json"},
     {"ltc compile gemm",
-     "--m --n --k --weights --acts --gpu --path --stages "
+     "--gpu-set --m --n --k --weights --acts --gpu --path --stages "
      "--quantize-tables --out --verify --json"},
     {"ltc compile model",
-     "--model --phase --batch --context --seq --weights --acts --gpu --group "
+     "--gpu-set --model --phase --batch --context --seq --weights --acts --gpu --group "
      "--no-fuse --quantize-tables --out --json"},
     {"ltc compile run", "--seed --max-macs --json"},
     {"ltc compile convert", ""},
@@ -266,24 +270,28 @@ const std::map<std::string, std::string> kAlwaysApplies = {
      "--gpu --gpu-set --functional --kernel --quantum --sample --block-limit --model "
      "--json --budget-s --yes --progress"},
     {"ltc ppa",
-     "--design --m --n --k --act --acc --pipeline-stages --clock-ns --activity "
+     "--design --m --n --k --acts --act --acc --pipeline-stages --clock-ns --activity "
      "--workdir --timeout-s --scale-to-nm --scale-vdd --lib --json"},
     {"ltc sweep", "--out --progress --report-only --json --executor --lib --activity-timing"},
     {"ltc sweep-task", ""},
     {"ltc report", "--out --jobs --sweeps --no-ppa --quick"},
-    {"ltc bench rtl", "--cycles --design --m --n --k --wbits --no-systemc --cache --json"},
+    {"ltc bench rtl",
+     "--cycles --design --m --n --k --wbits --weights --no-systemc --cache --json"},
     {"ltc bench compile", "--model --batch --context --weights --acts --gpu --json"},
     {"ltc bench roofline", "--estimates --json"},
-    {"ltc bench kernels", "--model --gpu --m --wbits --markdown --json --jobs"},
-    {"ltc bench agreement", "--model --full --markdown --json --jobs"},
+    {"ltc bench kernels", "--model --gpu --m --wbits --weights --markdown --json --jobs"},
+    {"ltc bench agreement", "--model --full --markdown --energy --json --jobs"},
     {"ltc bench sim",
      "--only --full --calibration --gpu --max-m --full-cache --case --trips "
      "--slice --slice-streaming --large --case-file --per-kernel --json"},
     {"ltc bench ppa",
-     "--design --m --n --k --wbits --act --sweep --out --jobs --vs-unit --lib --activity-timing "
+     "--design --m --n --k --wbits --weights --act --acts --sweep --out --jobs --vs-unit --lib "
+     "--activity-timing "
      "--json"},
     {"ltc numerics", "--m --n --k --acts --weights --lut-k --quantize-tables --seed --json"},
     {"ltc list", "--json"},
+    {"ltc show gpu", "--gpu-set --json"},
+    {"ltc show model", "--context --json"},
 };
 
 std::set<std::string> help_flags(const std::string& command) {
@@ -417,6 +425,8 @@ TEST(Wording, EverySubcommandRefusesBadInputWithThePrefix) {
       {"ltc bench ppa", {"bench ppa --design nope", "--design"}},
       {"ltc numerics", {"numerics --lut-k 0", "--lut-k"}},
       {"ltc list", {"list nothing", "what"}},
+      {"ltc show gpu", {"show gpu a100 --gpu-set sms=0", "sms"}},
+      {"ltc show model", {"show model llama2-7b --context 0", "--context"}},
   };
   for (const std::string& c : commands()) {
     ASSERT_TRUE(bad.count(c)) << c << " has no bad-input case";

@@ -109,7 +109,7 @@ TEST(FirstUse, UnknownCommandSaysSoAndSuggests) {
 
 TEST(FirstUse, DefaultContextIsTheSameEverywhere) {
   for (const char* c : {"decode", "compile model", "sim"}) {
-    EXPECT_NE(run(std::string(c) + " --help").out.find("=128"), std::string::npos) << c;
+    EXPECT_NE(run(std::string(c) + " --help").out.find("=1024"), std::string::npos) << c;
   }
 }
 

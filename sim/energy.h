@@ -1,0 +1,49 @@
+// Energy of a simulated run, computed after it from its counters (sim/stats.h) and the GPU's
+// energy figures (hw::EnergyFigures, each naming its source): tensor cores per op issued (padding
+// included: the tile computes the padded rows), CUDA cores per thread op, shared memory, L1, L2
+// and DRAM per byte moved, static power over the time taken. A part whose figure the GPU file
+// lacks is left out and listed in `unknown`, never guessed. docs/energy.md says what is charged
+// and why.
+#pragma once
+
+#include "model/hw/gpu.h"
+#include "sim/stats.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <string>
+#include <vector>
+
+namespace ltc::sim {
+
+// The figures one run is charged with, resolved from the GPU (the LUT tile's from the GPU's
+// tensor power when the file gives none).
+struct EnergyCoefficients {
+  double mma_pj_per_op = 0, lmma_pj_per_plane_op = 0, cuda_pj_per_op = 0;
+  double smem_pj_per_byte = 0, l1_pj_per_byte = 0, l2_pj_per_byte = 0, dram_pj_per_byte = 0;
+  double static_w = 0;
+  std::string lmma_source;  // where lmma_pj_per_plane_op comes from
+  std::string source;       // the GPU file's energy.source and DRAM figure
+};
+EnergyCoefficients energy_coefficients(const hw::GpuConfig& gpu);
+
+struct Energy {
+  double tensor_j = 0, cuda_j = 0, smem_j = 0, l1_j = 0, l2_j = 0, dram_j = 0, static_j = 0;
+  double lmma_j = 0;  // the LUT tiles' share of tensor_j (the rest: MAC tensor cores)
+  double time_s = 0;
+  std::vector<std::string> unknown;  // parts charged nothing for want of a figure ("static")
+  double dynamic_j() const { return tensor_j + cuda_j + smem_j + l1_j + l2_j + dram_j; }
+  double total_j() const { return dynamic_j() + static_j; }
+  double average_w() const { return time_s > 0 ? total_j() / time_s : 0; }
+};
+
+// One kernel (or a sum of kernels with their summed time): the parts its counters used.
+Energy kernel_energy(const KernelStats& k, const EnergyCoefficients& c);
+// The whole run: its kernels, the gaps between them (static power only) and the L2's dirty lines
+// written back at the end (RunStats::end_writeback_bytes, as DRAM writes).
+Energy run_energy(const RunStats& r, const EnergyCoefficients& c);
+
+void to_json(nlohmann::json& j, const Energy& e);
+void to_json(nlohmann::json& j, const EnergyCoefficients& c);
+
+}  // namespace ltc::sim
