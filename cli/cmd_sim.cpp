@@ -8,7 +8,7 @@
 #include "model/hw/gpu.h"
 #include "model/llm/graph.h"
 #include "model/llm/model_config.h"
-#include "sim/sampling.h"
+#include "sim/sampler/sampling.h"
 #include "sim/simulator.h"
 #include "traces/trace.h"
 

@@ -6,7 +6,7 @@
 #include "model/llm/model_config.h"
 #include "model/roofline/cost.h"
 #include "model/roofline/workload.h"
-#include "sim/sampling.h"
+#include "sim/sampler/sampling.h"
 #include "sim/simulator.h"
 
 #include <fmt/core.h>

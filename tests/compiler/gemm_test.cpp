@@ -4,10 +4,10 @@
 #include "common/error.h"
 #include "compiler/gemm_lowering.h"
 #include "compiler/interpreter.h"
-#include "compiler/packing.h"
 #include "model/golden/lmma.h"
 #include "model/hw/gpu.h"
 #include "model/tiling/tiling.h"
+#include "traces/packing.h"
 
 #include "tests/test_seed.h"
 
@@ -236,7 +236,7 @@ TEST(Packing, PatternsAreTheGoldenTransformedPlanes) {
   std::mt19937 rng(rng_seed);
   const llm::WeightFormat f = llm::parse_weight_format("int3");
   const auto w = random_weights(rng, f, 70, 22, 0);
-  const PackedWeights p = pack_weights(w, 4, 64);
+  const traces::PackedWeights p = traces::pack_weights(w, 4, 64);
   EXPECT_EQ(p.bytes.size(), size_t(2 * 6 * 3 * 32));  // 2 N tiles x 6 LUT groups x 3 planes x 32 B
   for (int lg = 0; lg < 6; ++lg) {
     std::vector<uint8_t> tile(size_t(70) * 4, 0);
@@ -261,7 +261,7 @@ TEST(Packing, GroupNotMultipleOfKIsAnInputError) {
   SCOPED_TRACE(ltc::test_support::seed_note(rng_seed));
   std::mt19937 rng(rng_seed);
   const auto w = random_weights(rng, llm::parse_weight_format("int2"), 8, 12, 6);
-  EXPECT_THROW(pack_weights(w, 4, 64), InputError);
+  EXPECT_THROW(traces::pack_weights(w, 4, 64), InputError);
 }
 
 }  // namespace

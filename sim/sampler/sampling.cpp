@@ -1,10 +1,12 @@
-#include "sim/sampling.h"
+#include "sim/sampler/sampling.h"
 
 #include "common/config_dir.h"
 #include "common/error.h"
 #include "common/file_io.h"
 #include "sim/gpu.h"
 #include "sim/memory.h"
+#include "sim/sampler/checkpoint.h"
+#include "sim/sampler/wave_cut.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -110,7 +112,7 @@ hw::GpuConfig slice_gpu(const hw::GpuConfig& gpu, int f) {
 
 namespace {
 
-// How a kernel's blocks share the lines they read (sampling.h, "Slices"). Each global load (ldg,
+// How a kernel's blocks share the lines they read (README.md). Each global load (ldg,
 // ldgsts) spans, within one block, `extent` bytes: its bytes plus its address's range over the
 // block's warps and enclosing loops. Blocks apart in bx (by) are |cx| (|cy|) bytes apart, so:
 // - own: its blocks' spans are disjoint (one block coordinate steps past the extent, the other
@@ -216,7 +218,7 @@ SliceCut slice_cut(const traces::Kernel& k, const hw::GpuConfig& gpu, const Samp
 
 namespace {
 
-// A streaming kernel's slice (sampling.h, "Slices"): slice_gpu, its DRAM channels and L2 slices
+// A streaming kernel's slice (README.md): slice_gpu, its DRAM channels and L2 slices
 // slowed by how much further above the mean the busiest of the whole GPU's is than the busiest
 // of the slice's, for the kernel's traffic hashed over them (busiest_over_mean).
 hw::GpuConfig stream_slice_gpu(const traces::Kernel& k, const hw::GpuConfig& gpu, int f) {
@@ -239,28 +241,19 @@ hw::GpuConfig stream_slice_gpu(const traces::Kernel& k, const hw::GpuConfig& gpu
   return g;
 }
 
-// The confidence of each method: the mean and largest |cycle error| of the kernels it sampled in
-// `ltc bench sim --only sample`, kept with the other measurements in
-// configs/calibration/sampling-confidence.json (sim/README.md, "Sampled simulation"). "full" is
-// exact for the run's first kernel; later ones start from the L2 the kernel before left, which
-// differs from the full run's where a kernel before was sampled or repeated. A kernel cut in its
-// loop alone has one wave or less (a longer one runs whole, or is cut in waves or sliced too).
-struct Confidence {
-  std::string method;
-  bool gemm = false;  // for "full" and "repeat"
-  double mean = 0, max = 0;
-};
-
-const std::vector<Confidence>& confidence_table() {
-  static const std::vector<Confidence> table = [] {
+// The confidence of each method, as `ltc bench sim --only sample --confidence-out` measured it
+// (configs/calibration/sampling-confidence.json; README.md, "Confidence").
+const std::vector<ConfidenceRow>& confidence_table() {
+  static const std::vector<ConfidenceRow> table = [] {
     const std::string path = config_dir("calibration") + "/sampling-confidence.json";
-    std::vector<Confidence> t;
+    std::vector<ConfidenceRow> t;
     try {
       const nlohmann::json j = nlohmann::json::parse(read_text(path));
       for (const auto& m : j.at("methods")) {
-        Confidence c;
+        ConfidenceRow c;
         c.method = m.at("method").get<std::string>();
         c.gemm = m.value("gemm", false);
+        c.kernels = m.value("kernels", int64_t(0));
         c.mean = m.at("mean").get<double>();
         c.max = m.at("max").get<double>();
         t.push_back(c);
@@ -275,17 +268,17 @@ const std::vector<Confidence>& confidence_table() {
 }
 
 // The table's row (confidence_row) for a kernel sampled by `method`; zero where it has none.
-Confidence confidence_of(const std::string& method, bool gemm) {
+ConfidenceRow confidence_of(const std::string& method, bool gemm) {
   const std::string row = confidence_row(method, gemm);
-  for (const Confidence& c : confidence_table()) {
+  for (const ConfidenceRow& c : confidence_table()) {
     if (confidence_row(c.method, c.gemm) == row) return c;
   }
   return {};
 }
 
 void set_confidence(SampleInfo& info, bool first, bool gemm) {
-  const Confidence c = confidence_of(info.method, gemm);
-  const bool exact = first && info.method == "full";  // the same simulation as the full run's
+  const ConfidenceRow c = confidence_of(info.method, gemm);
+  const bool exact = exact_by_construction(first ? 0 : 1, info.method);
   info.error_mean = exact ? 0.0 : c.mean;
   info.error_max = exact ? 0.0 : c.max;
 }
@@ -299,20 +292,19 @@ double dram_busy(const KernelStats& k, const hw::GpuConfig& gpu) {
 }
 
 // A reduced run whose DRAM is busier than this stands for the kernel badly. A slice runs fast:
-// its time is set by how its lines spread over fewer DRAM channels and L2 slices (sampling.h,
-// "Slices"); measured, the sliced GEMMs of `ltc bench sim --only sample` kept their DRAM busy
-// 20-51% of the time and read within 0.8%, the LLaMA2-13B prefill's down_proj on M2N32K8 LUT
-// cores 85%, -21%.
+// its time is set by how its lines spread over fewer DRAM channels and L2 slices (README.md);
+// measured, the sliced GEMMs of `ltc bench sim --only sample` kept their DRAM busy 20-51% of the
+// time and read within 0.8%, the LLaMA2-13B prefill's down_proj on M2N32K8 LUT cores 85%, -21%.
 constexpr double kMaxDramBusy = 0.6;
 
 // A wave cut's run stops where a line fitted through the mean residencies of its last
 // kWaveWindows windows of resident blocks moves less than kWaveSteady of their mean across them
-// (SimOptions::WaveStop, sampling.h "Waves"; one window against the one before stopped kernels
+// (WaveCut, wave_cut.h; README.md; one window against the one before stopped kernels
 // whose windows move 2-3% from one to the next by chance).
 constexpr double kWaveSteady = 0.005;
 constexpr int64_t kWaveWindows = 5;
 
-// One kernel: its reduced runs and the extrapolation (the method in sampling.h).
+// One kernel: its reduced runs and the extrapolation (README.md, the method).
 // Each run starts from `memory` (the previous simulated kernel's end state; null: empty), the
 // last one leaves its end state in `memory_out`.
 KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
@@ -342,7 +334,7 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       for (int64_t& t : trips) t = int64_t(std::min(double(t) * scale, 1e15));
     }
   }
-  // Only a kernel of one wave or less is cut in its loop (sampling.h, "Loop trips").
+  // Only a kernel of one wave or less is cut in its loop (README.md).
   const bool loop_cut =
       loop.pc != SampleLoop::npos && loop.trips >= 2 * trips[1] && blocks <= resident;
   // The steady blocks are timed once the kernel has moved twice the L2's capacity through it:
@@ -355,18 +347,17 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   const int64_t fill_waves =
       wave_bytes > 0 ? int64_t(std::ceil(2 * gpu.l2_bytes() / wave_bytes)) : 0;
   // The wave cut decides in its run when the blocks' residency has stopped moving (the
-  // dispatcher's WaveStop, sampling.h "Waves"): a run never steady is the whole kernel, so it
+  // WaveCut policy, README.md): a run never steady is the whole kernel, so it
   // costs nothing to try on any kernel with waves beyond the run's least.
   const int64_t min_run_waves = std::max({so.min_waves, fill_waves + 2, kWaveWindows + 2});
   // A kernel with too few waves for a wave cut runs on a slice of the GPU where it can
-  // (slice_cut), with as many waves; one of several waves keeps its whole loop (sampling.h,
-  // "Slices"). (Both at once, the slice's windows of a quarter of the blocks each are noisier:
-  // the A100's FP16 8192x8192x1024 GEMM read -2.2% against -1.5% on its slice whole.) A slice
-  // whose DRAM was busy more than kMaxDramBusy of its first run's cycles (not a streaming
-  // kernel's, which were asked for as they are) is given up. A kernel of several waves neither
-  // cut in waves nor on a slice runs whole: its loop does not extrapolate (sampling.h, "Loop
-  // trips").
-  // (A kernel cut in its loop has one wave or less: never both.)
+  // (slice_cut), with as many waves; one of several waves keeps its whole loop (README.md). (Both
+  // at once, the slice's windows of a quarter of the blocks each are noisier: the A100's FP16
+  // 8192x8192x1024 GEMM read -2.2% against -1.5% on its slice whole.) A slice whose DRAM was busy
+  // more than kMaxDramBusy of its first run's cycles (not a streaming kernel's, which were asked
+  // for as they are) is given up. A kernel of several waves neither cut in waves nor on a slice
+  // runs whole: its loop does not extrapolate (README.md). (A kernel cut in its loop has one wave
+  // or less: never both.)
   const bool wave_cut = waves > min_run_waves;
   SliceCut cut = wave_cut ? SliceCut{} : slice_cut(k, gpu, so);
   uint64_t given_up = 0;  // warp instructions of runs given up (a slice's)
@@ -410,7 +401,8 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       o.kernel.clear();
       o.start_state = slice > 1 ? (memory ? &cut_in : nullptr) : memory;
       o.end_state = ni + 1 == n_runs ? (slice > 1 ? &cut_out : memory_out) : nullptr;
-      if (wave_cut) o.wave_stop = {resident, tail, min_run_waves, kWaveWindows, kWaveSteady};
+      WaveCut cut_policy({resident, tail, min_run_waves, kWaveWindows, kWaveSteady});
+      if (wave_cut) o.dispatch = &cut_policy;
       if (options.progress) {
         o.progress = [&options, pos, kernels](const Progress& p) {
           Progress q = p;
@@ -496,6 +488,50 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
 }
 
 }  // namespace
+
+void ConfidenceTally::add(const std::string& method, bool gemm, double abs_error) {
+  Sum& s = by_row_[confidence_row(method, gemm)];
+  s.method = method;
+  s.gemm = gemm;
+  s.errors.push_back(abs_error);
+}
+
+std::vector<ConfidenceRow> ConfidenceTally::rows() const {
+  std::vector<ConfidenceRow> out;
+  for (const auto& [row, s] : by_row_) {
+    double sum = 0, largest = 0;
+    for (double e : s.errors) {
+      sum += e;
+      largest = std::max(largest, e);
+    }
+    ConfidenceRow r;
+    r.method = s.method;
+    r.gemm = s.gemm;
+    r.kernels = int64_t(s.errors.size());
+    r.mean = std::round(sum / double(s.errors.size()) * 1e4) / 1e4;
+    r.max = std::ceil(largest * 1e3) / 1e3;
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::string confidence_file(const std::vector<ConfidenceRow>& rows, const std::string& what) {
+  std::string text = "{\n \"what\": " + nlohmann::json(what).dump() + ",\n \"methods\": [\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ConfidenceRow& r = rows[i];
+    nlohmann::ordered_json m = {{"method", r.method}};
+    if (r.method == "full" || r.method == "repeat") m["gemm"] = r.gemm;
+    m["kernels"] = r.kernels;
+    m["mean"] = r.mean;
+    m["max"] = r.max;
+    text += "  " + m.dump() + (i + 1 < rows.size() ? ",\n" : "\n");
+  }
+  return text + " ]\n}\n";
+}
+
+bool exact_by_construction(size_t position, const std::string& method) {
+  return position == 0 && method == "full";
+}
 
 std::string kernel_place(const std::string& name) {
   // "L<digits>." then the op.
@@ -593,7 +629,8 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
   RunStats out;
   out.clock_ghz = gpu.clock_ghz;
   out.sample_method = sample_method(so);
-  const Confidence place_error[2] = {confidence_of("repeat", false), confidence_of("repeat", true)};
+  const ConfidenceRow place_error[2] = {confidence_of("repeat", false),
+                                        confidence_of("repeat", true)};
   std::vector<traces::Kernel> seen;  // nameless copies of the kernels simulated
   std::vector<size_t> seen_at;       // their index in out.kernels
   // What the last simulated kernel's last run left in L2, and the repeats after it moved their
@@ -620,7 +657,7 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
       ks.sample.method = "repeat";
       // The repeated kernel's error, and how far a kernel's cycles move from one place in the
       // step to another (independent of it: the "repeat" rows).
-      const Confidence& context = place_error[ks.gemm ? 1 : 0];
+      const ConfidenceRow& context = place_error[ks.gemm ? 1 : 0];
       ks.sample.error_mean = std::hypot(of.error_mean, context.mean);
       ks.sample.error_max = of.error_max + context.max;
       ks.sample.repeats = ks.name;
