@@ -1,20 +1,12 @@
-// `ltc bench sim`: how fast the cycle-level simulator runs, on the two workloads the simulator
-// issue names: the LUT Tensor Core authors' GEMM (W_INT2 A_FP16, M=4096 N=27648 K=5120 on
-// a100-lut4x; their Accel-Sim run: 804,234 cycles at 253 cycles/s, 3,168 s) and a whole
-// LLaMA2-70B decode step (B1, L4096, W_INT2 A_INT8). Every warp instruction and memory request is
-// simulated; the figures are wall time, simulated cycles per second, warp instructions per
-// second and peak memory. The authors' GEMM then runs sampled too (its goal: <= 3 s), beside
-// the full run's cycles. `--only h200` instead checks the simulator against real hardware: the
-// 42 cuBLAS FP16 GEMMs measured on an H200 (configs/calibration/h200-gemm.json), each compiled
-// to the dense mma kernel and simulated on --gpu h200, with the error of each and the MAPE.
-// `--only rtl` runs LUT GEMMs on a100-lut4x with the fast tensor core and with the verilated
-// tile (`ltc sim --tc rtl`, -O2 models), timing only and --functional, and prints both speeds and
-// whether cycles and outputs agree. `--only sample` measures sampled simulation (sim/sampling.h)
-// against full runs: GEMMs memory- and compute-bound, LUT and MAC, LLaMA-family and odd shapes,
-// with many waves and with heavy tails, and whole decode and prefill steps; each case's cycle
-// error and speedup (simulation wall time, full over sampled), the mean and the worst, beside the
-// confidence the sampled run states (expected and largest error) and how many cases fall within
-// it.
+// `ltc bench sim`: the cycle-level simulator measured. The default run: its speed on the LUT
+// Tensor Core authors' GEMM (W_INT2 A_FP16, M=4096 N=27648 K=5120 on a100-lut4x; their Accel-Sim
+// run: report::paper::kAccelSimGemm*) in full and sampled, and a LLaMA2-70B decode step (B1,
+// L4096, W_INT2 A_INT8). `--only h200`: the simulator against the 42 cuBLAS FP16 GEMMs measured
+// on an H200 (configs/calibration/h200-gemm.json). `--only rtl`: the verilated tile as the tensor
+// core against the fast one. `--only sample`: sampled against full simulation on the cases of
+// configs/sampling/ (sim/sampler/README.md), per case and, with --per-kernel, per method (the
+// confidence table, --confidence-out). `--only paper`: the paper's kernel experiment.
+// `--markdown` writes any of them but rtl as a results file (cli/report/sim_bench.h).
 #include "cli/command.h"
 #include "cli/options.h"
 #include "cli/report/kernel_experiment.h"
@@ -30,7 +22,6 @@
 #include "model/llm/graph.h"
 #include "model/llm/model_config.h"
 #include "model/roofline/estimate.h"
-#include "sim/gpu.h"
 #include "sim/sampler/sampling.h"
 #include "sim/simulator.h"
 
@@ -44,7 +35,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -361,50 +351,29 @@ void run_sample(const BenchSimFlags& o) {
     // distance from its kernel; a run's first kernel simulated in full: "exact").
     nlohmann::json kernel_rows = nlohmann::json::array();
     if (per_kernel) {
-      // Per kernel: the sampled cycles against the full run's (kernels that are not repeats).
-      // A repeat: how far its kernel's cycles are from its own, both in the full run (the
-      // "repeat" row: its error beside its kernel's).
-      std::map<std::string, int64_t> full_cycles;
-      for (const auto& fk : full.kernels) full_cycles.emplace(fk.name, fk.cycles);
-      for (size_t i = 0; i < sampled.kernels.size() && i < full.kernels.size(); ++i) {
-        const auto& sk = sampled.kernels[i];
-        if (sk.sample.method == "repeat") {
-          const auto of = full_cycles.find(sk.sample.repeats);
-          if (of != full_cycles.end() && full.kernels[i].cycles > 0) {
-            const double distance =
-                std::abs(double(of->second) / double(full.kernels[i].cycles) - 1);
-            const std::string row = sim::confidence_row("repeat", sk.gemm);
-            by_method.add("repeat", sk.gemm, distance);
-            kernel_rows.push_back({{"name", sk.name},
-                                   {"method", "repeat"},
-                                   {"row", row},
-                                   {"repeats", sk.sample.repeats},
-                                   {"error", distance}});
-          }
+      for (const sim::KernelComparison& k : sim::compare_to_full(sampled, full, t, gpu)) {
+        if (k.row != "exact") by_method.add(k.method, k.gemm, std::abs(k.error));
+        if (k.method == "repeat") {
+          kernel_rows.push_back({{"name", k.name},
+                                 {"method", k.method},
+                                 {"row", k.row},
+                                 {"repeats", k.repeats},
+                                 {"error", std::abs(k.error)}});
           continue;
         }
-        const sim::Occupancy occ = sim::kernel_occupancy(t.kernels[i], gpu);
-        const double waves = double(t.kernels[i].blocks()) / double(occ.blocks_per_sm * gpu.sms);
-        const double kerr = double(sk.cycles) / double(full.kernels[i].cycles) - 1;
-        // Its share of the warp instructions the sampled run simulated (where its time goes).
-        const double share = double(sk.sample.simulated_instructions) /
-                             double(std::max<uint64_t>(sampled.sample_simulated_instructions, 1));
         if (!o.json) {
           fmt::print(
               "    {:<28} {:<17} {:>10} {:>10} {:>+7.2f}% {:>6.2f} waves {:>5.1f}% simulated\n",
-              sk.name, sk.sample.method, full.kernels[i].cycles, sk.cycles, 100 * kerr, waves,
-              100 * share);
+              k.name, k.method, k.full_cycles, k.sampled_cycles, 100 * k.error, k.waves,
+              100 * k.share);
         }
-        const bool exact = sim::exact_by_construction(i, sk.sample.method);
-        const std::string row = sim::confidence_row(sk.sample.method, sk.gemm);
-        kernel_rows.push_back({{"name", sk.name},
-                               {"method", sk.sample.method},
-                               {"row", exact ? "exact" : row},
-                               {"full_cycles", full.kernels[i].cycles},
-                               {"sampled_cycles", sk.cycles},
-                               {"error", kerr},
-                               {"waves", waves}});
-        if (!exact) by_method.add(sk.sample.method, sk.gemm, std::abs(kerr));
+        kernel_rows.push_back({{"name", k.name},
+                               {"method", k.method},
+                               {"row", k.row},
+                               {"full_cycles", k.full_cycles},
+                               {"sampled_cycles", k.sampled_cycles},
+                               {"error", k.error},
+                               {"waves", k.waves}});
       }
     }
     const double err = double(sampled.cycles) / double(full.cycles) - 1;

@@ -2,7 +2,7 @@
 // sim/README.md): the paper's LLaMA2-13B W_INT1 A_FP16 mpGEMM on MAC and LUT A100s, the
 // authors' GEMM beside their Accel-Sim cycles, and the gpu-dse sweep (synth/sweeps/gpu-dse.json:
 // tiles per tensor core, register file, tile shape, shared memory) with its Pareto front of
-// speedup over the MAC A100 against tensor-core area. Sampled simulation (sim/sampling.h).
+// speedup over the MAC A100 against tensor-core area. Sampled simulation (sim/sampler/README.md).
 #include "cli/report/html.h"
 #include "cli/report/kernel_experiment.h"
 #include "cli/report/paper.h"

@@ -265,7 +265,7 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   // time it by: twice as fast on the A100, equal on the H100/H200 and RTX 3090): this estimate
   // has no latency model and counts the dequantized W tile's shared-memory traffic at the
   // codes' bits, and with both corrected the A100's decode GEMVs took tiles that simulate
-  // 46-108% slower (1x5120x5120 and 1x13824x5120 W1A16, 3 Dec 2026; sim/README.md).
+  // 46-108% slower (1x5120x5120 and 1x13824x5120 W1A16).
   const double dequant_us_per_block =
       p.dequant_bits > 0 ? double(kDequantOpsPerCode) * double(block.n) * k_pad /
                                (double(gpu.fp32_lanes_per_sm()) * gpu.clock_ghz * 1e3)

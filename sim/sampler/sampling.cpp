@@ -304,19 +304,25 @@ constexpr double kMaxDramBusy = 0.6;
 constexpr double kWaveSteady = 0.005;
 constexpr int64_t kWaveWindows = 5;
 
-// One kernel: its reduced runs and the extrapolation (README.md, the method).
-// Each run starts from `memory` (the previous simulated kernel's end state; null: empty), the
-// last one leaves its end state in `memory_out`.
-KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
-                          const hw::GpuConfig& gpu, const SimOptions& options,
-                          const SampleOptions& so, size_t pos, size_t kernels,
-                          const MemoryState* memory, MemoryState* memory_out, RunStats* out) {
+// How a kernel is sampled (README.md, the method), chosen before any run.
+struct Plan {
+  SampleLoop loop;
+  int64_t resident = 0, blocks = 0, tail = 0, waves = 0;  // blocks resident at once; full waves
+  int64_t trips[2] = {0, 0};  // the sampled loop's trips in the two runs (loop_cut)
+  bool loop_cut = false, wave_cut = false;
+  int64_t min_run_waves = 0;  // the wave cut's least
+  SliceCut cut;               // f = 1: the whole GPU
+};
+
+Plan plan_kernel(const traces::Kernel& k, const hw::GpuConfig& gpu, const SampleOptions& so,
+                 const MemoryState* memory) {
+  Plan p;
   const Occupancy occ = kernel_occupancy(k, gpu);
-  const SampleLoop loop = sample_loop(k);
-  const int64_t resident = int64_t(occ.blocks_per_sm) * gpu.sms;
-  const int64_t blocks = k.blocks();
-  const int64_t tail = (blocks - 1) % resident + 1;
-  const int64_t waves = (blocks - tail) / resident;
+  p.loop = sample_loop(k);
+  p.resident = int64_t(occ.blocks_per_sm) * gpu.sms;
+  p.blocks = k.blocks();
+  p.tail = (p.blocks - 1) % p.resident + 1;
+  p.waves = (p.blocks - p.tail) / p.resident;
   // The loop's trips in the two runs: so.trips, scaled up so that the first run brings in twice
   // the bytes that the L2 and DRAM queues it starts from still have to write back (its lines
   // over the loop's trips, block_sharing). A run that ends sooner writes back less of them than
@@ -325,31 +331,32 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   // 64, -5.0% at 48 / 96 (what this takes), +0.6% at 64 / 128. (Asking for twice the L2's
   // capacity instead, as the wave cut does, gave the same trips there and ran the LLaMA2-70B
   // down_proj LUT GEMV, -0.82% at 16 / 32, in full.)
-  int64_t trips[2] = {so.trips[0], so.trips[1]};
-  if (loop.pc != SampleLoop::npos && memory) {
-    const double per_trip = block_sharing(k).lines() / double(loop.trips);
+  p.trips[0] = so.trips[0];
+  p.trips[1] = so.trips[1];
+  if (p.loop.pc != SampleLoop::npos && memory) {
+    const double per_trip = block_sharing(k).lines() / double(p.loop.trips);
     const double pending = pending_write_bytes(*memory, gpu);
-    if (per_trip > 0 && per_trip * double(trips[0]) < 2 * pending) {
-      const double scale = std::ceil(2 * pending / (per_trip * double(trips[0])));
-      for (int64_t& t : trips) t = int64_t(std::min(double(t) * scale, 1e15));
+    if (per_trip > 0 && per_trip * double(p.trips[0]) < 2 * pending) {
+      const double scale = std::ceil(2 * pending / (per_trip * double(p.trips[0])));
+      for (int64_t& t : p.trips) t = int64_t(std::min(double(t) * scale, 1e15));
     }
   }
   // Only a kernel of one wave or less is cut in its loop (README.md).
-  const bool loop_cut =
-      loop.pc != SampleLoop::npos && loop.trips >= 2 * trips[1] && blocks <= resident;
+  p.loop_cut =
+      p.loop.pc != SampleLoop::npos && p.loop.trips >= 2 * p.trips[1] && p.blocks <= p.resident;
   // The steady blocks are timed once the kernel has moved twice the L2's capacity through it:
   // from there every line it brings in evicts one of its own, dirty evictions are written back
   // and the DRAM queues are at their steady depth, as in the full run. Before, a streaming
   // kernel's blocks run 15-25% faster (the tables' precompute of the authors' GEMM, measured
   // with `ltc sim --block-limit`); the hashed sets fill unevenly, so one capacity is not enough.
   const double wave_bytes =
-      double(global_bytes_per_warp(k.program)) * double(k.warps_per_block()) * double(resident);
+      double(global_bytes_per_warp(k.program)) * double(k.warps_per_block()) * double(p.resident);
   const int64_t fill_waves =
       wave_bytes > 0 ? int64_t(std::ceil(2 * gpu.l2_bytes() / wave_bytes)) : 0;
   // The wave cut decides in its run when the blocks' residency has stopped moving (the
   // WaveCut policy, README.md): a run never steady is the whole kernel, so it
   // costs nothing to try on any kernel with waves beyond the run's least.
-  const int64_t min_run_waves = std::max({so.min_waves, fill_waves + 2, kWaveWindows + 2});
+  p.min_run_waves = std::max({so.min_waves, fill_waves + 2, kWaveWindows + 2});
   // A kernel with too few waves for a wave cut runs on a slice of the GPU where it can
   // (slice_cut), with as many waves; one of several waves keeps its whole loop (README.md). (Both
   // at once, the slice's windows of a quarter of the blocks each are noisier: the A100's FP16
@@ -358,32 +365,54 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   // for as they are) is given up. A kernel of several waves neither cut in waves nor on a slice
   // runs whole: its loop does not extrapolate (README.md). (A kernel cut in its loop has one wave
   // or less: never both.)
-  const bool wave_cut = waves > min_run_waves;
-  SliceCut cut = wave_cut ? SliceCut{} : slice_cut(k, gpu, so);
+  p.wave_cut = p.waves > p.min_run_waves;
+  p.cut = p.wave_cut ? SliceCut{} : slice_cut(k, gpu, so);
+  return p;
+}
+
+// A plan's reduced runs.
+struct Runs {
+  std::vector<KernelStats> runs;  // one, or two at the loop's trips n[0] < n[1]
+  SampleInfo info;                // runs, slice, loop trips, warp instructions simulated
+  SliceCut cut;                   // the plan's, or none where its slice was given up
+  int64_t n[2] = {0, 0};
+  int64_t run_blocks = 0, run_waves = 0;  // the runs' blocks, and full waves (a wave cut's fewer)
+  bool interrupted = false;
+};
+
+// Runs `p`: a slice whose DRAM was busy more than kMaxDramBusy of its first run's cycles (not a
+// streaming kernel's, which were asked for as they are) is given up and the kernel runs on the
+// whole GPU. Each run starts from `memory` (the previous simulated kernel's end state; null:
+// empty), the last one leaves its end state in `memory_out`.
+Runs run_plan(const Plan& p, const traces::Kernel& k, const traces::Trace& trace,
+              const hw::GpuConfig& gpu, const SimOptions& options, size_t pos, size_t kernels,
+              const MemoryState* memory, MemoryState* memory_out, RunStats* out) {
+  Runs r;
+  r.cut = p.cut;
+  r.run_waves = p.waves;
   uint64_t given_up = 0;  // warp instructions of runs given up (a slice's)
-  SampleInfo info;
-  std::vector<KernelStats> runs;
+  SampleInfo& info = r.info;
   MemoryState cut_in, cut_out;
-  int64_t run_blocks = 0, run_waves = waves, n_run[2] = {0, 0};
   hw::GpuConfig run_gpu;
   for (bool done = false; !done;) {
     done = true;
-    const int slice = cut.f;
-    run_blocks = blocks / slice;
-    run_gpu =
-        slice > 1 ? (cut.streaming ? stream_slice_gpu(k, gpu, slice) : slice_gpu(gpu, slice)) : gpu;
+    const int slice = r.cut.f;
+    r.run_blocks = p.blocks / slice;
+    run_gpu = slice > 1
+                  ? (r.cut.streaming ? stream_slice_gpu(k, gpu, slice) : slice_gpu(gpu, slice))
+                  : gpu;
     info = SampleInfo{};
     info.slice = slice;
-    n_run[0] = loop_cut ? trips[0] : loop.trips;
-    n_run[1] = loop_cut ? trips[1] : 0;
-    if (loop_cut) {
-      info.loop_trips = loop.trips;
-      info.loop_trips_run[0] = n_run[0];
-      info.loop_trips_run[1] = n_run[1];
+    r.n[0] = p.loop_cut ? p.trips[0] : p.loop.trips;
+    r.n[1] = p.loop_cut ? p.trips[1] : 0;
+    if (p.loop_cut) {
+      info.loop_trips = p.loop.trips;
+      info.loop_trips_run[0] = r.n[0];
+      info.loop_trips_run[1] = r.n[1];
     }
     info.simulated_instructions = given_up;
-    runs.clear();
-    const int n_runs = loop_cut ? 2 : 1;
+    r.runs.clear();
+    const int n_runs = p.loop_cut ? 2 : 1;
     // The slice starts from its share of the L2 and leaves it to the whole GPU (memory.h).
     if (slice > 1 && memory) cut_in = cut_l2(*memory, slice);
     for (int ni = 0; ni < n_runs; ++ni) {
@@ -392,17 +421,17 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       one.gpu = trace.gpu;
       one.cores = trace.cores;
       one.kernels.push_back(k);
-      if (loop_cut) one.kernels[0].program[loop.pc].count = uint64_t(n_run[ni]);
+      if (p.loop_cut) one.kernels[0].program[p.loop.pc].count = uint64_t(r.n[ni]);
       if (slice > 1) {
-        one.kernels[0].grid_x = cut.grid_x;
-        one.kernels[0].grid_y = cut.grid_y;
+        one.kernels[0].grid_x = r.cut.grid_x;
+        one.kernels[0].grid_y = r.cut.grid_y;
       }
       SimOptions o = options;
       o.kernel.clear();
       o.start_state = slice > 1 ? (memory ? &cut_in : nullptr) : memory;
       o.end_state = ni + 1 == n_runs ? (slice > 1 ? &cut_out : memory_out) : nullptr;
-      WaveCut cut_policy({resident, tail, min_run_waves, kWaveWindows, kWaveSteady});
-      if (wave_cut) o.dispatch = &cut_policy;
+      WaveCut cut_policy({p.resident, p.tail, p.min_run_waves, kWaveWindows, kWaveSteady});
+      if (p.wave_cut) o.dispatch = &cut_policy;
       if (options.progress) {
         o.progress = [&options, pos, kernels](const Progress& p) {
           Progress q = p;
@@ -411,64 +440,73 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
           options.progress(q);
         };
       }
-      RunStats r = simulate(one, run_gpu, o);
-      out->wall_s += r.wall_s;
-      if (r.interrupted || r.kernels.empty()) {
+      RunStats run = simulate(one, run_gpu, o);
+      out->wall_s += run.wall_s;
+      if (run.interrupted || run.kernels.empty()) {
         out->interrupted = true;
-        return {};
+        r.interrupted = true;
+        return r;
       }
-      info.simulated_instructions += r.kernels[0].warp_instructions();
+      info.simulated_instructions += run.kernels[0].warp_instructions();
       ++info.runs;
-      const bool busy = ni == 0 && dram_busy(r.kernels[0], run_gpu) > kMaxDramBusy;
-      if (busy && slice > 1 && !cut.streaming) {
+      const bool busy = ni == 0 && dram_busy(run.kernels[0], run_gpu) > kMaxDramBusy;
+      if (busy && slice > 1 && !r.cut.streaming) {
         given_up = info.simulated_instructions;
-        cut = SliceCut{};
+        r.cut = SliceCut{};
         done = false;
         break;
       }
       // A wave cut that stopped: its blocks are w full waves and the tail.
-      if (wave_cut && r.kernels[0].blocks < run_blocks) {
-        run_blocks = r.kernels[0].blocks;
-        run_waves = (run_blocks - tail) / resident;
+      if (p.wave_cut && run.kernels[0].blocks < r.run_blocks) {
+        r.run_blocks = run.kernels[0].blocks;
+        r.run_waves = (r.run_blocks - p.tail) / p.resident;
       }
-      runs.push_back(std::move(r.kernels[0]));
+      r.runs.push_back(std::move(run.kernels[0]));
     }
   }
-  const bool by_wave = run_waves < waves;
-  const std::string sliced = cut.streaming ? "stream-slice" : "slice";
-  info.method = loop_cut    ? (cut.f > 1 ? "loop+" + sliced : "loop")
-                : cut.f > 1 ? sliced
-                : by_wave   ? "wave"
-                            : "full";
+  // The slice leaves its share of the L2 to the whole GPU (checkpoint.h).
+  if (r.cut.f > 1 && memory_out) *memory_out = uncut_l2(cut_out, r.cut.f);
+  return r;
+}
+
+// The kernel's statistics from its runs: counters per block times the blocks, linear in the
+// trips; cycles linear in the trips plus the waves cut at the steady blocks' residency.
+KernelStats extrapolate(const Plan& p, const Runs& r, const traces::Kernel& k,
+                        const hw::GpuConfig& gpu) {
+  SampleInfo info = r.info;
+  const bool by_wave = r.run_waves < p.waves;
+  const std::string sliced = r.cut.streaming ? "stream-slice" : "slice";
+  info.method = p.loop_cut    ? (r.cut.f > 1 ? "loop+" + sliced : "loop")
+                : r.cut.f > 1 ? sliced
+                : by_wave     ? "wave"
+                              : "full";
   if (by_wave) {
-    info.waves = waves;
-    info.waves_run = run_waves;
+    info.waves = p.waves;
+    info.waves_run = r.run_waves;
   }
-  const int slice = cut.f;
-  if (slice > 1 && memory_out) *memory_out = uncut_l2(cut_out, slice);
   // Linear in the trips (weights of the two runs; one run: itself).
-  const auto wn = loop_cut ? linear_weights(double(n_run[0]), double(n_run[1]), double(loop.trips))
-                           : std::pair<double, double>{1.0, 0.0};
+  const auto wn = p.loop_cut ? linear_weights(double(r.n[0]), double(r.n[1]), double(p.loop.trips))
+                             : std::pair<double, double>{1.0, 0.0};
   std::vector<const KernelStats*> ptrs;
   std::vector<double> weights;
-  const double scale = double(blocks) / double(run_blocks);
-  for (size_t i = 0; i < runs.size(); ++i) {
-    ptrs.push_back(&runs[i]);
+  const double scale = double(p.blocks) / double(r.run_blocks);
+  for (size_t i = 0; i < r.runs.size(); ++i) {
+    ptrs.push_back(&r.runs[i]);
     weights.push_back((i == 0 ? wn.first : wn.second) * scale);
   }
   // Counters: per block as in the runs (every block runs the same program), times the blocks.
   KernelStats ks = combine(ptrs, weights);
   // Cycles: the runs' (linear in the trips), plus the waves cut at the steady blocks' residency.
   double cycles = 0, residency = 0;
-  for (size_t i = 0; i < runs.size(); ++i) {
+  for (size_t i = 0; i < r.runs.size(); ++i) {
     const double w = i == 0 ? wn.first : wn.second;
-    cycles += w * double(runs[i].cycles);
+    cycles += w * double(r.runs[i].cycles);
     if (by_wave) {
-      residency += w * double(runs[i].timed_block_cycles) /
-                   double(std::max<uint64_t>(runs[i].timed_blocks, 1));
+      residency += w * double(r.runs[i].timed_block_cycles) /
+                   double(std::max<uint64_t>(r.runs[i].timed_blocks, 1));
     }
   }
-  cycles += double(waves - run_waves) * residency;
+  cycles += double(p.waves - r.run_waves) * residency;
   ks.cycles = int64_t(std::max(0.0, std::round(cycles)));
   // Issue and stall cycles account every sub-partition cycle: stalls take what issue leaves.
   const double sp_cycles = double(ks.cycles) * double(gpu.sms) * double(gpu.sub_partitions_per_sm);
@@ -482,8 +520,20 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   ks.sms = gpu.sms;  // a slice's runs count the slice's
   ks.tensor_cores = uint64_t(gpu.tensor_cores());
   ks.clock_ghz = gpu.loaded_clock_ghz(ks.tensor_utilization());
-  set_confidence(info, pos == 0, k.gemm.m > 0);
   ks.sample = info;
+  return ks;
+}
+
+// One kernel: planned, run, extrapolated, and given its method's confidence.
+KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
+                          const hw::GpuConfig& gpu, const SimOptions& options,
+                          const SampleOptions& so, size_t pos, size_t kernels,
+                          const MemoryState* memory, MemoryState* memory_out, RunStats* out) {
+  const Plan p = plan_kernel(k, gpu, so, memory);
+  const Runs r = run_plan(p, k, trace, gpu, options, pos, kernels, memory, memory_out, out);
+  if (r.interrupted) return {};
+  KernelStats ks = extrapolate(p, r, k, gpu);
+  set_confidence(ks.sample, pos == 0, k.gemm.m > 0);
   return ks;
 }
 
@@ -527,6 +577,41 @@ std::string confidence_file(const std::vector<ConfidenceRow>& rows, const std::s
     text += "  " + m.dump() + (i + 1 < rows.size() ? ",\n" : "\n");
   }
   return text + " ]\n}\n";
+}
+
+std::vector<KernelComparison> compare_to_full(const RunStats& sampled, const RunStats& full,
+                                              const traces::Trace& trace,
+                                              const hw::GpuConfig& gpu) {
+  std::map<std::string, int64_t> full_cycles;
+  for (const auto& fk : full.kernels) full_cycles.emplace(fk.name, fk.cycles);
+  std::vector<KernelComparison> out;
+  for (size_t i = 0; i < sampled.kernels.size() && i < full.kernels.size(); ++i) {
+    const KernelStats& sk = sampled.kernels[i];
+    const int64_t own = full.kernels[i].cycles;
+    KernelComparison c;
+    c.name = sk.name;
+    c.method = sk.sample.method;
+    c.gemm = sk.gemm;
+    c.full_cycles = own;
+    c.sampled_cycles = sk.cycles;
+    if (sk.sample.method == "repeat") {
+      const auto of = full_cycles.find(sk.sample.repeats);
+      if (of == full_cycles.end() || own <= 0) continue;
+      c.repeats = sk.sample.repeats;
+      c.row = confidence_row("repeat", sk.gemm);
+      c.error = double(of->second) / double(own) - 1;
+      out.push_back(c);
+      continue;
+    }
+    const Occupancy occ = kernel_occupancy(trace.kernels[i], gpu);
+    c.waves = double(trace.kernels[i].blocks()) / double(occ.blocks_per_sm * gpu.sms);
+    c.error = own > 0 ? double(sk.cycles) / double(own) - 1 : 0.0;
+    c.share = double(sk.sample.simulated_instructions) /
+              double(std::max<uint64_t>(sampled.sample_simulated_instructions, 1));
+    c.row = exact_by_construction(i, c.method) ? "exact" : confidence_row(c.method, c.gemm);
+    out.push_back(c);
+  }
+  return out;
 }
 
 bool exact_by_construction(size_t position, const std::string& method) {

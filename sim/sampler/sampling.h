@@ -83,6 +83,23 @@ class ConfidenceTally {
 // The table's file text: {"what": what, "methods": [rows, one a line]} (what the sampler reads).
 std::string confidence_file(const std::vector<ConfidenceRow>& rows, const std::string& what);
 
+// One kernel of a sampled run against the same kernel of the full run of the trace (what the
+// confidence table is measured from). A repeat's error is how far, in the full run, the kernel
+// it repeats is from its own cycles (the "repeat" rows); the run's first kernel simulated in full
+// is exact (row "exact", in no tally).
+struct KernelComparison {
+  std::string name, method, row, repeats;
+  int64_t full_cycles = 0, sampled_cycles = 0;
+  double error = 0;  // sampled / full - 1 (a repeat: its kernel's full cycles / its own - 1)
+  double waves = 0;  // blocks over those resident at once (not for repeats)
+  double share = 0;  // of the warp instructions the sampled run simulated (not for repeats)
+  bool gemm = false;
+};
+// `full` needs each kernel's name and cycles only (a cached full run). Kernels are compared in
+// launch order; a repeat whose kernel the full run lacks is left out.
+std::vector<KernelComparison> compare_to_full(const RunStats& sampled, const RunStats& full,
+                                              const traces::Trace& trace, const hw::GpuConfig& gpu);
+
 // The row of configs/calibration/sampling-confidence.json that a kernel sampled by `method`
 // takes: the method, split for "full" and "repeat" by whether the kernel is a GEMM ("loop, one
 // wave": a kernel cut in its loop alone has one wave or less; "full, gemm", "slice", ...).

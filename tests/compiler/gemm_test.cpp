@@ -517,8 +517,7 @@ TEST(GemmLowering, DequantizeThenMacTilesCountTheDequantizedTile) {
   // The tiling chose the stages and the blocks per SM without the dequantized W tile the kernel
   // keeps beside its stages: on the H200 a W2A8 2048x4096x4096 GEMM then asked for more shared
   // memory than a block has ("4 pipeline stages exceed ..."), and on the A100 the paper's W1A16
-  // 2048x27648x5120 was tiled for two blocks per SM where one fits (sim/README.md, "The paper's
-  // kernel experiment").
+  // 2048x27648x5120 was tiled for two blocks per SM where one fits (docs/results/sim-paper.md).
   struct M {
     const char* gpu;
     int64_t m, n, k;

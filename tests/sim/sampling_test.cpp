@@ -1,4 +1,4 @@
-// Sampled simulation (sim/sampling.h) against full runs of the same traces: the counters that are
+// Sampled simulation (sim/sampler/) against full runs of the same traces: the counters that are
 // exactly bilinear in the loop trips and the waves come out exactly, the cycles within a few
 // percent, repeated kernels are simulated once, and the option checks. The GPUs are the built-in
 // ones shrunk to 8 SMs and a 2 MiB L2, so that small GEMMs have many waves and fill the L2 (what
@@ -311,7 +311,7 @@ TEST(Sampling, AKernelStartsFromTheL2ThePreviousKernelLeft) {
 // backlog. A LUT GEMM on M2N32K8 cores writes 25 MB of tables and its lmma kernel then streams
 // them: simulated in full after them, the lmma takes the full run's cycles to the cycle (with the
 // L2's lines alone it read 124,813 against 146,569). Its slice (several waves) kept the DRAM
-// busy over 60% of its cycles, so it was given up (sampling.h, "Slices"), and its instructions
+// busy over 60% of its cycles, so it was given up (sim/sampler/README.md), and its instructions
 // count in the simulated ones.
 TEST(Sampling, TheDramsBacklogCarriesToTheNextKernel) {
   const hw::GpuConfig gpu = hw::with_overrides(
@@ -372,10 +372,9 @@ hw::GpuConfig small_slow_gpu() {
   return gpu;
 }
 
-// A kernel of one wave is cut in its loop, its L2 as the full run's (sampling.h, "Loop trips"):
-// when the runs aged the L2's lines N / t times faster (until 4 Dec 2026), the A tile that its 16
-// blocks share within a trip missed, and the runs took 2,548 cycles a trip against the full
-// run's 1,394: +85%. Unaged: +0.41%.
+// A kernel of one wave is cut in its loop, its L2 as the full run's (sim/sampler/README.md): the
+// A tile that its 16 blocks share within a trip hits as in the full run (had the runs aged the
+// L2's lines N / t times faster, it would miss, and the runs took +85%).
 TEST(Sampling, AOneWaveLoopMatchesTheFullRun) {
   const hw::GpuConfig gpu = small_slow_gpu();
   const traces::Trace t = test_support::compiled_gemm(
@@ -393,7 +392,7 @@ TEST(Sampling, AOneWaveLoopMatchesTheFullRun) {
 }
 
 // A kernel of several waves that is neither cut in waves nor on a slice runs whole: its cycles a
-// trip change with the loop's length (sim/sampling.h, "Loop trips"). The FP16 64x8192x8192 GEMM
+// trip change with the loop's length (sim/sampler/README.md). The FP16 64x8192x8192 GEMM
 // on the small A100 (2 waves, its DRAM 90% busy) read -3.4% with its loop cut; it is the run's
 // first kernel, from an empty L2, so the sampled run is the full run.
 TEST(Sampling, ASeveralWaveKernelNotCutInWavesRunsWhole) {
@@ -413,7 +412,7 @@ TEST(Sampling, ASeveralWaveKernelNotCutInWavesRunsWhole) {
 }
 
 // A wave cut's run ends at the first wave boundary where the residency of the last five windows
-// of resident blocks is flat (sampling.h, "Waves"); a kernel whose residency never settles runs
+// of resident blocks is flat (sim/sampler/README.md); a kernel whose residency never settles runs
 // whole. On the small A100-LUT-4X the LUT GEMM 2048x4096x2048's lmma kernel (21 waves) stops
 // after 7 and reads within 1% (+0.2%); its table precompute (short blocks, 12 waves) is the
 // trace's first kernel: cut or whole, it must be within 1% of the full run and never cost more.

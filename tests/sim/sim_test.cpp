@@ -317,8 +317,8 @@ TEST(Barrier, EveryWarpOfTheBlockLeavesWhenTheLastArrives) {
 // blocks finds 264 free slots and some SM takes two of them, so the kernel ends a whole
 // residency later rather than the 0.56 of one a lone block per SM would add. The H200 does the
 // same: given that pattern it spreads the 79 about as a random choice of free slots, and about
-// 12 of its SMs take two (tools/microbench/block_placement.cu; sim/README.md, "Block dispatch
-// against the H200").
+// 12 of its SMs take two (tools/microbench/block_placement.cu; sim/README.md, "Block
+// dispatch").
 TEST(Dispatch, ATailThatFindsEverySmFreeingAtOnceEndsAResidencyLater) {
   const hw::GpuConfig gpu = hw::load_gpu("h200");
   ASSERT_EQ(gpu.sms, 132);
