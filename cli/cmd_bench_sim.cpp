@@ -469,9 +469,16 @@ void run_sample(const BenchSimFlags& o) {
         "compared and the mean and largest |cycle error| of each against the same kernel of the "
         "full run (largest rounded up; a 'repeat' row: how far a repeat's own full-run cycles are "
         "from its kernel's). Written by `ltc bench sim --only sample --confidence-out` on {} "
-        "({}).",
+        "({}); rows this run did not measure are kept from the file as it was.",
         file, sim::sample_method(so));
-    write_text_atomic(o.confidence_out, sim::confidence_file(methods, what));
+    // The rows this run did not measure stay as the file had them (measured by earlier runs:
+    // with --slice-streaming, on other sets).
+    std::error_code ec;
+    const std::vector<sim::ConfidenceRow> before = std::filesystem::exists(o.confidence_out, ec)
+                                                       ? sim::read_confidence(o.confidence_out)
+                                                       : std::vector<sim::ConfidenceRow>{};
+    write_text_atomic(o.confidence_out,
+                      sim::confidence_file(sim::merge_confidence(methods, before), what));
   }
   if (o.json) {
     fmt::print("{}\n", result.dump());
@@ -521,8 +528,10 @@ void run_paper(const BenchSimFlags& o) {
   }
   fmt::print(
       "  area: tensor-core area per SM vs the A100's MAC tensor cores (GPU JSON, the paper's Table "
-      "III, INT8-activation tiles); paper: LUT matches MAC at 14.3% of the area, 6.9x with more "
-      "registers at +31.6%\n");
+      "III, INT8-activation tiles); paper: LUT matches MAC at {:.1f}% of the area, {:g}x with more "
+      "registers at +{:.1f}%\n",
+      100 * report::paper::kKernelLutMatchesMacAtArea, report::paper::kKernelMoreRegistersSpeedup,
+      100 * report::paper::kKernelMoreRegistersExtraArea);
   fmt::print(
       "authors' GEMM W_INT2 A_FP16 4096x27648x5120 on a100-lut4x: {} cycles (their Accel-Sim: "
       "{}), tensor {:.1f}%, binding stall {}\n",

@@ -19,6 +19,13 @@ inline constexpr double kTable3Lut8xAreaShare = 0.383;
 inline constexpr long kAccelSimGemmCycles = 804234;
 inline constexpr double kAccelSimGemmWallS = 3168;
 
+// The kernel experiment (LLaMA2-13B mpGEMM W_INT1 A_FP16): the LUT tensor core matches the MAC's
+// speed at this share of its tensor-core area, and with more registers is this much faster at
+// this much more area.
+inline constexpr double kKernelLutMatchesMacAtArea = 0.143;
+inline constexpr double kKernelMoreRegistersSpeedup = 6.9;
+inline constexpr double kKernelMoreRegistersExtraArea = 0.316;
+
 // Figure 16: W_INT1 A_INT8 peak up to 16x the FP16 tensor core; end to end up to 8.2x.
 inline constexpr double kFig16PeakGain = 16.0;
 inline constexpr double kFig16EndToEndGain = 8.2;

@@ -244,26 +244,8 @@ hw::GpuConfig stream_slice_gpu(const traces::Kernel& k, const hw::GpuConfig& gpu
 // The confidence of each method, as `ltc bench sim --only sample --confidence-out` measured it
 // (configs/calibration/sampling-confidence.json; README.md, "Confidence").
 const std::vector<ConfidenceRow>& confidence_table() {
-  static const std::vector<ConfidenceRow> table = [] {
-    const std::string path = config_dir("calibration") + "/sampling-confidence.json";
-    std::vector<ConfidenceRow> t;
-    try {
-      const nlohmann::json j = nlohmann::json::parse(read_text(path));
-      for (const auto& m : j.at("methods")) {
-        ConfidenceRow c;
-        c.method = m.at("method").get<std::string>();
-        c.gemm = m.value("gemm", false);
-        c.kernels = m.value("kernels", int64_t(0));
-        c.mean = m.at("mean").get<double>();
-        c.max = m.at("max").get<double>();
-        t.push_back(c);
-      }
-    } catch (const nlohmann::json::exception& e) {
-      throw InputError(path + ": " + e.what() +
-                       " (expected {\"methods\": [{\"method\", \"mean\", \"max\", ...}]})");
-    }
-    return t;
-  }();
+  static const std::vector<ConfidenceRow> table =
+      read_confidence(config_dir("calibration") + "/sampling-confidence.json");
   return table;
 }
 
@@ -563,6 +545,39 @@ std::vector<ConfidenceRow> ConfidenceTally::rows() const {
     out.push_back(r);
   }
   return out;
+}
+
+std::vector<ConfidenceRow> read_confidence(const std::string& path) {
+  std::vector<ConfidenceRow> t;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(read_text(path));
+    for (const auto& m : j.at("methods")) {
+      ConfidenceRow c;
+      c.method = m.at("method").get<std::string>();
+      c.gemm = m.value("gemm", false);
+      c.kernels = m.value("kernels", int64_t(0));
+      c.mean = m.at("mean").get<double>();
+      c.max = m.at("max").get<double>();
+      t.push_back(c);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path + ": " + e.what() +
+                     " (expected {\"methods\": [{\"method\", \"mean\", \"max\", ...}]})");
+  }
+  return t;
+}
+
+std::vector<ConfidenceRow> merge_confidence(std::vector<ConfidenceRow> measured,
+                                            const std::vector<ConfidenceRow>& before) {
+  const auto key = [](const ConfidenceRow& r) { return confidence_row(r.method, r.gemm); };
+  for (const ConfidenceRow& b : before) {
+    const bool remeasured = std::any_of(measured.begin(), measured.end(),
+                                        [&](const ConfidenceRow& m) { return key(m) == key(b); });
+    if (!remeasured) measured.push_back(b);
+  }
+  std::sort(measured.begin(), measured.end(),
+            [&](const ConfidenceRow& x, const ConfidenceRow& y) { return key(x) < key(y); });
+  return measured;
 }
 
 std::string confidence_file(const std::vector<ConfidenceRow>& rows, const std::string& what) {

@@ -80,6 +80,15 @@ class ConfidenceTally {
   std::map<std::string, Sum> by_row_;
 };
 
+// The rows of a table file (InputError naming the file where it is not one).
+std::vector<ConfidenceRow> read_confidence(const std::string& path);
+
+// `measured` with the rows of `before` that it does not measure (a run without
+// --slice-streaming keeps the stream-slice rows an earlier run measured), ordered by
+// confidence_row.
+std::vector<ConfidenceRow> merge_confidence(std::vector<ConfidenceRow> measured,
+                                            const std::vector<ConfidenceRow>& before);
+
 // The table's file text: {"what": what, "methods": [rows, one a line]} (what the sampler reads).
 std::string confidence_file(const std::vector<ConfidenceRow>& rows, const std::string& what);
 

@@ -141,6 +141,48 @@ TEST(L2, CutToASliceOfTheGpuAndBack) {
   EXPECT_NEAR(double(dirty_back), double(kept) / 3, 0.05 * double(kept));
 }
 
+// The confidence table from per-kernel errors: per row (confidence_row) the count, the mean
+// rounded to 1e-4 and the largest rounded up to 1e-3 (by hand below); a new measurement replaces
+// the rows it measures and keeps the others; the file reads back as written.
+TEST(Confidence, TallyMergeAndFileRoundTrip) {
+  ConfidenceTally t;
+  t.add("loop", true, 0.01234);
+  t.add("loop", false, 0.02);  // "loop" has one row whatever the kernel
+  t.add("full", true, 0.0031);
+  const std::vector<ConfidenceRow> rows = t.rows();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(confidence_row(rows[0].method, rows[0].gemm), "full, gemm");
+  EXPECT_EQ(rows[0].kernels, 1);
+  EXPECT_DOUBLE_EQ(rows[0].mean, 0.0031);
+  EXPECT_DOUBLE_EQ(rows[0].max, 0.004);
+  EXPECT_EQ(confidence_row(rows[1].method, rows[1].gemm), "loop, one wave");
+  EXPECT_EQ(rows[1].kernels, 2);
+  EXPECT_DOUBLE_EQ(rows[1].mean, 0.0162);  // (0.01234 + 0.02) / 2 = 0.01617
+  EXPECT_DOUBLE_EQ(rows[1].max, 0.02);
+  const std::vector<ConfidenceRow> before = {{"loop", false, 9, 0.5, 0.9},
+                                             {"stream-slice", false, 28, 0.0142, 0.051}};
+  const std::vector<ConfidenceRow> merged = merge_confidence(rows, before);
+  ASSERT_EQ(merged.size(), 3u);
+  EXPECT_EQ(merged[1].kernels, 2);  // loop: measured now
+  EXPECT_EQ(merged[2].method, "stream-slice");
+  EXPECT_EQ(merged[2].kernels, 28);
+  const std::string path = ::testing::TempDir() + "ltc_confidence_test.json";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  const std::string text = confidence_file(merged, "a test");
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  const std::vector<ConfidenceRow> back = read_confidence(path);
+  ASSERT_EQ(back.size(), merged.size());
+  for (size_t i = 0; i < back.size(); ++i) {
+    EXPECT_EQ(back[i].method, merged[i].method);
+    EXPECT_EQ(back[i].kernels, merged[i].kernels);
+    EXPECT_DOUBLE_EQ(back[i].mean, merged[i].mean);
+    EXPECT_DOUBLE_EQ(back[i].max, merged[i].max);
+  }
+  std::remove(path.c_str());
+}
+
 TEST(SampleLoop, PicksTheGemmKLoop) {
   const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
   const traces::Trace t =
