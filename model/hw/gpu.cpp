@@ -555,14 +555,6 @@ std::vector<std::string> builtin_gpu_names() {
 
 namespace {
 
-json parse_json_text(std::string_view text, std::string_view origin) {
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {  // syntax, or a number past double's range (1e999)
-    throw InputError(std::string(origin) + ": not valid JSON: " + plain_json_error(e));
-  }
-}
-
 // The file a `base` names: a built-in GPU name, or a JSON path relative to the folder of the file
 // that names it. InputError naming `origin` when there is no such file.
 fs::path base_file(const std::string& base, std::string_view origin) {
@@ -606,7 +598,7 @@ json resolve_base(json j, std::string_view origin, std::vector<std::string>& cha
                      file.filename().string() + ")");
   }
   chain.push_back(id);
-  json merged = resolve_base(parse_json_text(read_file(file), file.string()), file.string(), chain);
+  json merged = resolve_base(parse_json(read_file(file), file.string()), file.string(), chain);
   chain.pop_back();
   merged.merge_patch(j);
   return merged;
@@ -615,7 +607,7 @@ json resolve_base(json j, std::string_view origin, std::vector<std::string>& cha
 }  // namespace
 
 GpuConfig parse_gpu_json(std::string_view text, std::string_view origin) {
-  json j = parse_json_text(text, origin);
+  json j = parse_json(text, origin);
   std::vector<std::string> chain;
   std::error_code ec;
   if (fs::is_regular_file(fs::path(origin), ec)) {
