@@ -361,7 +361,7 @@ CommandRegistrar reg{
           ->capture_default_str();
       s->add_flag("--sample-slice-streaming", o->sample_slice_streaming,
                   "with --sample: slices for streaming kernels too (GEMVs, attention, "
-                  "elementwise: faster, about twice the error of whole runs; sim/sampler/README.md)")
+                  "elementwise: faster, about twice the error of whole runs; sim/sampler/)")
           ->needs(sample);
       s->add_option("--block-limit", o->block_limit,
                     "run only the first N thread blocks (launch order) of each kernel (0: all)")
