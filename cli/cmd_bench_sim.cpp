@@ -539,17 +539,41 @@ void run_paper(const BenchSimFlags& o) {
       e.authors.top_stall);
 }
 
+// The runs (--only; "": the default run) each flag goes with; a flag given to another run is
+// refused, naming those it goes with. --json goes with every run.
+const std::vector<std::pair<std::string, std::vector<std::string>>> kFlagRuns = {
+    {"--full", {"paper"}},
+    {"--calibration", {"h200"}},
+    {"--gpu", {"h200"}},
+    {"--max-m", {"h200"}},
+    {"--case", {"sample", "h200"}},
+    {"--full-cache", {"sample"}},
+    {"--trips", {"sample"}},
+    {"--slice", {"sample"}},
+    {"--slice-streaming", {"sample"}},
+    {"--large", {"sample"}},
+    {"--case-file", {"sample"}},
+    {"--per-kernel", {"sample"}},
+    {"--confidence-out", {"sample"}},
+    {"--markdown", {"", "gemm", "decode", "h200", "sample", "paper"}},
+};
+
+void check_flags(const CLI::App& app, const std::string& only) {
+  for (const auto& [flag, runs] : kFlagRuns) {
+    if (app.get_option(flag)->count() == 0 ||
+        std::find(runs.begin(), runs.end(), only) != runs.end()) {
+      continue;
+    }
+    std::string names;
+    for (const std::string& r : runs) {
+      names += (names.empty() ? "" : ", ") + (r.empty() ? "the default run" : "--only " + r);
+    }
+    throw InputError(flag + " goes with " + names + ", not " +
+                     (only.empty() ? "the default run" : "--only " + only));
+  }
+}
+
 void run(const BenchSimFlags& o) {
-  if (o.only != "sample" && (!o.full_cache.empty() || !o.trips.empty() || o.per_kernel ||
-                             o.slice != sim::SampleOptions{}.max_slice || o.slice_streaming ||
-                             o.large || !o.case_files.empty() || !o.confidence_out.empty())) {
-    throw InputError(
-        "--full-cache, --trips, --slice, --slice-streaming, --large, --case-file, --per-kernel "
-        "and --confidence-out go with --only sample");
-  }
-  if (o.only == "rtl" && !o.markdown.empty()) {
-    throw InputError("--markdown goes with the default run, --only h200, sample or paper");
-  }
   // Outputs never overwrite an input (a case file, the calibration, the full runs' cache).
   std::vector<std::string> inputs = o.case_files;
   for (const std::string& f : {o.calibration, o.full_cache}) {
@@ -557,9 +581,6 @@ void run(const BenchSimFlags& o) {
   }
   if (!o.markdown.empty()) check_not_an_input(o.markdown, "--markdown", inputs);
   if (!o.confidence_out.empty()) check_not_an_input(o.confidence_out, "--confidence-out", inputs);
-  if (o.only != "sample" && o.only != "h200" && !o.cases.empty()) {
-    throw InputError("--case goes with --only sample or --only h200");
-  }
   if (o.only == "paper") return run_paper(o);
   if (o.only == "h200") return run_calibration(o);
   if (o.only == "sample") return run_sample(o);
@@ -712,7 +733,10 @@ CommandRegistrar reg{
               "ltc bench sim --markdown docs/results/sim.md",
               "ltc bench sim --only sample --per-kernel --markdown docs/results/sim-sample.md "
               "--confidence-out configs/calibration/sampling-confidence.json"});
-      s->callback([o] { run(*o); });
+      s->callback([o, s] {
+        check_flags(*s, o->only);
+        run(*o);
+      });
     }};
 
 }  // namespace

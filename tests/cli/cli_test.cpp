@@ -19,6 +19,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -122,6 +123,24 @@ TEST(Cli, BenchSimSampleFlagsNeedOnlySample) {
     EXPECT_EQ(r.code, 2) << flag;
     EXPECT_NE(r.err.find("--only sample"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(flag), std::string::npos) << r.err;
+  }
+}
+
+// Every run-specific flag of ltc bench sim given to another run is refused, naming the runs it
+// goes with (the h200 and paper runs' flags too, which were once ignored elsewhere).
+TEST(Cli, BenchSimFlagsGoWithTheirRunsOnly) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"bench sim --only sample --max-m 5", "--only h200"},
+      {"bench sim --only gemm --gpu a100", "--only h200"},
+      {"bench sim --only sample --calibration x.json", "--only h200"},
+      {"bench sim --only h200 --full", "--only paper"},
+      {"bench sim --only paper --case x", "--only sample, --only h200"},
+      {"bench sim --only gemm --slice 4", "--only sample"},
+  };
+  for (const auto& [args, want] : cases) {
+    const CliRun r = run(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_NE(r.err.find(want), std::string::npos) << args << ": " << r.err;
   }
 }
 
