@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 #include <string>
 
 namespace ltc::report {
@@ -64,13 +65,14 @@ std::string sim_h200_markdown(const nlohmann::json& result) {
     }
   }
   std::string s = fmt::format(
-      "The simulator against {} cuBLAS FP16 GEMMs measured on an H200 (`ltc bench sim --only h200 "
-      "--markdown docs/results/sim-h200.md`; measurements: {}), each compiled to the dense mma "
-      "kernel and simulated on `--gpu {}`. MAPE {:.2f}% over all, {:.2f}% for M <= 64 ({}), "
-      "{:.2f}% for M > 64 ({}); {:.0f} s of simulation.\n\n",
-      gemms.size(), result.value("calibration", std::string()), result.value("gpu", std::string()),
-      100 * num(result, "mape"), n_small ? 100 * small / n_small : 0.0, n_small,
-      n_large ? 100 * large / n_large : 0.0, n_large, num(result, "wall_s"));
+      "The simulator against cuBLAS FP16 GEMMs measured on an H200 (`ltc bench sim --only h200 "
+      "--markdown docs/results/sim-h200.md`; measurements: {}): {} GEMMs, each compiled to the "
+      "dense mma kernel and simulated on `--gpu {}`. MAPE {:.2f}% over all, {:.2f}% for M <= 64 "
+      "({}), {:.2f}% for M > 64 ({}); {:.0f} s of simulation.\n\n",
+      std::filesystem::path(result.value("calibration", std::string())).filename().string(),
+      gemms.size(), result.value("gpu", std::string()), 100 * num(result, "mape"),
+      n_small ? 100 * small / n_small : 0.0, n_small, n_large ? 100 * large / n_large : 0.0,
+      n_large, num(result, "wall_s"));
   s += "| GEMM | M | N | K | measured ms | simulated ms | error | tensor util. |\n"
        "|---|---|---|---|---|---|---|---|\n";
   for (const auto& g : gemms) {
