@@ -107,6 +107,7 @@ TEST(ResultsFiles, SimulatorFilesAreInStepWithTheBench) {
   const std::vector<std::pair<std::string, std::string>> files = {
       {"sim.md", sim_speed_markdown(nlohmann::json::array())},
       {"sim-sample.md", sim_sample_markdown(nlohmann::json::object())},
+      {"sim-h200.md", sim_h200_markdown(nlohmann::json::object())},
       {"sim-paper.md", sim_paper_markdown(nlohmann::json::object())},
   };
   for (const auto& [name, empty] : files) {
