@@ -1,23 +1,17 @@
-// `ltc bench sim`: how fast the cycle-level simulator runs, on the two workloads the simulator
-// issue names: the LUT Tensor Core authors' GEMM (W_INT2 A_FP16, M=4096 N=27648 K=5120 on
-// a100-lut4x; their Accel-Sim run: 804,234 cycles at 253 cycles/s, 3,168 s) and a whole
-// LLaMA2-70B decode step (B1, L4096, W_INT2 A_INT8). Every warp instruction and memory request is
-// simulated; the figures are wall time, simulated cycles per second, warp instructions per
-// second and peak memory. The authors' GEMM then runs sampled too (its goal: <= 3 s), beside
-// the full run's cycles. `--only h200` instead checks the simulator against real hardware: the
-// 42 cuBLAS FP16 GEMMs measured on an H200 (configs/calibration/h200-gemm.json), each compiled
-// to the dense mma kernel and simulated on --gpu h200, with the error of each and the MAPE.
-// `--only rtl` runs LUT GEMMs on a100-lut4x with the fast tensor core and with the verilated
-// tile (`ltc sim --tc rtl`, -O2 models), timing only and --functional, and prints both speeds and
-// whether cycles and outputs agree. `--only sample` measures sampled simulation (sim/sampling.h)
-// against full runs: GEMMs memory- and compute-bound, LUT and MAC, LLaMA-family and odd shapes,
-// with many waves and with heavy tails, and whole decode and prefill steps; each case's cycle
-// error and speedup (simulation wall time, full over sampled), the mean and the worst, beside the
-// confidence the sampled run states (expected and largest error) and how many cases fall within
-// it.
+// `ltc bench sim`: the cycle-level simulator measured. The default run: its speed on the LUT
+// Tensor Core authors' GEMM (W_INT2 A_FP16, M=4096 N=27648 K=5120 on a100-lut4x; their Accel-Sim
+// run: report::paper::kAccelSimGemm*) in full and sampled, and a LLaMA2-70B decode step (B1,
+// L4096, W_INT2 A_INT8). `--only h200`: the simulator against the 42 cuBLAS FP16 GEMMs measured
+// on an H200 (configs/calibration/h200-gemm.json). `--only rtl`: the verilated tile as the tensor
+// core against the fast one. `--only sample`: sampled against full simulation on the cases of
+// configs/sampling/ (sim/sampler/README.md), per case and, with --per-kernel, per method (the
+// confidence table, --confidence-out). `--only paper`: the paper's kernel experiment.
+// `--markdown` writes any of them but rtl as a results file (cli/report/sim_bench.h).
 #include "cli/command.h"
 #include "cli/options.h"
 #include "cli/report/kernel_experiment.h"
+#include "cli/report/paper.h"
+#include "cli/report/sim_bench.h"
 #include "cli/sample_cases.h"
 #include "common/config_dir.h"
 #include "common/error.h"
@@ -28,8 +22,7 @@
 #include "model/llm/graph.h"
 #include "model/llm/model_config.h"
 #include "model/roofline/estimate.h"
-#include "sim/gpu.h"
-#include "sim/sampling.h"
+#include "sim/sampler/sampling.h"
 #include "sim/simulator.h"
 
 #include <fmt/core.h>
@@ -42,7 +35,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -51,11 +43,7 @@
 namespace ltc::cli {
 namespace {
 
-// A ratio as "0.9x", "4.2x", "36x": one decimal below 10 (a sampled run slower than its full
-// run reads 0.9x, not 0x).
-std::string times(double r) {
-  return fmt::format(r < 9.95 ? "{:.1f}x" : "{:.0f}x", r);
-}
+using report::times;
 
 struct BenchSimFlags {
   std::string only;  // "", "gemm", "decode", "h200", "rtl"
@@ -72,8 +60,11 @@ struct BenchSimFlags {
   bool per_kernel = false;     // sample: each simulated kernel's error too
   int64_t slice = sim::SampleOptions{}.max_slice;  // sample: the largest slice of the GPU
   bool slice_streaming = false;                    // sample: slices for streaming kernels too
-  bool large = false;     // sample: whole steps at serving sizes instead of the default cases
-  std::string case_file;  // sample: the cases of this file instead (configs/sampling/README.md)
+  bool large = false;  // sample: whole steps at serving sizes instead of the default cases
+  // sample: the cases of these files instead (configs/sampling/README.md), run one after another.
+  std::vector<std::string> case_files;
+  std::string confidence_out;  // sample: write the per-method errors as the confidence table
+  std::string markdown;        // write the run's tables as Markdown (cli/report/sim_bench.h)
 };
 
 // --case: a text with a colon names one case exactly (`label`, e.g. the H200 GEMM NAME:M), other
@@ -181,14 +172,11 @@ void run_calibration(const BenchSimFlags& o) {
     }
   }
   const double mape = rows.empty() ? 0.0 : ape / double(rows.size());
+  const nlohmann::json result = {{"bench", "sim"}, {"calibration", path}, {"gpu", gpu.name},
+                                 {"gemms", rows},  {"mape", mape},        {"wall_s", wall}};
+  if (!o.markdown.empty()) write_text_atomic(o.markdown, report::sim_h200_markdown(result));
   if (o.json) {
-    fmt::print("{}\n", nlohmann::json{{"bench", "sim"},
-                                      {"calibration", path},
-                                      {"gpu", gpu.name},
-                                      {"gemms", rows},
-                                      {"mape", mape},
-                                      {"wall_s", wall}}
-                           .dump());
+    fmt::print("{}\n", result.dump());
   } else {
     fmt::print("  MAPE {:.1f}% over {} GEMMs ({:.0f} s of simulation)\n", 100 * mape, rows.size(),
                wall);
@@ -268,16 +256,22 @@ void run_rtl(const BenchSimFlags& o) {
 // Sampled against full simulation on the cases of a file (by default the ones the simulator issue
 // names: configs/sampling/bench.json).
 void run_sample(const BenchSimFlags& o) {
-  // The built-in sets are data (configs/sampling/); --case-file a user's own, checked whole
-  // before anything runs.
-  const std::string file = !o.case_file.empty()
-                               ? o.case_file
-                               : config_dir("sampling") + (o.large ? "/large.json" : "/bench.json");
-  std::vector<SampleCase> cases = load_sample_cases(file);
-  cases.erase(
-      std::remove_if(cases.begin(), cases.end(),
-                     [&](const SampleCase& c) { return !case_picked(o.cases, c.name, c.name); }),
-      cases.end());
+  // The built-in sets are data (configs/sampling/); --case-file a user's own (or several, run one
+  // after another), each checked whole before anything runs.
+  std::vector<std::string> files = o.case_files;
+  if (files.empty()) {
+    files.push_back(config_dir("sampling") + (o.large ? "/large.json" : "/bench.json"));
+  }
+  std::vector<SampleCase> cases;
+  std::vector<std::string> case_file;  // parallel to cases
+  for (const std::string& f : files) {
+    for (SampleCase& c : load_sample_cases(f)) {
+      if (!case_picked(o.cases, c.name, c.name)) continue;
+      cases.push_back(std::move(c));
+      case_file.push_back(f);
+    }
+  }
+  const std::string file = fmt::format("{}", fmt::join(files, ", "));
   if (cases.empty()) throw InputError("--case: no case of " + file + " has that in its name");
   // Every case compiled before the first runs: a case the compiler refuses fails now.
   std::vector<std::pair<hw::GpuConfig, traces::Trace>> compiled;
@@ -287,7 +281,8 @@ void run_sample(const BenchSimFlags& o) {
       traces::Trace t = compile_case(c, gpu);
       compiled.emplace_back(std::move(gpu), std::move(t));
     } catch (const InputError& e) {
-      throw InputError(file + ": case \"" + c.name + "\": " + e.what());
+      throw InputError(case_file[size_t(&c - cases.data())] + ": case \"" + c.name +
+                       "\": " + e.what());
     }
   }
   nlohmann::json cache = nlohmann::json::object();
@@ -307,7 +302,8 @@ void run_sample(const BenchSimFlags& o) {
   so.slice_streaming = o.slice_streaming;
   // --per-kernel: each method's |cycle errors| (the rows of configs/calibration/
   // sampling-confidence.json; a run's first kernel simulated in full is exact and left out).
-  std::map<std::string, std::vector<double>> by_method;
+  const bool per_kernel = o.per_kernel || !o.confidence_out.empty();
+  sim::ConfidenceTally by_method;
   if (!o.json) {
     fmt::print("sampled vs full simulation ({}; ltc bench sim --only sample)\n",
                sim::sample_method(so));
@@ -354,52 +350,30 @@ void run_sample(const BenchSimFlags& o) {
     // --per-kernel --json: each kernel's method, confidence row and error (a repeat: its
     // distance from its kernel; a run's first kernel simulated in full: "exact").
     nlohmann::json kernel_rows = nlohmann::json::array();
-    if (o.per_kernel) {
-      // Per kernel: the sampled cycles against the full run's (kernels that are not repeats).
-      // A repeat: how far its kernel's cycles are from its own, both in the full run (the
-      // "repeat" row: its error beside its kernel's).
-      std::map<std::string, int64_t> full_cycles;
-      for (const auto& fk : full.kernels) full_cycles.emplace(fk.name, fk.cycles);
-      for (size_t i = 0; i < sampled.kernels.size() && i < full.kernels.size(); ++i) {
-        const auto& sk = sampled.kernels[i];
-        if (sk.sample.method == "repeat") {
-          const auto of = full_cycles.find(sk.sample.repeats);
-          if (of != full_cycles.end() && full.kernels[i].cycles > 0) {
-            const double distance =
-                std::abs(double(of->second) / double(full.kernels[i].cycles) - 1);
-            const std::string row = sim::confidence_row("repeat", sk.gemm);
-            by_method[row].push_back(distance);
-            kernel_rows.push_back({{"name", sk.name},
-                                   {"method", "repeat"},
-                                   {"row", row},
-                                   {"repeats", sk.sample.repeats},
-                                   {"error", distance}});
-          }
+    if (per_kernel) {
+      for (const sim::KernelComparison& k : sim::compare_to_full(sampled, full, t, gpu)) {
+        if (k.row != "exact") by_method.add(k.method, k.gemm, std::abs(k.error));
+        if (k.method == "repeat") {
+          kernel_rows.push_back({{"name", k.name},
+                                 {"method", k.method},
+                                 {"row", k.row},
+                                 {"repeats", k.repeats},
+                                 {"error", std::abs(k.error)}});
           continue;
         }
-        const sim::Occupancy occ = sim::kernel_occupancy(t.kernels[i], gpu);
-        const double waves = double(t.kernels[i].blocks()) / double(occ.blocks_per_sm * gpu.sms);
-        const double kerr = double(sk.cycles) / double(full.kernels[i].cycles) - 1;
-        // Its share of the warp instructions the sampled run simulated (where its time goes).
-        const double share = double(sk.sample.simulated_instructions) /
-                             double(std::max<uint64_t>(sampled.sample_simulated_instructions, 1));
         if (!o.json) {
           fmt::print(
               "    {:<28} {:<17} {:>10} {:>10} {:>+7.2f}% {:>6.2f} waves {:>5.1f}% simulated\n",
-              sk.name, sk.sample.method, full.kernels[i].cycles, sk.cycles, 100 * kerr, waves,
-              100 * share);
+              k.name, k.method, k.full_cycles, k.sampled_cycles, 100 * k.error, k.waves,
+              100 * k.share);
         }
-        // A run's first kernel simulated in full is the full run's: exact, in no row.
-        const bool exact = i == 0 && sk.sample.method == "full";
-        const std::string row = sim::confidence_row(sk.sample.method, sk.gemm);
-        kernel_rows.push_back({{"name", sk.name},
-                               {"method", sk.sample.method},
-                               {"row", exact ? "exact" : row},
-                               {"full_cycles", full.kernels[i].cycles},
-                               {"sampled_cycles", sk.cycles},
-                               {"error", kerr},
-                               {"waves", waves}});
-        if (!exact) by_method[row].push_back(std::abs(kerr));
+        kernel_rows.push_back({{"name", k.name},
+                               {"method", k.method},
+                               {"row", k.row},
+                               {"full_cycles", k.full_cycles},
+                               {"sampled_cycles", k.sampled_cycles},
+                               {"error", k.error},
+                               {"waves", k.waves}});
       }
     }
     const double err = double(sampled.cycles) / double(full.cycles) - 1;
@@ -432,7 +406,7 @@ void run_sample(const BenchSimFlags& o) {
                     {"work_ratio", work},
                     {"error_expected", sampled.sample_error_expected},
                     {"error_max", sampled.sample_error_max}});
-    if (o.per_kernel) rows.back()["kernels"] = kernel_rows;
+    if (per_kernel) rows.back()["kernels"] = kernel_rows;
     within += std::abs(err) <= sampled.sample_error_max ? 1 : 0;
     expected += sampled.sample_error_expected;
     if (!o.json) {
@@ -466,20 +440,48 @@ void run_sample(const BenchSimFlags& o) {
         {"speedup_total", g.samp_wall > 0 ? g.full_wall / g.samp_wall : 0.0},
         {"work_ratio_total", g.samp_instr > 0 ? g.full_instr / g.samp_instr : 0.0}};
   }
+  const std::vector<sim::ConfidenceRow> methods = by_method.rows();
+  nlohmann::json method_rows = nlohmann::json::array();
+  for (const sim::ConfidenceRow& m : methods) {
+    method_rows.push_back({{"row", sim::confidence_row(m.method, m.gemm)},
+                           {"kernels", m.kernels},
+                           {"mean", m.mean},
+                           {"max", m.max}});
+  }
+  nlohmann::json result = {{"bench", "sim-sample"},
+                           {"method", sim::sample_method(so)},
+                           {"cases", rows},
+                           {"mean_abs_error", mean},
+                           {"worst_error", worst},
+                           {"worst_case", worst_case},
+                           {"speedup_total", total_speedup},
+                           {"work_ratio_total", total_work},
+                           {"mean_error_expected", mean_expected},
+                           {"within_error_max", within},
+                           {"speedup_min", min_speedup},
+                           {"by_kind", by_kind}};
+  if (per_kernel) result["by_method"] = method_rows;
+  if (!o.markdown.empty()) write_text_atomic(o.markdown, report::sim_sample_markdown(result));
+  if (!o.confidence_out.empty()) {
+    const std::string what = fmt::format(
+        "Confidence of sampled simulation (sim/sampler/README.md): per sampling method, the "
+        "kernels "
+        "compared and the mean and largest |cycle error| of each against the same kernel of the "
+        "full run (largest rounded up; a 'repeat' row: how far a repeat's own full-run cycles are "
+        "from its kernel's). Written by `ltc bench sim --only sample --confidence-out` on {} "
+        "({}); rows this run did not measure are kept from the file as it was.",
+        file, sim::sample_method(so));
+    // The rows this run did not measure stay as the file had them (measured by earlier runs:
+    // with --slice-streaming, on other sets).
+    std::error_code ec;
+    const std::vector<sim::ConfidenceRow> before = std::filesystem::exists(o.confidence_out, ec)
+                                                       ? sim::read_confidence(o.confidence_out)
+                                                       : std::vector<sim::ConfidenceRow>{};
+    write_text_atomic(o.confidence_out,
+                      sim::confidence_file(sim::merge_confidence(methods, before), what));
+  }
   if (o.json) {
-    fmt::print("{}\n", nlohmann::json{{"bench", "sim-sample"},
-                                      {"method", sim::sample_method(so)},
-                                      {"cases", rows},
-                                      {"mean_abs_error", mean},
-                                      {"worst_error", worst},
-                                      {"worst_case", worst_case},
-                                      {"speedup_total", total_speedup},
-                                      {"work_ratio_total", total_work},
-                                      {"mean_error_expected", mean_expected},
-                                      {"within_error_max", within},
-                                      {"speedup_min", min_speedup},
-                                      {"by_kind", by_kind}}
-                           .dump());
+    fmt::print("{}\n", result.dump());
   } else {
     fmt::print(
         "  mean |error| {:.2f}%, worst {:+.2f}% ({}); speedup {} in total ({:.1f} s -> "
@@ -497,15 +499,11 @@ void run_sample(const BenchSimFlags& o) {
           times(g["speedup_total"].get<double>()), g["full_wall_s"].get<double>(),
           g["sampled_wall_s"].get<double>(), times(g["work_ratio_total"].get<double>()));
     }
-    if (!by_method.empty()) fmt::print("  per method (|cycle error| of its kernels):\n");
-    for (const auto& [m, errs] : by_method) {
-      double sum = 0, largest = 0;
-      for (double e : errs) {
-        sum += e;
-        largest = std::max(largest, e);
-      }
-      fmt::print("    {:<22} {:>3} kernels  mean {:.2f}%  largest {:.2f}%\n", m, errs.size(),
-                 100 * sum / double(errs.size()), 100 * largest);
+    if (!methods.empty()) fmt::print("  per method (|cycle error| of its kernels):\n");
+    for (const auto& m : method_rows) {
+      fmt::print("    {:<22} {:>3} kernels  mean {:.2f}%  largest {:.2f}%\n",
+                 m["row"].get<std::string>(), m["kernels"].get<int64_t>(),
+                 100 * m["mean"].get<double>(), 100 * m["max"].get<double>());
     }
   }
 }
@@ -513,6 +511,7 @@ void run_sample(const BenchSimFlags& o) {
 // The paper's kernel experiment (cli/report/kernel_experiment.h), sampled unless --full.
 void run_paper(const BenchSimFlags& o) {
   const report::KernelExperiment e = report::run_kernel_experiment(o.full, !o.json);
+  if (!o.markdown.empty()) write_text_atomic(o.markdown, report::sim_paper_markdown(to_json(e)));
   if (o.json) {
     fmt::print("{}\n", report::to_json(e).dump());
     return;
@@ -529,25 +528,59 @@ void run_paper(const BenchSimFlags& o) {
   }
   fmt::print(
       "  area: tensor-core area per SM vs the A100's MAC tensor cores (GPU JSON, the paper's Table "
-      "III, INT8-activation tiles); paper: LUT matches MAC at 14.3% of the area, 6.9x with more "
-      "registers at +31.6%\n");
+      "III, INT8-activation tiles); paper: LUT matches MAC at {:.1f}% of the area, {:g}x with more "
+      "registers at +{:.1f}%\n",
+      100 * report::paper::kKernelLutMatchesMacAtArea, report::paper::kKernelMoreRegistersSpeedup,
+      100 * report::paper::kKernelMoreRegistersExtraArea);
   fmt::print(
       "authors' GEMM W_INT2 A_FP16 4096x27648x5120 on a100-lut4x: {} cycles (their Accel-Sim: "
-      "804,234), tensor {:.1f}%, binding stall {}\n",
-      e.authors.cycles, 100 * e.authors.tensor_utilization, e.authors.top_stall);
+      "{}), tensor {:.1f}%, binding stall {}\n",
+      e.authors.cycles, report::paper::kAccelSimGemmCycles, 100 * e.authors.tensor_utilization,
+      e.authors.top_stall);
+}
+
+// The runs (--only; "": the default run) each flag goes with; a flag given to another run is
+// refused, naming those it goes with. --json goes with every run.
+const std::vector<std::pair<std::string, std::vector<std::string>>> kFlagRuns = {
+    {"--full", {"paper"}},
+    {"--calibration", {"h200"}},
+    {"--gpu", {"h200"}},
+    {"--max-m", {"h200"}},
+    {"--case", {"sample", "h200"}},
+    {"--full-cache", {"sample"}},
+    {"--trips", {"sample"}},
+    {"--slice", {"sample"}},
+    {"--slice-streaming", {"sample"}},
+    {"--large", {"sample"}},
+    {"--case-file", {"sample"}},
+    {"--per-kernel", {"sample"}},
+    {"--confidence-out", {"sample"}},
+    {"--markdown", {"", "gemm", "decode", "h200", "sample", "paper"}},
+};
+
+void check_flags(const CLI::App& app, const std::string& only) {
+  for (const auto& [flag, runs] : kFlagRuns) {
+    if (app.get_option(flag)->count() == 0 ||
+        std::find(runs.begin(), runs.end(), only) != runs.end()) {
+      continue;
+    }
+    std::string names;
+    for (const std::string& r : runs) {
+      names += (names.empty() ? "" : ", ") + (r.empty() ? "the default run" : "--only " + r);
+    }
+    throw InputError(flag + " goes with " + names + ", not " +
+                     (only.empty() ? "the default run" : "--only " + only));
+  }
 }
 
 void run(const BenchSimFlags& o) {
-  if (o.only != "sample" && (!o.full_cache.empty() || !o.trips.empty() || o.per_kernel ||
-                             o.slice != sim::SampleOptions{}.max_slice || o.slice_streaming ||
-                             o.large || !o.case_file.empty())) {
-    throw InputError(
-        "--full-cache, --trips, --slice, --slice-streaming, --large, --case-file and --per-kernel "
-        "go with --only sample");
+  // Outputs never overwrite an input (a case file, the calibration, the full runs' cache).
+  std::vector<std::string> inputs = o.case_files;
+  for (const std::string& f : {o.calibration, o.full_cache}) {
+    if (!f.empty()) inputs.push_back(f);
   }
-  if (o.only != "sample" && o.only != "h200" && !o.cases.empty()) {
-    throw InputError("--case goes with --only sample or --only h200");
-  }
+  if (!o.markdown.empty()) check_not_an_input(o.markdown, "--markdown", inputs);
+  if (!o.confidence_out.empty()) check_not_an_input(o.confidence_out, "--confidence-out", inputs);
   if (o.only == "paper") return run_paper(o);
   if (o.only == "h200") return run_calibration(o);
   if (o.only == "sample") return run_sample(o);
@@ -576,11 +609,12 @@ void run(const BenchSimFlags& o) {
     const traces::Trace t = compiler::compile_gemm(s, gpu);
     const sim::RunStats r = sim::simulate(t, gpu, {});
     nlohmann::json j = figures("authors' GEMM W_INT2 A_FP16 4096x27648x5120 on a100-lut4x", r);
-    j["accel_sim_s"] = 3168;
-    j["speedup_vs_accel_sim"] = r.wall_s > 0 ? 3168.0 / r.wall_s : 0.0;
+    j["accel_sim_s"] = report::paper::kAccelSimGemmWallS;
+    j["speedup_vs_accel_sim"] = r.wall_s > 0 ? report::paper::kAccelSimGemmWallS / r.wall_s : 0.0;
     report(j);
     if (!o.json) {
-      fmt::print("  vs the authors' Accel-Sim run (804,234 cycles, 3,168 s): {:.0f}x faster\n",
+      fmt::print("  vs the authors' Accel-Sim run ({} cycles, {:g} s): {:.0f}x faster\n",
+                 report::paper::kAccelSimGemmCycles, report::paper::kAccelSimGemmWallS,
                  j["speedup_vs_accel_sim"].get<double>());
     }
     // The same trace sampled, against the full run above: the fastest of kSampledRuns.
@@ -625,6 +659,7 @@ void run(const BenchSimFlags& o) {
     const sim::RunStats r = sim::simulate(t, gpu, {});
     report(figures("llama2-70b decode B1 L4096 W_INT2 A_INT8 on a100-lut4x", r));
   }
+  if (!o.markdown.empty()) write_text_atomic(o.markdown, report::sim_speed_markdown(out));
   if (o.json) fmt::print("{}\n", nlohmann::json{{"bench", "sim"}, {"runs", out}}.dump());
 }
 
@@ -671,11 +706,19 @@ CommandRegistrar reg{
           "--only sample: whole steps at serving sizes (LLaMA2-70B decode, 13B decode at "
           "batch 16, 7B and 13B prefill) instead of the default cases; their full runs take "
           "minutes each");
-      s->add_option("--case-file", o->case_file,
+      s->add_option("--case-file", o->case_files,
                     "--only sample: the GEMMs and model steps of this JSON file instead of the "
                     "built-in cases (configs/sampling/*.json: bench.json, large.json, "
-                    "held-out.json; the format in configs/sampling/README.md)")
+                    "held-out.json; the format in configs/sampling/README.md); repeatable: the "
+                    "files' cases one after another")
           ->excludes(large);
+      s->add_option("--confidence-out", o->confidence_out,
+                    "--only sample: write each sampling method's measured error (implies "
+                    "--per-kernel) as a confidence table, the format of "
+                    "configs/calibration/sampling-confidence.json");
+      s->add_option("--markdown", o->markdown,
+                    "write the run's tables as Markdown to this file (the default run, --only "
+                    "h200, sample or paper: docs/results/sim*.md)");
       s->add_flag(
           "--per-kernel", o->per_kernel,
           "--only sample: also each simulated kernel's cycles against the full run's, and each "
@@ -686,8 +729,14 @@ CommandRegistrar reg{
               "ltc bench sim --only h200 --max-m 256",
               "ltc bench sim --only h200 --case llama2-70b-o:4096", "ltc bench sim --only rtl",
               "ltc bench sim --only sample --full-cache /tmp/full.json --per-kernel",
-              "ltc bench sim --only sample --case-file configs/sampling/held-out.json"});
-      s->callback([o] { run(*o); });
+              "ltc bench sim --only sample --case-file configs/sampling/held-out.json",
+              "ltc bench sim --markdown docs/results/sim.md",
+              "ltc bench sim --only sample --per-kernel --markdown docs/results/sim-sample.md "
+              "--confidence-out configs/calibration/sampling-confidence.json"});
+      s->callback([o, s] {
+        check_flags(*s, o->only);
+        run(*o);
+      });
     }};
 
 }  // namespace

@@ -12,7 +12,7 @@
 #include "model/roofline/estimate.h"
 #include "model/roofline/workload.h"
 #include "sim/energy.h"
-#include "sim/sampling.h"
+#include "sim/sampler/sampling.h"
 #include "sim/simulator.h"
 #include "traces/trace.h"
 
@@ -243,7 +243,7 @@ void print_table(const sim::RunStats& r, bool per_kernel, const sim::EnergyCoeff
     fmt::print(
         "sampled: {}; kernels: {}; {} of {} warp instructions simulated ({:.2f}%); confidence: "
         "cycle error {:.1f}% expected, {:.1f}% at most (from the errors ltc bench sim --only "
-        "sample measured per method; sim/README.md)\n",
+        "sample measured per method; sim/sampler/README.md)\n",
         r.sample_method, counts, r.sample_simulated_instructions, full,
         full ? 100.0 * double(r.sample_simulated_instructions) / double(full) : 0.0,
         100 * r.sample_error_expected, 100 * r.sample_error_max);
@@ -353,7 +353,7 @@ void run(const SimFlags& o, const CLI::App* sub) {
     }
   }
   if (!o.sample) {
-    // A sampled run simulates a bounded part of every kernel by design (sim/sampling.h).
+    // A sampled run simulates a bounded part of every kernel by design (sim/sampler/README.md).
     const SimWork w = sim_work(trace, o, gpu);
     const bool rtl = o.tc != "fast";
     const double seconds =
@@ -494,7 +494,7 @@ CommandRegistrar reg{
           ->capture_default_str();
       CLI::Option* sample = s->add_flag(
           "--sample", o->sample,
-          "sampled simulation (sim/sampling.h): repeated kernels once, each kernel from "
+          "sampled simulation (sim/sampler/README.md): repeated kernels once, each kernel from "
           "reduced runs over its main loop and its waves, extrapolated; timing only");
       s->add_option("--sample-trips", o->sample_trips,
                     "with --sample: the main loop's trips in the two reduced runs")
@@ -516,7 +516,7 @@ CommandRegistrar reg{
           ->capture_default_str();
       s->add_flag("--sample-slice-streaming", o->sample_slice_streaming,
                   "with --sample: slices for streaming kernels too (GEMVs, attention, "
-                  "elementwise: faster, about twice the error of whole runs; sim/README.md)")
+                  "elementwise: faster, about twice the error of whole runs; sim/sampler/)")
           ->needs(sample);
       s->add_option("--block-limit", o->block_limit,
                     "run only the first N thread blocks (launch order) of each kernel (0: all)")

@@ -10,11 +10,24 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace ltc {
+
+// `text` parsed as JSON (J: nlohmann::json, or ordered_json to keep the keys' order); throws
+// InputError "<origin>: not valid JSON: ..." where it is not (a syntax error, or a number past a
+// double's range such as 1e999).
+template <typename J = nlohmann::json>
+J parse_json(std::string_view text, std::string_view origin) {
+  try {
+    return J::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(std::string(origin) + ": not valid JSON: " + plain_json_error(e));
+  }
+}
 
 // Reads JSON fields with errors that name the field and what is valid. Every key a reader is
 // asked about (req, opt, has, obj, array) is a valid key of its object, so reject_unknown() needs

@@ -66,7 +66,8 @@ struct KPipeline {
   int stages = 2;  // pipeline_stages()
   // Producer / consumer (Hopper warp-specialized TMA kernels): a stage is refilled as soon as
   // every warp has released it, and a warp waits for the arrival of the tile it computes, not
-  // for the block: S tiles in flight instead of S - 1 (sim/README.md, H200 GEMMs).
+  // for the block: S tiles in flight instead of S - 1 (sim/README.md, "The machine": producer /
+  // consumer).
   bool producer_consumer = false;
   std::function<void(const traces::Affine& tile)> load;
   std::function<void(const traces::Affine& tile)> compute;

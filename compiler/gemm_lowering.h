@@ -6,7 +6,7 @@
 //                      CUDA cores (+ quantize them), store tables [basis][row][LUT group][entry]
 //   <name>.lmma        grid over (N / bn, M / bm) blocks; a multistage cp.async pipeline over the
 //                      K tiles (below) stages each K tile's table rows and packed weight segments
-//                      (compiler/packing.h layout) in shared memory; each warp loads its
+//                      (traces/packing.h layout) in shared memory; each warp loads its
 //                      fragments (lds: one per operand for as many K steps as fit in 8 bytes
 //                      per thread, so a GEMV's 2 x 64 tile loads 4 steps at once) and runs lmma
 //                      over its warp tile (planes inside the instruction, K groups

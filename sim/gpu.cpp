@@ -283,9 +283,11 @@ KernelStats Gpu::collect(Cycle end) {
     sm->finish_kernel(end);
     ks += sm->stats();
   }
-  if (dispatcher_.stopped()) {
-    // The wave cut's steady windows (SimOptions::WaveStop) in place of the timed_blocks option's.
-    std::tie(ks.timed_blocks, ks.timed_block_cycles) = dispatcher_.steady_blocks();
+  if (dispatcher_.policy()) {
+    // The policy's choice of blocks in place of every block's (sim/dispatch_policy.h).
+    if (const auto t = dispatcher_.policy()->timed_blocks()) {
+      std::tie(ks.timed_blocks, ks.timed_block_cycles) = *t;
+    }
   }
   ks.blocks_per_sm = plan_.blocks_per_sm;
   ks.occupancy_limit = plan_.occupancy_limit;
@@ -294,13 +296,8 @@ KernelStats Gpu::collect(Cycle end) {
   ks.max_warps_per_sm = gpu_.sm.max_warps;
   ks.clock_ghz = gpu_.loaded_clock_ghz(ks.tensor_utilization());
   // L2 and DRAM counters are global: this kernel's share is what they gained during it.
-  MemoryStats& m = ks.mem;
-  m.l2_sectors = mem_.l2_sectors;
-  m.l2_hit_sectors = mem_.l2_hit_sectors;
-  m.l2_read_bytes = mem_.l2_read_bytes;
-  m.l2_write_bytes = mem_.l2_write_bytes;
-  m.dram_read_bytes = mem_.dram_read_bytes;
-  m.dram_write_bytes = mem_.dram_write_bytes;
+  // (The SMs count no L2 or DRAM traffic, the L2 and DRAM nothing else.)
+  for_each_memory_counter([](uint64_t& k, const uint64_t& g) { k += g; }, ks.mem, mem_);
   mem_ = MemoryStats{};
   return ks;
 }
@@ -320,8 +317,7 @@ void Gpu::run() {
     if (stop_.load()) break;
     plan_ = plan_kernel(trace_, kernels_[running_], gpu_, tc_, next_address_);
     launch_ = now_cycles();
-    dispatcher_.start(&plan_, launch_, options_.block_limit, options_.timed_blocks[0],
-                      options_.timed_blocks[1], options_.wave_stop);
+    dispatcher_.start(&plan_, launch_, options_.block_limit, options_.dispatch);
     // Clusters only where the GPU has them (hw::SmConfig::cluster_size); elsewhere a cluster
     // kernel runs as independent blocks.
     const traces::Kernel& kernel = *plan_.kernel;

@@ -35,6 +35,13 @@ inline constexpr int kDramPieceBytes = 1 << kDramPieceShift;
 
 using Cycle = int64_t;
 
+// The s with 2^s >= v, the least: the shift of a power-of-two size (line bytes).
+inline int log2_exact(int v) {
+  int s = 0;
+  while ((1 << s) < v) ++s;
+  return s;
+}
+
 // SystemC's default time resolution is 1 ps, so one cycle (1 ns) is 1000 ticks; the conversions
 // work on the integer tick count (no unit arithmetic per request).
 inline constexpr double kTicksPerCycle = 1000;
@@ -339,6 +346,10 @@ class Dram : public sc_core::sc_module {
   MemoryStats& stats_;
 };
 
+// A checkpoint of the memory system between two simulate() runs (SimOptions::start_state,
+// end_state): the L2's lines (tags, valid and dirty sectors, LRU order), the next free global
+// address and the work still queued. Layers above the core (sim/sampler/checkpoint.h) may edit it
+// between runs.
 struct MemoryState {
   std::vector<SectorCache> l2_slices;
   uint64_t next_address = 0;
@@ -347,38 +358,6 @@ struct MemoryState {
   // later, finds what is left of them. Empty: none.
   std::vector<double> l2_backlog, dram_backlog;
 };
-
-// The L2 of a GPU cut to 1 / f of its slices (a slice of the GPU, sim/sampling.h) and back. A
-// line's slice is a hash of it modulo the slices (L2::mix_line), so with f dividing the n slices
-// the whole GPU's slices s, s + n / f, s + 2n / f, ... map onto slice s of the cut one, and a
-// line keeps its set. cut_l2 keeps the whole L2's first n / f slices: an even sample of its
-// lines, dirty ones as often as in the whole L2, as the cut GPU moves 1 / f of the lines. (Every
-// kernel's tensors live at fresh addresses, so no kernel reads another's lines; what a kernel
-// meets in the L2 is how full and how dirty it is.) uncut_l2 gives every slice of the whole L2 a
-// copy of its cut slice: each line is then found in its own slice, and its copies in the f - 1
-// others are never looked up but fill their ways (dirty ones are written back when evicted) as
-// the lines of the blocks the cut GPU did not run would. The next free address is kept.
-MemoryState cut_l2(const MemoryState& whole, int f);
-MemoryState uncut_l2(const MemoryState& cut, int f);
-
-// The bytes a kernel starting from `state` on `gpu` finds still to be written to DRAM: the L2's
-// dirty sectors and the DRAM channels' queued work (sampled simulation's loop trips, sim/
-// sampling.h).
-double pending_write_bytes(const MemoryState& state, const hw::GpuConfig& gpu);
-
-// Kernels that are not simulated (sampled simulation's repeats) move new lines through the L2,
-// in the order given, each `lines` of them, `dirty_lines` of those written: SectorCache::stream
-// over its slices. Once a set has taken as many new lines as it has ways, older streams no
-// longer matter, so a run of repeats costs about as much as one.
-struct LineStream {
-  double lines = 0, dirty_lines = 0;
-};
-void stream_l2(MemoryState& state, const std::vector<LineStream>& oldest_first, uint64_t seed);
-
-// The work `state`'s L2 slices and DRAM channels had queued, `cycles` later (kernels that are
-// not simulated ran meanwhile and absorbed it), but at least what the last of them left queued
-// at its end (`left`'s l2_backlog and dram_backlog).
-void drain_backlog(MemoryState& state, double cycles, const MemoryState& left);
 
 class L2 : public sc_core::sc_module {
  public:

@@ -12,11 +12,10 @@
 
 namespace ltc::sim {
 
-// What one simulate() leaves in the memory system for the next: the L2's lines (tags, valid and
-// dirty sectors; defined in sim/memory.h) and the next free global address. Sampled simulation
-// runs each kernel on its own simulate() and carries this from one to the next, so that a kernel
-// starts beside the dirty lines of the kernels before it, as in the full run (sim/sampling.h).
+// What one simulate() leaves in the memory system for the next: the L2's lines and queued work
+// and the next free global address (defined in sim/memory.h).
 struct MemoryState;
+class DispatchPolicy;
 
 struct Progress {
   size_t kernel = 0, kernels = 0;  // index of the running kernel, how many will run
@@ -34,27 +33,13 @@ struct SimOptions {
   uint32_t seed = 1;            // operands of the functional run
   std::string kernel;           // run only the kernels with this name (empty: all)
   int64_t quantum_cycles = 32;  // how far an SM runs ahead of SystemC time (TLM-2.0 quantum)
-  // Run only the first `block_limit` blocks (launch order) of every kernel; 0: all. The reduced
-  // runs of sampled simulation (sim/sampling.h).
+  // Run only the first `block_limit` blocks (launch order) of every kernel; 0: all (--block-limit).
   int64_t block_limit = 0;
-  // Blocks (ids in [lo, hi)) whose residency, dispatch to retirement, is summed per kernel
-  // (KernelStats::timed_block_cycles; default: all): sampled simulation's steady-state block
-  // time.
-  int64_t timed_blocks[2] = {0, INT64_MAX};
-  // Sampled simulation's wave cut, decided while the kernel runs (sim/sampling.h, "Waves"): with
-  // `resident` > 0, the blocks from id `tail` on fall into windows of `resident`. Before handing
-  // out block w * resident + tail (w >= min_waves), the dispatcher fits a line through the mean
-  // residencies of the last `windows` complete windows (window 0, with blocks of the first wave,
-  // left out); where it moves less than `steady` of their mean across them, no more blocks are
-  // handed out, and the kernel's timed_blocks are those windows' blocks (the timed_blocks option
-  // is then ignored). Never steady: the whole grid runs. Off by default (the sampler sets it:
-  // sim/sampling.cpp, kWaveWindows and kWaveSteady).
-  struct WaveStop {
-    int64_t resident = 0, tail = 0, min_waves = 0, windows = 0;
-    double steady = 0;
-  } wave_stop;
-  // Start from this memory state (the L2's lines; tensors placed from its next free address)
-  // instead of an empty L2 at address 0, and / or leave the end state here. Same GPU only.
+  // Seams for a layer above the core (sampled simulation, sim/sampler/), owned by the caller:
+  // a policy the block dispatcher consults (sim/dispatch_policy.h), and a memory checkpoint
+  // (MemoryState, sim/memory.h) to start from instead of an empty L2 at address 0 and / or to
+  // leave at the end. A checkpoint is restored on the GPU that wrote it only.
+  DispatchPolicy* dispatch = nullptr;
   const MemoryState* start_state = nullptr;
   MemoryState* end_state = nullptr;
   // Called about every `progress_every_s` seconds of wall time while simulating.

@@ -13,12 +13,6 @@ namespace {
 using traces::Instr;
 using traces::Opcode;
 
-int log2_exact(int v) {
-  int s = 0;
-  while ((1 << s) < v) ++s;
-  return s;
-}
-
 // The accumulator tile an lmma / mma works on; `depth`: DecodedInstr::mn_depth.
 inline uint64_t acc_key(const Instr& in, const traces::Affine::Point& p, int depth) {
   return (uint64_t(in.m.eval(p, depth)) << 32) ^ uint64_t(in.n.eval(p, depth));
@@ -27,71 +21,24 @@ inline uint64_t acc_key(const Instr& in, const traces::Affine::Point& p, int dep
 }  // namespace
 
 // ---- BlockDispatcher ----------------------------------------------------------------------------
-void BlockDispatcher::start(const KernelPlan* plan, Cycle launch, int64_t limit, int64_t timed_lo,
-                            int64_t timed_hi, const SimOptions::WaveStop& stop) {
+void BlockDispatcher::start(const KernelPlan* plan, Cycle launch, int64_t limit,
+                            DispatchPolicy* policy) {
   plan_ = plan;
-  timed_lo_ = timed_lo;
-  timed_hi_ = timed_hi;
+  policy_ = policy;
   next_ = 0;
   total_ = plan->kernel->blocks();
   if (limit > 0) total_ = std::min(total_, limit);
   retired_ = 0;
   last_retire_ = launch;
-  stop_ = stop;
-  stopped_window_ = -1;
-  windows_.fill(Window{});
-}
-
-const BlockDispatcher::Window* BlockDispatcher::window(int64_t j) const {
-  if (j < 0) return nullptr;
-  const Window& w = windows_[size_t(j % kWindows)];
-  return w.index == j ? &w : nullptr;
-}
-
-bool BlockDispatcher::steady_at(int64_t w) {
-  // The last complete window: blocks retire about in launch order, so the one before the
-  // blocks now running (w - 2) has mostly finished; else the one before it. A least-squares
-  // line through the last n windows' mean residencies (window 0, with blocks of the first wave,
-  // which start together, left out): its slope times n against their mean.
-  const uint64_t c = uint64_t(stop_.resident);
-  const auto complete = [this, c](int64_t i) { return window(i) && window(i)->blocks == c; };
-  const int64_t n = stop_.windows;
-  int64_t j = w - 2;
-  if (!complete(j)) --j;
-  if (n < 2 || n > kWindows / 2 || j - n + 1 < 1) return false;
-  double sum = 0, sxy = 0, sxx = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    if (!complete(j - n + 1 + i)) return false;
-    const double x = double(i) - double(n - 1) / 2;
-    const double y = double(window(j - n + 1 + i)->cycles) / double(c);
-    sum += y;
-    sxy += x * y;
-    sxx += x * x;
-  }
-  const double mean = sum / double(n);
-  if (mean <= 0 || std::abs(sxy / sxx * double(n)) > stop_.steady * mean) return false;
-  stopped_window_ = j;
-  return true;
-}
-
-std::pair<uint64_t, uint64_t> BlockDispatcher::steady_blocks() const {
-  std::pair<uint64_t, uint64_t> sum{0, 0};
-  for (int64_t i = stopped_window_ - stop_.windows + 1; stopped() && i <= stopped_window_; ++i) {
-    sum.first += window(i)->blocks;
-    sum.second += window(i)->cycles;
-  }
-  return sum;
+  if (policy_) policy_->begin_kernel(*plan->kernel, total_);
 }
 
 int64_t BlockDispatcher::take() {
   if (!plan_ || next_ >= total_) return -1;
-  if (stop_.resident > 0 && next_ >= stop_.tail && (next_ - stop_.tail) % stop_.resident == 0) {
-    const int64_t w = (next_ - stop_.tail) / stop_.resident;
-    if (w >= stop_.min_waves && steady_at(w)) {
-      total_ = next_;
-      if (retired_ == total_) done_.notify(sc_core::SC_ZERO_TIME);
-      return -1;
-    }
+  if (policy_ && !policy_->admit(next_)) {
+    total_ = next_;
+    if (retired_ == total_) done_.notify(sc_core::SC_ZERO_TIME);
+    return -1;
   }
   return next_++;
 }
@@ -99,17 +46,7 @@ int64_t BlockDispatcher::take() {
 void BlockDispatcher::retired(int64_t id, Cycle start, Cycle at) {
   ++retired_;
   last_retire_ = std::max(last_retire_, at);
-  if (stop_.resident > 0 && id >= stop_.tail) {
-    // A block of a window older than the ring holds (a straggler) is not counted: its window
-    // is no longer checked.
-    const int64_t j = (id - stop_.tail) / stop_.resident;
-    Window& slot = windows_[size_t(j % kWindows)];
-    if (slot.index < j) slot = Window{j, 0, 0};
-    if (slot.index == j) {
-      ++slot.blocks;
-      slot.cycles += uint64_t(at - start);
-    }
-  }
+  if (policy_) policy_->retired(id, start, at);
   if (retired_ == total_) done_.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -567,16 +504,18 @@ void Sm::arrive_barrier(Warp& w, Cycle c) {
   w.why = Stall::kBarrier;
   w.at_barrier = true;
   ++b.arrived;
-  if (b.arrived >= b.live) {
-    b.arrived = 0;
-    for (int slot : b.warps) {
-      Warp& o = warps_[size_t(slot)];
-      if (!o.active || !o.at_barrier) continue;
-      o.at_barrier = false;
-      o.ready = std::max(o.held, c + 1);
-      SubPartition& sp = sps_[size_t(o.sp)];
-      sp.wake = std::min(sp.wake, o.ready);
-    }
+  if (b.arrived >= b.live) release_barrier(b, c);
+}
+
+void Sm::release_barrier(Block& b, Cycle c) {
+  b.arrived = 0;
+  for (int slot : b.warps) {
+    Warp& o = warps_[size_t(slot)];
+    if (!o.active || !o.at_barrier) continue;
+    o.at_barrier = false;
+    o.ready = std::max(o.held, c + 1);
+    SubPartition& sp = sps_[size_t(o.sp)];
+    sp.wake = std::min(sp.wake, o.ready);
   }
 }
 
@@ -595,22 +534,13 @@ void Sm::retire_warp(Warp& w, Cycle c) {
   if (b.live == 0) {
     b.active = false;
     --resident_blocks_;
-    if (dispatcher_.timed(b.id)) {
-      ++stats_.timed_blocks;
-      stats_.timed_block_cycles += uint64_t(b.retire - b.start);
-    }
+    ++stats_.timed_blocks;
+    stats_.timed_block_cycles += uint64_t(b.retire - b.start);
     dispatcher_.retired(b.id, b.start, b.retire);
     fill_at_ = std::min(fill_at_, b.retire);
   } else if (b.arrived > 0 && b.arrived >= b.live) {
     // The warps still running all wait at a barrier this warp will never reach.
-    b.arrived = 0;
-    for (int s : b.warps) {
-      Warp& o = warps_[size_t(s)];
-      if (!o.active || !o.at_barrier) continue;
-      o.at_barrier = false;
-      o.ready = std::max(o.held, c + 1);
-      sps_[size_t(o.sp)].wake = std::min(sps_[size_t(o.sp)].wake, o.ready);
-    }
+    release_barrier(b, c);
   }
 }
 

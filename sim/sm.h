@@ -8,6 +8,7 @@
 
 #include "model/hw/gpu.h"
 #include "sim/cluster.h"
+#include "sim/dispatch_policy.h"
 #include "sim/memory.h"
 #include "sim/simulator.h"
 #include "sim/stats.h"
@@ -75,7 +76,7 @@ struct KernelPlan {
   int64_t l1_bytes = 0;  // L1 data capacity left beside the blocks' shared memory
 };
 
-// Called at every issue when functional simulation is on (sim/functional_observer.h).
+// Called at every issue when functional simulation is on (sim/functional.h).
 class IssueObserver {
  public:
   virtual ~IssueObserver() = default;
@@ -89,13 +90,10 @@ class IssueObserver {
 // scheduler does: each SM holds up to the plan's blocks_per_sm.
 class BlockDispatcher {
  public:
-  // `limit` > 0: hand out only the first `limit` blocks. Blocks with ids in [timed_lo,
-  // timed_hi) have their residency (dispatch to retirement) summed in the SMs' statistics.
-  // `stop` (resident > 0): the sampled wave cut that stops handing out blocks once their
-  // residency is steady (SimOptions::WaveStop).
-  void start(const KernelPlan* plan, Cycle launch, int64_t limit = 0, int64_t timed_lo = 0,
-             int64_t timed_hi = 0, const SimOptions::WaveStop& stop = {});
-  bool timed(int64_t id) const { return id >= timed_lo_ && id < timed_hi_; }
+  // `limit` > 0: hand out only the first `limit` blocks. `policy` (may be null) is asked before
+  // each block and told of each retirement (sim/dispatch_policy.h).
+  void start(const KernelPlan* plan, Cycle launch, int64_t limit = 0,
+             DispatchPolicy* policy = nullptr);
   int64_t total() const { return total_; }
   // Next block id, or -1 when all are handed out.
   int64_t take();
@@ -103,30 +101,15 @@ class BlockDispatcher {
   void retired(int64_t id, Cycle start, Cycle at);
   int64_t retired_count() const { return retired_; }
   Cycle last_retire() const { return last_retire_; }
-  // Whether the wave cut stopped the grid (SimOptions::WaveStop; false: the whole grid ran), and
-  // the blocks and summed residency of the windows it fitted.
-  bool stopped() const { return stopped_window_ >= 0; }
-  std::pair<uint64_t, uint64_t> steady_blocks() const;
+  DispatchPolicy* policy() const { return policy_; }
   sc_core::sc_event& work() { return work_; }
   sc_core::sc_event& done() { return done_; }
 
  private:
-  bool steady_at(int64_t w);  // the check before block w * resident + tail (WaveStop)
-
   const KernelPlan* plan_ = nullptr;
-  int64_t next_ = 0, total_ = 0, retired_ = 0, timed_lo_ = 0, timed_hi_ = 0;
+  DispatchPolicy* policy_ = nullptr;
+  int64_t next_ = 0, total_ = 0, retired_ = 0;
   Cycle last_retire_ = 0;
-  SimOptions::WaveStop stop_;
-  // The last kWindows windows of stop_.resident blocks (window j in slot j % kWindows): the
-  // check looks back a few windows only, so a grid of any size takes fixed memory.
-  struct Window {
-    int64_t index = -1;
-    uint64_t blocks = 0, cycles = 0;
-  };
-  static constexpr int64_t kWindows = 64;
-  std::array<Window, kWindows> windows_{};
-  const Window* window(int64_t j) const;  // null unless the slot holds window j
-  int64_t stopped_window_ = -1;
   sc_core::sc_event work_, done_;
 };
 
@@ -223,6 +206,8 @@ class Sm : public sc_core::sc_module {
   void write_fragments(Warp& w, uint32_t buffer, Cycle done);
   Cycle global_access(Warp& w, const traces::Instr& in, Cycle c);
   void arrive_barrier(Warp& w, Cycle c);
+  // Every warp of `b` waiting at its barrier goes on (all its live warps arrived).
+  void release_barrier(Block& b, Cycle c);
   void retire_warp(Warp& w, Cycle c);
   void account(SubPartition& sp, Cycle c);
 

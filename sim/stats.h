@@ -29,8 +29,8 @@ enum class Stall : uint8_t {
   kSfuBusy,      // structural: special-function unit busy
   kLsuBusy,      // structural: the SM's load/store (shared memory, L1) path busy
 };
-inline constexpr int kStallKinds = 10;
-std::string_view stall_name(Stall s);  // "barrier", "async_wait", ...
+inline constexpr int kStallKinds = int(Stall::kLsuBusy) + 1;  // Stall's last enumerator, + 1
+std::string_view stall_name(Stall s);                         // "barrier", "async_wait", ...
 
 struct MemoryStats {
   uint64_t smem_bytes = 0;            // lds + sts + ldgsts fills
@@ -44,8 +44,8 @@ struct MemoryStats {
   uint64_t multicast_bytes = 0;
 };
 
-// How a kernel's statistics were obtained in sampled simulation (sim/sampling.h); empty method:
-// simulated in full.
+// How a kernel's statistics were obtained in sampled simulation (sim/sampler/sampling.h); empty
+// method: simulated in full.
 struct SampleInfo {
   // "full", "repeat", "loop", "wave", "slice", "loop+slice", "stream-slice",
   // "loop+stream-slice"
@@ -58,7 +58,7 @@ struct SampleInfo {
   // (the run stopped once its blocks' residency was flat and adds the waves cut at that)
   uint64_t simulated_instructions = 0;  // warp instructions the runs issued (given-up ones too)
   // Confidence: the mean and the largest |cycle error| that `ltc bench sim --only sample`
-  // measured for kernels sampled by this method (relative; sim/sampling.h).
+  // measured for kernels sampled by this method (relative; sim/sampler/sampling.h).
   double error_mean = 0, error_max = 0;
 };
 
@@ -83,8 +83,8 @@ struct KernelStats {
   uint64_t issue_cycles = 0;        // sub-partition cycles that issued
   std::array<uint64_t, kStallKinds> stall_cycles{};  // sub-partition cycles by reason
   uint64_t warp_cycles = 0;                          // resident warps x cycles, summed over SMs
-  // SimOptions::timed_blocks (or a wave cut's steady windows, SimOptions::WaveStop): how many of
-  // them retired and their summed residency.
+  // Blocks whose residency (dispatch to retirement) is reported, and that residency summed:
+  // every block's, or those a dispatch policy chose (sim/dispatch_policy.h).
   uint64_t timed_blocks = 0, timed_block_cycles = 0;
   int sms = 0;
   int max_warps_per_sm = 0;
@@ -102,9 +102,26 @@ struct KernelStats {
   double time_ms() const { return clock_ghz > 0 ? double(cycles) / (clock_ghz * 1e6) : 0.0; }
 };
 
+// Calls f(field of m0, field of m1, ...) for every counter of the MemoryStats given.
+template <typename F, typename... M>
+void for_each_memory_counter(F&& f, M&... m) {
+  f(m.smem_bytes...);
+  f(m.smem_wavefronts...);
+  f(m.bank_conflict_cycles...);
+  f(m.l1_sectors...);
+  f(m.l1_hit_sectors...);
+  f(m.l2_sectors...);
+  f(m.l2_hit_sectors...);
+  f(m.l2_read_bytes...);
+  f(m.l2_write_bytes...);
+  f(m.dram_read_bytes...);
+  f(m.dram_write_bytes...);
+  f(m.multicast_bytes...);
+}
+
 // Calls f(field of s0, field of s1, ...) for every additive counter of the KernelStats given
 // (blocks, warps, instructions, busy and stall cycles, memory traffic; cycles is not among them).
-// One list for operator+= and the sampled simulation's extrapolation (sim/sampling.cpp).
+// One list for operator+= and the sampled simulation's extrapolation (sim/sampler/sampling.cpp).
 template <typename F, typename... S>
 void for_each_counter(F&& f, S&... s) {
   f(s.blocks...);
@@ -123,18 +140,7 @@ void for_each_counter(F&& f, S&... s) {
   f(s.warp_cycles...);
   f(s.timed_blocks...);
   f(s.timed_block_cycles...);
-  f(s.mem.smem_bytes...);
-  f(s.mem.smem_wavefronts...);
-  f(s.mem.bank_conflict_cycles...);
-  f(s.mem.l1_sectors...);
-  f(s.mem.l1_hit_sectors...);
-  f(s.mem.l2_sectors...);
-  f(s.mem.l2_hit_sectors...);
-  f(s.mem.l2_read_bytes...);
-  f(s.mem.l2_write_bytes...);
-  f(s.mem.dram_read_bytes...);
-  f(s.mem.dram_write_bytes...);
-  f(s.mem.multicast_bytes...);
+  for_each_memory_counter(f, s.mem...);
 }
 
 struct FunctionalCheck {
@@ -156,8 +162,8 @@ struct RunStats {
   // LMMA instructions whose outputs the tiles computed (--functional).
   uint64_t rtl_tile_lmmas = 0, rtl_tile_cycles = 0, rtl_computed_lmmas = 0;
   double wall_s = 0;
-  // Sampled simulation (sim/sampling.h): how, and the warp instructions simulated against those
-  // the full run would issue.
+  // Sampled simulation (sim/sampler/sampling.h): how, and the warp instructions simulated against
+  // those the full run would issue.
   std::string sample_method;
   uint64_t sample_simulated_instructions = 0;
   // The run's cycle error expected from its kernels' (independent errors: the root of the sum of

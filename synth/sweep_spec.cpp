@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "common/file_io.h"
+#include "common/json_fields.h"
 
 #include <fmt/format.h>
 
@@ -210,13 +211,7 @@ SweepSpec SweepSpec::load(const std::string& path) {
                      }() +
                      ")");
   }
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {  // syntax, or a number past double's range (1e999)
-    throw InputError(path + ": not valid JSON: " + plain_json_error(e));
-  }
-  return parse(j, path);
+  return parse(parse_json(text, path), path);
 }
 
 std::vector<std::string> SweepSpec::builtin_names() {

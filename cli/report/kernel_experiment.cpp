@@ -1,9 +1,11 @@
 #include "cli/report/kernel_experiment.h"
 
+#include "cli/report/paper.h"
+
 #include "compiler/gemm_lowering.h"
 #include "model/hw/gpu.h"
 #include "model/llm/precision.h"
-#include "sim/sampling.h"
+#include "sim/sampler/sampling.h"
 #include "sim/simulator.h"
 
 #include <fmt/format.h>
@@ -132,7 +134,7 @@ nlohmann::json to_json(const KernelExperiment& e) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : e.rows) rows.push_back(row(r));
   nlohmann::json authors = row(e.authors);
-  authors["accel_sim_cycles"] = 804234;  // the authors' Accel-Sim run (issue #12, sim/README.md)
+  authors["accel_sim_cycles"] = paper::kAccelSimGemmCycles;
   return {{"method", e.method}, {"rows", rows}, {"authors", authors}};
 }
 

@@ -7,7 +7,7 @@
 #include "model/roofline/cost.h"
 #include "model/roofline/workload.h"
 #include "sim/energy.h"
-#include "sim/sampling.h"
+#include "sim/sampler/sampling.h"
 #include "sim/simulator.h"
 
 #include <fmt/core.h>

@@ -14,6 +14,18 @@ inline constexpr double kTable3EfficiencyGain = 11.2;   // TOPs/W
 inline constexpr double kTable3Lut4xAreaShare = 0.192;  // tensor-core area vs A100's
 inline constexpr double kTable3Lut8xAreaShare = 0.383;
 
+// The authors' own GEMM (W_INT2 A_FP16 M=4096 N=27648 K=5120 on A100-LUT-4X) in their
+// Accel-Sim run: its cycles and wall time (253 cycles/s).
+inline constexpr long kAccelSimGemmCycles = 804234;
+inline constexpr double kAccelSimGemmWallS = 3168;
+
+// The kernel experiment (LLaMA2-13B mpGEMM W_INT1 A_FP16): the LUT tensor core matches the MAC's
+// speed at this share of its tensor-core area, and with more registers is this much faster at
+// this much more area.
+inline constexpr double kKernelLutMatchesMacAtArea = 0.143;
+inline constexpr double kKernelMoreRegistersSpeedup = 6.9;
+inline constexpr double kKernelMoreRegistersExtraArea = 0.316;
+
 // Figure 16: W_INT1 A_INT8 peak up to 16x the FP16 tensor core; end to end up to 8.2x.
 inline constexpr double kFig16PeakGain = 16.0;
 inline constexpr double kFig16EndToEndGain = 8.2;

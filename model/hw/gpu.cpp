@@ -34,6 +34,134 @@ std::string fmt_number(double v) {
   return os.str();
 }
 
+// Each section's plain fields, listed once for the reader (from_json) and the writer (to_json;
+// --gpu-set's paths are the writer's keys): v(key, member) for an optional field, v(key, member,
+// kRequired) for a required one.
+constexpr bool kRequired = true;
+
+template <typename V, typename G>
+void top_fields(V&& v, G& g) {
+  v("name", g.name);
+  v("description", g.description);
+  v("sms", g.sms, kRequired);
+  v("sub_partitions_per_sm", g.sub_partitions_per_sm);
+  v("clock_ghz", g.clock_ghz, kRequired);
+  v("tensor_cores_per_sm", g.tensor_cores_per_sm);
+  v("cuda_fp32_tflops", g.cuda_fp32_tflops, kRequired);
+  v("cuda_fp16_tflops", g.cuda_fp16_tflops);
+  v("cuda_int32_tops", g.cuda_int32_tops);
+  v("register_file_kb_per_sm", g.register_file_kb_per_sm);
+  v("max_registers_per_thread", g.max_registers_per_thread);
+  v("shared_memory_kb_per_sm", g.shared_memory_kb_per_sm);
+  v("shared_memory_kb_per_block", g.shared_memory_kb_per_block);
+  v("l1_kb_per_sm", g.l1_kb_per_sm);
+  v("launch_overhead_us", g.launch_overhead_us);
+  v("sync_overhead_us", g.sync_overhead_us);
+  v("tensor_area_mm2_per_sm", g.tensor_area_mm2_per_sm);
+  v("tensor_power_w_per_sm", g.tensor_power_w_per_sm);
+  v("dram_pj_per_byte", g.dram_pj_per_byte);
+}
+
+template <typename V, typename C>
+void cache_fields(V&& v, C& c) {
+  v("capacity_mb", c.capacity_mb, kRequired);
+  v("bw_gbps", c.bw_gbps, kRequired);
+  v("latency_ns", c.latency_ns);
+}
+
+template <typename V, typename S>
+void sm_fields(V&& v, S& x) {
+  v("max_warps", x.max_warps);
+  v("max_blocks", x.max_blocks);
+  v("scheduler", x.scheduler);
+  v("alu_latency_cycles", x.alu_latency_cycles);
+  v("sfu_ops_per_cycle", x.sfu_ops_per_cycle);
+  v("sfu_latency_cycles", x.sfu_latency_cycles);
+  v("mma_latency_cycles", x.mma_latency_cycles);
+  v("mma_warpgroup", x.mma_warpgroup);
+  v("tma", x.tma);
+  v("cluster_size", x.cluster_size);
+  v("lmma_latency_cycles", x.lmma_latency_cycles);
+  v("smem_banks", x.smem_banks);
+  v("smem_latency_cycles", x.smem_latency_cycles);
+  v("lsu_bytes_per_cycle", x.lsu_bytes_per_cycle);
+  v("l1_latency_cycles", x.l1_latency_cycles);
+  v("l1_ways", x.l1_ways);
+  v("l2_slices", x.l2_slices);
+  v("l2_ways", x.l2_ways);
+  v("l2_bytes_per_cycle", x.l2_bytes_per_cycle);
+  v("line_bytes", x.line_bytes);
+  v("dram_channels", x.dram_channels);
+  v("noc_bytes_per_cycle", x.noc_bytes_per_cycle);
+  v("kernel_gap_cycles", x.kernel_gap_cycles);
+  v("dram_gbps", x.dram_gbps);
+  v("tensor_rate_clock_ghz", x.tensor_rate_clock_ghz);
+  v("tensor_load_clock_ghz", x.tensor_load_clock_ghz);
+  v("source", x.source);
+}
+
+// The achievable rates' plain fields (gemm_paths, an array, apart).
+template <typename V, typename A>
+void achievable_fields(V&& v, A& x) {
+  v("dram_bw_fraction", x.dram_bw_fraction);
+  v("l2_bw_fraction", x.l2_bw_fraction);
+  v("tensor_fraction", x.tensor_fraction);
+  v("cuda_core_fraction", x.cuda_core_fraction);
+  v("kernel_fixed_us", x.kernel_fixed_us);
+  v("elementwise_fixed_us", x.elementwise_fixed_us);
+  v("flash_attention_fraction", x.flash_attention_fraction);
+  v("sm_dram_gbps", x.sm_dram_gbps);
+  v("overlap_exponent", x.overlap_exponent);
+  v("throttle_per_efold", x.throttle_per_efold);
+  v("throttle_onset_ms", x.throttle_onset_ms);
+  v("throttle_max", x.throttle_max);
+  v("elementwise_bw_fraction", x.elementwise_bw_fraction);
+  v("attention_bw_fraction", x.attention_bw_fraction);
+  v("source", x.source);
+}
+
+template <typename V, typename P>
+void gemm_path_fields(V&& v, P& p) {
+  v("act", p.act, kRequired);
+  v("weight", p.weight, kRequired);
+  v("tensor_fraction", p.tensor_fraction);
+  v("dram_bw_fraction", p.dram_bw_fraction);
+  v("tile_m", p.tile_m);
+  v("small_tile_fraction", p.small_tile_fraction);
+  v("fixed_us", p.fixed_us);
+  v("max_split_k", p.max_split_k);
+  v("max_tile_m", p.max_tile_m);
+  v("l2_bw_fraction", p.l2_bw_fraction);
+  v("tile_overhead_k", p.tile_overhead_k);
+}
+
+// The energy section (sim/energy.h: each figure's source in `source`).
+template <typename V, typename E>
+void energy_fields(V&& v, E& e) {
+  v("mma_pj_per_op", e.mma_pj_per_op);
+  v("lmma_pj_per_plane_op", e.lmma_pj_per_plane_op);
+  v("cuda_pj_per_op", e.cuda_pj_per_op);
+  v("smem_pj_per_byte", e.smem_pj_per_byte);
+  v("l1_pj_per_byte", e.l1_pj_per_byte);
+  v("l2_pj_per_byte", e.l2_pj_per_byte);
+  v("static_w", e.static_w);
+  v("source", e.source);
+}
+
+// A visitor that writes each field into `j`, and one that reads each from `r`.
+auto writer(json& j) {
+  return [&j](const char* key, const auto& member, bool = false) { j[key] = member; };
+}
+auto reader(const FieldReader& r) {
+  return [&r](const char* key, auto& member, bool required = false) {
+    if (required) {
+      r.req(key, member);
+    } else {
+      r.opt(key, member);
+    }
+  };
+}
+
 void positive(const std::string& where, const char* key, double v) {
   if (!(v > 0))
     throw InputError(where + ": field '" + key + "' must be > 0 (got " + std::to_string(v) + ")");
@@ -332,104 +460,23 @@ void GpuConfig::finalize() {
 }
 
 void to_json(json& j, const GpuConfig& g) {
-  json mac = json::array();
+  j = json::object();
+  top_fields(writer(j), g);
+  json& mac = j["mac_tensor"] = json::array();
   for (const auto& r : g.mac_tensor)
     mac.push_back({{"act", r.act}, {"weight", r.weight}, {"tops", r.tops}});
-  auto cache = [](const CacheLevel& c) {
-    return json{
-        {"capacity_mb", c.capacity_mb}, {"bw_gbps", c.bw_gbps}, {"latency_ns", c.latency_ns}};
-  };
-  const auto& a = g.achievable;
-  json paths = json::array();
-  for (const auto& p : a.gemm_paths) {
-    paths.push_back({{"act", p.act},
-                     {"weight", p.weight},
-                     {"tensor_fraction", p.tensor_fraction},
-                     {"dram_bw_fraction", p.dram_bw_fraction},
-                     {"tile_m", p.tile_m},
-                     {"small_tile_fraction", p.small_tile_fraction},
-                     {"fixed_us", p.fixed_us},
-                     {"max_split_k", p.max_split_k},
-                     {"max_tile_m", p.max_tile_m},
-                     {"l2_bw_fraction", p.l2_bw_fraction},
-                     {"tile_overhead_k", p.tile_overhead_k}});
+  cache_fields(writer(j["l2"]), g.l2);
+  cache_fields(writer(j["dram"]), g.dram);
+  sm_fields(writer(j["sm"]), g.sm);
+  json& a = j["achievable"];
+  achievable_fields(writer(a), g.achievable);
+  a["gemm_paths"] = json::array();
+  for (const auto& p : g.achievable.gemm_paths) {
+    json row;
+    gemm_path_fields(writer(row), p);
+    a["gemm_paths"].push_back(row);
   }
-  j = json{{"name", g.name},
-           {"description", g.description},
-           {"sms", g.sms},
-           {"sub_partitions_per_sm", g.sub_partitions_per_sm},
-           {"clock_ghz", g.clock_ghz},
-           {"tensor_cores_per_sm", g.tensor_cores_per_sm},
-           {"mac_tensor", mac},
-           {"cuda_fp32_tflops", g.cuda_fp32_tflops},
-           {"cuda_fp16_tflops", g.cuda_fp16_tflops},
-           {"cuda_int32_tops", g.cuda_int32_tops},
-           {"register_file_kb_per_sm", g.register_file_kb_per_sm},
-           {"max_registers_per_thread", g.max_registers_per_thread},
-           {"shared_memory_kb_per_sm", g.shared_memory_kb_per_sm},
-           {"shared_memory_kb_per_block", g.shared_memory_kb_per_block},
-           {"l1_kb_per_sm", g.l1_kb_per_sm},
-           {"l2", cache(g.l2)},
-           {"dram", cache(g.dram)},
-           {"sm",
-            {{"max_warps", g.sm.max_warps},
-             {"max_blocks", g.sm.max_blocks},
-             {"scheduler", g.sm.scheduler},
-             {"alu_latency_cycles", g.sm.alu_latency_cycles},
-             {"sfu_ops_per_cycle", g.sm.sfu_ops_per_cycle},
-             {"sfu_latency_cycles", g.sm.sfu_latency_cycles},
-             {"mma_latency_cycles", g.sm.mma_latency_cycles},
-             {"mma_warpgroup", g.sm.mma_warpgroup},
-             {"tma", g.sm.tma},
-             {"cluster_size", g.sm.cluster_size},
-             {"lmma_latency_cycles", g.sm.lmma_latency_cycles},
-             {"smem_banks", g.sm.smem_banks},
-             {"smem_latency_cycles", g.sm.smem_latency_cycles},
-             {"lsu_bytes_per_cycle", g.sm.lsu_bytes_per_cycle},
-             {"l1_latency_cycles", g.sm.l1_latency_cycles},
-             {"l1_ways", g.sm.l1_ways},
-             {"l2_slices", g.sm.l2_slices},
-             {"l2_ways", g.sm.l2_ways},
-             {"l2_bytes_per_cycle", g.sm.l2_bytes_per_cycle},
-             {"line_bytes", g.sm.line_bytes},
-             {"dram_channels", g.sm.dram_channels},
-             {"noc_bytes_per_cycle", g.sm.noc_bytes_per_cycle},
-             {"kernel_gap_cycles", g.sm.kernel_gap_cycles},
-             {"dram_gbps", g.sm.dram_gbps},
-             {"tensor_rate_clock_ghz", g.sm.tensor_rate_clock_ghz},
-             {"tensor_load_clock_ghz", g.sm.tensor_load_clock_ghz},
-             {"source", g.sm.source}}},
-           {"launch_overhead_us", g.launch_overhead_us},
-           {"sync_overhead_us", g.sync_overhead_us},
-           {"achievable",
-            {{"dram_bw_fraction", a.dram_bw_fraction},
-             {"l2_bw_fraction", a.l2_bw_fraction},
-             {"tensor_fraction", a.tensor_fraction},
-             {"cuda_core_fraction", a.cuda_core_fraction},
-             {"kernel_fixed_us", a.kernel_fixed_us},
-             {"elementwise_fixed_us", a.elementwise_fixed_us},
-             {"flash_attention_fraction", a.flash_attention_fraction},
-             {"sm_dram_gbps", a.sm_dram_gbps},
-             {"overlap_exponent", a.overlap_exponent},
-             {"throttle_per_efold", a.throttle_per_efold},
-             {"throttle_onset_ms", a.throttle_onset_ms},
-             {"throttle_max", a.throttle_max},
-             {"elementwise_bw_fraction", a.elementwise_bw_fraction},
-             {"attention_bw_fraction", a.attention_bw_fraction},
-             {"gemm_paths", paths},
-             {"source", a.source}}},
-           {"tensor_area_mm2_per_sm", g.tensor_area_mm2_per_sm},
-           {"tensor_power_w_per_sm", g.tensor_power_w_per_sm},
-           {"dram_pj_per_byte", g.dram_pj_per_byte},
-           {"energy",
-            {{"mma_pj_per_op", g.energy.mma_pj_per_op},
-             {"lmma_pj_per_plane_op", g.energy.lmma_pj_per_plane_op},
-             {"cuda_pj_per_op", g.energy.cuda_pj_per_op},
-             {"smem_pj_per_byte", g.energy.smem_pj_per_byte},
-             {"l1_pj_per_byte", g.energy.l1_pj_per_byte},
-             {"l2_pj_per_byte", g.energy.l2_pj_per_byte},
-             {"static_w", g.energy.static_w},
-             {"source", g.energy.source}}}};
+  energy_fields(writer(j["energy"]), g.energy);
   if (g.lut_tensor) {
     json core;
     to_json(core, g.lut_tensor->core);
@@ -445,12 +492,7 @@ void from_json(const json& j, GpuConfig& g) {
   FieldReader r(j, "gpu");
   r.req("name", g.name);
   const FieldReader f(j, "gpu '" + g.name + "'");
-  f.opt("name", g.name);
-  f.opt("description", g.description);
-  f.req("sms", g.sms);
-  f.opt("sub_partitions_per_sm", g.sub_partitions_per_sm);
-  f.req("clock_ghz", g.clock_ghz);
-  f.opt("tensor_cores_per_sm", g.tensor_cores_per_sm);
+  top_fields(reader(f), g);
   for (const auto& e : f.array("mac_tensor", "{act, weight, tops}")) {
     const FieldReader fr(e, f.where() + " mac_tensor[" + std::to_string(g.mac_tensor.size()) + "]");
     MacTensorRate rate;
@@ -468,109 +510,35 @@ void from_json(const json& j, GpuConfig& g) {
     fr.reject_unknown();
     g.mac_tensor.push_back(rate);
   }
-  f.req("cuda_fp32_tflops", g.cuda_fp32_tflops);
-  f.opt("cuda_fp16_tflops", g.cuda_fp16_tflops);
-  f.opt("cuda_int32_tops", g.cuda_int32_tops);
-  f.opt("register_file_kb_per_sm", g.register_file_kb_per_sm);
-  f.opt("max_registers_per_thread", g.max_registers_per_thread);
-  f.opt("shared_memory_kb_per_sm", g.shared_memory_kb_per_sm);
-  f.opt("shared_memory_kb_per_block", g.shared_memory_kb_per_block);
-  f.opt("l1_kb_per_sm", g.l1_kb_per_sm);
   for (auto [key, level] : {std::pair{"l2", &g.l2}, std::pair{"dram", &g.dram}}) {
     const FieldReader c(f.obj(key), f.where() + " " + key);
-    c.req("capacity_mb", level->capacity_mb);
-    c.req("bw_gbps", level->bw_gbps);
-    c.opt("latency_ns", level->latency_ns);
+    cache_fields(reader(c), *level);
     c.reject_unknown();
   }
-  f.opt("launch_overhead_us", g.launch_overhead_us);
-  f.opt("sync_overhead_us", g.sync_overhead_us);
   if (f.has("sm")) {
     const FieldReader a(f.obj("sm"), f.where() + " sm");
-    auto& x = g.sm;
-    a.opt("max_warps", x.max_warps);
-    a.opt("max_blocks", x.max_blocks);
-    a.opt("scheduler", x.scheduler);
-    a.opt("alu_latency_cycles", x.alu_latency_cycles);
-    a.opt("sfu_ops_per_cycle", x.sfu_ops_per_cycle);
-    a.opt("sfu_latency_cycles", x.sfu_latency_cycles);
-    a.opt("mma_latency_cycles", x.mma_latency_cycles);
-    a.opt("mma_warpgroup", x.mma_warpgroup);
-    a.opt("tma", x.tma);
-    a.opt("cluster_size", x.cluster_size);
-    a.opt("lmma_latency_cycles", x.lmma_latency_cycles);
-    a.opt("smem_banks", x.smem_banks);
-    a.opt("smem_latency_cycles", x.smem_latency_cycles);
-    a.opt("lsu_bytes_per_cycle", x.lsu_bytes_per_cycle);
-    a.opt("l1_latency_cycles", x.l1_latency_cycles);
-    a.opt("l1_ways", x.l1_ways);
-    a.opt("l2_slices", x.l2_slices);
-    a.opt("l2_ways", x.l2_ways);
-    a.opt("l2_bytes_per_cycle", x.l2_bytes_per_cycle);
-    a.opt("line_bytes", x.line_bytes);
-    a.opt("dram_channels", x.dram_channels);
-    a.opt("noc_bytes_per_cycle", x.noc_bytes_per_cycle);
-    a.opt("kernel_gap_cycles", x.kernel_gap_cycles);
-    a.opt("dram_gbps", x.dram_gbps);
-    a.opt("tensor_rate_clock_ghz", x.tensor_rate_clock_ghz);
-    a.opt("tensor_load_clock_ghz", x.tensor_load_clock_ghz);
-    a.opt("source", x.source);
+    sm_fields(reader(a), g.sm);
     a.reject_unknown();
   }
   if (f.has("achievable")) {
     const FieldReader a(f.obj("achievable"), f.where() + " achievable");
     auto& x = g.achievable;
-    a.opt("dram_bw_fraction", x.dram_bw_fraction);
-    a.opt("l2_bw_fraction", x.l2_bw_fraction);
-    a.opt("tensor_fraction", x.tensor_fraction);
-    a.opt("cuda_core_fraction", x.cuda_core_fraction);
-    a.opt("kernel_fixed_us", x.kernel_fixed_us);
-    a.opt("elementwise_fixed_us", x.elementwise_fixed_us);
-    a.opt("flash_attention_fraction", x.flash_attention_fraction);
-    a.opt("sm_dram_gbps", x.sm_dram_gbps);
-    a.opt("overlap_exponent", x.overlap_exponent);
-    a.opt("throttle_per_efold", x.throttle_per_efold);
-    a.opt("throttle_onset_ms", x.throttle_onset_ms);
-    a.opt("throttle_max", x.throttle_max);
-    a.opt("elementwise_bw_fraction", x.elementwise_bw_fraction);
-    a.opt("attention_bw_fraction", x.attention_bw_fraction);
+    achievable_fields(reader(a), x);
     if (a.has("gemm_paths")) {
       for (const auto& e : a.array("gemm_paths", "{act, weight, tensor_fraction, ...}")) {
         const FieldReader p(e,
                             a.where() + " gemm_paths[" + std::to_string(x.gemm_paths.size()) + "]");
         GemmPathRates r;
-        p.req("act", r.act);
-        p.req("weight", r.weight);
-        p.opt("tensor_fraction", r.tensor_fraction);
-        p.opt("dram_bw_fraction", r.dram_bw_fraction);
-        p.opt("tile_m", r.tile_m);
-        p.opt("small_tile_fraction", r.small_tile_fraction);
-        p.opt("fixed_us", r.fixed_us);
-        p.opt("max_split_k", r.max_split_k);
-        p.opt("max_tile_m", r.max_tile_m);
-        p.opt("l2_bw_fraction", r.l2_bw_fraction);
-        p.opt("tile_overhead_k", r.tile_overhead_k);
+        gemm_path_fields(reader(p), r);
         p.reject_unknown();
         x.gemm_paths.push_back(r);
       }
     }
-    a.opt("source", x.source);
     a.reject_unknown();
   }
-  f.opt("tensor_area_mm2_per_sm", g.tensor_area_mm2_per_sm);
-  f.opt("tensor_power_w_per_sm", g.tensor_power_w_per_sm);
-  f.opt("dram_pj_per_byte", g.dram_pj_per_byte);
   if (f.has("energy")) {
     const FieldReader a(f.obj("energy"), f.where() + " energy");
-    auto& x = g.energy;
-    a.opt("mma_pj_per_op", x.mma_pj_per_op);
-    a.opt("lmma_pj_per_plane_op", x.lmma_pj_per_plane_op);
-    a.opt("cuda_pj_per_op", x.cuda_pj_per_op);
-    a.opt("smem_pj_per_byte", x.smem_pj_per_byte);
-    a.opt("l1_pj_per_byte", x.l1_pj_per_byte);
-    a.opt("l2_pj_per_byte", x.l2_pj_per_byte);
-    a.opt("static_w", x.static_w);
-    a.opt("source", x.source);
+    energy_fields(reader(a), g.energy);
     a.reject_unknown();
   }
   if (f.has("lut_tensor")) {
@@ -624,14 +592,6 @@ std::vector<std::string> builtin_gpu_names() {
 
 namespace {
 
-json parse_json_text(std::string_view text, std::string_view origin) {
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {  // syntax, or a number past double's range (1e999)
-    throw InputError(std::string(origin) + ": not valid JSON: " + plain_json_error(e));
-  }
-}
-
 // The file a `base` names: a built-in GPU name, or a JSON path relative to the folder of the file
 // that names it. InputError naming `origin` when there is no such file.
 fs::path base_file(const std::string& base, std::string_view origin) {
@@ -675,7 +635,7 @@ json resolve_base(json j, std::string_view origin, std::vector<std::string>& cha
                      file.filename().string() + ")");
   }
   chain.push_back(id);
-  json merged = resolve_base(parse_json_text(read_file(file), file.string()), file.string(), chain);
+  json merged = resolve_base(parse_json(read_file(file), file.string()), file.string(), chain);
   chain.pop_back();
   merged.merge_patch(j);
   return merged;
@@ -684,7 +644,7 @@ json resolve_base(json j, std::string_view origin, std::vector<std::string>& cha
 }  // namespace
 
 GpuConfig parse_gpu_json(std::string_view text, std::string_view origin) {
-  json j = parse_json_text(text, origin);
+  json j = parse_json(text, origin);
   std::vector<std::string> chain;
   std::error_code ec;
   if (fs::is_regular_file(fs::path(origin), ec)) {

@@ -264,7 +264,6 @@ struct GpuConfig {
   double cuda_core_cycles(double fp_ops, double int_ops) const;
   // The simulator's L2 bandwidth in bytes per cycle (sm.l2_bytes_per_cycle, else l2.bw_gbps).
   double l2_sim_bytes_per_cycle() const;
-  double cycles_per_ns() const { return clock_ghz; }
 
   // Fills derived fields (w1_tops) and checks ranges; throws InputError naming the field.
   void finalize();
@@ -284,7 +283,7 @@ GpuConfig load_gpu(std::string_view name_or_path);
 // which file set each field. Throws InputError as load_gpu does.
 std::vector<std::pair<std::string, nlohmann::json>> gpu_file_chain(std::string_view name_or_path);
 // `gpu` with fields of its JSON form replaced: `overrides` is "path=value[,path=value...]" with
-// dotted paths into the GPU JSON (configs/gpus/README.md), e.g.
+// dotted paths into the GPU JSON (the fields of GpuConfig above, docs/hardware.md#gpus), e.g.
 // "lut_tensor.tiles_per_tensor_core=8,register_file_kb_per_sm=512,lut_tensor.core.m=1". Values
 // are JSON (numbers, true/false) or plain strings. The result goes through the same checks as a
 // GPU file; its name stays, its description gets the overrides appended.

@@ -3,6 +3,7 @@
 #include "common/config_dir.h"
 #include "common/error.h"
 #include "common/file_io.h"
+#include "common/json_fields.h"
 #include "model/roofline/estimate.h"
 
 #include <fmt/core.h>
@@ -39,11 +40,7 @@ json read_json(const std::string& path) {
   } catch (const InputError& e) {
     throw InputError(std::string(e.what()) + " (valid input: " + kValidInputs + ")");
   }
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {
-    throw InputError(path + ": not valid JSON: " + plain_json_error(e));
-  }
+  return parse_json(text, path);
 }
 
 // The config file a profile's model names: its "source" as given (working directory), under
@@ -990,12 +987,7 @@ std::string gpu_file_path(const std::string& name_or_path) {
 
 std::string calibrated_gpu_json(const std::string& gpu_file, const CalibrationResult& r) {
   const std::string text = read_input_file(gpu_file);
-  nlohmann::ordered_json j;
-  try {
-    j = nlohmann::ordered_json::parse(text);
-  } catch (const json::exception& e) {
-    throw InputError(gpu_file + ": not valid JSON: " + plain_json_error(e));
-  }
+  nlohmann::ordered_json j = parse_json<nlohmann::ordered_json>(text, gpu_file);
   const auto& f = r.fitted;
   auto round4 = [](double v) { return std::round(v * 1e4) / 1e4; };
   nlohmann::ordered_json paths = nlohmann::ordered_json::array();

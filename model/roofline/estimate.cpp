@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "common/file_io.h"
 #include "common/units.h"
+#include "common/json_fields.h"
 #include "model/golden/gemm.h"
 
 #include <fmt/core.h>
@@ -71,12 +72,7 @@ StepEstimate estimate(const StepRequest& r) {
 
 std::vector<GemmCheck> load_gemm_measurements(const std::string& path, std::string* device) {
   const std::string text = read_input_file(path);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path + ": not valid JSON: " + plain_json_error(e));
-  }
+  nlohmann::json j = parse_json(text, path);
   if (!j.contains("gemm") || !j["gemm"].is_array()) {
     throw InputError(path + ": field 'gemm' must be an array of {name, M, N, K, ms}");
   }

@@ -2,6 +2,7 @@
 // checked by hand on one case each, and their results files (docs/results/) in step with the
 // tables the commands write.
 #include "cli/report/model_agreement.h"
+#include "cli/report/sim_bench.h"
 #include "cli/report/skinny_kernels.h"
 #include "common/error.h"
 #include "model/hw/gpu.h"
@@ -13,6 +14,8 @@
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ltc::report {
 namespace {
@@ -99,6 +102,33 @@ TEST(ResultsFiles, AreInStepWithTheBenchTables) {
   EXPECT_NE(agreement_head.find(columns), std::string::npos);
   EXPECT_NE(agreement.find(columns), std::string::npos);
   EXPECT_EQ(agreement.substr(0, 60), agreement_head.substr(0, 60));
+}
+
+// The simulator's results files (ltc bench sim --markdown; cli/report/sim_bench.h): each opens
+// as the command's output does (the command that regenerates it) and holds every table header
+// the command writes, so a change of the tables' format fails here until the file is rewritten.
+TEST(ResultsFiles, SimulatorFilesAreInStepWithTheBench) {
+  const std::string dir = std::string(LTC_SOURCE_DIR) + "/docs/results/";
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"sim.md", sim_speed_markdown(nlohmann::json::array())},
+      {"sim-sample.md", sim_sample_markdown(nlohmann::json::object())},
+      {"sim-h200.md", sim_h200_markdown(nlohmann::json::object())},
+      {"sim-paper.md", sim_paper_markdown(nlohmann::json::object())},
+  };
+  for (const auto& [name, empty] : files) {
+    const std::string text = read_file(dir + name);
+    ASSERT_FALSE(text.empty()) << empty.substr(0, empty.find(')') + 1);
+    const std::string opening = empty.substr(0, empty.find('('));
+    EXPECT_EQ(text.substr(0, opening.size()), opening) << name;
+    std::istringstream lines(empty);
+    int headers = 0;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("| ", 0) != 0) continue;
+      ++headers;
+      EXPECT_NE(text.find(line + "\n"), std::string::npos) << name << ": " << line;
+    }
+    EXPECT_GT(headers, 0) << name;
+  }
 }
 
 }  // namespace

@@ -2,18 +2,25 @@
 // flag.
 #include "cli/report/numerics.h"
 #include "common/error.h"
+#include "common/file_io.h"
+#include "sim/sampler/sampling.h"
 #include "tests/cli/cli_run.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -119,6 +126,24 @@ TEST(Cli, BenchSimSampleFlagsNeedOnlySample) {
   }
 }
 
+// Every run-specific flag of ltc bench sim given to another run is refused, naming the runs it
+// goes with (the h200 and paper runs' flags too, which were once ignored elsewhere).
+TEST(Cli, BenchSimFlagsGoWithTheirRunsOnly) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"bench sim --only sample --max-m 5", "--only h200"},
+      {"bench sim --only gemm --gpu a100", "--only h200"},
+      {"bench sim --only sample --calibration x.json", "--only h200"},
+      {"bench sim --only h200 --full", "--only paper"},
+      {"bench sim --only paper --case x", "--only sample, --only h200"},
+      {"bench sim --only gemm --slice 4", "--only sample"},
+  };
+  for (const auto& [args, want] : cases) {
+    const CliRun r = run(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_NE(r.err.find(want), std::string::npos) << args << ": " << r.err;
+  }
+}
+
 // The sampled bench's "work": the full run's warp instructions over those the sampled run
 // simulated. The full count is checked against a full `ltc sim` of the same GEMM (summed over its
 // kernels and opcodes); the 70B down-projection GEMM's K loop is cut, so less is simulated.
@@ -158,6 +183,65 @@ TEST(Cli, BenchSimSampleCaseFileRunsAUsersCases) {
             full_sim("--m 64 --n 2048 --k 1024 --gpu a100 --weights fp16 --acts fp16 --path mac")
                 .at("cycles"));
   std::filesystem::remove(cases);
+}
+
+// --case-file twice runs both files' cases; --confidence-out writes the per-method table that
+// the sampler reads, each row the tally of the per-kernel errors the --json run printed (checked
+// here from those rows: mean rounded to 1e-4, largest rounded up to 1e-3); --markdown writes the
+// results-file tables of the same run.
+TEST(Cli, BenchSimSampleWritesItsConfidenceTableAndResultsFile) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string a = (dir / "ltc_cli_cases_a.json").string();
+  const std::string b = (dir / "ltc_cli_cases_b.json").string();
+  const std::string conf = (dir / "ltc_cli_confidence.json").string();
+  const std::string md = (dir / "ltc_cli_sample.md").string();
+  std::ofstream(a) << R"({"description": "a", "cases": [
+      {"name": "LUT GEMV", "gpu": "a100-lut4x", "m": 1, "n": 4096, "k": 4096,
+       "weights": "int2", "acts": "int8", "path": "lut"}]})";
+  std::ofstream(b) << R"({"description": "b", "cases": [
+      {"name": "small FP16", "gpu": "a100", "m": 64, "n": 2048, "k": 1024,
+       "weights": "fp16", "acts": "fp16", "path": "mac"}]})";
+  const CliRun r = run("bench sim --only sample --case-file " + a + " --case-file " + b +
+                       " --confidence-out " + conf + " --markdown " + md + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto out = nlohmann::json::parse(r.out);
+  ASSERT_EQ(out.at("cases").size(), 2u);
+  std::map<std::string, std::vector<double>> errors;  // by row, from the per-kernel rows
+  for (const auto& c : out.at("cases")) {
+    for (const auto& k : c.at("kernels")) {
+      if (k.at("row") == "exact") continue;
+      errors[k.at("row").get<std::string>()].push_back(std::abs(k.at("error").get<double>()));
+    }
+  }
+  const auto table = nlohmann::json::parse(ltc::read_text(conf));
+  ASSERT_GT(errors.size(), 0u) << r.out;
+  ASSERT_EQ(table.at("methods").size(), errors.size());
+  for (const auto& m : table.at("methods")) {
+    const std::string row =
+        ltc::sim::confidence_row(m.at("method").get<std::string>(), m.value("gemm", false));
+    ASSERT_TRUE(errors.count(row)) << row;
+    const std::vector<double>& e = errors.at(row);
+    double sum = 0, largest = 0;
+    for (double x : e) sum += x, largest = std::max(largest, x);
+    EXPECT_EQ(m.at("kernels").get<size_t>(), e.size()) << row;
+    EXPECT_NEAR(m.at("mean").get<double>(), sum / double(e.size()), 0.5e-4) << row;
+    EXPECT_GE(m.at("max").get<double>(), largest) << row;
+    EXPECT_LT(m.at("max").get<double>(), largest + 1e-3) << row;
+  }
+  const std::string text = ltc::read_text(md);
+  EXPECT_EQ(text.rfind("Sampled against full simulation", 0), 0u) << text;
+  EXPECT_NE(text.find("| LUT GEMV | a100-lut4x |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| small FP16 | a100 |"), std::string::npos) << text;
+  // Outside --only sample both are refused, naming the mode they go with.
+  const CliRun wrong = run("bench sim --only gemm --confidence-out " + conf);
+  EXPECT_EQ(wrong.code, 2);
+  EXPECT_NE(wrong.err.find("--only sample"), std::string::npos) << wrong.err;
+  EXPECT_EQ(run("bench sim --only rtl --markdown " + md).code, 2);
+  // Nor may either overwrite an input.
+  const CliRun clobber = run("bench sim --only sample --case-file " + a + " --markdown " + a);
+  EXPECT_EQ(clobber.code, 2);
+  EXPECT_NE(clobber.err.find("--markdown"), std::string::npos) << clobber.err;
+  for (const auto& f : {a, b, conf, md}) std::filesystem::remove(f);
 }
 
 // A bad case file stops the bench before any simulation, naming the file, the case and the

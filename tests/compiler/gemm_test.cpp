@@ -4,10 +4,10 @@
 #include "common/error.h"
 #include "compiler/gemm_lowering.h"
 #include "compiler/interpreter.h"
-#include "compiler/packing.h"
 #include "model/golden/lmma.h"
 #include "model/hw/gpu.h"
 #include "model/tiling/tiling.h"
+#include "traces/packing.h"
 
 #include "tests/test_seed.h"
 
@@ -236,7 +236,7 @@ TEST(Packing, PatternsAreTheGoldenTransformedPlanes) {
   std::mt19937 rng(rng_seed);
   const llm::WeightFormat f = llm::parse_weight_format("int3");
   const auto w = random_weights(rng, f, 70, 22, 0);
-  const PackedWeights p = pack_weights(w, 4, 64);
+  const traces::PackedWeights p = traces::pack_weights(w, 4, 64);
   EXPECT_EQ(p.bytes.size(), size_t(2 * 6 * 3 * 32));  // 2 N tiles x 6 LUT groups x 3 planes x 32 B
   for (int lg = 0; lg < 6; ++lg) {
     std::vector<uint8_t> tile(size_t(70) * 4, 0);
@@ -261,7 +261,7 @@ TEST(Packing, GroupNotMultipleOfKIsAnInputError) {
   SCOPED_TRACE(ltc::test_support::seed_note(rng_seed));
   std::mt19937 rng(rng_seed);
   const auto w = random_weights(rng, llm::parse_weight_format("int2"), 8, 12, 6);
-  EXPECT_THROW(pack_weights(w, 4, 64), InputError);
+  EXPECT_THROW(traces::pack_weights(w, 4, 64), InputError);
 }
 
 }  // namespace
@@ -517,8 +517,7 @@ TEST(GemmLowering, DequantizeThenMacTilesCountTheDequantizedTile) {
   // The tiling chose the stages and the blocks per SM without the dequantized W tile the kernel
   // keeps beside its stages: on the H200 a W2A8 2048x4096x4096 GEMM then asked for more shared
   // memory than a block has ("4 pipeline stages exceed ..."), and on the A100 the paper's W1A16
-  // 2048x27648x5120 was tiled for two blocks per SM where one fits (sim/README.md, "The paper's
-  // kernel experiment").
+  // 2048x27648x5120 was tiled for two blocks per SM where one fits (docs/results/sim-paper.md).
   struct M {
     const char* gpu;
     int64_t m, n, k;

@@ -1,15 +1,19 @@
-// Sampled simulation (sim/sampling.h) against full runs of the same traces: the counters that are
+// Sampled simulation (sim/sampler/) against full runs of the same traces: the counters that are
 // exactly bilinear in the loop trips and the waves come out exactly, the cycles within a few
 // percent, repeated kernels are simulated once, and the option checks. The GPUs are the built-in
 // ones shrunk to 8 SMs and a 2 MiB L2, so that small GEMMs have many waves and fill the L2 (what
 // sampling needs to pay off) and every full run takes well under a second.
-#include "sim/sampling.h"
+#include "sim/sampler/sampling.h"
 #include "common/error.h"
 #include "compiler/model_lowering.h"
 #include "model/hw/gpu.h"
 #include "model/llm/model_config.h"
+#include "sim/memory.h"
+#include "sim/sampler/checkpoint.h"
+#include "sim/sampler/wave_cut.h"
 #include "sim/simulator.h"
 #include "tests/sim/sim_test_util.h"
+#include "tests/sim/text_trace.h"
 
 #include <gtest/gtest.h>
 
@@ -45,6 +49,138 @@ void expect_exact_counters(const KernelStats& s, const KernelStats& f) {
   EXPECT_EQ(s.tensor_ops, f.tensor_ops) << f.name;
   EXPECT_EQ(s.thread_ops, f.thread_ops) << f.name;
   EXPECT_EQ(s.mem.smem_bytes, f.mem.smem_bytes) << f.name;
+}
+
+// The wave cut (sim/sampler/wave_cut.h), the policy the block dispatcher consults, stops handing
+// out blocks at the first wave boundary where the last five complete windows' residency is flat.
+// Sixteen identical spinning blocks on one SM, one at a time (windows of one block from block 1
+// on): windows 1-5 are complete before block 8 (w = 7), so 8 blocks run and the five windows are
+// timed; a bound that nothing meets runs all sixteen.
+TEST(WaveCut, EndsTheGridOnceTheResidencyIsFlat) {
+  hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
+  gpu.sms = 1;
+  const auto tr = test_support::trace_of("    loop 100\n      alu count=8\n    endloop\n", 16, 1,
+                                         "    tensor 0 a bytes=1048576\n", 100 * 1024);
+  WaveCut cut({1, 1, 4, 5, 0.005});
+  sim::SimOptions o;
+  o.dispatch = &cut;
+  const sim::RunStats r = sim::simulate(tr, gpu, o);
+  const sim::KernelStats& k = r.kernels.at(0);
+  EXPECT_EQ(k.blocks_per_sm, 1);
+  EXPECT_EQ(k.blocks, 8);
+  ASSERT_EQ(k.timed_blocks, 5u);
+  EXPECT_NEAR(double(k.timed_block_cycles) / 5, double(k.cycles) / 8, double(k.cycles) / 800);
+  WaveCut never({1, 1, 4, 5, -1});
+  o.dispatch = &never;
+  const sim::RunStats whole = sim::simulate(tr, gpu, o);
+  EXPECT_EQ(whole.kernels.at(0).blocks, 16);
+  EXPECT_EQ(whole.kernels.at(0).timed_blocks, 16u);
+  EXPECT_EQ(whole.cycles, sim::simulate(tr, gpu, {}).cycles);
+}
+
+// A slice of the GPU (sim/sampler/checkpoint.h) runs on 1 / f of the L2's slices. A
+// line's slice is a hash modulo the slices, so the whole GPU's slices s, s + n / f, ... map onto
+// the cut GPU's slice s; cut_l2 keeps the whole L2's first n / f slices (an even sample of its
+// lines, dirty sectors and all), uncut_l2 copies each back to the f slices it stands for. 8 slices
+// cut to 2.
+TEST(L2, CutToASliceOfTheGpuAndBack) {
+  const int slices = 8, f = 4;
+  // The L2's map from a line to its slice.
+  const auto whole_of = [](uint64_t line) { return sim::FastMod(slices)(sim::L2::mix_line(line)); };
+  const auto cut_of = [](uint64_t line) {
+    return sim::FastMod(slices / f)(sim::L2::mix_line(line));
+  };
+  for (uint64_t line = 0; line < 100000; ++line) {
+    ASSERT_EQ(cut_of(line), whole_of(line) % uint32_t(slices / f)) << line;
+  }
+  sim::MemoryState whole;
+  whole.next_address = 12345;
+  for (int i = 0; i < slices; ++i) whole.l2_slices.emplace_back(1024 * 128, 16, 128, true);
+  const uint64_t lines = 4000;  // half the capacity; every third written
+  for (uint64_t l = 0; l < lines; ++l)
+    whole.l2_slices[whole_of(l)].access(l * 128, 0xf, l % 3 == 0);
+  for (int i = 0; i < slices; ++i) whole.l2_backlog.push_back(10.0 * i);  // cycles
+  whole.dram_backlog = {1, 2, 3, 4};
+  const sim::MemoryState cut = sim::cut_l2(whole, f);
+  ASSERT_EQ(cut.l2_slices.size(), size_t(slices / f));
+  EXPECT_EQ(cut.next_address, 12345u);
+  // The ports' backlogs as the slices: the first 1 / f, and back each copied f times.
+  EXPECT_EQ(cut.l2_backlog, (std::vector<double>{0, 10}));
+  EXPECT_EQ(cut.dram_backlog, (std::vector<double>{1}));
+  EXPECT_EQ(sim::uncut_l2(cut, f).l2_backlog, (std::vector<double>{0, 10, 0, 10, 0, 10, 0, 10}));
+  EXPECT_EQ(sim::uncut_l2(cut, f).dram_backlog, (std::vector<double>{1, 1, 1, 1}));
+  uint64_t kept = 0;
+  for (uint64_t l = 0; l < lines; ++l) {
+    sim::SectorCache c = cut.l2_slices[cut_of(l)];  // a copy: a probe that misses installs
+    const bool found = c.access(l * 128, 0x1, false).missed == 0;
+    EXPECT_EQ(found, whole_of(l) < uint32_t(slices / f)) << l;
+    kept += found;
+  }
+  EXPECT_NEAR(double(kept), double(lines) / f, 0.02 * double(lines));
+  const sim::MemoryState back = sim::uncut_l2(cut, f);
+  ASSERT_EQ(back.l2_slices.size(), size_t(slices));
+  EXPECT_EQ(back.next_address, 12345u);
+  uint64_t found_back = 0, dirty_back = 0;
+  for (uint64_t l = 0; l < lines; ++l) {
+    if (whole_of(l) >= uint32_t(slices / f)) continue;  // not in the cut L2
+    sim::SectorCache c = back.l2_slices[whole_of(l)];
+    found_back += c.access(l * 128, 0xf, false).missed == 0;
+    // Written lines come back dirty: evicting the set writes them back.
+    if (l % 3 == 0) {
+      sim::SectorCache d = back.l2_slices[whole_of(l)];
+      for (uint64_t k = 0; k < 1024 * 16; ++k) {
+        const sim::SectorCache::Result r = d.access((1u << 24) * 128 + k * 128, 0xf, false);
+        if (r.evicted_line_addr == l * 128) {
+          dirty_back += r.evicted_dirty == 0xf;
+          break;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(found_back, kept);
+  EXPECT_NEAR(double(dirty_back), double(kept) / 3, 0.05 * double(kept));
+}
+
+// The confidence table from per-kernel errors: per row (confidence_row) the count, the mean
+// rounded to 1e-4 and the largest rounded up to 1e-3 (by hand below); a new measurement replaces
+// the rows it measures and keeps the others; the file reads back as written.
+TEST(Confidence, TallyMergeAndFileRoundTrip) {
+  ConfidenceTally t;
+  t.add("loop", true, 0.01234);
+  t.add("loop", false, 0.02);  // "loop" has one row whatever the kernel
+  t.add("full", true, 0.0031);
+  const std::vector<ConfidenceRow> rows = t.rows();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(confidence_row(rows[0].method, rows[0].gemm), "full, gemm");
+  EXPECT_EQ(rows[0].kernels, 1);
+  EXPECT_DOUBLE_EQ(rows[0].mean, 0.0031);
+  EXPECT_DOUBLE_EQ(rows[0].max, 0.004);
+  EXPECT_EQ(confidence_row(rows[1].method, rows[1].gemm), "loop, one wave");
+  EXPECT_EQ(rows[1].kernels, 2);
+  EXPECT_DOUBLE_EQ(rows[1].mean, 0.0162);  // (0.01234 + 0.02) / 2 = 0.01617
+  EXPECT_DOUBLE_EQ(rows[1].max, 0.02);
+  const std::vector<ConfidenceRow> before = {{"loop", false, 9, 0.5, 0.9},
+                                             {"stream-slice", false, 28, 0.0142, 0.051}};
+  const std::vector<ConfidenceRow> merged = merge_confidence(rows, before);
+  ASSERT_EQ(merged.size(), 3u);
+  EXPECT_EQ(merged[1].kernels, 2);  // loop: measured now
+  EXPECT_EQ(merged[2].method, "stream-slice");
+  EXPECT_EQ(merged[2].kernels, 28);
+  const std::string path = ::testing::TempDir() + "ltc_confidence_test.json";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  const std::string text = confidence_file(merged, "a test");
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  const std::vector<ConfidenceRow> back = read_confidence(path);
+  ASSERT_EQ(back.size(), merged.size());
+  for (size_t i = 0; i < back.size(); ++i) {
+    EXPECT_EQ(back[i].method, merged[i].method);
+    EXPECT_EQ(back[i].kernels, merged[i].kernels);
+    EXPECT_DOUBLE_EQ(back[i].mean, merged[i].mean);
+    EXPECT_DOUBLE_EQ(back[i].max, merged[i].max);
+  }
+  std::remove(path.c_str());
 }
 
 TEST(SampleLoop, PicksTheGemmKLoop) {
@@ -218,7 +354,7 @@ TEST(Sampling, AKernelStartsFromTheL2ThePreviousKernelLeft) {
 // backlog. A LUT GEMM on M2N32K8 cores writes 25 MB of tables and its lmma kernel then streams
 // them: simulated in full after them, the lmma takes the full run's cycles to the cycle (with the
 // L2's lines alone it read 124,813 against 146,569). Its slice (several waves) kept the DRAM
-// busy over 60% of its cycles, so it was given up (sampling.h, "Slices"), and its instructions
+// busy over 60% of its cycles, so it was given up (sim/sampler/README.md), and its instructions
 // count in the simulated ones.
 TEST(Sampling, TheDramsBacklogCarriesToTheNextKernel) {
   const hw::GpuConfig gpu = hw::with_overrides(
@@ -279,10 +415,9 @@ hw::GpuConfig small_slow_gpu() {
   return gpu;
 }
 
-// A kernel of one wave is cut in its loop, its L2 as the full run's (sampling.h, "Loop trips"):
-// when the runs aged the L2's lines N / t times faster (until 4 Dec 2026), the A tile that its 16
-// blocks share within a trip missed, and the runs took 2,548 cycles a trip against the full
-// run's 1,394: +85%. Unaged: +0.41%.
+// A kernel of one wave is cut in its loop, its L2 as the full run's (sim/sampler/README.md): the
+// A tile that its 16 blocks share within a trip hits as in the full run (had the runs aged the
+// L2's lines N / t times faster, it would miss, and the runs took +85%).
 TEST(Sampling, AOneWaveLoopMatchesTheFullRun) {
   const hw::GpuConfig gpu = small_slow_gpu();
   const traces::Trace t = test_support::compiled_gemm(
@@ -300,7 +435,7 @@ TEST(Sampling, AOneWaveLoopMatchesTheFullRun) {
 }
 
 // A kernel of several waves that is neither cut in waves nor on a slice runs whole: its cycles a
-// trip change with the loop's length (sim/sampling.h, "Loop trips"). The FP16 64x8192x8192 GEMM
+// trip change with the loop's length (sim/sampler/README.md). The FP16 64x8192x8192 GEMM
 // on the small A100 (2 waves, its DRAM 90% busy) read -3.4% with its loop cut; it is the run's
 // first kernel, from an empty L2, so the sampled run is the full run.
 TEST(Sampling, ASeveralWaveKernelNotCutInWavesRunsWhole) {
@@ -320,7 +455,7 @@ TEST(Sampling, ASeveralWaveKernelNotCutInWavesRunsWhole) {
 }
 
 // A wave cut's run ends at the first wave boundary where the residency of the last five windows
-// of resident blocks is flat (sampling.h, "Waves"); a kernel whose residency never settles runs
+// of resident blocks is flat (sim/sampler/README.md); a kernel whose residency never settles runs
 // whole. On the small A100-LUT-4X the LUT GEMM 2048x4096x2048's lmma kernel stops after 7 or
 // more waves and reads within 1%; its table precompute (short blocks) is the trace's first
 // kernel: cut or whole, it is within its method's largest error (the confidence table's row) of

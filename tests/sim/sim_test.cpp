@@ -3,10 +3,12 @@
 // memory wavefronts, determinism, and bad input.
 #include "common/error.h"
 #include "model/hw/gpu.h"
+#include "sim/dispatch_policy.h"
 #include "sim/memory.h"
 #include "sim/simulator.h"
 #include "traces/trace.h"
 
+#include "tests/sim/text_trace.h"
 #include "tests/test_seed.h"
 
 #include <gtest/gtest.h>
@@ -14,32 +16,18 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
+#include <utility>
 
 namespace ltc {
 namespace {
 
+using test_support::trace_of;
+
 hw::GpuConfig lut_gpu() {
   return hw::load_gpu("a100-lut4x");
-}
-
-// A one-kernel trace for a100-lut4x: `blocks` x 1 blocks of `warps` x 1 warps running `program`.
-// `smem` holds every lds / sts of the tests' programs (the readers check each access's extent).
-traces::Trace trace_of(const std::string& program, int blocks = 1, int warps = 1,
-                       const std::string& tensors = "    tensor 0 a bytes=1048576\n",
-                       int smem = 4096, int version = 2) {
-  const std::string text =
-      "ltc-trace " + std::to_string(version) +
-      "\ngpu a100-lut4x\n"
-      "core 0 {\"design\":\"lut\",\"m\":2,\"n\":64,\"k\":4,\"act\":\"int8\",\"wbits\":2} "
-      "acts=int8,fp16\n"
-      "kernel k\n  grid " +
-      std::to_string(blocks) + " 1\n  block " + std::to_string(warps) +
-      " 1\n  resources smem=" + std::to_string(smem) +
-      " regs=32\n  tiles core=0 block=2,64,4 warp=2,64,4 instr=2,64,4\n" + tensors + "  program\n" +
-      program + "  end\nend\n";
-  return traces::read_text(text, "test.lmt");
 }
 
 int64_t cycles_of(const traces::Trace& t, const hw::GpuConfig& gpu) {
@@ -140,6 +128,25 @@ TEST(SharedMemory, ContiguousAccessesTakeOneWavefrontPer128Bytes) {
   }
 }
 
+// A dispatch policy (sim/dispatch_policy.h) that admits every block and reports block `id`'s
+// residency as the kernel's timed blocks.
+class OneBlockTimed final : public sim::DispatchPolicy {
+ public:
+  explicit OneBlockTimed(int64_t id) : id_(id) {}
+  void begin_kernel(const traces::Kernel&, int64_t) override {}
+  bool admit(int64_t) override { return true; }
+  void retired(int64_t id, int64_t start, int64_t end) override {
+    if (id == id_) cycles_ = uint64_t(end - start);
+  }
+  std::optional<std::pair<uint64_t, uint64_t>> timed_blocks() const override {
+    return std::pair<uint64_t, uint64_t>{1, cycles_};
+  }
+
+ private:
+  int64_t id_;
+  uint64_t cycles_ = 0;
+};
+
 // Eight one-warp blocks on one SM, two per sub-partition, each a loop of 512-byte shared loads:
 // the LSU is the limit. On the H200 every warp gets an equal share (tools/microbench/
 // smsp_arbitration.cu: with 8 warps the last ends 1.00005x after the first). In the model the
@@ -152,9 +159,9 @@ TEST(SharedMemory, EveryWarpGetsAnEqualShareOfTheLsu) {
   const auto tr = trace_of("    loop 500\n      lds bytes=512 addr=0\n    endloop\n", 8);
   std::vector<double> residency;
   for (int64_t b = 0; b < 8; ++b) {
+    OneBlockTimed timed(b);
     sim::SimOptions o;
-    o.timed_blocks[0] = b;
-    o.timed_blocks[1] = b + 1;
+    o.dispatch = &timed;
     const sim::RunStats r = sim::simulate(tr, gpu, o);
     ASSERT_EQ(r.kernels[0].timed_blocks, 1u);
     residency.push_back(double(r.kernels[0].timed_block_cycles));
@@ -163,31 +170,6 @@ TEST(SharedMemory, EveryWarpGetsAnEqualShareOfTheLsu) {
   EXPECT_LT(*hi / *lo, 1.01) << "first block done at " << *lo << " cycles, last at " << *hi;
   // LSU-bound: 8 warps x 500 x 4 wavefronts at one per cycle.
   EXPECT_GT(*lo, 0.98 * 8 * 500 * 4);
-}
-
-// Sampled simulation's wave cut (SimOptions::WaveStop) stops handing out blocks at the first
-// wave boundary where the last five complete windows' residency is flat. Sixteen identical
-// spinning blocks on one SM, one at a time (windows of one block from block 1 on): windows 1-5
-// are complete before block 8 (w = 7), so 8 blocks run and the five windows are timed; a bound
-// that nothing meets runs all sixteen.
-TEST(BlockDispatch, AWaveStopEndsTheGridOnceTheResidencyIsFlat) {
-  hw::GpuConfig gpu = lut_gpu();
-  gpu.sms = 1;
-  const auto tr = trace_of("    loop 100\n      alu count=8\n    endloop\n", 16, 1,
-                           "    tensor 0 a bytes=1048576\n", 100 * 1024);
-  sim::SimOptions o;
-  o.wave_stop = {1, 1, 4, 5, 0.005};
-  const sim::RunStats r = sim::simulate(tr, gpu, o);
-  const sim::KernelStats& k = r.kernels.at(0);
-  EXPECT_EQ(k.blocks_per_sm, 1);
-  EXPECT_EQ(k.blocks, 8);
-  ASSERT_EQ(k.timed_blocks, 5u);
-  EXPECT_NEAR(double(k.timed_block_cycles) / 5, double(k.cycles) / 8, double(k.cycles) / 800);
-  o.wave_stop.steady = -1;
-  const sim::RunStats whole = sim::simulate(tr, gpu, o);
-  EXPECT_EQ(whole.kernels.at(0).blocks, 16);
-  EXPECT_EQ(whole.kernels.at(0).timed_blocks, 16u);
-  EXPECT_EQ(whole.cycles, sim::simulate(tr, gpu, {}).cycles);
 }
 
 TEST(SharedMemory, StridedAccessesCostWhatTheBankModelSays) {
@@ -335,8 +317,8 @@ TEST(Barrier, EveryWarpOfTheBlockLeavesWhenTheLastArrives) {
 // blocks finds 264 free slots and some SM takes two of them, so the kernel ends a whole
 // residency later rather than the 0.56 of one a lone block per SM would add. The H200 does the
 // same: given that pattern it spreads the 79 about as a random choice of free slots, and about
-// 12 of its SMs take two (tools/microbench/block_placement.cu; sim/README.md, "Block dispatch
-// against the H200").
+// 12 of its SMs take two (tools/microbench/block_placement.cu; sim/README.md, "Block
+// dispatch").
 TEST(Dispatch, ATailThatFindsEverySmFreeingAtOnceEndsAResidencyLater) {
   const hw::GpuConfig gpu = hw::load_gpu("h200");
   ASSERT_EQ(gpu.sms, 132);
@@ -628,69 +610,6 @@ TEST(L2, HoldsAStridedWorkingSetOfHalfItsCapacity) {
     sc_core::sc_start();
     EXPECT_GE(double(second_pass_hits), 0.97 * double(2 * lines));
   }
-}
-
-// A slice of the GPU (sampled simulation, sim/sampling.h) runs on 1 / f of the L2's slices. A
-// line's slice is a hash modulo the slices, so the whole GPU's slices s, s + n / f, ... map onto
-// the cut GPU's slice s; cut_l2 keeps the whole L2's first n / f slices (an even sample of its
-// lines, dirty sectors and all), uncut_l2 copies each back to the f slices it stands for. 8 slices
-// cut to 2.
-TEST(L2, CutToASliceOfTheGpuAndBack) {
-  const int slices = 8, f = 4;
-  // The L2's map from a line to its slice.
-  const auto whole_of = [](uint64_t line) { return sim::FastMod(slices)(sim::L2::mix_line(line)); };
-  const auto cut_of = [](uint64_t line) {
-    return sim::FastMod(slices / f)(sim::L2::mix_line(line));
-  };
-  for (uint64_t line = 0; line < 100000; ++line) {
-    ASSERT_EQ(cut_of(line), whole_of(line) % uint32_t(slices / f)) << line;
-  }
-  sim::MemoryState whole;
-  whole.next_address = 12345;
-  for (int i = 0; i < slices; ++i) whole.l2_slices.emplace_back(1024 * 128, 16, 128, true);
-  const uint64_t lines = 4000;  // half the capacity; every third written
-  for (uint64_t l = 0; l < lines; ++l)
-    whole.l2_slices[whole_of(l)].access(l * 128, 0xf, l % 3 == 0);
-  for (int i = 0; i < slices; ++i) whole.l2_backlog.push_back(10.0 * i);  // cycles
-  whole.dram_backlog = {1, 2, 3, 4};
-  const sim::MemoryState cut = sim::cut_l2(whole, f);
-  ASSERT_EQ(cut.l2_slices.size(), size_t(slices / f));
-  EXPECT_EQ(cut.next_address, 12345u);
-  // The ports' backlogs as the slices: the first 1 / f, and back each copied f times.
-  EXPECT_EQ(cut.l2_backlog, (std::vector<double>{0, 10}));
-  EXPECT_EQ(cut.dram_backlog, (std::vector<double>{1}));
-  EXPECT_EQ(sim::uncut_l2(cut, f).l2_backlog, (std::vector<double>{0, 10, 0, 10, 0, 10, 0, 10}));
-  EXPECT_EQ(sim::uncut_l2(cut, f).dram_backlog, (std::vector<double>{1, 1, 1, 1}));
-  uint64_t kept = 0;
-  for (uint64_t l = 0; l < lines; ++l) {
-    sim::SectorCache c = cut.l2_slices[cut_of(l)];  // a copy: a probe that misses installs
-    const bool found = c.access(l * 128, 0x1, false).missed == 0;
-    EXPECT_EQ(found, whole_of(l) < uint32_t(slices / f)) << l;
-    kept += found;
-  }
-  EXPECT_NEAR(double(kept), double(lines) / f, 0.02 * double(lines));
-  const sim::MemoryState back = sim::uncut_l2(cut, f);
-  ASSERT_EQ(back.l2_slices.size(), size_t(slices));
-  EXPECT_EQ(back.next_address, 12345u);
-  uint64_t found_back = 0, dirty_back = 0;
-  for (uint64_t l = 0; l < lines; ++l) {
-    if (whole_of(l) >= uint32_t(slices / f)) continue;  // not in the cut L2
-    sim::SectorCache c = back.l2_slices[whole_of(l)];
-    found_back += c.access(l * 128, 0xf, false).missed == 0;
-    // Written lines come back dirty: evicting the set writes them back.
-    if (l % 3 == 0) {
-      sim::SectorCache d = back.l2_slices[whole_of(l)];
-      for (uint64_t k = 0; k < 1024 * 16; ++k) {
-        const sim::SectorCache::Result r = d.access((1u << 24) * 128 + k * 128, 0xf, false);
-        if (r.evicted_line_addr == l * 128) {
-          dirty_back += r.evicted_dirty == 0xf;
-          break;
-        }
-      }
-    }
-  }
-  EXPECT_EQ(found_back, kept);
-  EXPECT_NEAR(double(dirty_back), double(kept) / 3, 0.05 * double(kept));
 }
 
 // Sampled simulation does not simulate a repeated kernel, but passes its lines through the L2

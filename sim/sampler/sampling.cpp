@@ -1,10 +1,12 @@
-#include "sim/sampling.h"
+#include "sim/sampler/sampling.h"
 
 #include "common/config_dir.h"
 #include "common/error.h"
 #include "common/file_io.h"
 #include "sim/gpu.h"
 #include "sim/memory.h"
+#include "sim/sampler/checkpoint.h"
+#include "sim/sampler/wave_cut.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -110,7 +112,7 @@ hw::GpuConfig slice_gpu(const hw::GpuConfig& gpu, int f) {
 
 namespace {
 
-// How a kernel's blocks share the lines they read (sampling.h, "Slices"). Each global load (ldg,
+// How a kernel's blocks share the lines they read (README.md). Each global load (ldg,
 // ldgsts) spans, within one block, `extent` bytes: its bytes plus its address's range over the
 // block's warps and enclosing loops. Blocks apart in bx (by) are |cx| (|cy|) bytes apart, so:
 // - own: its blocks' spans are disjoint (one block coordinate steps past the extent, the other
@@ -216,7 +218,7 @@ SliceCut slice_cut(const traces::Kernel& k, const hw::GpuConfig& gpu, const Samp
 
 namespace {
 
-// A streaming kernel's slice (sampling.h, "Slices"): slice_gpu, its DRAM channels and L2 slices
+// A streaming kernel's slice (README.md): slice_gpu, its DRAM channels and L2 slices
 // slowed by how much further above the mean the busiest of the whole GPU's is than the busiest
 // of the slice's, for the kernel's traffic hashed over them (busiest_over_mean).
 hw::GpuConfig stream_slice_gpu(const traces::Kernel& k, const hw::GpuConfig& gpu, int f) {
@@ -239,53 +241,26 @@ hw::GpuConfig stream_slice_gpu(const traces::Kernel& k, const hw::GpuConfig& gpu
   return g;
 }
 
-// The confidence of each method: the mean and largest |cycle error| of the kernels it sampled in
-// `ltc bench sim --only sample`, kept with the other measurements in
-// configs/calibration/sampling-confidence.json (sim/README.md, "Sampled simulation"). "full" is
-// exact for the run's first kernel; later ones start from the L2 the kernel before left, which
-// differs from the full run's where a kernel before was sampled or repeated. A kernel cut in its
-// loop alone has one wave or less (a longer one runs whole, or is cut in waves or sliced too).
-struct Confidence {
-  std::string method;
-  bool gemm = false;  // for "full" and "repeat"
-  double mean = 0, max = 0;
-};
-
-const std::vector<Confidence>& confidence_table() {
-  static const std::vector<Confidence> table = [] {
-    const std::string path = config_dir("calibration") + "/sampling-confidence.json";
-    std::vector<Confidence> t;
-    try {
-      const nlohmann::json j = nlohmann::json::parse(read_text(path));
-      for (const auto& m : j.at("methods")) {
-        Confidence c;
-        c.method = m.at("method").get<std::string>();
-        c.gemm = m.value("gemm", false);
-        c.mean = m.at("mean").get<double>();
-        c.max = m.at("max").get<double>();
-        t.push_back(c);
-      }
-    } catch (const nlohmann::json::exception& e) {
-      throw InputError(path + ": " + e.what() +
-                       " (expected {\"methods\": [{\"method\", \"mean\", \"max\", ...}]})");
-    }
-    return t;
-  }();
+// The confidence of each method, as `ltc bench sim --only sample --confidence-out` measured it
+// (configs/calibration/sampling-confidence.json; README.md, "Confidence").
+const std::vector<ConfidenceRow>& confidence_table() {
+  static const std::vector<ConfidenceRow> table =
+      read_confidence(config_dir("calibration") + "/sampling-confidence.json");
   return table;
 }
 
 // The table's row (confidence_row) for a kernel sampled by `method`; zero where it has none.
-Confidence confidence_of(const std::string& method, bool gemm) {
+ConfidenceRow confidence_of(const std::string& method, bool gemm) {
   const std::string row = confidence_row(method, gemm);
-  for (const Confidence& c : confidence_table()) {
+  for (const ConfidenceRow& c : confidence_table()) {
     if (confidence_row(c.method, c.gemm) == row) return c;
   }
   return {};
 }
 
 void set_confidence(SampleInfo& info, bool first, bool gemm) {
-  const Confidence c = confidence_of(info.method, gemm);
-  const bool exact = first && info.method == "full";  // the same simulation as the full run's
+  const ConfidenceRow c = confidence_of(info.method, gemm);
+  const bool exact = exact_by_construction(first ? 0 : 1, info.method);
   info.error_mean = exact ? 0.0 : c.mean;
   info.error_max = exact ? 0.0 : c.max;
 }
@@ -299,32 +274,37 @@ double dram_busy(const KernelStats& k, const hw::GpuConfig& gpu) {
 }
 
 // A reduced run whose DRAM is busier than this stands for the kernel badly. A slice runs fast:
-// its time is set by how its lines spread over fewer DRAM channels and L2 slices (sampling.h,
-// "Slices"); measured, the sliced GEMMs of `ltc bench sim --only sample` kept their DRAM busy
-// 20-51% of the time and read within 0.8%, the LLaMA2-13B prefill's down_proj on M2N32K8 LUT
-// cores 85%, -21%.
+// its time is set by how its lines spread over fewer DRAM channels and L2 slices (README.md);
+// measured, the sliced GEMMs of `ltc bench sim --only sample` kept their DRAM busy 20-51% of the
+// time and read within 0.8%, the LLaMA2-13B prefill's down_proj on M2N32K8 LUT cores 85%, -21%.
 constexpr double kMaxDramBusy = 0.6;
 
 // A wave cut's run stops where a line fitted through the mean residencies of its last
 // kWaveWindows windows of resident blocks moves less than kWaveSteady of their mean across them
-// (SimOptions::WaveStop, sampling.h "Waves"; one window against the one before stopped kernels
+// (WaveCut, wave_cut.h; README.md; one window against the one before stopped kernels
 // whose windows move 2-3% from one to the next by chance).
 constexpr double kWaveSteady = 0.005;
 constexpr int64_t kWaveWindows = 5;
 
-// One kernel: its reduced runs and the extrapolation (the method in sampling.h).
-// Each run starts from `memory` (the previous simulated kernel's end state; null: empty), the
-// last one leaves its end state in `memory_out`.
-KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
-                          const hw::GpuConfig& gpu, const SimOptions& options,
-                          const SampleOptions& so, size_t pos, size_t kernels,
-                          const MemoryState* memory, MemoryState* memory_out, RunStats* out) {
+// How a kernel is sampled (README.md, the method), chosen before any run.
+struct Plan {
+  SampleLoop loop;
+  int64_t resident = 0, blocks = 0, tail = 0, waves = 0;  // blocks resident at once; full waves
+  int64_t trips[2] = {0, 0};  // the sampled loop's trips in the two runs (loop_cut)
+  bool loop_cut = false, wave_cut = false;
+  int64_t min_run_waves = 0;  // the wave cut's least
+  SliceCut cut;               // f = 1: the whole GPU
+};
+
+Plan plan_kernel(const traces::Kernel& k, const hw::GpuConfig& gpu, const SampleOptions& so,
+                 const MemoryState* memory) {
+  Plan p;
   const Occupancy occ = kernel_occupancy(k, gpu);
-  const SampleLoop loop = sample_loop(k);
-  const int64_t resident = int64_t(occ.blocks_per_sm) * gpu.sms;
-  const int64_t blocks = k.blocks();
-  const int64_t tail = (blocks - 1) % resident + 1;
-  const int64_t waves = (blocks - tail) / resident;
+  p.loop = sample_loop(k);
+  p.resident = int64_t(occ.blocks_per_sm) * gpu.sms;
+  p.blocks = k.blocks();
+  p.tail = (p.blocks - 1) % p.resident + 1;
+  p.waves = (p.blocks - p.tail) / p.resident;
   // The loop's trips in the two runs: so.trips, scaled up so that the first run brings in twice
   // the bytes that the L2 and DRAM queues it starts from still have to write back (its lines
   // over the loop's trips, block_sharing). A run that ends sooner writes back less of them than
@@ -333,66 +313,88 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   // 64, -5.0% at 48 / 96 (what this takes), +0.6% at 64 / 128. (Asking for twice the L2's
   // capacity instead, as the wave cut does, gave the same trips there and ran the LLaMA2-70B
   // down_proj LUT GEMV, -0.82% at 16 / 32, in full.)
-  int64_t trips[2] = {so.trips[0], so.trips[1]};
-  if (loop.pc != SampleLoop::npos && memory) {
-    const double per_trip = block_sharing(k).lines() / double(loop.trips);
+  p.trips[0] = so.trips[0];
+  p.trips[1] = so.trips[1];
+  if (p.loop.pc != SampleLoop::npos && memory) {
+    const double per_trip = block_sharing(k).lines() / double(p.loop.trips);
     const double pending = pending_write_bytes(*memory, gpu);
-    if (per_trip > 0 && per_trip * double(trips[0]) < 2 * pending) {
-      const double scale = std::ceil(2 * pending / (per_trip * double(trips[0])));
-      for (int64_t& t : trips) t = int64_t(std::min(double(t) * scale, 1e15));
+    if (per_trip > 0 && per_trip * double(p.trips[0]) < 2 * pending) {
+      const double scale = std::ceil(2 * pending / (per_trip * double(p.trips[0])));
+      for (int64_t& t : p.trips) t = int64_t(std::min(double(t) * scale, 1e15));
     }
   }
-  // Only a kernel of one wave or less is cut in its loop (sampling.h, "Loop trips").
-  const bool loop_cut =
-      loop.pc != SampleLoop::npos && loop.trips >= 2 * trips[1] && blocks <= resident;
+  // Only a kernel of one wave or less is cut in its loop (README.md).
+  p.loop_cut =
+      p.loop.pc != SampleLoop::npos && p.loop.trips >= 2 * p.trips[1] && p.blocks <= p.resident;
   // The steady blocks are timed once the kernel has moved twice the L2's capacity through it:
   // from there every line it brings in evicts one of its own, dirty evictions are written back
   // and the DRAM queues are at their steady depth, as in the full run. Before, a streaming
   // kernel's blocks run 15-25% faster (the tables' precompute of the authors' GEMM, measured
   // with `ltc sim --block-limit`); the hashed sets fill unevenly, so one capacity is not enough.
   const double wave_bytes =
-      double(global_bytes_per_warp(k.program)) * double(k.warps_per_block()) * double(resident);
+      double(global_bytes_per_warp(k.program)) * double(k.warps_per_block()) * double(p.resident);
   const int64_t fill_waves =
       wave_bytes > 0 ? int64_t(std::ceil(2 * gpu.l2_bytes() / wave_bytes)) : 0;
   // The wave cut decides in its run when the blocks' residency has stopped moving (the
-  // dispatcher's WaveStop, sampling.h "Waves"): a run never steady is the whole kernel, so it
+  // WaveCut policy, README.md): a run never steady is the whole kernel, so it
   // costs nothing to try on any kernel with waves beyond the run's least.
-  const int64_t min_run_waves = std::max({so.min_waves, fill_waves + 2, kWaveWindows + 2});
+  p.min_run_waves = std::max({so.min_waves, fill_waves + 2, kWaveWindows + 2});
   // A kernel with too few waves for a wave cut runs on a slice of the GPU where it can
-  // (slice_cut), with as many waves; one of several waves keeps its whole loop (sampling.h,
-  // "Slices"). (Both at once, the slice's windows of a quarter of the blocks each are noisier:
-  // the A100's FP16 8192x8192x1024 GEMM read -2.2% against -1.5% on its slice whole.) A slice
-  // whose DRAM was busy more than kMaxDramBusy of its first run's cycles (not a streaming
-  // kernel's, which were asked for as they are) is given up. A kernel of several waves neither
-  // cut in waves nor on a slice runs whole: its loop does not extrapolate (sampling.h, "Loop
-  // trips").
-  // (A kernel cut in its loop has one wave or less: never both.)
-  const bool wave_cut = waves > min_run_waves;
-  SliceCut cut = wave_cut ? SliceCut{} : slice_cut(k, gpu, so);
+  // (slice_cut), with as many waves; one of several waves keeps its whole loop (README.md). (Both
+  // at once, the slice's windows of a quarter of the blocks each are noisier: the A100's FP16
+  // 8192x8192x1024 GEMM read -2.2% against -1.5% on its slice whole.) A slice whose DRAM was busy
+  // more than kMaxDramBusy of its first run's cycles (not a streaming kernel's, which were asked
+  // for as they are) is given up. A kernel of several waves neither cut in waves nor on a slice
+  // runs whole: its loop does not extrapolate (README.md). (A kernel cut in its loop has one wave
+  // or less: never both.)
+  p.wave_cut = p.waves > p.min_run_waves;
+  p.cut = p.wave_cut ? SliceCut{} : slice_cut(k, gpu, so);
+  return p;
+}
+
+// A plan's reduced runs.
+struct Runs {
+  std::vector<KernelStats> runs;  // one, or two at the loop's trips n[0] < n[1]
+  SampleInfo info;                // runs, slice, loop trips, warp instructions simulated
+  SliceCut cut;                   // the plan's, or none where its slice was given up
+  int64_t n[2] = {0, 0};
+  int64_t run_blocks = 0, run_waves = 0;  // the runs' blocks, and full waves (a wave cut's fewer)
+  bool interrupted = false;
+};
+
+// Runs `p`: a slice whose DRAM was busy more than kMaxDramBusy of its first run's cycles (not a
+// streaming kernel's, which were asked for as they are) is given up and the kernel runs on the
+// whole GPU. Each run starts from `memory` (the previous simulated kernel's end state; null:
+// empty), the last one leaves its end state in `memory_out`.
+Runs run_plan(const Plan& p, const traces::Kernel& k, const traces::Trace& trace,
+              const hw::GpuConfig& gpu, const SimOptions& options, size_t pos, size_t kernels,
+              const MemoryState* memory, MemoryState* memory_out, RunStats* out) {
+  Runs r;
+  r.cut = p.cut;
+  r.run_waves = p.waves;
   uint64_t given_up = 0;  // warp instructions of runs given up (a slice's)
-  SampleInfo info;
-  std::vector<KernelStats> runs;
+  SampleInfo& info = r.info;
   MemoryState cut_in, cut_out;
-  int64_t run_blocks = 0, run_waves = waves, n_run[2] = {0, 0};
   hw::GpuConfig run_gpu;
   for (bool done = false; !done;) {
     done = true;
-    const int slice = cut.f;
-    run_blocks = blocks / slice;
-    run_gpu =
-        slice > 1 ? (cut.streaming ? stream_slice_gpu(k, gpu, slice) : slice_gpu(gpu, slice)) : gpu;
+    const int slice = r.cut.f;
+    r.run_blocks = p.blocks / slice;
+    run_gpu = slice > 1
+                  ? (r.cut.streaming ? stream_slice_gpu(k, gpu, slice) : slice_gpu(gpu, slice))
+                  : gpu;
     info = SampleInfo{};
     info.slice = slice;
-    n_run[0] = loop_cut ? trips[0] : loop.trips;
-    n_run[1] = loop_cut ? trips[1] : 0;
-    if (loop_cut) {
-      info.loop_trips = loop.trips;
-      info.loop_trips_run[0] = n_run[0];
-      info.loop_trips_run[1] = n_run[1];
+    r.n[0] = p.loop_cut ? p.trips[0] : p.loop.trips;
+    r.n[1] = p.loop_cut ? p.trips[1] : 0;
+    if (p.loop_cut) {
+      info.loop_trips = p.loop.trips;
+      info.loop_trips_run[0] = r.n[0];
+      info.loop_trips_run[1] = r.n[1];
     }
     info.simulated_instructions = given_up;
-    runs.clear();
-    const int n_runs = loop_cut ? 2 : 1;
+    r.runs.clear();
+    const int n_runs = p.loop_cut ? 2 : 1;
     // The slice starts from its share of the L2 and leaves it to the whole GPU (memory.h).
     if (slice > 1 && memory) cut_in = cut_l2(*memory, slice);
     for (int ni = 0; ni < n_runs; ++ni) {
@@ -401,16 +403,17 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
       one.gpu = trace.gpu;
       one.cores = trace.cores;
       one.kernels.push_back(k);
-      if (loop_cut) one.kernels[0].program[loop.pc].count = uint64_t(n_run[ni]);
+      if (p.loop_cut) one.kernels[0].program[p.loop.pc].count = uint64_t(r.n[ni]);
       if (slice > 1) {
-        one.kernels[0].grid_x = cut.grid_x;
-        one.kernels[0].grid_y = cut.grid_y;
+        one.kernels[0].grid_x = r.cut.grid_x;
+        one.kernels[0].grid_y = r.cut.grid_y;
       }
       SimOptions o = options;
       o.kernel.clear();
       o.start_state = slice > 1 ? (memory ? &cut_in : nullptr) : memory;
       o.end_state = ni + 1 == n_runs ? (slice > 1 ? &cut_out : memory_out) : nullptr;
-      if (wave_cut) o.wave_stop = {resident, tail, min_run_waves, kWaveWindows, kWaveSteady};
+      WaveCut cut_policy({p.resident, p.tail, p.min_run_waves, kWaveWindows, kWaveSteady});
+      if (p.wave_cut) o.dispatch = &cut_policy;
       if (options.progress) {
         o.progress = [&options, pos, kernels](const Progress& p) {
           Progress q = p;
@@ -419,64 +422,73 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
           options.progress(q);
         };
       }
-      RunStats r = simulate(one, run_gpu, o);
-      out->wall_s += r.wall_s;
-      if (r.interrupted || r.kernels.empty()) {
+      RunStats run = simulate(one, run_gpu, o);
+      out->wall_s += run.wall_s;
+      if (run.interrupted || run.kernels.empty()) {
         out->interrupted = true;
-        return {};
+        r.interrupted = true;
+        return r;
       }
-      info.simulated_instructions += r.kernels[0].warp_instructions();
+      info.simulated_instructions += run.kernels[0].warp_instructions();
       ++info.runs;
-      const bool busy = ni == 0 && dram_busy(r.kernels[0], run_gpu) > kMaxDramBusy;
-      if (busy && slice > 1 && !cut.streaming) {
+      const bool busy = ni == 0 && dram_busy(run.kernels[0], run_gpu) > kMaxDramBusy;
+      if (busy && slice > 1 && !r.cut.streaming) {
         given_up = info.simulated_instructions;
-        cut = SliceCut{};
+        r.cut = SliceCut{};
         done = false;
         break;
       }
       // A wave cut that stopped: its blocks are w full waves and the tail.
-      if (wave_cut && r.kernels[0].blocks < run_blocks) {
-        run_blocks = r.kernels[0].blocks;
-        run_waves = (run_blocks - tail) / resident;
+      if (p.wave_cut && run.kernels[0].blocks < r.run_blocks) {
+        r.run_blocks = run.kernels[0].blocks;
+        r.run_waves = (r.run_blocks - p.tail) / p.resident;
       }
-      runs.push_back(std::move(r.kernels[0]));
+      r.runs.push_back(std::move(run.kernels[0]));
     }
   }
-  const bool by_wave = run_waves < waves;
-  const std::string sliced = cut.streaming ? "stream-slice" : "slice";
-  info.method = loop_cut    ? (cut.f > 1 ? "loop+" + sliced : "loop")
-                : cut.f > 1 ? sliced
-                : by_wave   ? "wave"
-                            : "full";
+  // The slice leaves its share of the L2 to the whole GPU (checkpoint.h).
+  if (r.cut.f > 1 && memory_out) *memory_out = uncut_l2(cut_out, r.cut.f);
+  return r;
+}
+
+// The kernel's statistics from its runs: counters per block times the blocks, linear in the
+// trips; cycles linear in the trips plus the waves cut at the steady blocks' residency.
+KernelStats extrapolate(const Plan& p, const Runs& r, const traces::Kernel& k,
+                        const hw::GpuConfig& gpu) {
+  SampleInfo info = r.info;
+  const bool by_wave = r.run_waves < p.waves;
+  const std::string sliced = r.cut.streaming ? "stream-slice" : "slice";
+  info.method = p.loop_cut    ? (r.cut.f > 1 ? "loop+" + sliced : "loop")
+                : r.cut.f > 1 ? sliced
+                : by_wave     ? "wave"
+                              : "full";
   if (by_wave) {
-    info.waves = waves;
-    info.waves_run = run_waves;
+    info.waves = p.waves;
+    info.waves_run = r.run_waves;
   }
-  const int slice = cut.f;
-  if (slice > 1 && memory_out) *memory_out = uncut_l2(cut_out, slice);
   // Linear in the trips (weights of the two runs; one run: itself).
-  const auto wn = loop_cut ? linear_weights(double(n_run[0]), double(n_run[1]), double(loop.trips))
-                           : std::pair<double, double>{1.0, 0.0};
+  const auto wn = p.loop_cut ? linear_weights(double(r.n[0]), double(r.n[1]), double(p.loop.trips))
+                             : std::pair<double, double>{1.0, 0.0};
   std::vector<const KernelStats*> ptrs;
   std::vector<double> weights;
-  const double scale = double(blocks) / double(run_blocks);
-  for (size_t i = 0; i < runs.size(); ++i) {
-    ptrs.push_back(&runs[i]);
+  const double scale = double(p.blocks) / double(r.run_blocks);
+  for (size_t i = 0; i < r.runs.size(); ++i) {
+    ptrs.push_back(&r.runs[i]);
     weights.push_back((i == 0 ? wn.first : wn.second) * scale);
   }
   // Counters: per block as in the runs (every block runs the same program), times the blocks.
   KernelStats ks = combine(ptrs, weights);
   // Cycles: the runs' (linear in the trips), plus the waves cut at the steady blocks' residency.
   double cycles = 0, residency = 0;
-  for (size_t i = 0; i < runs.size(); ++i) {
+  for (size_t i = 0; i < r.runs.size(); ++i) {
     const double w = i == 0 ? wn.first : wn.second;
-    cycles += w * double(runs[i].cycles);
+    cycles += w * double(r.runs[i].cycles);
     if (by_wave) {
-      residency += w * double(runs[i].timed_block_cycles) /
-                   double(std::max<uint64_t>(runs[i].timed_blocks, 1));
+      residency += w * double(r.runs[i].timed_block_cycles) /
+                   double(std::max<uint64_t>(r.runs[i].timed_blocks, 1));
     }
   }
-  cycles += double(waves - run_waves) * residency;
+  cycles += double(p.waves - r.run_waves) * residency;
   ks.cycles = int64_t(std::max(0.0, std::round(cycles)));
   // Issue and stall cycles account every sub-partition cycle: stalls take what issue leaves.
   const double sp_cycles = double(ks.cycles) * double(gpu.sms) * double(gpu.sub_partitions_per_sm);
@@ -490,12 +502,136 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   ks.sms = gpu.sms;  // a slice's runs count the slice's
   ks.tensor_cores = uint64_t(gpu.tensor_cores());
   ks.clock_ghz = gpu.loaded_clock_ghz(ks.tensor_utilization());
-  set_confidence(info, pos == 0, k.gemm.m > 0);
   ks.sample = info;
   return ks;
 }
 
+// One kernel: planned, run, extrapolated, and given its method's confidence.
+KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
+                          const hw::GpuConfig& gpu, const SimOptions& options,
+                          const SampleOptions& so, size_t pos, size_t kernels,
+                          const MemoryState* memory, MemoryState* memory_out, RunStats* out) {
+  const Plan p = plan_kernel(k, gpu, so, memory);
+  const Runs r = run_plan(p, k, trace, gpu, options, pos, kernels, memory, memory_out, out);
+  if (r.interrupted) return {};
+  KernelStats ks = extrapolate(p, r, k, gpu);
+  set_confidence(ks.sample, pos == 0, k.gemm.m > 0);
+  return ks;
+}
+
 }  // namespace
+
+void ConfidenceTally::add(const std::string& method, bool gemm, double abs_error) {
+  Sum& s = by_row_[confidence_row(method, gemm)];
+  s.method = method;
+  s.gemm = gemm;
+  s.errors.push_back(abs_error);
+}
+
+std::vector<ConfidenceRow> ConfidenceTally::rows() const {
+  std::vector<ConfidenceRow> out;
+  for (const auto& [row, s] : by_row_) {
+    double sum = 0, largest = 0;
+    for (double e : s.errors) {
+      sum += e;
+      largest = std::max(largest, e);
+    }
+    ConfidenceRow r;
+    r.method = s.method;
+    r.gemm = s.gemm;
+    r.kernels = int64_t(s.errors.size());
+    r.mean = std::round(sum / double(s.errors.size()) * 1e4) / 1e4;
+    r.max = std::ceil(largest * 1e3) / 1e3;
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<ConfidenceRow> read_confidence(const std::string& path) {
+  std::vector<ConfidenceRow> t;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(read_text(path));
+    for (const auto& m : j.at("methods")) {
+      ConfidenceRow c;
+      c.method = m.at("method").get<std::string>();
+      c.gemm = m.value("gemm", false);
+      c.kernels = m.value("kernels", int64_t(0));
+      c.mean = m.at("mean").get<double>();
+      c.max = m.at("max").get<double>();
+      t.push_back(c);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path + ": " + e.what() +
+                     " (expected {\"methods\": [{\"method\", \"mean\", \"max\", ...}]})");
+  }
+  return t;
+}
+
+std::vector<ConfidenceRow> merge_confidence(std::vector<ConfidenceRow> measured,
+                                            const std::vector<ConfidenceRow>& before) {
+  const auto key = [](const ConfidenceRow& r) { return confidence_row(r.method, r.gemm); };
+  for (const ConfidenceRow& b : before) {
+    const bool remeasured = std::any_of(measured.begin(), measured.end(),
+                                        [&](const ConfidenceRow& m) { return key(m) == key(b); });
+    if (!remeasured) measured.push_back(b);
+  }
+  std::sort(measured.begin(), measured.end(),
+            [&](const ConfidenceRow& x, const ConfidenceRow& y) { return key(x) < key(y); });
+  return measured;
+}
+
+std::string confidence_file(const std::vector<ConfidenceRow>& rows, const std::string& what) {
+  std::string text = "{\n \"what\": " + nlohmann::json(what).dump() + ",\n \"methods\": [\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ConfidenceRow& r = rows[i];
+    nlohmann::ordered_json m = {{"method", r.method}};
+    if (r.method == "full" || r.method == "repeat") m["gemm"] = r.gemm;
+    m["kernels"] = r.kernels;
+    m["mean"] = r.mean;
+    m["max"] = r.max;
+    text += "  " + m.dump() + (i + 1 < rows.size() ? ",\n" : "\n");
+  }
+  return text + " ]\n}\n";
+}
+
+std::vector<KernelComparison> compare_to_full(const RunStats& sampled, const RunStats& full,
+                                              const traces::Trace& trace,
+                                              const hw::GpuConfig& gpu) {
+  std::map<std::string, int64_t> full_cycles;
+  for (const auto& fk : full.kernels) full_cycles.emplace(fk.name, fk.cycles);
+  std::vector<KernelComparison> out;
+  for (size_t i = 0; i < sampled.kernels.size() && i < full.kernels.size(); ++i) {
+    const KernelStats& sk = sampled.kernels[i];
+    const int64_t own = full.kernels[i].cycles;
+    KernelComparison c;
+    c.name = sk.name;
+    c.method = sk.sample.method;
+    c.gemm = sk.gemm;
+    c.full_cycles = own;
+    c.sampled_cycles = sk.cycles;
+    if (sk.sample.method == "repeat") {
+      const auto of = full_cycles.find(sk.sample.repeats);
+      if (of == full_cycles.end() || own <= 0) continue;
+      c.repeats = sk.sample.repeats;
+      c.row = confidence_row("repeat", sk.gemm);
+      c.error = double(of->second) / double(own) - 1;
+      out.push_back(c);
+      continue;
+    }
+    const Occupancy occ = kernel_occupancy(trace.kernels[i], gpu);
+    c.waves = double(trace.kernels[i].blocks()) / double(occ.blocks_per_sm * gpu.sms);
+    c.error = own > 0 ? double(sk.cycles) / double(own) - 1 : 0.0;
+    c.share = double(sk.sample.simulated_instructions) /
+              double(std::max<uint64_t>(sampled.sample_simulated_instructions, 1));
+    c.row = exact_by_construction(i, c.method) ? "exact" : confidence_row(c.method, c.gemm);
+    out.push_back(c);
+  }
+  return out;
+}
+
+bool exact_by_construction(size_t position, const std::string& method) {
+  return position == 0 && method == "full";
+}
 
 std::string kernel_place(const std::string& name) {
   // "L<digits>." then the op.
@@ -593,7 +729,8 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
   RunStats out;
   out.clock_ghz = gpu.clock_ghz;
   out.sample_method = sample_method(so);
-  const Confidence place_error[2] = {confidence_of("repeat", false), confidence_of("repeat", true)};
+  const ConfidenceRow place_error[2] = {confidence_of("repeat", false),
+                                        confidence_of("repeat", true)};
   std::vector<traces::Kernel> seen;  // nameless copies of the kernels simulated
   std::vector<size_t> seen_at;       // their index in out.kernels
   // What the last simulated kernel's last run left in L2, and the repeats after it moved their
@@ -620,7 +757,7 @@ RunStats simulate_sampled(const traces::Trace& trace, const hw::GpuConfig& gpu,
       ks.sample.method = "repeat";
       // The repeated kernel's error, and how far a kernel's cycles move from one place in the
       // step to another (independent of it: the "repeat" rows).
-      const Confidence& context = place_error[ks.gemm ? 1 : 0];
+      const ConfidenceRow& context = place_error[ks.gemm ? 1 : 0];
       ks.sample.error_mean = std::hypot(of.error_mean, context.mean);
       ks.sample.error_max = of.error_max + context.max;
       ks.sample.repeats = ks.name;

@@ -1,0 +1,160 @@
+#include "cli/report/sim_bench.h"
+
+#include "cli/report/paper.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+namespace ltc::report {
+namespace {
+
+double num(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
+}
+
+}  // namespace
+
+std::string times(double r) {
+  return fmt::format(r < 9.95 ? "{:.1f}x" : "{:.0f}x", r);
+}
+
+std::string sim_speed_markdown(const nlohmann::json& runs) {
+  std::string s =
+      "Simulator speed (`ltc bench sim --markdown docs/results/sim.md`): every warp instruction "
+      "and memory request simulated on one host thread, then the authors' GEMM sampled (the "
+      "fastest of its runs). Wall times are this host's.\n\n"
+      "| workload | kernels | simulated cycles | warp instructions | wall s | warp instructions/s "
+      "| peak RSS MiB | against |\n|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : runs) {
+    std::string against;
+    if (r.contains("accel_sim_s")) {
+      against = fmt::format("{} faster than the authors' Accel-Sim ({:.0f} s)",
+                            times(num(r, "speedup_vs_accel_sim")), num(r, "accel_sim_s"));
+    } else if (r.contains("error_vs_full")) {
+      against = fmt::format(
+          "the full run: {:+.2f}% cycles, {} less work ({} warp instructions simulated), {} "
+          "faster; goal <= {:g} s",
+          100 * num(r, "error_vs_full"), times(num(r, "work_ratio")),
+          r.value("simulated_instructions", uint64_t(0)), times(num(r, "speedup_vs_full")),
+          num(r, "goal_wall_s"));
+    }
+    s += fmt::format("| {} | {} | {} | {} | {:.2f} | {:.3g} | {:.0f} | {} |\n",
+                     r.value("workload", std::string()), r.value("kernels", 0),
+                     r.value("cycles", int64_t(0)), r.value("warp_instructions", uint64_t(0)),
+                     num(r, "wall_s"), num(r, "warp_instructions_per_s"), num(r, "peak_rss_mib"),
+                     against);
+  }
+  return s;
+}
+
+std::string sim_h200_markdown(const nlohmann::json& result) {
+  const nlohmann::json gemms = result.value("gemms", nlohmann::json::array());
+  double small = 0, large = 0;
+  int n_small = 0, n_large = 0;
+  for (const auto& g : gemms) {
+    const double e = std::abs(num(g, "error"));
+    if (g.value("m", int64_t(0)) <= 64) {
+      small += e;
+      ++n_small;
+    } else {
+      large += e;
+      ++n_large;
+    }
+  }
+  std::string s = fmt::format(
+      "The simulator against cuBLAS FP16 GEMMs measured on an H200 (`ltc bench sim --only h200 "
+      "--markdown docs/results/sim-h200.md`; measurements: {}): {} GEMMs, each compiled to the "
+      "dense mma kernel and simulated on `--gpu {}`. MAPE {:.2f}% over all, {:.2f}% for M <= 64 "
+      "({}), {:.2f}% for M > 64 ({}); {:.0f} s of simulation.\n\n",
+      std::filesystem::path(result.value("calibration", std::string())).filename().string(),
+      gemms.size(), result.value("gpu", std::string()), 100 * num(result, "mape"),
+      n_small ? 100 * small / n_small : 0.0, n_small, n_large ? 100 * large / n_large : 0.0,
+      n_large, num(result, "wall_s"));
+  s += "| GEMM | M | N | K | measured ms | simulated ms | error | tensor util. |\n"
+       "|---|---|---|---|---|---|---|---|\n";
+  for (const auto& g : gemms) {
+    s += fmt::format("| {} | {} | {} | {} | {:.4f} | {:.4f} | {:+.1f}% | {:.0f}% |\n",
+                     g.value("name", std::string()), g.value("m", int64_t(0)),
+                     g.value("n", int64_t(0)), g.value("k", int64_t(0)), num(g, "measured_ms"),
+                     num(g, "sim_ms"), 100 * num(g, "error"), 100 * num(g, "tensor_utilization"));
+  }
+  return s;
+}
+
+std::string sim_sample_markdown(const nlohmann::json& result) {
+  const nlohmann::json cases = result.value("cases", nlohmann::json::array());
+  std::string s = fmt::format(
+      "Sampled against full simulation (`ltc bench sim --only sample --per-kernel --markdown "
+      "docs/results/sim-sample.md`; method: {}). Mean |cycle error| {:.2f}%, worst {:+.2f}% ({}); "
+      "work {} in total (warp instructions of the full runs over those simulated), wall time {} "
+      "in total; stated confidence {:.2f}% expected on average, {} of {} cases within their "
+      "stated maximum.\n\n",
+      result.value("method", std::string()), 100 * num(result, "mean_abs_error"),
+      100 * num(result, "worst_error"), result.value("worst_case", std::string()),
+      times(num(result, "work_ratio_total")), times(num(result, "speedup_total")),
+      100 * num(result, "mean_error_expected"), result.value("within_error_max", 0), cases.size());
+  s +=
+      "| case | gpu | full cycles | sampled cycles | error | work | wall speedup | stated expected "
+      "| stated max |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& c : cases) {
+    s += fmt::format("| {} | {} | {} | {} | {:+.2f}% | {} | {} | {:.2f}% | {:.2f}% |\n",
+                     c.value("case", std::string()), c.value("gpu", std::string()),
+                     c.value("full_cycles", int64_t(0)), c.value("sampled_cycles", int64_t(0)),
+                     100 * num(c, "error"), times(num(c, "work_ratio")), times(num(c, "speedup")),
+                     100 * num(c, "error_expected"), 100 * num(c, "error_max"));
+  }
+  s += "\n| kind | cases | mean \\|error\\| | work | wall speedup |\n|---|---|---|---|---|\n";
+  const nlohmann::json by_kind = result.value("by_kind", nlohmann::json::object());
+  for (const auto& [kind, g] : by_kind.items()) {
+    s += fmt::format("| {} | {} | {:.2f}% | {} | {} |\n", kind, g.value("cases", 0),
+                     100 * num(g, "mean_abs_error"), times(num(g, "work_ratio_total")),
+                     times(num(g, "speedup_total")));
+  }
+  s += "\nPer method (each sampled kernel against the same kernel of the full run; a repeat: its "
+       "own full-run cycles against its kernel's; the run's first kernel simulated in full is "
+       "exact and in no row). `--confidence-out` writes these rows as "
+       "configs/calibration/sampling-confidence.json.\n\n"
+       "| method | kernels | mean \\|error\\| | largest |\n|---|---|---|---|\n";
+  for (const auto& m : result.value("by_method", nlohmann::json::array())) {
+    s += fmt::format("| {} | {} | {:.2f}% | {:.2f}% |\n", m.value("row", std::string()),
+                     m.value("kernels", 0), 100 * num(m, "mean"), 100 * num(m, "max"));
+  }
+  return s;
+}
+
+std::string sim_paper_markdown(const nlohmann::json& result) {
+  std::string s = fmt::format(
+      "The LUT Tensor Core paper's kernel experiment (`ltc bench sim --only paper --markdown "
+      "docs/results/sim-paper.md`; {}): the LLaMA2-13B mpGEMM M=2048 N=27648 K=5120 W_INT1 "
+      "A_FP16. Area: tensor-core area per SM against the A100's MAC tensor cores (the GPU files' "
+      "Table III figures, scaled by the tiles).\n\n",
+      result.value("method", std::string()));
+  s += "| configuration | tiles | RF KB | cycles | speedup | tensor util. | area | binding stall "
+       "|\n|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : result.value("rows", nlohmann::json::array())) {
+    s += fmt::format("| {} | {} | {} | {} | {:.2f}x | {:.1f}% | {:.1f}% | {} |\n",
+                     r.value("label", std::string()), r.value("tiles_per_tensor_core", 0),
+                     r.value("register_file_kb", 0), r.value("cycles", int64_t(0)),
+                     num(r, "speedup"), 100 * num(r, "tensor_utilization"),
+                     100 * num(r, "area_vs_mac"), r.value("top_stall", std::string()));
+  }
+  const nlohmann::json a = result.value("authors", nlohmann::json::object());
+  s += fmt::format(
+      "\nThe authors' GEMM (W_INT2 A_FP16 4096x27648x5120 on a100-lut4x): {} cycles, tensor "
+      "cores busy {:.1f}%, binding stall {}; their Accel-Sim run: {} cycles.\n",
+      a.value("cycles", int64_t(0)), 100 * num(a, "tensor_utilization"),
+      a.value("top_stall", std::string()), a.value("accel_sim_cycles", int64_t(0)));
+  s += fmt::format(
+      "\nThe paper: the LUT tensor core matches the MAC's speed at {:.1f}% of its tensor-core "
+      "area, "
+      "and is {:g}x faster with more registers (+{:.1f}% area). Why ours differ: sim/README.md, "
+      "\"Results\".\n",
+      100 * paper::kKernelLutMatchesMacAtArea, paper::kKernelMoreRegistersSpeedup,
+      100 * paper::kKernelMoreRegistersExtraArea);
+  return s;
+}
+
+}  // namespace ltc::report
