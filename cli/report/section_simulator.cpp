@@ -11,7 +11,7 @@
 #include "model/llm/precision.h"
 #include "model/roofline/workload.h"
 #include "sim/energy.h"
-#include "sim/sampling.h"
+#include "sim/sampler/sampling.h"
 #include "sim/simulator.h"
 
 #include <fmt/core.h>

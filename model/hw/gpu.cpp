@@ -697,13 +697,13 @@ std::vector<std::pair<std::string, json>> gpu_file_chain(std::string_view name_o
   load_gpu(name_or_path);  // every error a bad file or base chain raises, named as load_gpu does
   auto [file, text] = gpu_file(name_or_path);
   std::vector<std::pair<std::string, json>> chain;
-  json j = parse_json_text(text, file);
+  json j = parse_json(text, file);
   while (true) {
     chain.emplace_back(file, j);
     if (!j.is_object() || !j.contains("base")) break;
     const fs::path base = base_file(j["base"].get<std::string>(), file);
     file = base.string();
-    j = parse_json_text(read_file(base), file);
+    j = parse_json(read_file(base), file);
   }
   return chain;
 }
