@@ -14,6 +14,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <type_traits>
 
 namespace ltc::hw {
 namespace fs = std::filesystem;
@@ -314,16 +315,17 @@ void GpuConfig::finalize() {
         std::pair{"cuda_int32_tops", cuda_int32_tops},
         std::pair{"tensor_area_mm2_per_sm", tensor_area_mm2_per_sm},
         std::pair{"tensor_power_w_per_sm", tensor_power_w_per_sm},
-        std::pair{"dram_pj_per_byte", dram_pj_per_byte},
-        std::pair{"energy.mma_pj_per_op", energy.mma_pj_per_op},
-        std::pair{"energy.lmma_pj_per_plane_op", energy.lmma_pj_per_plane_op},
-        std::pair{"energy.cuda_pj_per_op", energy.cuda_pj_per_op},
-        std::pair{"energy.smem_pj_per_byte", energy.smem_pj_per_byte},
-        std::pair{"energy.l1_pj_per_byte", energy.l1_pj_per_byte},
-        std::pair{"energy.l2_pj_per_byte", energy.l2_pj_per_byte},
-        std::pair{"energy.static_w", energy.static_w}}) {
+        std::pair{"dram_pj_per_byte", dram_pj_per_byte}}) {
     in_range(key, v, 0, 1e12);
   }
+  // Every figure of the energy section (its field table), the source text aside.
+  energy_fields(
+      [&](const char* key, const auto& v, bool = false) {
+        if constexpr (std::is_arithmetic_v<std::decay_t<decltype(v)>>) {
+          in_range(("energy." + std::string(key)).c_str(), double(v), 0, 1e12);
+        }
+      },
+      energy);
   if (mac_tensor.empty()) throw InputError(w + ": field 'mac_tensor' must list at least one rate");
   if (mac_tops("fp16", "fp16") <= 0) {
     throw InputError(w + ": field 'mac_tensor' must include act fp16 x weight fp16");
