@@ -143,8 +143,8 @@ void run(const GemmFlags& o) {
              m.gpu().name, o.gpu_set.empty() ? "" : " with --gpu-set " + o.gpu_set,
              c.execution_path, c.ms, c.bound, tops);
   fmt::print(
-      "  tile {}x{} split-k {}: {} tiles in {} waves; compute {:.4f} ms, DRAM {:.4f} ms, "
-      "{:.1f} MB\n",
+      "  tile {}x{} split-k {}: {} tiles in {} waves; compute {:.4f} ms, memory {:.4f} ms, "
+      "DRAM {:.1f} MB\n",
       c.tile.tm, c.tile.tn, c.tile.split_k, c.tile.tiles, c.tile.waves, c.compute_ms, c.memory_ms,
       c.bytes / 1e6);
   if (!choice.empty()) fmt::print("  tables {}\n", choice);

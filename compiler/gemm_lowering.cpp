@@ -369,8 +369,9 @@ LutGemmPlan plan_lut_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu, int ma
                      " is not a multiple of the tensor core's K = " + std::to_string(l.kg));
   }
 
-  tiling::GemmProblem prob = tiling::lut_gemm_problem(
-      gpu, spec.m, spec.n, spec.k, spec.act, l.wbits, spec.weights.bits_per_weight() - l.wbits);
+  tiling::GemmProblem prob =
+      tiling::lut_gemm_problem(gpu, spec.m, spec.n, spec.k, spec.act, l.wbits,
+                               spec.weights.bits_per_weight() - l.wbits, spec.quantize_tables);
   tiling::TileChoice& tc = l.tc;
   tc = tiling::require_tiles(prob, gpu);
   if (grouped) {

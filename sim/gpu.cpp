@@ -46,13 +46,7 @@ int64_t smem_wavefronts(uint64_t bytes_per_thread, uint64_t stride, int banks) {
 Occupancy kernel_occupancy(const traces::Kernel& k, const hw::GpuConfig& gpu) {
   const std::string where = "kernel " + k.name;
   const hw::SmConfig& sm = gpu.sm;
-  // Occupancy: warps, blocks, registers (256-register allocation unit per warp), shared memory
-  // (plus the 1 KiB per block the CUDA runtime reserves).
   const int64_t wpb = k.warps_per_block();
-  const int64_t regs_per_warp =
-      ceil_div(int64_t(std::max<uint32_t>(k.regs_per_thread, 1)) * 32, 256) * 256;
-  const int64_t regs_per_sm = int64_t(gpu.register_file_kb_per_sm) * 1024 / 4;
-  const int64_t smem_per_block = k.smem_bytes > 0 ? int64_t(k.smem_bytes) + 1024 : 0;
   if (wpb > sm.max_warps) {
     throw InputError(where + ": " + std::to_string(wpb) + " warps per block exceed the SM's " +
                      std::to_string(sm.max_warps));
@@ -67,26 +61,13 @@ Occupancy kernel_occupancy(const traces::Kernel& k, const hw::GpuConfig& gpu) {
                      " bytes of shared memory exceed the GPU's " +
                      std::to_string(gpu.shared_memory_kb_per_block) + " KiB per block");
   }
-  struct Limit {
-    int64_t blocks;
-    const char* name;
-  };
-  const Limit limits[] = {
-      {sm.max_warps / wpb, "warps"},
-      {sm.max_blocks, "blocks"},
-      {regs_per_sm / (regs_per_warp * wpb), "registers"},
-      {smem_per_block > 0 ? int64_t(gpu.shared_memory_kb_per_sm) * 1024 / smem_per_block
-                          : int64_t(1) << 30,
-       "shared memory"},
-  };
-  const Limit* lim =
-      std::min_element(std::begin(limits), std::end(limits),
-                       [](const Limit& a, const Limit& b) { return a.blocks < b.blocks; });
-  if (lim->blocks < 1) {
-    throw InputError(where + ": one block needs more " + lim->name + " than an SM of '" + gpu.name +
+  const hw::BlockOccupancy o =
+      hw::block_occupancy(gpu, wpb, int64_t(k.regs_per_thread), int64_t(k.smem_bytes));
+  if (o.blocks_per_sm < 1) {
+    throw InputError(where + ": one block needs more " + o.limit + " than an SM of '" + gpu.name +
                      "' has");
   }
-  return {int(lim->blocks), lim->name, smem_per_block};
+  return {o.blocks_per_sm, o.limit, o.smem_per_block};
 }
 
 KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuConfig& gpu,

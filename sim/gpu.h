@@ -22,9 +22,8 @@ namespace ltc::sim {
 // `bytes_per_thread` bytes at t * stride: the bank model of 4-byte banks, with broadcast.
 int64_t smem_wavefronts(uint64_t bytes_per_thread, uint64_t stride, int banks);
 
-// Resident blocks per SM and what limits them (warps, blocks, registers in 256-register units
-// per warp, shared memory plus the 1 KiB per block the CUDA runtime reserves). Throws InputError
-// when one block does not fit an SM.
+// Resident blocks per SM and what limits them: hw::block_occupancy for the kernel's warps,
+// registers and shared memory. Throws InputError when one block does not fit an SM.
 struct Occupancy {
   int blocks_per_sm = 0;
   std::string limit;

@@ -207,6 +207,43 @@ int64_t lmma_issue_cycles(const golden::LmmaShape& instr, const golden::LmmaShap
   return int64_t(wbits) * ((tiles + per_round - 1) / per_round);
 }
 
+double overlap(double a, double b, double p) {
+  if (a <= 0) return b;
+  if (b <= 0) return a;
+  if (p >= 64) return std::max(a, b);
+  const double hi = std::max(a, b), lo = std::min(a, b);
+  return hi * std::pow(1.0 + std::pow(lo / hi, p), 1.0 / p);
+}
+
+BlockOccupancy block_occupancy(const GpuConfig& gpu, int64_t warps_per_block,
+                               int64_t regs_per_thread, int64_t smem_bytes) {
+  BlockOccupancy o;
+  const int64_t wpb = std::max<int64_t>(warps_per_block, 1);
+  const int64_t regs_per_warp =
+      (std::max<int64_t>(regs_per_thread, 1) * 32 + kRegisterAllocationUnit - 1) /
+      kRegisterAllocationUnit * kRegisterAllocationUnit;
+  const int64_t regs_per_sm = int64_t(gpu.register_file_kb_per_sm) * 1024 / 4;
+  o.smem_per_block = smem_bytes > 0 ? smem_bytes + kSmemReservedPerBlock : 0;
+  struct Limit {
+    int64_t blocks;
+    const char* name;
+  };
+  const Limit limits[] = {
+      {gpu.sm.max_warps / wpb, "warps"},
+      {gpu.sm.max_blocks, "blocks"},
+      {regs_per_sm / (regs_per_warp * wpb), "registers"},
+      {o.smem_per_block > 0 ? int64_t(gpu.shared_memory_kb_per_sm) * 1024 / o.smem_per_block
+                            : int64_t(1) << 30,
+       "shared memory"},
+  };
+  const Limit* lim =
+      std::min_element(std::begin(limits), std::end(limits),
+                       [](const Limit& a, const Limit& b) { return a.blocks < b.blocks; });
+  o.blocks_per_sm = int(std::max<int64_t>(lim->blocks, 0));
+  o.limit = lim->name;
+  return o;
+}
+
 TensorOpTiming GpuConfig::lmma_timing(const golden::LmmaShape& instr, int wbits) const {
   if (!lut_tensor) throw InputError("gpu '" + name + "' has no LUT tensor core");
   const auto& core = lut_tensor->core;

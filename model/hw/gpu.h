@@ -273,6 +273,25 @@ void to_json(nlohmann::json& j, const GpuConfig& g);
 // Throws InputError naming the missing or bad field ("gpu: field 'sms' ...").
 void from_json(const nlohmann::json& j, GpuConfig& g);
 
+// Compute and memory time overlapped, (a^p + b^p)^(1/p): p = 1 is their sum, p -> inf their
+// maximum. The roofline and the compiler's scheduler (model/tiling) take p from
+// achievable.overlap_exponent, fitted on measured GEMMs and steps.
+double overlap(double a, double b, double p);
+
+// Resident blocks per SM of a kernel and what limits them: warps, blocks, registers (allocated in
+// units of kRegisterAllocationUnit per warp) and shared memory (plus the kSmemReservedPerBlock the
+// CUDA runtime reserves per block). The one rule the simulator runs blocks by and the compiler's
+// scheduler (model/tiling) ranks tiles by. blocks_per_sm 0: one block does not fit.
+inline constexpr int64_t kRegisterAllocationUnit = 256;
+inline constexpr int64_t kSmemReservedPerBlock = 1024;
+struct BlockOccupancy {
+  int blocks_per_sm = 0;
+  const char* limit = "";      // "warps", "blocks", "registers" or "shared memory"
+  int64_t smem_per_block = 0;  // bytes, reservation included (0: no shared memory)
+};
+BlockOccupancy block_occupancy(const GpuConfig& gpu, int64_t warps_per_block,
+                               int64_t regs_per_thread, int64_t smem_bytes);
+
 // Names of the built-in GPUs (file stems under configs/gpus), sorted.
 std::vector<std::string> builtin_gpu_names();
 // A built-in name ("a100", "h200-drm") or the path of a JSON file. Throws InputError naming the

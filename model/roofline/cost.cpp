@@ -29,9 +29,6 @@ constexpr Tile kLutTiles[] = {{128, 256}, {256, 128}, {128, 128}, {64, 256}, {64
                               {16, 256},  {32, 256},  {16, 512},  {32, 512}, {64, 512},
                               {128, 512}, {256, 256}, {256, 512}};
 constexpr int kMaxSplitK = 16;
-// The scheduler's tile choice settles long before this many rows; capping M keeps the memo of
-// its choices small in sweeps over batch x sequence (its wave cost itself is closed-form).
-constexpr int64_t kMaxSchedulerM = 8192;
 constexpr int kMinSplitKDepth = 256;  // split-K never cuts K below this per split
 constexpr double kAccBytes = 4;       // fp32 / int32 accumulators
 // Stream-K: extra work and partial-tile traffic of the fix-up, as a fraction (fitted with the
@@ -46,14 +43,7 @@ constexpr double kStreamKFixup = 0.05;
 constexpr double kInKernelOpsPerEntry = 3;
 constexpr int kMacWarpN = 64;
 
-// Compute and memory time overlapped: p = 1 is their sum, p -> inf their maximum.
-double overlap(double a, double b, double p) {
-  if (a <= 0) return b;
-  if (b <= 0) return a;
-  if (p >= 64) return std::max(a, b);
-  const double hi = std::max(a, b), lo = std::min(a, b);
-  return hi * std::pow(1.0 + std::pow(lo / hi, p), 1.0 / p);
-}
+using hw::overlap;
 
 // Sustained-power clock drop for long compute-bound kernels (calibrated on H200).
 double throttle(const Machine& m, double compute_s) {
@@ -199,28 +189,38 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
     if (base > sms) evaluate(1, true);
   };
   if (path.unit == GemmUnit::kLut) {
-    // The compiler's scheduler picks the LUT thread-block tile from register and shared-memory
-    // capacity (model/tiling); the roofline costs that tile (and split-K of it).
-    bool chosen = false;
-    const int64_t sched_m = std::min(g.m, kMaxSchedulerM);
-    const Machine::TileKey key{sched_m, g.n, g.k, g.weights.planes(), int(xb * 64), int(wb * 64)};
-    const auto [bm, bn, wn] = m.lut_tile(key, [&]() -> Machine::LutTile {
-      auto p = tiling::lut_gemm_problem(m.gpu(), sched_m, g.n, g.k, g.acts, g.weights.planes(),
-                                        wb * 8 - g.weights.planes());
+    // The compiler's LUT kernel: the tile model/tiling picks at kernel level and the estimate it
+    // ranks tiles by (tensor cores, the shared-memory data path, L2 and DRAM at the simulator's
+    // bandwidths, waves, the first round trip) is this GEMM's cost, plus the kernel boundary
+    // the simulator puts after it (GpuConfig::step_kernel_gap_cycles). A batch of independent
+    // GEMMs runs as one grid: their weights side by side in N.
+    const Machine::TileKey key{g.m,          g.n * g.batch, g.k, g.weights.planes(),
+                               int(xb * 64), int(wb * 64)};
+    const Machine::LutTile k = m.lut_tile(key, [&]() -> Machine::LutTile {
+      auto p =
+          tiling::lut_gemm_problem(m.gpu(), g.m, g.n * g.batch, g.k, g.acts, g.weights.planes(),
+                                   wb * 8 - g.weights.planes(), g.table == DType::kInt8);
       p.a_bits = xb * 8;
-      p.kernel_level = false;  // its costs model neither shared memory nor wave reuse (yet)
-      // A problem the scheduler does not take (no tensor rate for these operands) or no feasible
-      // scheduler tile: fall back to the fixed candidates.
-      if (!p.invalid_reason().empty()) return {0, 0, 0};
-      const auto c = tiling::choose_tiles(p, m.gpu());
-      if (!c) return {0, 0, 0};
-      return {int(c->block.m), int(c->block.n), int(c->warp.n)};
+      // A problem the scheduler does not take (no tensor rate for these operands) or no
+      // feasible tile: the fixed candidates below.
+      if (!p.invalid_reason().empty()) return std::nullopt;
+      return tiling::choose_tiles(p, m.gpu());
     });
-    if (bm > 0) {
-      consider(Tile{bm, bn}, false, wn);
-      chosen = best_s < INFINITY;
+    if (k && !g.tables_in_kernel) {
+      best.tile = TileChoice{int(k->block.m), int(k->block.n), 1, k->blocks(), k->waves, false};
+      best.compute_ms = k->compute_us * 1e-3;
+      best.memory_ms = k->memory_us * 1e-3;
+      const double gap_s = double(m.gpu().step_kernel_gap_cycles()) / (m.gpu().clock_ghz * 1e9);
+      best.bound = k->bound;
+      if (gap_s * 1e6 > std::max(k->compute_us, k->memory_us)) best.bound = "fixed";
+      best.bytes = k->dram_bytes;
+      best_s = k->estimated_us * 1e-6 + gap_s;
+    } else if (k) {
+      // Tables built in the kernel (not a compiled kernel): the roofline's costs of that tile,
+      // with the table-building work.
+      consider(Tile{int(k->block.m), int(k->block.n)}, false, int(k->warp.n));
     }
-    if (!chosen) {
+    if (best_s == INFINITY) {
       for (Tile t : kLutTiles) consider(t, true, m.gpu().lut_tensor->core.shape.n);
     }
   } else if (min_tile_m > 0 || max_tile_m > 0) {

@@ -35,9 +35,9 @@ struct OpCost {
   int kernels = 0;             // launches under CUDA graphs (0: fused into its producer)
   std::string execution_path;  // "lut int8 x int2 (2 planes)", "cuda cores", ... (JSON key "unit")
   TileChoice tile;             // tensor-core operators
-  double compute_ms = 0;       // the parts the roofline took the larger of
-  double memory_ms = 0;
-  double tensor_busy_s = 0;  // tensor-core time at peak rate (for energy)
+  double compute_ms = 0;       // the parts the roofline overlapped
+  double memory_ms = 0;        // DRAM (and, for a compiled LUT kernel, L2) traffic
+  double tensor_busy_s = 0;    // tensor-core time at peak rate (for energy)
 };
 
 // One (mp)GEMM as a standalone kernel.

@@ -5,11 +5,13 @@
 #include "model/golden/dtype.h"
 #include "model/hw/gpu.h"
 #include "model/llm/precision.h"
+#include "model/tiling/tiling.h"
 
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -61,12 +63,12 @@ class Machine {
   // Dense activation x activation products (attention) in `t`: the MAC rate for t x t.
   double mac_tops(golden::DType t) const;
 
-  // The scheduler's LUT tile choice (block m, block n, warp n; {0, 0, 0} for none) per (m, n, k,
-  // planes, table bits x 8, weight bits x 8): `choose` runs once per key (the choice is a search,
-  // and sweeps repeat shapes) and the answer is remembered. Safe to call from several threads;
-  // copies of a Machine share the memo (they describe the same GPU).
+  // The compiler's LUT kernel (model/tiling at kernel level: its tiles and estimate; nullopt for
+  // none) per (m, n, k, planes, table bits x 64, weight bits x 64): `choose` runs once per key
+  // (the choice is a search, and sweeps repeat shapes) and the answer is remembered. Safe to call
+  // from several threads; copies of a Machine share the memo (they describe the same GPU).
   using TileKey = std::tuple<int64_t, int64_t, int64_t, int, int, int>;
-  using LutTile = std::tuple<int, int, int>;
+  using LutTile = std::optional<tiling::TileChoice>;
   LutTile lut_tile(const TileKey& key, const std::function<LutTile()>& choose) const;
 
  private:

@@ -24,8 +24,6 @@ constexpr int kWarpThreads = 32;
 constexpr int kMaxWarpsPerBlock = 16;
 constexpr int kMaxStages = 4;        // cp.async pipeline depth the scheduler considers
 constexpr int64_t kSkinnyRows = 16;  // GEMMs of at most this M may take K tiles up to 1024
-constexpr int kMaxWarpsPerSm = 64;
-constexpr int kMaxBlocksPerSm = 32;
 constexpr double kSmBandwidthShare = 4;
 
 }  // namespace
@@ -84,7 +82,8 @@ void GemmProblem::validate() const {
 }
 
 GemmProblem lut_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
-                             golden::DType act, int wbits, double extra_weight_bits) {
+                             golden::DType act, int wbits, double extra_weight_bits,
+                             bool quantize_tables) {
   if (!gpu.has_lut_tensor()) {
     throw InputError("--gpu: '" + gpu.name + "' has no LUT tensor core (try a100-lut4x)");
   }
@@ -94,8 +93,10 @@ GemmProblem lut_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int
   p.n = n;
   p.k = k;
   p.instr = core.shape;
-  const golden::DType table = golden::lut_table_dtype(act);
-  p.a_bits = double(core.shape.half_table_size()) * golden::dtype_bits(table) / core.shape.k;
+  const golden::DType table = golden::lut_table_dtype(act, quantize_tables);
+  p.a_bits = (double(core.shape.half_table_size()) * golden::dtype_bits(table) +
+              (quantize_tables ? 32.0 : 0.0)) /
+             core.shape.k;
   p.w_bits = wbits + extra_weight_bits;
   p.acc_bits = golden::dtype_bits(golden::is_int(act) ? golden::DType::kInt32 : core.acc);
   p.out_bits = 16;
@@ -199,29 +200,29 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
                                                 2 * double(warp.n) * p.instr.k * p.w_bits);
   c.registers_per_thread = int(std::ceil(frag_bits / 32.0 / kWarpThreads)) + kOverheadRegisters;
   if (c.registers_per_thread > gpu.max_registers_per_thread) return c;
-  const double block_reg_bytes = 4.0 * c.registers_per_thread * kWarpThreads * c.warps_per_block;
-  const double rf_bytes = gpu.register_file_kb_per_sm * 1024.0;
-  if (block_reg_bytes > rf_bytes) return c;
-
-  const double smem_sm = gpu.shared_memory_kb_per_sm * 1024.0;
-  int bps = kMaxBlocksPerSm;
-  bps = std::min<int>(bps, int(rf_bytes / block_reg_bytes));
-  bps = std::min<int>(bps, int(smem_sm / c.smem_bytes_per_block));
-  bps = std::min<int>(bps, kMaxWarpsPerSm / c.warps_per_block);
-  if (bps < 1) return c;
-  c.blocks_per_sm = bps;
+  // Resident blocks by the simulator's rule (hw::block_occupancy: register allocation units, the
+  // runtime's shared-memory reservation).
+  auto resident_blocks = [&](double smem_bytes) {
+    return hw::block_occupancy(gpu, c.warps_per_block, c.registers_per_thread,
+                               int64_t(std::ceil(std::max(smem_bytes, reduce_bytes))))
+        .blocks_per_sm;
+  };
+  if (resident_blocks(c.smem_bytes_per_block) < 1) return c;
   // Deepen the pipeline while a block still fits and the SM keeps as many blocks: more stages
   // keep more bytes in flight (what memory-bound tiles need, see memory_us below).
   const double stage_bytes = c.stage_bytes;
   const int64_t k_tiles = ceil_div(p.k, block.k);
   const int64_t grid_blocks = ceil_div(p.m, block.m) * ceil_div(p.n, block.n);
-  const int64_t resident = std::min<int64_t>(bps, ceil_div(grid_blocks, gpu.sms));
+  const int64_t resident =
+      std::min<int64_t>(resident_blocks(c.smem_bytes_per_block), ceil_div(grid_blocks, gpu.sms));
   while (c.stages < kMaxStages && c.stages <= k_tiles &&
          (c.stages + 1) * stage_bytes + dequant_bytes <= smem_block_limit &&
-         int64_t(smem_sm / ((c.stages + 1) * stage_bytes + dequant_bytes)) >= resident) {
+         resident_blocks((c.stages + 1) * stage_bytes + dequant_bytes) >= resident) {
     ++c.stages;
   }
   c.smem_bytes_per_block = c.stages * stage_bytes + dequant_bytes;
+  const int bps = resident_blocks(c.smem_bytes_per_block);
+  c.blocks_per_sm = bps;
 
   c.grid_m = ceil_div(p.m, block.m);
   c.grid_n = ceil_div(p.n, block.n);
@@ -302,6 +303,17 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   };
   const double compute_us =
       std::max(c.chain_us, in_turn_us(full_blocks, bps) + in_turn_us(tail_blocks, tail_blocks));
+  {
+    const double tensor = double(full_blocks) * block_tensor_us(bps) +
+                          double(tail_blocks) * block_tensor_us(tail_blocks);
+    const double blocks = double(full_blocks + tail_blocks);
+    c.bound = compute_us == c.chain_us && c.chain_us > tensor ? "chain"
+              : p.kernel_level && blocks * smem_us_per_block > tensor &&
+                      smem_us_per_block >= dequant_us_per_block
+                  ? "smem"
+              : p.kernel_level && blocks * dequant_us_per_block > tensor ? "dequant"
+                                                                         : "compute";
+  }
   // Traffic: A is read once per block column, W once per block row. An operand whose unique
   // bytes fit in half of L2 is fetched from DRAM once and re-read from L2. So is every operand
   // when one wave's working set fits there: blocks run in raster order (bx fastest), so the
@@ -344,12 +356,14 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   const double active = std::min<double>(gpu.sms, double(c.blocks()));
   const double share = std::min(1.0, kSmBandwidthShare * active / gpu.sms);
   double memory_us = (dram_bytes / dram_per_us + l2_bytes / std::max(l2_per_us, 1e-9)) / share;
+  const char* memory_bound = "dram";
   if (p.kernel_level) {
     // The kernel's view: DRAM and L2 are separate resources working in parallel, each at the
     // bandwidth the simulator gives it (hw::GpuConfig::dram_sim_gbps, l2_sim_bytes_per_cycle).
     const double dram_sim_per_us = gpu.dram_sim_gbps() * 1e3;
     const double l2_sim_per_us = gpu.l2_sim_bytes_per_cycle() * gpu.clock_ghz * 1e3;
     memory_us = std::max(dram_bytes / dram_sim_per_us, l2_bytes / l2_sim_per_us) / share;
+    if (l2_bytes / l2_sim_per_us > dram_bytes / dram_sim_per_us) memory_bound = "l2";
     // Hot lines: the blocks of a wave that share a K slice of A (or W) ask for the same lines
     // at about the same time, and each line is served by one L2 slice, so a K step takes at
     // least readers x slice bytes / (the slices holding them x one slice's bandwidth).
@@ -361,6 +375,7 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
     const double per_k_step =
         std::max(hot_us(cols_per_wave, double(block.m) * block.k * p.a_bits / 8),
                  hot_us(rows_per_wave, double(block.n) * block.k * p.w_bits / 8));
+    if (per_k_step * double(c.k_steps) > memory_us) memory_bound = "l2";
     memory_us = std::max(memory_us, per_k_step * double(c.k_steps));
   }
   // Little's law: an SM has at most (stages - 1) stages of each resident block in flight, so
@@ -369,9 +384,26 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
     // A miss crosses the L2 before DRAM: its round trip is both latencies.
     const double latency_us = (gpu.dram.latency_ns + gpu.l2.latency_ns) * 1e-3;
     const double in_flight = wave_blocks * (c.stages - 1) * stage_bytes;
+    if (dram_bytes / (in_flight / latency_us) > memory_us) memory_bound = "latency";
     memory_us = std::max(memory_us, dram_bytes / (in_flight / latency_us));
   }
-  c.estimated_us = std::max(compute_us, memory_us);
+  // Tiles are ranked by their bottleneck. Kernel level, the time: the SM's work and the memory
+  // system overlap as far as measured kernels overlap them (achievable.overlap_exponent, the
+  // roofline's rule), between the pipeline's fill and drain, in which one does not overlap the
+  // other: the first stage's round trip through L2 and DRAM before anything computes, and after
+  // the last stage arrives its K step's work and the output's trip to L2.
+  c.bottleneck_us = std::max(compute_us, memory_us);
+  const double fill_us = (gpu.dram.latency_ns + gpu.l2.latency_ns) * 1e-3;
+  const double drain_us = in_turn_us(1, std::min<int64_t>(bps, c.blocks())) / double(c.k_steps) +
+                          gpu.l2.latency_ns * 1e-3;
+  c.estimated_us =
+      p.kernel_level
+          ? fill_us + drain_us + hw::overlap(compute_us, memory_us, gpu.achievable.overlap_exponent)
+          : c.bottleneck_us;
+  c.compute_us = compute_us;
+  c.memory_us = memory_us;
+  c.dram_bytes = dram_bytes;
+  if (memory_us > compute_us) c.bound = memory_bound;
   *fits = true;
   return c;
 }
@@ -400,9 +432,9 @@ std::optional<TileChoice> choose_tiles(const GemmProblem& p, const hw::GpuConfig
               bool fits = false;
               TileChoice c = evaluate_tiles(p, gpu, {bm, bn, bk}, {wm, wn, bk}, &fits, ks);
               if (!fits) continue;
-              // Lower time (to 1%); then more SMs in use (each pulls memory through its own port);
-              // then more resident warps, up to two per sub-partition of every SM (one warp issues
-              // while the other waits at a barrier or on shared memory); then more bytes in
+              // Lower bottleneck (to 1%); then more SMs in use (each pulls memory through its own
+              // port); then more resident warps, up to two per sub-partition of every SM (one warp
+              // issues while the other waits at a barrier or on shared memory); then more bytes in
               // flight per SM (stages beyond the one computing); then less traffic, fewer
               // padded MACs, larger warp tiles.
               const int64_t enough = int64_t(gpu.sms) * 2 * gpu.sub_partitions_per_sm;
@@ -412,7 +444,7 @@ std::optional<TileChoice> choose_tiles(const GemmProblem& p, const hw::GpuConfig
                                 t.warps_per_block);
                 const int64_t active_sms = std::min<int64_t>(t.blocks(), gpu.sms);
                 // Estimates within 1% of each other tie (they differ by rounding, not design).
-                const double bucket = std::round(std::log(std::max(t.estimated_us, 1e-9)) / 0.01);
+                const double bucket = std::round(std::log(std::max(t.bottleneck_us, 1e-9)) / 0.01);
                 const double in_flight =
                     double(t.stages - 1) * t.stage_bytes * double(t.blocks_per_sm);
                 return std::make_tuple(bucket, -active_sms, -resident, -in_flight, t.global_bytes,

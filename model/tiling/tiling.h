@@ -2,7 +2,9 @@
 // (Zhu et al., OSDI'22): candidate tiles are aligned to the tensor-core instruction, each operand
 // is charged the bytes it actually occupies (a half-table entry per K/k activations, a W-bit weight
 // plane, an fp32 accumulator), candidates that do not fit registers or shared memory are dropped,
-// and the rest are ranked by estimated time = max(compute over waves, DRAM + L2 traffic).
+// and the rest are ranked by their bottleneck = max(compute over waves, DRAM + L2 traffic).
+// At kernel level (the compiler's view) the chosen tile's estimate is the LUT GEMM's cost in
+// both performance models (docs/performance-models.md "One cost per kernel").
 // Accumulators live in registers (as for MMA), which caps the warp tile: the paper's W1A8 tile
 // (block [128,512,32], warp [64,256,32]) needs 512 accumulator registers per thread and does not
 // fit a 255-register thread; the -drm GPUs (doubled register file) allow more resident warps.
@@ -70,10 +72,13 @@ struct GemmProblem {
 };
 
 // A LUT mpGEMM on `gpu`'s LUT tensor core: instr = core shape, A = half tables in `table` dtype
-// (int16 for int8 activations), W = `wbits` planes (+ `extra_weight_bits` of scales), rate from
-// GpuConfig::lut_tops. Throws InputError when the GPU has no LUT tensor core.
+// (int16 for int8 activations; int8 entries and an fp32 scale per table with
+// `quantize_tables`), W = `wbits` planes (+ `extra_weight_bits` of scales), rate from
+// GpuConfig::lut_tops. Throws InputError when the GPU has no LUT tensor core. The compiler's
+// LUT kernels and the roofline's LUT GEMMs are this problem's tiles and estimate.
 GemmProblem lut_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
-                             golden::DType act, int wbits, double extra_weight_bits = 0);
+                             golden::DType act, int wbits, double extra_weight_bits = 0,
+                             bool quantize_tables = false);
 // A dense MAC GEMM (fp16 MMA m16n8k16, int8 m16n8k32), e.g. attention or an fp16 linear layer.
 GemmProblem mac_gemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
                              golden::DType act = golden::DType::kFp16,
@@ -128,8 +133,17 @@ struct TileChoice {
   double smem_bytes_per_block = 0;  // stages x stage_bytes, + the dequantized W tile
   double stage_bytes = 0;           // one pipeline stage: the block's A and W tiles of one K step
   int registers_per_thread = 0;
-  double global_bytes = 0;      // A + W reads of all blocks (DRAM or L2), plus the output
-  double estimated_us = 0;      // the ranking score
+  double global_bytes = 0;   // A + W reads of all blocks (DRAM or L2), plus the output
+  double bottleneck_us = 0;  // the ranking score: max(compute_us, memory_us)
+  // The kernel's time: at kernel level the first round trip + compute and memory overlapped
+  // (the roofline's LUT GEMM cost, model/roofline/cost.cpp); else bottleneck_us.
+  double estimated_us = 0;
+  double compute_us = 0;  // tensor cores, shared-memory data path, dequantize, chains
+  double memory_us = 0;   // DRAM and L2 traffic, hot lines, bytes in flight
+  double dram_bytes = 0;  // of global_bytes, those that come from DRAM
+  // What binds the estimate: "compute" (tensor cores), "smem" (shared-memory data path),
+  // "dequant", "chain", "dram", "l2" (traffic or hot lines) or "latency" (bytes in flight).
+  const char* bound = "";
   double chain_us = 0;          // waves x one warp's chain of dependent tensor-core instructions
   double padding_fraction = 0;  // computed MACs that fall outside M x N x K
 };

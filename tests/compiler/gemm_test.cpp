@@ -413,11 +413,17 @@ TEST(GemmLowering, MultiTileLmmaInstructionsAreExact) {
 struct FragmentLoads {
   uint64_t lds = 0, lmma = 0, max_bytes = 0;
   int slices = 1;
+  uint64_t instr_per_step = 1;  // lmma per K step of a warp: its warp tile's instruction tiles
+  uint64_t warp_m = 0, warp_n = 0;
 };
 FragmentLoads fragment_loads(int64_t m, int64_t n, int64_t k, const char* w, DType act) {
   const traces::Trace t = compile_gemm(spec_of(m, n, k, w, act), hw::load_gpu("a100-lut4x"));
   FragmentLoads f;
   f.slices = traces::kernel_k_slices(t.kernels.back()).slices;
+  const auto& tiles = t.kernels.back().tiles;
+  f.instr_per_step = uint64_t((tiles.warp[0] / tiles.instr[0]) * (tiles.warp[1] / tiles.instr[1]));
+  f.warp_m = uint64_t(tiles.warp[0]);
+  f.warp_n = uint64_t(tiles.warp[1]);
   traces::expand_warp(t.kernels.back(), 0, 0, 0, 0,
                       [&](const traces::Instr& in, const traces::Affine::Point&) {
                         if (in.op == traces::Opcode::kLdShared && in.frag != 0) {
@@ -437,9 +443,14 @@ TEST(GemmLowering, FragmentLoadsGatherKStepsUpToEightBytesPerThread) {
   EXPECT_EQ(gemv.lmma, uint64_t(4096 / 4 / gemv.slices));
   EXPECT_EQ(gemv.lds * 2, gemv.lmma);
   EXPECT_EQ(gemv.max_bytes, 256u);
-  // int4 planes (128 bytes a step): 2 steps per lds.
+  // int4 planes: 4 planes of a 32-byte segment per 64-column core tile a step, int16 tables
+  // 8 x 2 bytes per row; as many steps per lds as fit 256 bytes (per step the warp issues its
+  // warp tile's instructions; two lds, tables and planes, per load).
   const FragmentLoads w4 = fragment_loads(16, 8192, 4096, "int4", DType::kInt8);
-  EXPECT_EQ(w4.lds, w4.lmma);
+  const uint64_t step_bytes = std::max<uint64_t>(w4.warp_n / 64 * 4 * 32, w4.warp_m * 16);
+  uint64_t steps_per_load = 1;
+  while (2 * steps_per_load * step_bytes <= 256) steps_per_load *= 2;
+  EXPECT_EQ(w4.lds * steps_per_load * w4.instr_per_step, 2 * w4.lmma);
   EXPECT_EQ(w4.max_bytes, 256u);
   // The authors' GEMM's warp tile already loads 256 bytes a step: one step per lds, as before.
   const FragmentLoads big = fragment_loads(4096, 27648, 512, "int2", DType::kFp16);

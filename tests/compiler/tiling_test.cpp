@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 
 namespace ltc::tiling {
@@ -24,6 +25,37 @@ void expect_fits(const TileChoice& c, const GemmProblem& p, const hw::GpuConfig&
   EXPECT_GE(c.grid_m * c.block.m, p.m);
   EXPECT_GE(c.grid_n * c.block.n, p.n);
   EXPECT_GE(c.k_steps * c.block.k, p.k);
+}
+
+// Resident blocks by hand on the A100 (64 K registers, 164 KiB of shared memory, 64 warps and
+// 32 blocks per SM): registers go in 256-register units per warp and the runtime keeps 1 KiB of
+// shared memory per block. The tiling counts blocks by the same rule.
+TEST(Tiling, OccupancyCountsRegisterUnitsAndTheRuntimesSharedMemory) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100");
+  // 158 registers x 32 threads = 5056 -> 5120 per warp, 10240 per 2-warp block: 6 blocks.
+  EXPECT_EQ(hw::block_occupancy(gpu, 2, 158, 0).blocks_per_sm, 6);
+  EXPECT_STREQ(hw::block_occupancy(gpu, 2, 158, 0).limit, "registers");
+  // 24 KiB + 1 KiB: 6 fit in 164 KiB; 32 KiB + 1 KiB: 4 (not 5).
+  EXPECT_EQ(hw::block_occupancy(gpu, 2, 158, 24 * 1024).blocks_per_sm, 6);
+  const auto smem = hw::block_occupancy(gpu, 2, 158, 32 * 1024);
+  EXPECT_EQ(smem.blocks_per_sm, 4);
+  EXPECT_STREQ(smem.limit, "shared memory");
+  EXPECT_EQ(smem.smem_per_block, 33 * 1024);
+  EXPECT_EQ(hw::block_occupancy(gpu, 1, 32, 0).blocks_per_sm, 32);   // blocks
+  EXPECT_EQ(hw::block_occupancy(gpu, 16, 32, 0).blocks_per_sm, 4);   // warps
+  EXPECT_EQ(hw::block_occupancy(gpu, 16, 255, 0).blocks_per_sm, 0);  // 65536 < 16 x 8192
+  // The scheduler deepens a tile's pipeline only while the SM keeps the blocks it counted, and
+  // the blocks it reports are what its shared memory allows (a 1024x4096x11008 W1A16 tile of
+  // 8 KiB stages: 3 stages and 6 blocks, not 4 stages and 4 blocks).
+  const hw::GpuConfig lut = hw::load_gpu("a100-lut4x");
+  for (int64_t m : {1, 16, 1024}) {
+    const TileChoice c =
+        require_tiles(lut_gemm_problem(lut, m, 4096, 11008, golden::DType::kFp16, 1), lut);
+    EXPECT_EQ(c.blocks_per_sm, hw::block_occupancy(lut, c.warps_per_block, c.registers_per_thread,
+                                                   int64_t(std::ceil(c.smem_bytes_per_block)))
+                                   .blocks_per_sm)
+        << m;
+  }
 }
 
 // The dequantize cost the compiler's kernels, the tiling and the roofline charge per weight code

@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "model/llm/model_config.h"
 #include "model/roofline/estimate.h"
+#include "model/tiling/tiling.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <thread>
+#include <tuple>
 
 namespace ltc::roofline {
 namespace {
@@ -225,6 +227,30 @@ TEST(GemmPath, LutTensorCoreRunsLowBitGemmsFromTables) {
   const double w4 = ms(lut4x, 4096, 8192, 8192, "int4", golden::DType::kInt8, true);
   EXPECT_LT(w1, lut);
   EXPECT_LT(lut, w4);
+}
+
+// One cost per kernel: a LUT GEMM's roofline time is the compiler's kernel, the tile model/tiling
+// picks and its estimate, plus the kernel boundary the simulator waits after it; the estimate is
+// the fill and drain plus compute and memory overlapped by the fitted exponent.
+TEST(GemmPath, LutGemmCostIsTheCompilersKernelEstimatePlusTheKernelBoundary) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
+  const Machine m(gpu);
+  for (auto [M, N, K, w, a] : {std::tuple{1, 4096, 4096, 2, golden::DType::kInt8},
+                               std::tuple{16, 11008, 4096, 1, golden::DType::kFp16},
+                               std::tuple{1024, 28672, 8192, 2, golden::DType::kInt8}}) {
+    const auto cost = gemm_cost(m, make_gemm(M, N, K, wf("int" + std::to_string(w)), a, true));
+    const auto c = tiling::require_tiles(tiling::lut_gemm_problem(gpu, M, N, K, a, w), gpu);
+    const double gap_ms = double(gpu.step_kernel_gap_cycles()) / (gpu.clock_ghz * 1e6);
+    EXPECT_NEAR(cost.ms, c.estimated_us * 1e-3 + gap_ms, 1e-9) << M << "x" << N << "x" << K;
+    EXPECT_EQ(cost.tile.tm, c.block.m);
+    EXPECT_EQ(cost.tile.tn, c.block.n);
+    // Fill and drain (first round trip; the last K step and the output's trip to L2) bracket
+    // compute and memory overlapped at the fitted exponent: between the two and their sum.
+    const double fill_drain_us = (gpu.dram.latency_ns + 2 * gpu.l2.latency_ns) * 1e-3;
+    const double body = c.estimated_us - fill_drain_us;
+    EXPECT_GE(body, std::max(c.compute_us, c.memory_us) * (1 - 1e-9));
+    EXPECT_LE(body, c.compute_us + c.memory_us);
+  }
 }
 
 TEST(GemmCost, RejectsEmptyShapes) {
