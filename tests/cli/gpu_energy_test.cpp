@@ -116,6 +116,11 @@ TEST(GpuEnergy, EntriesAreThePpaFlowsFigureAndTheSimulatorChargesThem) {
                          rec["clock_ns"].get<double>() / rec["ops_per_cycle"].get<double>();
   EXPECT_NEAR(s["entries"][0]["pj_per_op"].get<double>(), dynamic * 0.25 * 0.25, 1e-9 * dynamic);
 
+  // ltc show gpu lists the entry whole, with its source.
+  const CliRun show = run("show gpu " + out);
+  EXPECT_NE(show.out.find("lut-m1n4k4-int8-w2-tint16-int32"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("PPA flow (osu018"), std::string::npos) << show.out;
+
   // The written file is a GPU whose W_INT2 A_INT8 GEMMs the simulator charges at the entry.
   const std::string trace = (scratch() / "g.lmt").string();
   const json c =
