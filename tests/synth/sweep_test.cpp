@@ -183,6 +183,16 @@ TEST(SweepSpec, BuiltinSpecsParse) {
   }
   // dp-k: K = 1..8 for INT8 and FP16 activations.
   EXPECT_EQ(SweepSpec::load(SweepSpec::builtin_path("dp-k")).points.size(), 16u);
+  // Every spec shipped beside them (the slices, the simulator's GPU DSE) passes the same checks:
+  // no unknown field, every GPU override valid.
+  int specs = 0;
+  for (const auto& f : std::filesystem::directory_iterator(
+           std::filesystem::path(SweepSpec::builtin_path("dp4")).parent_path())) {
+    if (f.path().extension() != ".json") continue;
+    EXPECT_NO_THROW(SweepSpec::load(f.path().string())) << f.path();
+    ++specs;
+  }
+  EXPECT_GE(specs, 8);
 }
 
 TEST(Sweep, RunsEveryDistinctPointOnceAndWritesReports) {
