@@ -189,8 +189,13 @@ void run(const GpuEnergyFlags& o) {
     if (!replaced) lut.push_back(row);
   }
   const std::string text = file.dump(1) + "\n";
-  // The new file loads as a GPU (its base resolved from the original file's folder).
-  hw::parse_gpu_json(text, gpu_file);
+  // The new file loads as a GPU where it is written (its base resolved from that folder).
+  try {
+    hw::parse_gpu_json(text, o.out.empty() ? gpu_file : o.out);
+  } catch (const InputError& e) {
+    throw InputError("--out: the GPU file would not load there: " + std::string(e.what()) +
+                     " (a relative base resolves from the file's folder)");
+  }
   if (!o.out.empty()) write_text_atomic(o.out, text);
 
   if (o.json) {
