@@ -64,7 +64,8 @@ constexpr const char* kTraceUnchanged =
 
 struct CompileGemmFlags {
   int64_t m = 0, n = 0, k = 0;
-  std::string weights = "int2", acts = "int8", gpu = "a100-lut4x", out;
+  std::string weights, acts;  // empty: gemm_precision_defaults (the GPU's tensor precision)
+  std::string gpu = "a100-lut4x", out;
   std::string gpu_set;  // --gpu-set path=value,...
   std::string path;     // "", "lut", "mac"
   int64_t group = 0;
@@ -96,9 +97,25 @@ void check_interpreter_budget(const std::string& what, double macs, double max_m
   }
 }
 
-void run_gemm(const CompileGemmFlags& o) {
+// --group, of compile gemm and compile model: the scale group of integer weights.
+FlagRules& group_rule(FlagRules& rules, const std::string& weights) {
+  return rules.flags({"--group"}, "with integer weights (int1..int8, ternary, binary)",
+                     "float weights have no quantization group", [weights] {
+                       return llm::parse_weight_format(weights, "--weights").is_low_bit();
+                     });
+}
+
+void run_gemm(CompileGemmFlags o) {
   golden::check_gemm_extents(o.m, o.n, o.k);
   check_output_path(o.out, "--out", {o.gpu});
+  const hw::GpuConfig base = hw::load_gpu(o.gpu);
+  nlohmann::json defaults = defaults_taken(o.sub, {"--gpu", "--group", "--stages"});
+  const std::string why = gemm_precision_defaults(
+      o.gpu_set.empty() ? base : hw::with_overrides(base, o.gpu_set), o.weights, o.acts, defaults);
+  FlagRules rules(o.sub);
+  rules.flags({"--seed", "--max-macs"}, "with --verify",
+              "only --verify runs the functional interpreter", [&o] { return o.verify; });
+  group_rule(rules, o.weights).check();
   compiler::GemmSpec s;
   s.name = "gemm";
   s.m = o.m;
@@ -130,7 +147,7 @@ void run_gemm(const CompileGemmFlags& o) {
   }
   // Each --gpu-set field must change the trace the compiler writes.
   const hw::GpuConfig gpu = apply_gpu_set(
-      hw::load_gpu(o.gpu), o.gpu_set,
+      base, o.gpu_set,
       [&](const hw::GpuConfig& g) { return traces::write_text(compiler::compile_gemm(s, g)); },
       kTraceUnchanged);
   const traces::Trace t = compiler::compile_gemm(s, gpu);
@@ -144,7 +161,8 @@ void run_gemm(const CompileGemmFlags& o) {
   traces::write_trace_file(t, o.out);
   nlohmann::json j = summary_json(t, o.out);
   j["tiles"] = tiles_json(t.kernels.back());
-  j["defaults"] = defaults_taken(o.sub, {"--weights", "--acts", "--gpu", "--group", "--stages"});
+  j["defaults"] = defaults;
+  if (!why.empty()) j["precision_default"] = why;
   j["gpu"] = gpu.name;
   if (!o.gpu_set.empty()) j["gpu_set"] = o.gpu_set;
   bool failed = false;
@@ -168,7 +186,7 @@ void run_gemm(const CompileGemmFlags& o) {
         k.tiles.warp[2], k.tiles.instr[0], k.tiles.instr[1], k.tiles.instr[2], k.grid_x, k.grid_y,
         k.smem_bytes, k.regs_per_thread);
     if (!o.gpu_set.empty()) fmt::print("gpu {} with --gpu-set {}\n", gpu.name, o.gpu_set);
-    fmt::print("{}", defaults_line(j["defaults"]));
+    fmt::print("{}", defaults_line(j["defaults"], why));
   }
   if (failed) set_exit_code(kExitFailed);
 }
@@ -305,14 +323,6 @@ void run_trace(const CompileRunFlags& o) {
   if (failed) set_exit_code(kExitFailed);
 }
 
-// --group, of compile gemm and compile model: the scale group of integer weights.
-FlagRules& group_rule(FlagRules& rules, const std::string& weights) {
-  return rules.flags({"--group"}, "with integer weights (int1..int8, ternary, binary)",
-                     "float weights have no quantization group", [weights] {
-                       return llm::parse_weight_format(weights, "--weights").is_low_bit();
-                     });
-}
-
 CommandRegistrar reg{
     50, [](CLI::App& app) {
       CLI::App* compile = app.add_subcommand("compile", "Lower GEMMs and LLM steps to LMMA traces");
@@ -327,11 +337,11 @@ CommandRegistrar reg{
       gemm->add_option("--n", g->n, "output channels, 1..2^31-1")->required();
       gemm->add_option("--k", g->k, "input channels, 1..2^31-1")->required();
       gemm->add_option("--weights", g->weights,
-                       "int1..int8, ternary, binary, binary:kb=..,g=..,s=..; --path mac also "
-                       "fp16, bf16, fp8e4m3, fp8e5m2")
-          ->capture_default_str();
-      gemm->add_option("--acts", g->acts, "int8, fp16, bf16, fp8e4m3, fp8e5m2")
-          ->capture_default_str();
+                       std::string("int1..int8, ternary, binary, binary:kb=..,g=..,s=..; --path "
+                                   "mac also fp16, bf16, fp8e4m3, fp8e5m2; ") +
+                           kGemmPrecisionHelp);
+      gemm->add_option("--acts", g->acts,
+                       std::string("int8, fp16, bf16, fp8e4m3, fp8e5m2; ") + kGemmPrecisionHelp);
       add_gpu_option(gemm, g->gpu)->capture_default_str();
       add_gpu_set_option(gemm, g->gpu_set, "trace");
       gemm->add_option("--path", g->path,
@@ -360,13 +370,7 @@ CommandRegistrar reg{
                           "ltc compile gemm --m 256 --n 4096 --k 4096 --weights int4:g=128 --acts "
                           "fp16 --gpu a100 --out gemm.ltcb"});
       g->sub = gemm;
-      gemm->callback([g, gemm] {
-        FlagRules rules(gemm);
-        rules.flags({"--seed", "--max-macs"}, "with --verify",
-                    "only --verify runs the functional interpreter", [g] { return g->verify; });
-        group_rule(rules, g->weights).check();
-        run_gemm(*g);
-      });
+      gemm->callback([g] { run_gemm(*g); });
 
       auto m = std::make_shared<CompileModelFlags>();
       CLI::App* model = compile->add_subcommand("model", "A whole decode or prefill step -> trace");

@@ -18,8 +18,7 @@ namespace {
 struct GemmFlags {
   int64_t m = 0, n = 0, k = 0;
   std::string gpu = "a100";
-  std::string weights = "fp16";
-  std::string acts = "fp16";
+  std::string weights, acts;  // empty: gemm_precision_defaults (the GPU's tensor precision)
   std::string tables = "auto";
   bool quantize_tables = false;
   std::string calibration;
@@ -61,26 +60,29 @@ void run_calibration(const GemmFlags& o) {
   if (!rep.device_mismatch.empty()) fmt::print("note: {}\n", rep.device_mismatch);
 }
 
-void run(const GemmFlags& o) {
+void run(GemmFlags o) {
   if (!o.calibration.empty()) return run_calibration(o);
   if (o.m <= 0 || o.n <= 0 || o.k <= 0) {
     throw InputError("--m, --n, --k: required, each >= 1 (or --calibration FILE)");
   }
   golden::check_gemm_extents(o.m, o.n, o.k);
+  const hw::GpuConfig base = hw::load_gpu(o.gpu);
+  nlohmann::json defaults = defaults_taken(o.sub, {"--gpu", "--tables"});
+  const std::string why = gemm_precision_defaults(
+      o.gpu_set.empty() ? base : hw::with_overrides(base, o.gpu_set), o.weights, o.acts, defaults);
   const auto w = llm::parse_weight_format(o.weights, "--weights");
   const auto a = golden::parse_act_dtype(o.acts, "--acts");
   // Every field --gpu-set changes must change one of the two paths' costs.
-  const roofline::Machine m(
-      apply_gpu_set(hw::load_gpu(o.gpu), o.gpu_set, [&](const hw::GpuConfig& g) {
-        const roofline::Machine mg(g);
-        nlohmann::json j = nlohmann::json::array();
-        j.push_back(roofline::gemm_cost(mg, roofline::make_gemm(o.m, o.n, o.k, w, a)));
-        if (w.is_low_bit() && g.has_lut_tensor() && g.lut_tops(o.acts, w.planes()) > 0) {
-          j.push_back(roofline::gemm_cost(
-              mg, roofline::make_gemm(o.m, o.n, o.k, w, a, true, o.quantize_tables)));
-        }
-        return j;
-      }));
+  const roofline::Machine m(apply_gpu_set(base, o.gpu_set, [&](const hw::GpuConfig& g) {
+    const roofline::Machine mg(g);
+    nlohmann::json j = nlohmann::json::array();
+    j.push_back(roofline::gemm_cost(mg, roofline::make_gemm(o.m, o.n, o.k, w, a)));
+    if (w.is_low_bit() && g.has_lut_tensor() && g.lut_tops(o.acts, w.planes()) > 0) {
+      j.push_back(roofline::gemm_cost(
+          mg, roofline::make_gemm(o.m, o.n, o.k, w, a, true, o.quantize_tables)));
+    }
+    return j;
+  }));
   const bool lut_possible =
       w.is_low_bit() && m.gpu().has_lut_tensor() && m.gpu().lut_tops(o.acts, w.planes()) > 0;
   if (o.tables != "auto" && o.tables != "on" && o.tables != "off") {
@@ -133,7 +135,8 @@ void run(const GemmFlags& o) {
               {"tables", tables},
               {"tops", tops},
               {"gpu_set", o.gpu_set},
-              {"defaults", defaults_taken(o.sub, {"--gpu", "--weights", "--acts", "--tables"})}});
+              {"defaults", defaults}});
+    if (!why.empty()) j["precision_default"] = why;
     if (!choice.empty()) j["path_choice"] = choice;
     j["tiles"] = j["tile"]["tiles"];
     fmt::print("{}\n", j.dump());
@@ -148,8 +151,7 @@ void run(const GemmFlags& o) {
       c.tile.tm, c.tile.tn, c.tile.split_k, c.tile.tiles, c.tile.waves, c.compute_ms, c.memory_ms,
       c.bytes / 1e6);
   if (!choice.empty()) fmt::print("  tables {}\n", choice);
-  fmt::print("{}",
-             defaults_line(defaults_taken(o.sub, {"--gpu", "--weights", "--acts", "--tables"})));
+  fmt::print("{}", defaults_line(defaults, why));
 }
 
 CommandRegistrar reg{
@@ -163,10 +165,11 @@ CommandRegistrar reg{
       sub->add_option("--k", opts->k, "input channels, 1..2^31-1");
       add_gpu_option(sub, opts->gpu)->capture_default_str();
       sub->add_option("--weights", opts->weights,
-                      "fp16, bf16, fp8e4m3, int8..int1[:g=G], ternary, binary[:kb=,g=,s=]")
-          ->capture_default_str();
-      sub->add_option("--acts", opts->acts, "int8, fp16, bf16, fp8e4m3, fp8e5m2")
-          ->capture_default_str();
+                      std::string("fp16, bf16, fp8e4m3, int8..int1[:g=G], ternary, "
+                                  "binary[:kb=,g=,s=]; ") +
+                          kGemmPrecisionHelp);
+      sub->add_option("--acts", opts->acts,
+                      std::string("int8, fp16, bf16, fp8e4m3, fp8e5m2; ") + kGemmPrecisionHelp);
       sub->add_option("--tables", opts->tables,
                       "X as LUT tables: auto (the faster of the LUT and MAC paths, when the GPU "
                       "has LUT tensor cores), on, off")

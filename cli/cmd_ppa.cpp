@@ -1,9 +1,14 @@
 // `ltc ppa`: one tensor-core design point through Yosys + OpenSTA (synth/ppa.h): area, critical
 // path, power with measured switching activity, ops/cycle, TOPS/mm^2 and TOPS/W (docs/cli.md).
+// The point comes from the tile flags, or with --gpu from a GPU's LUT tile (lut_tensor.core after
+// --gpu-set; hw::GpuConfig::lut_tile), so a GPU file's tile and its energy per op
+// (`ltc gpu-energy`) come from one run.
 #include "cli/command.h"
 #include "cli/design_point.h"
 #include "cli/options.h"
 #include "common/error.h"
+#include "model/golden/dtype.h"
+#include "model/hw/gpu.h"
 #include "synth/ppa.h"
 
 #include <fmt/core.h>
@@ -19,6 +24,7 @@ namespace {
 
 struct PpaFlags {
   DesignPointFlags point;
+  std::string gpu, gpu_set;  // the design point is this GPU's LUT tile
   double clock_ns = 0;
   std::string activity = "measured";
   int cycles = 0;
@@ -34,8 +40,61 @@ struct PpaFlags {
   double scale_nm = 0, scale_vdd = 0;
 };
 
+bool given(const CLI::App* sub, std::initializer_list<const char*> names) {
+  for (const char* n : names) {
+    if (sub->get_option(n)->count() > 0) return true;
+  }
+  return false;
+}
+
+// --gpu: the GPU's LUT tile at --acts and --weights (each defaulting to the tile's own).
+hw::TensorCoreConfig gpu_design_point(const hw::GpuConfig& g, const PpaFlags& o) {
+  if (!g.has_lut_tensor()) {
+    throw InputError("--gpu: gpu '" + g.name +
+                     "' has no LUT tensor cores (no lut_tensor section); ltc ppa --gpu "
+                     "synthesizes a GPU's LUT tile (for another tile give --design, --m, --n, "
+                     "--k without --gpu)");
+  }
+  const hw::TensorCoreConfig& core = g.lut_tensor->core;
+  const golden::DType act =
+      given(o.sub, {"--acts", "--act"}) ? golden::parse_act_dtype(o.point.act, "--acts") : core.act;
+  const int wbits = given(o.sub, {"--weights", "--wbits"})
+                        ? weight_planes(o.point.weights, o.point.wbits)
+                        : core.wbits;
+  try {
+    return g.lut_tile(act, wbits);
+  } catch (const InputError& e) {
+    throw InputError(std::string("--acts: ") + e.what());
+  }
+}
+
+// The design point and, with --gpu, the GPU it came from (after --gpu-set, each field of which
+// must change the tile).
+hw::TensorCoreConfig design_point(const PpaFlags& o, std::optional<hw::GpuConfig>& gpu) {
+  if (o.gpu.empty()) return make_design_point(o.point);
+  gpu = apply_gpu_set(
+      hw::load_gpu(o.gpu), o.gpu_set,
+      [&o](const hw::GpuConfig& g) { return nlohmann::json(gpu_design_point(g, o)); },
+      "design point (ltc ppa --gpu synthesizes the GPU's LUT tile, lut_tensor.core, and reads "
+      "no other field");
+  return gpu_design_point(*gpu, o);
+}
+
+// The defaults the point took: the tile flags' own, or with --gpu the GPU tile's --acts and
+// --weights.
+nlohmann::json point_defaults(const PpaFlags& o, const std::optional<hw::GpuConfig>& gpu) {
+  if (!gpu) return design_point_defaults(o.sub);
+  nlohmann::json d = nlohmann::json::object();
+  const hw::TensorCoreConfig& core = gpu->lut_tensor->core;
+  if (!given(o.sub, {"--acts", "--act"})) d["--acts"] = golden::dtype_name(core.act);
+  if (!given(o.sub, {"--weights", "--wbits"})) d["--weights"] = "int" + std::to_string(core.wbits);
+  return d;
+}
+
 void run(const PpaFlags& o) {
-  const hw::TensorCoreConfig config = make_design_point(o.point);
+  std::optional<hw::GpuConfig> gpu;
+  const hw::TensorCoreConfig config = design_point(o, gpu);
+  const nlohmann::json defaults = point_defaults(o, gpu);
   if (o.scale_nm < 0 || (o.scale_nm > 0 && o.scale_vdd <= 0) ||
       (o.scale_nm == 0 && o.scale_vdd != 0)) {
     throw InputError(
@@ -88,12 +147,18 @@ void run(const PpaFlags& o) {
     j["config"] = config;
     if (scaled) j["scaled"] = *scaled;
     if (temp) j.erase("workdir");
-    j["defaults"] = design_point_defaults(o.sub);
+    j["defaults"] = defaults;
+    j["gpu"] = gpu ? nlohmann::json(gpu->name) : nlohmann::json(nullptr);
+    j["gpu_set"] = o.gpu_set;
     fmt::print("{}\n", j.dump());
     return;
   }
   fmt::print("{}  ({}, Yosys + OpenSTA)\n{}", config.id(), lib.description,
-             defaults_line(design_point_defaults(o.sub)));
+             defaults_line(defaults, gpu ? "gpu " + gpu->name + "'s LUT tile precision" : ""));
+  if (gpu) {
+    fmt::print("  gpu        {}'s LUT tile (lut_tensor.core){}\n", gpu->name,
+               o.gpu_set.empty() ? "" : ", overrides: --gpu-set " + o.gpu_set);
+  }
   fmt::print("  area       {:12.1f} um2  ({} cells, {} flip-flops, {} fanout buffers)\n",
              r.area_um2, r.cells, r.flip_flops, r.fanout_buffers);
   fmt::print("  delay      {:12.3f} ns   (fmax {:.1f} MHz; {})\n", r.delay_ns, r.fmax_mhz,
@@ -142,6 +207,10 @@ CommandRegistrar reg{
       auto o = std::make_shared<PpaFlags>();
       CLI::App* sub = app.add_subcommand(
           "ppa", "One design point through Yosys + OpenSTA: area, delay, power, density");
+      add_gpu_option(sub, o->gpu,
+                     "synthesize this GPU's LUT tile (lut_tensor.core; --acts and --weights "
+                     "default to the tile's): ");
+      add_gpu_set_option(sub, o->gpu_set, "tile (lut_tensor.core fields; with --gpu)");
       sub->add_option("--design", o->point.design, "lut, lut-naive, mac, add")
           ->capture_default_str();
       add_tile_options(sub, o->point.m, o->point.n, o->point.k, o->point.wbits,
@@ -192,13 +261,27 @@ CommandRegistrar reg{
       sub->add_option("--scale-vdd", o->scale_vdd, "supply voltage at --scale-to-nm (V)");
       sub->add_flag("--json", o->json, "print one JSON object");
       set_examples(sub, {"ltc ppa --design lut --m 2 --n 64 --k 4 --weights int1 --acts fp16",
-                         "ltc ppa --design mac --acts int8 --clock-ns 5 --json"});
+                         "ltc ppa --design mac --acts int8 --clock-ns 5 --json",
+                         "ltc ppa --gpu a100-lut4x --weights int1 --acts fp16 --json",
+                         "ltc ppa --gpu a100-lut4x --gpu-set lut_tensor.core.k=8"});
       o->sub = sub;
       sub->callback([o, sub] {
         o->point.wbits_given =
             sub->get_option("--wbits")->count() + sub->get_option("--weights")->count() > 0;
-        check_design_point_flags(sub, o->point);
+        const bool gpu = !o->gpu.empty();
+        if (gpu) {
+          check_older_spellings(sub);
+        } else {
+          check_design_point_flags(sub, o->point);
+        }
         FlagRules(sub)
+            .flags({"--design", "--m", "--n", "--k", "--acc", "--weight", "--pipeline-stages"},
+                   "without --gpu",
+                   "the GPU's LUT tile (lut_tensor.core) fixes it; change it with --gpu-set "
+                   "lut_tensor.core.<field>=V",
+                   [gpu] { return !gpu; })
+            .flags({"--gpu-set"}, "with --gpu", "it changes the fields of a GPU's LUT tile",
+                   [gpu] { return gpu; })
             .flags({"--cycles", "--netlist-sim", "--seed", "--gate-check", "--activity-timing"},
                    "with --activity measured", "assumed activity simulates no netlist",
                    [o] { return o->activity == "measured"; })

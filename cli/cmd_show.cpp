@@ -114,6 +114,15 @@ void show_gpu(const ShowFlags& o) {
     if (value.size() > 60) value = value.substr(0, 57) + "...";
     fmt::print("  {:<{}}  {:<60}  {}\n", path, width, value, source_of(path));
   }
+  if (!gpu.energy.lut.empty()) {
+    // One line per entry: the list above is cut to the column.
+    fmt::print(
+        "energy.lut (the PPA flow's pJ per op per LUT tile; ltc sim charges the entry of a "
+        "trace's lmma precision):\n");
+    for (const auto& e : gpu.energy.lut) {
+      fmt::print("  {:<{}}  {:.6g} pJ/op  {}\n", e.tile, width, e.pj_per_op, e.source);
+    }
+  }
   fmt::print("derived:\n");
   for (const auto& [k, v] : derived.items()) {
     fmt::print("  {:<{}}  {}\n", k, width, v.is_string() ? v.get<std::string>() : v.dump());

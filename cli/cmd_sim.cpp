@@ -257,13 +257,18 @@ struct StepComparison {
   roofline::StepEstimate roofline;
 };
 
-void print_energy(const sim::Energy& e, const std::optional<StepComparison>& step) {
+void print_energy(const sim::Energy& e, const sim::EnergyCoefficients& c,
+                  const std::optional<StepComparison>& step) {
   fmt::print(
       "energy: {} (tensor {} of which LUT {}, cuda {}, smem {}, l1 {}, l2 {}, dram {}, static {}), "
       "average {:.4g} W over {:.4g} ms\n",
       si_text(e.total_j(), "J"), si_text(e.tensor_j, "J"), si_text(e.lmma_j, "J"),
       si_text(e.cuda_j, "J"), si_text(e.smem_j, "J"), si_text(e.l1_j, "J"), si_text(e.l2_j, "J"),
       si_text(e.dram_j, "J"), si_text(e.static_j, "J"), e.average_w(), e.time_s * 1e3);
+  if (e.lmma_j > 0 || !c.lmma_source.empty()) {
+    fmt::print("LUT tile energy: {:.4g} pJ per op and weight plane: {}\n", c.lmma_pj_per_plane_op,
+               c.lmma_source);
+  }
   if (!e.unknown.empty()) {
     std::string parts;
     for (const auto& u : e.unknown) {
@@ -406,7 +411,7 @@ void run(const SimFlags& o, const CLI::App* sub) {
   std::signal(SIGINT, previous);
   if (stderr_is_terminal() && so.progress) fmt::print(stderr, "\r\033[K");
   if (r.interrupted) step.reset();
-  const sim::EnergyCoefficients ec = sim::energy_coefficients(gpu);
+  const sim::EnergyCoefficients ec = sim::energy_coefficients(gpu, &trace);
   const sim::Energy energy = sim::run_energy(r, ec);
   const std::map<std::string, double> useful = useful_fractions(trace);
   int64_t blocks_run = 0, blocks_all = 0;
@@ -447,7 +452,7 @@ void run(const SimFlags& o, const CLI::App* sub) {
       fmt::print("--block-limit {}: the figures cover {} of the {} blocks{}\n", o.block_limit,
                  blocks_run, blocks_all, blocks_run < blocks_all ? "" : " (all of them)");
     }
-    print_energy(energy, step);
+    print_energy(energy, ec, step);
     fmt::print("gpu {}{}\n{}", gpu.name, o.gpu_set.empty() ? "" : " with --gpu-set " + o.gpu_set,
                defaults_line(defaults));
     if (r.functional) {

@@ -162,12 +162,36 @@ nlohmann::json defaults_taken(const CLI::App* sub, const std::vector<std::string
   return taken;
 }
 
-std::string defaults_line(const nlohmann::json& taken) {
+std::string defaults_line(const nlohmann::json& taken, const std::string& why) {
   std::string s;
   for (const auto& [name, value] : taken.items()) {
     s += (s.empty() ? "defaults: " : ", ") + name + " " + value.get<std::string>();
   }
+  if (!s.empty() && !why.empty()) s += " (" + why + ")";
   return s.empty() ? s : s + "\n";
+}
+
+std::string gemm_precision_defaults(const hw::GpuConfig& gpu, std::string& weights,
+                                    std::string& acts, nlohmann::json& taken) {
+  std::string w = "fp16", a = "fp16", why;
+  if (gpu.has_lut_tensor()) {
+    const hw::TensorCoreConfig& core = gpu.lut_tensor->core;
+    w = "int" + std::to_string(core.wbits);
+    a = golden::dtype_name(core.act);
+    why = "gpu " + gpu.name + "'s LUT tile precision, lut_tensor.core";
+  } else {
+    why = "gpu " + gpu.name + " has MAC tensor cores only: fp16";
+  }
+  if (!weights.empty() && !acts.empty()) return "";
+  if (weights.empty()) {
+    weights = w;
+    taken["--weights"] = w;
+  }
+  if (acts.empty()) {
+    acts = a;
+    taken["--acts"] = a;
+  }
+  return why;
 }
 
 void set_examples(CLI::App* sub, std::initializer_list<const char*> commands) {

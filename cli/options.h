@@ -66,12 +66,26 @@ hw::GpuConfig apply_gpu_set(const hw::GpuConfig& base, const std::string& gpu_se
                                 "estimate (the roofline does not read it "
                                 "for this step");
 
+// The one rule for a single GEMM's operand defaults (`ltc gemm`, `ltc compile gemm`;
+// docs/cli.md#defaults): the precision the GPU's tensor cores are built for, its LUT tile's
+// (lut_tensor.core: a100-lut4x int2 weights x int8 activations) on a GPU with LUT tensor cores,
+// else fp16 x fp16. Fills `weights` and `acts` where the command line left them empty and adds
+// those to `taken` ({"--weights": "int2"}); returns where they come from ("" when none was
+// taken).
+std::string gemm_precision_defaults(const hw::GpuConfig& gpu, std::string& weights,
+                                    std::string& acts, nlohmann::json& taken);
+// The help text of --weights / --acts under that rule.
+inline constexpr const char* kGemmPrecisionHelp =
+    "default: the GPU's tensor precision, its LUT tile's (a100-lut4x: --weights int2 --acts "
+    "int8) on a GPU with LUT tensor cores, else fp16";
+
 // The flags among `names` that the command line left out and that have a default, with it
 // ({"--weights": "fp16", ...}): every command states the defaults it took, in its text
 // ("defaults: ...") and its JSON ("defaults"), docs/cli.md#defaults.
 nlohmann::json defaults_taken(const CLI::App* sub, const std::vector<std::string>& names);
-// "defaults: --weights fp16, --acts fp16\n", or "" when none was taken.
-std::string defaults_line(const nlohmann::json& taken);
+// "defaults: --weights fp16, --acts fp16\n", or "" when none was taken; `why` (where they come
+// from) in parentheses when given.
+std::string defaults_line(const nlohmann::json& taken, const std::string& why = "");
 
 // Ends the help of `sub` with "Examples:" and one command per line.
 void set_examples(CLI::App* sub, std::initializer_list<const char*> commands);

@@ -1,11 +1,49 @@
 #include "sim/energy.h"
 
+#include "common/error.h"
+
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 namespace ltc::sim {
 
-EnergyCoefficients energy_coefficients(const hw::GpuConfig& gpu) {
+namespace {
+
+// The lmma instructions' precisions in `t`: "act wN table" -> one of them.
+std::map<std::string, traces::LmmaOp> lmma_precisions(const traces::Trace& t) {
+  std::map<std::string, traces::LmmaOp> out;
+  for (const auto& k : t.kernels) {
+    for (const auto& in : k.program) {
+      if (in.op != traces::Opcode::kLmma) continue;
+      const traces::LmmaOp& op = in.lmma;
+      out.emplace(fmt::format("{} w{} table {}", golden::dtype_name(op.act), op.wbits,
+                              golden::dtype_name(op.table())),
+                  op);
+    }
+  }
+  return out;
+}
+
+// The fallback LUT figure: one SM's tensor power over its share of the W1 rate (W x s / (op/s) =
+// J per op), the rate at which a tile retires one op per weight plane. 0 when the GPU lacks either.
+void power_fallback(const hw::GpuConfig& gpu, const std::string& why, EnergyCoefficients& c) {
+  if (!gpu.has_lut_tensor() || gpu.tensor_power_w_per_sm <= 0 || gpu.lut_tensor->w1_tops <= 0) {
+    c.lmma_source = why + "; no tensor_power_w_per_sm either: LUT tile energy unknown";
+    return;
+  }
+  const double plane_ops_per_s_per_sm = gpu.lut_tensor->w1_tops * 1e12 / double(gpu.sms);
+  c.lmma_pj_per_plane_op = gpu.tensor_power_w_per_sm / plane_ops_per_s_per_sm * 1e12;
+  c.lmma_source = fmt::format(
+      "{}; fallback: tensor_power_w_per_sm {:g} W over one SM's W1 rate {:.4g} TOP/s (the "
+      "roofline's figure)",
+      why, gpu.tensor_power_w_per_sm, plane_ops_per_s_per_sm / 1e12);
+}
+
+}  // namespace
+
+EnergyCoefficients energy_coefficients(const hw::GpuConfig& gpu, const traces::Trace* trace) {
   const hw::EnergyFigures& f = gpu.energy;
   EnergyCoefficients c;
   c.mma_pj_per_op = f.mma_pj_per_op;
@@ -16,18 +54,38 @@ EnergyCoefficients energy_coefficients(const hw::GpuConfig& gpu) {
   c.dram_pj_per_byte = gpu.dram_pj_per_byte;
   c.static_w = f.static_w;
   c.source = f.source;
-  if (f.lmma_pj_per_plane_op > 0) {
-    c.lmma_pj_per_plane_op = f.lmma_pj_per_plane_op;
-    c.lmma_source = "energy.lmma_pj_per_plane_op of the GPU file";
-  } else if (gpu.has_lut_tensor() && gpu.tensor_power_w_per_sm > 0 && gpu.lut_tensor->w1_tops > 0) {
-    // W x s / (op/s) = J per op: one SM's tensor power over its share of the 1-bit-weight rate,
-    // the rate at which a tile retires one op per weight plane.
-    const double plane_ops_per_s_per_sm = gpu.lut_tensor->w1_tops * 1e12 / double(gpu.sms);
-    c.lmma_pj_per_plane_op = gpu.tensor_power_w_per_sm / plane_ops_per_s_per_sm * 1e12;
-    c.lmma_source = fmt::format(
-        "tensor_power_w_per_sm {:g} W over one SM's W1 rate {:.4g} TOP/s (the roofline's figure)",
-        gpu.tensor_power_w_per_sm, plane_ops_per_s_per_sm / 1e12);
+  if (!gpu.has_lut_tensor()) return c;
+  if (trace == nullptr) {
+    power_fallback(gpu, "no trace to take the lmma precision from", c);
+    return c;
   }
+  const auto precisions = lmma_precisions(*trace);
+  if (precisions.empty()) return c;  // no lmma: the LUT figure charges nothing
+  if (precisions.size() > 1) {
+    std::string list;
+    for (const auto& [name, op] : precisions) list += (list.empty() ? "" : ", ") + name;
+    power_fallback(gpu, "the trace's lmma instructions have several precisions (" + list + ")", c);
+    return c;
+  }
+  const traces::LmmaOp& op = precisions.begin()->second;
+  hw::TensorCoreConfig tile;
+  try {
+    tile = gpu.lut_tile(op.act, op.wbits);
+    tile.table = op.table();
+    tile.validate();
+  } catch (const InputError& e) {
+    power_fallback(gpu, e.what(), c);
+    return c;
+  }
+  const hw::LutTileEnergy* entry = f.lut_entry(tile.id());
+  if (entry == nullptr) {
+    power_fallback(gpu, "no energy.lut entry for tile " + tile.id() + " in the GPU file", c);
+    return c;
+  }
+  c.lmma_tile = entry->tile;
+  c.lmma_pj_per_plane_op = entry->pj_per_op / op.wbits;
+  c.lmma_source = fmt::format("energy.lut entry {}: {:.4g} pJ per op over {} weight planes ({})",
+                              entry->tile, entry->pj_per_op, op.wbits, entry->source);
   return c;
 }
 
@@ -70,12 +128,17 @@ void to_json(nlohmann::json& j, const Energy& e) {
 }
 
 void to_json(nlohmann::json& j, const EnergyCoefficients& c) {
-  j = nlohmann::json{
-      {"mma_pj_per_op", c.mma_pj_per_op},       {"lmma_pj_per_plane_op", c.lmma_pj_per_plane_op},
-      {"cuda_pj_per_op", c.cuda_pj_per_op},     {"smem_pj_per_byte", c.smem_pj_per_byte},
-      {"l1_pj_per_byte", c.l1_pj_per_byte},     {"l2_pj_per_byte", c.l2_pj_per_byte},
-      {"dram_pj_per_byte", c.dram_pj_per_byte}, {"static_w", c.static_w},
-      {"lmma_source", c.lmma_source},           {"source", c.source}};
+  j = nlohmann::json{{"mma_pj_per_op", c.mma_pj_per_op},
+                     {"lmma_pj_per_plane_op", c.lmma_pj_per_plane_op},
+                     {"cuda_pj_per_op", c.cuda_pj_per_op},
+                     {"smem_pj_per_byte", c.smem_pj_per_byte},
+                     {"l1_pj_per_byte", c.l1_pj_per_byte},
+                     {"l2_pj_per_byte", c.l2_pj_per_byte},
+                     {"dram_pj_per_byte", c.dram_pj_per_byte},
+                     {"static_w", c.static_w},
+                     {"lmma_tile", c.lmma_tile},
+                     {"lmma_source", c.lmma_source},
+                     {"source", c.source}};
 }
 
 }  // namespace ltc::sim

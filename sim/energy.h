@@ -1,6 +1,7 @@
 // Energy of a simulated run, computed after it from its counters (sim/stats.h) and the GPU's
 // energy figures (hw::EnergyFigures, each naming its source): tensor cores per op issued (padding
-// included: the tile computes the padded rows), CUDA cores per thread op, shared memory, L1, L2
+// included: the tile computes the padded rows; LUT tiles at the PPA flow's figure for the trace's
+// precision), CUDA cores per thread op, shared memory, L1, L2
 // and DRAM per byte moved, static power over the time taken. A part whose figure the GPU file
 // lacks is left out and listed in `unknown`, never guessed. docs/energy.md says what is charged
 // and why.
@@ -8,6 +9,7 @@
 
 #include "model/hw/gpu.h"
 #include "sim/stats.h"
+#include "traces/trace.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -16,16 +18,22 @@
 
 namespace ltc::sim {
 
-// The figures one run is charged with, resolved from the GPU (the LUT tile's from the GPU's
-// tensor power when the file gives none).
+// The figures one run is charged with, resolved from the GPU. The LUT tile's: the GPU file's
+// energy.lut entry (the PPA flow's pJ per op) for the tile that runs the trace's lmma precision
+// (hw::GpuConfig::lut_tile of their activations and weight planes, the table as the lmma names
+// it), divided by its weight planes; without a trace, with lmma instructions of several
+// precisions, or without an entry for the tile, the stated fallback: tensor_power_w_per_sm over
+// one SM's share of the W1 rate, the roofline's figure. lmma_source says which, and why.
 struct EnergyCoefficients {
   double mma_pj_per_op = 0, lmma_pj_per_plane_op = 0, cuda_pj_per_op = 0;
   double smem_pj_per_byte = 0, l1_pj_per_byte = 0, l2_pj_per_byte = 0, dram_pj_per_byte = 0;
   double static_w = 0;
+  std::string lmma_tile;    // the energy.lut entry's tile id; empty: the fallback
   std::string lmma_source;  // where lmma_pj_per_plane_op comes from
   std::string source;       // the GPU file's energy.source and DRAM figure
 };
-EnergyCoefficients energy_coefficients(const hw::GpuConfig& gpu);
+EnergyCoefficients energy_coefficients(const hw::GpuConfig& gpu,
+                                       const traces::Trace* trace = nullptr);
 
 struct Energy {
   double tensor_j = 0, cuda_j = 0, smem_j = 0, l1_j = 0, l2_j = 0, dram_j = 0, static_j = 0;

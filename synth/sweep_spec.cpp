@@ -5,10 +5,14 @@
 #include "common/error.h"
 #include "common/file_io.h"
 #include "common/json_fields.h"
+#include "model/golden/dtype.h"
+#include "model/hw/gpu.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -21,6 +25,107 @@ namespace {
 
 const char* kConfigKeys[] = {
     "design", "m", "n", "k", "act", "wbits", "weight", "table", "acc", "out", "pipeline_stages"};
+
+// The fields a spec may have (README.md#format); any other is refused, naming the file and key.
+const char* kSpecKeys[] = {"name",
+                           "title",
+                           "description",
+                           "tool",
+                           "clock_ns",
+                           "activity",
+                           "cycles",
+                           "seed",
+                           "library",
+                           "activity_timing",
+                           "operand_storage",
+                           "grid",
+                           "where",
+                           "store",
+                           "plots",
+                           "ratios",
+                           "crossovers",
+                           "gpu",
+                           "gpu_set"};
+
+// A string field of the spec, or "" when absent.
+std::string string_field(const json& j, const char* key, const std::string& origin) {
+  if (!j.contains(key)) return "";
+  if (!j[key].is_string() || j[key].get<std::string>().empty()) {
+    throw InputError(origin + ": '" + std::string(key) + "' must be a non-empty string");
+  }
+  return j[key].get<std::string>();
+}
+
+// `gpu` with the overrides `gpu_set`, errors named `where`.
+hw::GpuConfig point_gpu(const json& p, const std::string& gpu_set_key, const std::string& where) {
+  try {
+    const hw::GpuConfig g = hw::load_gpu(p.at("gpu").get<std::string>());
+    return gpu_set_key.empty() || !p.contains(gpu_set_key)
+               ? g
+               : hw::with_overrides(g, p[gpu_set_key].get<std::string>());
+  } catch (const InputError& e) {
+    throw InputError(where + ": point " + p.dump() + ": " + e.what());
+  }
+}
+
+// The spec's `gpu` and `gpu_set` as defaults of every point (a point's own gpu wins; its
+// overrides follow the spec's, so they win where both set a field), under the grid's spelling
+// of the overrides (`gpu_set`, or the ltc sim flag `gpu-set`).
+void apply_spec_gpu(json& p, const std::string& gpu, const std::string& gpu_set,
+                    const std::string& set_key, const std::string& where) {
+  const std::string other = set_key == "gpu_set" ? "gpu-set" : "gpu_set";
+  if (p.contains(other)) {
+    throw InputError(where + ": '" + other + "' is not this grid's key: " +
+                     (set_key == "gpu_set" ? "a PPA grid, like the spec, takes 'gpu_set'"
+                                           : "a sim grid's keys are ltc sim flags ('gpu-set'); "
+                                             "the spec-level key is 'gpu_set'"));
+  }
+  if (p.contains("gpu") && !p["gpu"].is_string()) {
+    throw InputError(where + ": 'gpu' must be a string (a built-in GPU or a GPU JSON path)");
+  }
+  if (p.contains(set_key) && !p[set_key].is_string()) {
+    throw InputError(where + ": '" + set_key + "' must be a string (path=value[,path=value...])");
+  }
+  if (!gpu.empty() && !p.contains("gpu")) p["gpu"] = gpu;
+  if (!gpu_set.empty()) {
+    p[set_key] = p.contains(set_key) ? gpu_set + "," + p[set_key].get<std::string>() : gpu_set;
+  }
+}
+
+// A PPA point with a `gpu`: the GPU's LUT tile (hw::GpuConfig::lut_tile, after `gpu_set`) at the
+// point's `act` and `wbits`, each defaulting to the tile's own; the tile's shape goes into the
+// point (m, n, k) for `where` filters and rows.
+hw::TensorCoreConfig gpu_point(json& p, const std::string& where) {
+  for (const char* key :
+       {"design", "m", "n", "k", "shape", "weight", "table", "acc", "out", "pipeline_stages"}) {
+    if (p.contains(key)) {
+      throw InputError(where + ": '" + key +
+                       "' with 'gpu': the GPU's LUT tile (lut_tensor.core) fixes it; change it "
+                       "with gpu_set lut_tensor.core.<field>=V");
+    }
+  }
+  const hw::GpuConfig g = point_gpu(p, "gpu_set", where);
+  try {
+    if (!g.has_lut_tensor()) {
+      throw InputError("gpu '" + g.name +
+                       "' has no LUT tensor cores (no lut_tensor section): a PPA point with "
+                       "'gpu' synthesizes its LUT tile");
+    }
+    const hw::TensorCoreConfig& core = g.lut_tensor->core;
+    const golden::DType act =
+        p.contains("act") ? golden::parse_act_dtype(p["act"].get<std::string>(), "act") : core.act;
+    const int wbits = p.contains("wbits") ? p["wbits"].get<int>() : core.wbits;
+    const hw::TensorCoreConfig c = g.lut_tile(act, wbits);
+    p["m"] = c.shape.m;
+    p["n"] = c.shape.n;
+    p["k"] = c.shape.k;
+    return c;
+  } catch (const InputError& e) {
+    throw InputError(where + ": point " + p.dump() + ": " + e.what());
+  } catch (const json::exception& e) {
+    throw InputError(where + ": point " + p.dump() + ": " + plain_json_error(e));
+  }
+}
 
 // Cartesian product of a grid object: list values expand, scalars stay.
 std::vector<json> expand_grid(const json& grid, const std::string& where) {
@@ -74,11 +179,15 @@ bool passes_where(const json& p, const json& where) {
 // A sim spec's grid keys are `ltc sim` flags ("model": "x" -> --model x, true -> a bare flag,
 // "file" -> the trace argument), except "label", which only names rows. A value naming an
 // existing file (trace, config.json, GPU JSON) is made absolute: each run has its own folder.
-void parse_sim_points(const json& j, const std::string& origin, SweepSpec& s) {
+void parse_sim_points(const json& j, const std::string& origin, const std::string& gpu,
+                      const std::string& gpu_set, SweepSpec& s) {
   std::set<std::string> ids;
   for (size_t g = 0; g < j["grid"].size(); ++g) {
     const std::string where = fmt::format("{}: grid[{}]", origin, g);
-    for (const auto& p : expand_grid(j["grid"][g], where)) {
+    for (auto p : expand_grid(j["grid"][g], where)) {
+      apply_spec_gpu(p, gpu, gpu_set, "gpu-set", where);
+      // Overrides are checked here, naming the file and key, not first in each run.
+      if (p.contains("gpu-set") && p.contains("gpu")) point_gpu(p, "gpu-set", where);
       SweepPoint pt;
       pt.params = p;
       std::string file;
@@ -119,6 +228,16 @@ void parse_sim_points(const json& j, const std::string& origin, SweepSpec& s) {
 
 SweepSpec SweepSpec::parse(const json& j, const std::string& origin) {
   if (!j.is_object()) throw InputError(origin + ": a sweep spec is a JSON object");
+  for (const auto& [key, value] : j.items()) {
+    if (std::find_if(std::begin(kSpecKeys), std::end(kSpecKeys),
+                     [&key](const char* k) { return key == k; }) == std::end(kSpecKeys)) {
+      std::string valid;
+      for (const char* k : kSpecKeys) valid += (valid.empty() ? "" : ", ") + std::string(k);
+      throw InputError(origin + ": unknown field '" + key + "' (valid: " + valid + ")");
+    }
+  }
+  const std::string gpu = string_field(j, "gpu", origin);
+  const std::string gpu_set = string_field(j, "gpu_set", origin);
   SweepSpec s;
   s.raw = j;
   s.name = j.value("name", fs::path(origin).stem().string());
@@ -155,7 +274,7 @@ SweepSpec SweepSpec::parse(const json& j, const std::string& origin) {
     throw InputError(origin + ": 'grid' must be a non-empty list of parameter grids");
   }
   if (s.tool == "sim") {
-    parse_sim_points(j, origin, s);
+    parse_sim_points(j, origin, gpu, gpu_set, s);
     if (j.contains("plots")) s.plots = j["plots"];
     if (j.contains("ratios")) s.ratios = j["ratios"];
     for (const auto& p : s.plots) parse_plot(p);
@@ -165,20 +284,34 @@ SweepSpec SweepSpec::parse(const json& j, const std::string& origin) {
     const std::string where = fmt::format("{}: grid[{}]", origin, g);
     const json& grid = j["grid"][g];
     for (auto p : expand_grid(grid, where)) {
-      apply_shape(p, where);
-      for (const char* req : {"design", "m", "n", "k", "act"}) {
-        if (!p.contains(req)) throw InputError(where + ": missing '" + req + "'");
+      apply_spec_gpu(p, gpu, gpu_set, "gpu_set", where);
+      std::optional<hw::TensorCoreConfig> from_gpu;
+      if (p.contains("gpu")) {
+        from_gpu = gpu_point(p, where);
+      } else if (p.contains("gpu_set")) {
+        throw InputError(where + ": 'gpu_set' needs 'gpu' (the GPU whose LUT tile it changes)");
+      } else {
+        apply_shape(p, where);
+        for (const char* req : {"design", "m", "n", "k", "act"}) {
+          if (!p.contains(req)) throw InputError(where + ": missing '" + req + "'");
+        }
       }
       if (!passes_where(p, grid.value("where", json())) ||
           !passes_where(p, j.value("where", json()))) {
+        continue;
+      }
+      SweepPoint pt;
+      pt.params = p;
+      if (from_gpu) {
+        pt.config = *from_gpu;
+        pt.id = pt.config.id();
+        s.points.push_back(std::move(pt));
         continue;
       }
       json cj = json::object();
       for (const char* key : kConfigKeys) {
         if (p.contains(key)) cj[key] = p[key];
       }
-      SweepPoint pt;
-      pt.params = p;
       try {
         hw::from_json(cj, pt.config);
         pt.config.validate();

@@ -89,7 +89,7 @@ AgreementResult run_agreement(const AgreementCase& c, bool full) {
   r.sim_ms = run.time_ms();
   r.roofline_ms = est.latency_ms;
   r.sim_method = full ? "full" : run.sample_method;
-  const sim::Energy energy = sim::run_energy(run, sim::energy_coefficients(gpu));
+  const sim::Energy energy = sim::run_energy(run, sim::energy_coefficients(gpu, &trace));
   r.sim_tensor_j = energy.tensor_j;
   r.sim_dram_j = energy.dram_j;
   r.sim_total_j = energy.total_j();

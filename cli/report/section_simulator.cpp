@@ -46,11 +46,12 @@ std::string energy_by_design(const llm::ModelConfig& model, const std::string& m
                                                golden::parse_act_dtype(d.acts, "--acts"), gpu);
     step.kernels = llm::KernelPlan::kCompiled;
     const bool own = own_gpu == d.gpu;
-    const sim::RunStats run =
-        own ? own_run : sim::simulate_sampled(compiler::compile_model(model, step, gpu), gpu, {});
+    // The trace also gives the lmma precision whose LUT tile energy applies (sim/energy.h).
+    const traces::Trace trace = compiler::compile_model(model, step, gpu);
+    const sim::RunStats run = own ? own_run : sim::simulate_sampled(trace, gpu, {});
     const roofline::StepEstimate est =
         roofline::estimate_step(roofline::Machine(gpu), llm::build_step_graph(model, step));
-    const sim::Energy e = sim::run_energy(run, sim::energy_coefficients(gpu));
+    const sim::Energy e = sim::run_energy(run, sim::energy_coefficients(gpu, &trace));
     const double tokens = double(step.rows());
     auto known = [&](const char* part) {
       return std::find(e.unknown.begin(), e.unknown.end(), part) == e.unknown.end();

@@ -140,13 +140,20 @@ void gemm_path_fields(V&& v, P& p) {
 template <typename V, typename E>
 void energy_fields(V&& v, E& e) {
   v("mma_pj_per_op", e.mma_pj_per_op);
-  v("lmma_pj_per_plane_op", e.lmma_pj_per_plane_op);
   v("cuda_pj_per_op", e.cuda_pj_per_op);
   v("smem_pj_per_byte", e.smem_pj_per_byte);
   v("l1_pj_per_byte", e.l1_pj_per_byte);
   v("l2_pj_per_byte", e.l2_pj_per_byte);
   v("static_w", e.static_w);
   v("source", e.source);
+}
+
+// One entry of the energy section's `lut` array.
+template <typename V, typename L>
+void lut_energy_fields(V&& v, L& e) {
+  v("tile", e.tile, kRequired);
+  v("pj_per_op", e.pj_per_op, kRequired);
+  v("source", e.source, kRequired);
 }
 
 // A visitor that writes each field into `j`, and one that reads each from `r`.
@@ -198,6 +205,36 @@ double GpuConfig::lut_tops(std::string_view act, int wbits) const {
   const double ops = 2.0 * all.m * all.n * all.k;
   return ops / double(lmma_timing(all, wbits).issue_cycles) * tensor_cores() * clock_ghz * 1e9 /
          1e12;
+}
+
+TensorCoreConfig GpuConfig::lut_tile(golden::DType act, int wbits) const {
+  if (!lut_tensor) {
+    throw InputError("gpu '" + name + "' has no LUT tensor cores (no lut_tensor section)");
+  }
+  const std::string a(golden::dtype_name(act));
+  const auto& acts = lut_tensor->acts;
+  if (std::find(acts.begin(), acts.end(), a) == acts.end()) {
+    std::string valid;
+    for (const auto& x : acts) valid += (valid.empty() ? "" : ", ") + x;
+    throw InputError("gpu '" + name + "': its LUT tiles take no " + a +
+                     " activations (lut_tensor.acts: " + valid + ")");
+  }
+  const TensorCoreConfig& core = lut_tensor->core;
+  TensorCoreConfig c = core;
+  if (act != core.act) {
+    c = TensorCoreConfig::make(core.design, core.shape, act, wbits);
+    c.pipeline_stages = core.pipeline_stages;
+  }
+  c.wbits = wbits;
+  c.validate();
+  return c;
+}
+
+const LutTileEnergy* EnergyFigures::lut_entry(std::string_view tile) const {
+  for (const auto& e : lut) {
+    if (e.tile == tile) return &e;
+  }
+  return nullptr;
 }
 
 int64_t lmma_issue_cycles(const golden::LmmaShape& instr, const golden::LmmaShape& core,
@@ -363,6 +400,18 @@ void GpuConfig::finalize() {
         }
       },
       energy);
+  for (size_t i = 0; i < energy.lut.size(); ++i) {
+    const LutTileEnergy& e = energy.lut[i];
+    const std::string key = "energy.lut[" + std::to_string(i) + "]";
+    in_range((key + ".pj_per_op").c_str(), e.pj_per_op, 1e-12, 1e12);
+    if (e.tile.empty()) throw InputError(w + ": field '" + key + ".tile' must name a tile id");
+    for (size_t j = 0; j < i; ++j) {
+      if (energy.lut[j].tile == e.tile) {
+        throw InputError(w + ": field '" + key + ".tile' repeats '" + e.tile + "' (energy.lut[" +
+                         std::to_string(j) + "]): one entry per tile");
+      }
+    }
+  }
   if (mac_tensor.empty()) throw InputError(w + ": field 'mac_tensor' must list at least one rate");
   if (mac_tops("fp16", "fp16") <= 0) {
     throw InputError(w + ": field 'mac_tensor' must include act fp16 x weight fp16");
@@ -516,6 +565,14 @@ void to_json(json& j, const GpuConfig& g) {
     a["gemm_paths"].push_back(row);
   }
   energy_fields(writer(j["energy"]), g.energy);
+  if (!g.energy.lut.empty()) {
+    json& lut = j["energy"]["lut"] = json::array();
+    for (const auto& e : g.energy.lut) {
+      json row;
+      lut_energy_fields(writer(row), e);
+      lut.push_back(row);
+    }
+  }
   if (g.lut_tensor) {
     json core;
     to_json(core, g.lut_tensor->core);
@@ -578,6 +635,15 @@ void from_json(const json& j, GpuConfig& g) {
   if (f.has("energy")) {
     const FieldReader a(f.obj("energy"), f.where() + " energy");
     energy_fields(reader(a), g.energy);
+    if (a.has("lut")) {
+      for (const auto& e : a.array("lut", "{tile, pj_per_op, source}")) {
+        const FieldReader p(e, a.where() + " lut[" + std::to_string(g.energy.lut.size()) + "]");
+        LutTileEnergy t;
+        lut_energy_fields(reader(p), t);
+        p.reject_unknown();
+        g.energy.lut.push_back(t);
+      }
+    }
     a.reject_unknown();
   }
   if (f.has("lut_tensor")) {

@@ -165,17 +165,30 @@ int64_t lmma_issue_cycles(const golden::LmmaShape& instr, const golden::LmmaShap
 // after a run (sim/energy.h); each figure's origin is in `source` (docs/published-figures.md#
 // energy-per-operation-and-per-access). 0 means unknown: that part of the energy is left out and
 // the output says so. DRAM energy is GpuConfig::dram_pj_per_byte, shared with the roofline.
+// The PPA flow's energy per operation of one LUT tile design point (`ltc gpu-energy` writes
+// them from `ltc ppa --json` or sweep results): `tile` is its TensorCoreConfig::id ("lut-m2n64k4-
+// int8-w2-tint16-int32": design, shape, activations, weight planes, table, accumulator), so an
+// entry applies only to the tile, precision and shape it was measured at.
+struct LutTileEnergy {
+  std::string tile;
+  double pj_per_op = 0;  // per op of an lmma (2 per multiply-add), all its weight planes
+  std::string source;    // the PPA run it comes from (library, clock, activity, node scaling)
+};
+
 struct EnergyFigures {
   double mma_pj_per_op = 0;  // MAC tensor core, per op of an mma (2 per multiply-add)
-  // LUT tile, per op of an lmma and weight plane; 0: tensor_power_w_per_sm over one SM's share of
-  // the W1 rate (lut_tensor.w1_tops), the figure the roofline's tensor energy uses.
-  double lmma_pj_per_plane_op = 0;
+  // LUT tiles, per precision (sim/energy.h: the entry for the trace's lmma precision; without
+  // one, tensor_power_w_per_sm over one SM's share of the W1 rate, the roofline's figure).
+  std::vector<LutTileEnergy> lut;
   double cuda_pj_per_op = 0;    // CUDA-core thread operation (alu, sfu, precompute, dequant)
   double smem_pj_per_byte = 0;  // shared-memory bytes read and written
   double l1_pj_per_byte = 0;    // L1 lookups (32-byte sectors)
   double l2_pj_per_byte = 0;    // bytes read from and written to the L2
   double static_w = 0;          // whole GPU at idle (leakage, clocks, DRAM refresh), over the time
   std::string source;
+
+  // The entry for tile id `tile`, or nullptr.
+  const LutTileEnergy* lut_entry(std::string_view tile) const;
 };
 
 struct GpuConfig {
@@ -226,6 +239,12 @@ struct GpuConfig {
   // `act` unsupported.
   double lut_tops(std::string_view act, int wbits) const;
   bool has_lut_tensor() const { return lut_tensor.has_value(); }
+  // The LUT tile that runs activations `act` with `wbits` weight planes: lut_tensor.core with
+  // those (its table, accumulator and output as written when `act` is the core's own, else
+  // TensorCoreConfig::make's for `act`). The one rule `ltc ppa --gpu`, sweep points with a `gpu`
+  // and the simulator's energy per op (sim/energy.h) use. InputError when the GPU has no LUT
+  // tensor cores or its tables do not take `act` (naming lut_tensor.acts).
+  TensorCoreConfig lut_tile(golden::DType act, int wbits) const;
   // The one definition of an LMMA's cycles, used by the roofline, the compiler's scheduler and
   // the simulator: an instruction of shape instr (a multiple a x b of the core's tile in M and
   // N, the core's K) on one tensor core of `tiles_per_tensor_core` tiles takes one beat per

@@ -26,16 +26,14 @@ namespace fs = std::filesystem;
 using ltc::test_support::CliRun;
 using ltc::test_support::run;
 
+using ltc::test_support::expect_bad_input;
+
 fs::path scratch() {
-  const fs::path d = fs::temp_directory_path() / ("ltc_robustness_ii_" + std::to_string(getpid()));
-  fs::create_directories(d);
-  return d;
+  return ltc::test_support::scratch_dir("robustness_ii");
 }
 
 std::string write_file(const std::string& name, const std::string& text) {
-  const fs::path p = scratch() / name;
-  std::ofstream(p, std::ios::binary) << text;
-  return p.string();
+  return ltc::test_support::write_file(scratch(), name, text);
 }
 
 std::string read_file(const std::string& path) {
@@ -51,14 +49,6 @@ std::string source(const std::string& rel) {
 
 const std::string kLutTrace = source("traces/examples/gemm-m3n100k70-int2-int8.lmt");
 const std::string kMacTrace = source("traces/examples/gemm-m37n200k300-int4-fp16-mac-s3.lmt");
-
-void expect_bad_input(const std::string& args, const std::string& names) {
-  const CliRun r = run(args);
-  EXPECT_EQ(r.code, 2) << "ltc " << args << "\n" << r.err;
-  EXPECT_EQ(r.err.rfind("ltc: error: ", 0), 0u) << "ltc " << args << "\n" << r.err;
-  EXPECT_NE(r.err.find(names), std::string::npos) << "ltc " << args << "\n" << r.err;
-  EXPECT_TRUE(r.out.empty()) << "ltc " << args << " printed: " << r.out;
-}
 
 std::vector<std::string> commands() {
   const CliRun r = run("list commands --json");
@@ -165,7 +155,7 @@ TEST(Outputs, NoCommandOverwritesItsInput) {
 TEST(Outputs, ASweepNameCannotLeaveItsOutputFolder) {
   const fs::path out = scratch() / "sweeps" / "a";
   fs::create_directories(out);
-  const std::string spec = write_file("evil.json", R"({"name": "../../evil", "points": []})");
+  const std::string spec = write_file("evil.json", R"({"name": "../../evil", "grid": []})");
   expect_bad_input("sweep " + spec + " --out " + out.string() + " --report-only",
                    "field 'name': '../../evil' is not a plain file name");
   EXPECT_FALSE(fs::exists(scratch() / "evil.csv"));
@@ -219,6 +209,13 @@ std::vector<NotApplying> not_applying() {
       {"ltc ppa", "--seed", "ppa --activity assumed --seed 2"},
       {"ltc ppa", "--gate-check", "ppa --activity assumed --gate-check"},
       {"ltc ppa", "--activity-timing", "ppa --activity assumed --activity-timing unit"},
+      {"ltc ppa", "--gpu-set", "ppa --gpu-set lut_tensor.core.k=8"},
+      {"ltc ppa", "--design", "ppa --gpu a100-lut4x --design mac"},
+      {"ltc ppa", "--m", "ppa --gpu a100-lut4x --m 4"},
+      {"ltc ppa", "--n", "ppa --gpu a100-lut4x --n 32"},
+      {"ltc ppa", "--k", "ppa --gpu a100-lut4x --k 8"},
+      {"ltc ppa", "--acc", "ppa --gpu a100-lut4x --acc fp32"},
+      {"ltc ppa", "--pipeline-stages", "ppa --gpu a100-lut4x --pipeline-stages 2"},
       {"ltc verify", "--weight", "verify --design lut --weight fp16"},
       {"ltc verify", "--wbits", "verify --design mac --act int8 --wbits 3"},
       {"ltc verify", "--weights", "verify --design mac --acts int8 --weights int3"},
@@ -270,8 +267,9 @@ const std::map<std::string, std::string> kAlwaysApplies = {
      "--gpu --gpu-set --functional --kernel --quantum --sample --block-limit --model "
      "--json --budget-s --yes --progress"},
     {"ltc ppa",
-     "--design --m --n --k --acts --act --acc --pipeline-stages --clock-ns --activity "
-     "--workdir --timeout-s --scale-to-nm --scale-vdd --lib --json"},
+     "--gpu --acts --act --clock-ns --activity --workdir --timeout-s --scale-to-nm --scale-vdd "
+     "--lib --json"},
+    {"ltc gpu-energy", "--gpu --ppa --scale-to-nm --scale-vdd --out --json"},
     {"ltc sweep", "--out --progress --report-only --json --executor --lib --activity-timing"},
     {"ltc sweep-task", ""},
     {"ltc report", "--out --jobs --sweeps --no-ppa --quick"},
@@ -414,6 +412,7 @@ TEST(Wording, EverySubcommandRefusesBadInputWithThePrefix) {
       {"ltc compile convert", {"compile convert " + kLutTrace, "out"}},
       {"ltc sim", {"sim " + kLutTrace + " --quantum 0", "--quantum"}},
       {"ltc ppa", {"ppa --clock-ns 0", "--clock-ns"}},
+      {"ltc gpu-energy", {"gpu-energy --gpu a100-lut4x --ppa /nonexistent.jsonl", "/nonexistent"}},
       {"ltc sweep", {"sweep dp4 --out x --limit -3", "--limit"}},
       {"ltc sweep-task", {"sweep-task /nonexistent/batch-1.json 0", "/nonexistent/batch-1.json"}},
       {"ltc report", {"report --out x -j 0", "-j"}},

@@ -93,13 +93,13 @@ TEST(ShowGpu, EveryFieldNamesTheFileOrOverrideThatSetIt) {
   EXPECT_EQ(source_of(j, "sms"), "a100.json");
   EXPECT_EQ(source_of(j, "energy.mma_pj_per_op"), "a100.json");
   EXPECT_EQ(source_of(j, "sm.l2_slices"), "--gpu-set");
-  EXPECT_EQ(source_of(j, "energy.lmma_pj_per_plane_op"), "default");  // derived instead
   for (const auto& f : j["fields"]) {
     if (f["field"] == "sm.l2_slices") {
       EXPECT_EQ(f["value"], 40);
     }
   }
-  // The LUT tile's energy per op and plane: 0.347 W per SM over 2496 TOP/s / 108 SMs.
+  // The LUT tile's fallback energy per op and plane (no trace, so no precision to take an
+  // energy.lut entry for): 0.347 W per SM over 2496 TOP/s / 108 SMs.
   EXPECT_NEAR(j["derived"]["lmma_pj_per_plane_op"].get<double>(), 0.347 / (2496e12 / 108) * 1e12,
               2e-3 * 0.015);
   const CliRun bad = run("show gpu a100 --gpu-set no_such_field=1");
@@ -161,6 +161,64 @@ TEST(SharedFlags, OneSpellingPerConceptAndOneDefaultContext) {
     }
   }
   EXPECT_GE(with_acts, 10);
+}
+
+TEST(SharedFlags, EveryCommandThatComputesFromAGpuTakesGpuSetAndOneRuleSetsThePrecision) {
+  // Commands whose --gpu feeds what they compute also take --gpu-set; the others say why not.
+  const std::map<std::string, std::string> without = {
+      {"calibrate", "fits the GPU file's achievable section as written"},
+      {"gpu-energy", "writes entries into the GPU file as written"},
+      {"bench compile", "a fixed benchmark workload"},
+      {"bench kernels", "a fixed benchmark workload"},
+      {"bench sim", "a fixed benchmark workload"}};
+  int with_gpu = 0;
+  for (const std::string& c : subcommands()) {
+    const auto flags = visible_flags(run(c + " --help").out);
+    if (!flags.count("--gpu")) continue;
+    ++with_gpu;
+    if (without.count(c)) continue;
+    EXPECT_TRUE(flags.count("--gpu-set")) << "ltc " << c << " takes --gpu but not --gpu-set";
+    // Operand defaults: a model step's FP16, a tile's W1 x FP16, or (no default shown) a single
+    // GEMM's, which follows the GPU.
+    const std::string w = flags.count("--weights") ? flags.at("--weights") : "-";
+    const std::string a = flags.count("--acts") ? flags.at("--acts") : "-";
+    if (c == "ppa") {  // a tile: W_INT1 A_FP16 (--weights says it in words), or --gpu's tile
+      EXPECT_NE(run("ppa --help").out.find("(default int1)"), std::string::npos);
+      EXPECT_EQ(a, "fp16") << c;
+    } else if (c == "gemm" || c == "compile gemm") {
+      EXPECT_EQ(w, "") << c;
+      EXPECT_EQ(a, "") << c;
+      EXPECT_NE(run(c + " --help").out.find("default: the GPU's tensor precision"),
+                std::string::npos)
+          << c;
+    } else if (w != "-") {
+      EXPECT_EQ(w, "fp16") << c;
+      EXPECT_EQ(a, "fp16") << c;
+    }
+  }
+  EXPECT_GE(with_gpu, 8);
+  // The single-GEMM rule, stated in the output: a LUT GPU's tile precision, FP16 on a MAC GPU.
+  const json lut = json_of("gemm --m 1 --n 4096 --k 4096 --gpu a100-lut4x --json");
+  EXPECT_EQ(lut["weights"], "int2");
+  EXPECT_EQ(lut["acts"], "int8");
+  EXPECT_EQ(lut["defaults"]["--weights"], "int2");
+  EXPECT_NE(lut["precision_default"].get<std::string>().find("a100-lut4x's LUT tile"),
+            std::string::npos);
+  const json mac = json_of("gemm --m 1 --n 4096 --k 4096 --gpu a100 --acts int8 --json");
+  EXPECT_EQ(mac["weights"], "fp16");
+  EXPECT_EQ(mac["defaults"].count("--acts"), 0u);
+  const std::string out = (std::filesystem::temp_directory_path() / "ltc_show_prec.lmt").string();
+  const CliRun c = run("compile gemm --m 16 --n 64 --k 64 --gpu a100 --out " + out);
+  ASSERT_EQ(c.code, 0) << c.err;
+  const size_t line = c.out.find("defaults: ");
+  ASSERT_NE(line, std::string::npos) << c.out;
+  const std::string defaults = c.out.substr(line, c.out.find('\n', line) - line);
+  EXPECT_NE(defaults.find("--weights fp16"), std::string::npos) << defaults;
+  EXPECT_NE(defaults.find("--acts fp16"), std::string::npos) << defaults;
+  EXPECT_NE(defaults.find("(gpu a100 has MAC tensor cores only: fp16)"), std::string::npos)
+      << defaults;
+  EXPECT_EQ(defaults.find("--gpu"), std::string::npos) << defaults;  // given, not a default
+  std::filesystem::remove(out);
 }
 
 TEST(SharedFlags, TheOlderSpellingsStillWorkAndAreRefusedBesideTheNewOnes) {

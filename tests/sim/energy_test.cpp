@@ -3,6 +3,7 @@
 // (docs/published-figures.md#energy-per-operation-and-per-access); the L2's dirty output written
 // back at the end of a run; and a part without a figure reported as unknown, not as 0.
 #include "sim/energy.h"
+#include "common/error.h"
 #include "model/hw/gpu.h"
 #include "sim/simulator.h"
 #include "tests/sim/sim_test_util.h"
@@ -82,6 +83,59 @@ TEST(Energy, LutTilesPayPerWeightPlaneAtTheGpuFilesPower) {
     EXPECT_EQ(e.static_j, 0);
     EXPECT_NE(std::find(e.unknown.begin(), e.unknown.end(), "static"), e.unknown.end());
   }
+}
+
+TEST(Energy, LutTilesPayTheGpuFilesPpaFigureForTheTracesPrecision) {
+  // An energy.lut entry for the A100-LUT-4X's own tile at W_INT2 A_INT8 (the tile id written out
+  // by hand: lut, M2N64K4, int8 activations, int16 table, int32 accumulator, 2 planes).
+  constexpr double kPjPerOp = 0.0425;
+  const hw::GpuConfig gpu = hw::parse_gpu_json(R"({"base": "a100-lut4x", "name": "lut4x-ppa",
+      "energy": {"lut": [{"tile": "lut-m2n64k4-int8-w2-tint16-int32", "pj_per_op": 0.0425,
+                          "source": "test"}]}})",
+                                               "lut4x-ppa.json");
+  const int64_t m = 128, n = 256, k = 256;
+  const traces::Trace w2 = compiled_gemm(gpu, m, n, k, "int2", golden::DType::kInt8);
+  const sim::RunStats r = sim::simulate(w2, gpu, {});
+  const sim::EnergyCoefficients c = sim::energy_coefficients(gpu, &w2);
+  EXPECT_EQ(c.lmma_tile, "lut-m2n64k4-int8-w2-tint16-int32");
+  // By hand: 2 M N K ops (M = 128 fills the tile's rows: no padding), each at the entry's pJ,
+  // all weight planes included.
+  EXPECT_NEAR(sim::run_energy(r, c).lmma_j, 2.0 * m * n * k * kPjPerOp * 1e-12,
+              1e-9 * 2.0 * m * n * k * kPjPerOp * 1e-12);
+  EXPECT_NE(c.lmma_source.find("energy.lut entry lut-m2n64k4-int8-w2-tint16-int32"),
+            std::string::npos)
+      << c.lmma_source;
+
+  // W_INT4 has no entry: the stated fallback, the GPU's tensor power per plane op.
+  const traces::Trace w4 = compiled_gemm(gpu, m, n, k, "int4", golden::DType::kInt8);
+  const sim::EnergyCoefficients f = sim::energy_coefficients(gpu, &w4);
+  EXPECT_TRUE(f.lmma_tile.empty());
+  EXPECT_NEAR(f.lmma_pj_per_plane_op, 0.347 / (2496e12 / 108) * 1e12, 1e-3 * 0.015);
+  EXPECT_NE(f.lmma_source.find("no energy.lut entry for tile lut-m2n64k4-int8-w4-tint16-int32"),
+            std::string::npos)
+      << f.lmma_source;
+  EXPECT_NE(f.lmma_source.find("fallback"), std::string::npos);
+}
+
+TEST(Energy, AnEnergyLutEntryIsRefusedWithoutATileOrTwice) {
+  auto bad = [](const std::string& lut) {
+    try {
+      hw::parse_gpu_json(R"({"base": "a100-lut4x", "name": "x", "energy": {"lut": )" + lut + "}}",
+                         "x.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(bad(R"([{"tile": "t", "pj_per_op": 0, "source": "s"}])").find("pj_per_op"),
+            std::string::npos);
+  EXPECT_NE(bad(R"([{"tile": "t", "pj_per_op": 1}])").find("source"), std::string::npos);
+  EXPECT_NE(bad(R"([{"tile": "t", "pj_per_op": 1, "source": "s"},
+                    {"tile": "t", "pj_per_op": 2, "source": "s"}])")
+                .find("repeats 't'"),
+            std::string::npos);
+  EXPECT_NE(bad(R"([{"tile": "t", "pj_per_op": 1, "source": "s", "pj": 1}])").find("'pj'"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -82,15 +83,17 @@ TEST(SweepSpec, WhereKeepsOnlyShapesOfTheGivenVolume) {
   }
 }
 
+// The InputError a spec text raises as "bad.json", or "no error".
+std::string msg(const char* text) {
+  try {
+    SweepSpec::parse(json::parse(text), "bad.json");
+  } catch (const InputError& e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
 TEST(SweepSpec, BadSpecsNameTheProblem) {
-  auto msg = [](const char* text) {
-    try {
-      SweepSpec::parse(json::parse(text), "bad.json");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   EXPECT_NE(msg(R"({"grid": []})").find("grid"), std::string::npos);
   EXPECT_NE(msg(R"({"grid": [{"design": "lut", "m": 1, "n": 1, "act": "fp16"}]})").find("'k'"),
             std::string::npos);
@@ -110,6 +113,67 @@ TEST(SweepSpec, BadSpecsNameTheProblem) {
   std::filesystem::remove(overflow);
 }
 
+TEST(SweepSpec, AGpuPointIsThatGpusLutTileAfterItsOverrides) {
+  // A100-LUT-4X's tile: lut M2N64K4, int8 activations (int16 table, int32 accumulator), 2 planes.
+  const SweepSpec s = SweepSpec::parse(json::parse(R"({"gpu": "a100-lut4x", "grid": [
+      {"label": "own"},
+      {"label": "fp16", "act": "fp16", "wbits": [1, 4]},
+      {"label": "k8", "gpu_set": "lut_tensor.core.k=8", "wbits": 1}]})"),
+                                       "gpu.json");
+  ASSERT_EQ(s.points.size(), 4u);
+  EXPECT_EQ(s.points[0].id, "lut-m2n64k4-int8-w2-tint16-int32");
+  EXPECT_EQ(s.points[1].id, "lut-m2n64k4-fp16-w1-fp32");
+  EXPECT_EQ(s.points[2].id, "lut-m2n64k4-fp16-w4-fp32");
+  EXPECT_EQ(s.points[3].id, "lut-m2n64k8-int8-w1-tint16-int32");
+  // The rows name the GPU and its overrides.
+  EXPECT_EQ(s.points[3].params["gpu"], "a100-lut4x");
+  EXPECT_EQ(s.points[3].params["gpu_set"], "lut_tensor.core.k=8");
+  EXPECT_EQ(s.points[3].params["k"], 8);
+  // The spec's overrides come first, a point's after them (so the point's win).
+  const SweepSpec both =
+      SweepSpec::parse(json::parse(R"({"gpu": "a100-lut4x", "gpu_set": "lut_tensor.core.k=8",
+                      "grid": [{"gpu_set": "lut_tensor.core.k=2"}]})"),
+                       "both.json");
+  EXPECT_EQ(both.points[0].id, "lut-m2n64k2-int8-w2-tint16-int32");
+  EXPECT_EQ(both.points[0].params["gpu_set"], "lut_tensor.core.k=8,lut_tensor.core.k=2");
+  // A sim spec's gpu and gpu_set become each run's --gpu and --gpu-set.
+  const SweepSpec sim = SweepSpec::parse(
+      json::parse(R"({"tool": "sim", "gpu": "a100-lut4x", "gpu_set": "sm.l2_slices=40",
+                      "grid": [{"model": "llama2-7b", "gpu-set": "lut_tensor.core.k=8"}]})"),
+      "sim.json");
+  const auto& args = sim.points[0].sim_args;
+  const auto at = std::find(args.begin(), args.end(), "--gpu-set");
+  ASSERT_NE(at, args.end());
+  EXPECT_EQ(*(at + 1), "sm.l2_slices=40,lut_tensor.core.k=8");
+  EXPECT_NE(std::find(args.begin(), args.end(), "a100-lut4x"), args.end());
+}
+
+TEST(SweepSpec, UnknownFieldsAndGpuOverridesAreRefusedNamingTheFileAndKey) {
+  const std::string typo =
+      msg(R"({"clok_ns": 5, "grid": [{"design": "lut", "m": 1, "n": 1, "k": 4, "act": "fp16"}]})");
+  EXPECT_NE(typo.find("bad.json: unknown field 'clok_ns'"), std::string::npos) << typo;
+  const std::string field =
+      msg(R"({"gpu": "a100-lut4x", "grid": [{"gpu_set": "lut_tensor.core.q=1"}]})");
+  EXPECT_NE(field.find("bad.json: grid[0]"), std::string::npos) << field;
+  EXPECT_NE(field.find("lut_tensor.core.q"), std::string::npos) << field;
+  const std::string sim_field = msg(
+      R"({"tool": "sim", "grid": [{"model": "llama2-7b", "gpu": "a100", "gpu-set": "no_such=1"}]})");
+  EXPECT_NE(sim_field.find("bad.json: grid[0]"), std::string::npos) << sim_field;
+  EXPECT_NE(sim_field.find("no_such"), std::string::npos) << sim_field;
+  EXPECT_NE(msg(R"({"gpu": "a100-lut4x", "grid": [{"m": 4}]})").find("'m' with 'gpu'"),
+            std::string::npos);
+  EXPECT_NE(msg(R"({"grid": [{"gpu": "a100"}]})").find("no LUT tensor cores"), std::string::npos);
+  EXPECT_NE(msg(R"({"grid": [{"design": "lut", "m": 1, "n": 1, "k": 4, "act": "fp16",
+                             "gpu_set": "sms=1"}]})")
+                .find("'gpu_set' needs 'gpu'"),
+            std::string::npos);
+  EXPECT_NE(msg(R"({"gpu": "a100-lut4x", "grid": [{"gpu-set": "sms=1"}]})").find("'gpu-set'"),
+            std::string::npos);
+  EXPECT_NE(msg(R"({"tool": "sim", "grid": [{"model": "llama2-7b", "gpu_set": "sms=1"}]})")
+                .find("'gpu_set' is not this grid's key"),
+            std::string::npos);
+}
+
 TEST(SweepSpec, BuiltinSpecsParse) {
   for (const auto& name : SweepSpec::builtin_names()) {
     const SweepSpec s = SweepSpec::load(SweepSpec::builtin_path(name));
@@ -119,6 +183,16 @@ TEST(SweepSpec, BuiltinSpecsParse) {
   }
   // dp-k: K = 1..8 for INT8 and FP16 activations.
   EXPECT_EQ(SweepSpec::load(SweepSpec::builtin_path("dp-k")).points.size(), 16u);
+  // Every spec shipped beside them (the slices, the simulator's GPU DSE) passes the same checks:
+  // no unknown field, every GPU override valid.
+  int specs = 0;
+  for (const auto& f : std::filesystem::directory_iterator(
+           std::filesystem::path(SweepSpec::builtin_path("dp4")).parent_path())) {
+    if (f.path().extension() != ".json") continue;
+    EXPECT_NO_THROW(SweepSpec::load(f.path().string())) << f.path();
+    ++specs;
+  }
+  EXPECT_GE(specs, 8);
 }
 
 TEST(Sweep, RunsEveryDistinctPointOnceAndWritesReports) {
