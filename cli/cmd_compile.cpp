@@ -193,6 +193,7 @@ void run_gemm(CompileGemmFlags o) {
 
 struct CompileModelFlags {
   std::string model, phase = "decode", weights = "fp16", acts = "fp16", gpu = "a100-lut4x", out;
+  std::string expert_load = "uniform";
   std::string gpu_set;  // --gpu-set path=value,...
   int64_t batch = 1, context = kDefaultContext, seq = 0, group = 0;
   bool no_fuse = false, quantize_tables = false, json = false;
@@ -203,7 +204,7 @@ void run_model(const CompileModelFlags& o) {
   check_output_path(o.out, "--out", {o.model, o.gpu});
   const llm::ModelConfig model = load_model_reporting(o.model);
   const llm::StepConfig step =
-      step_from_flags(model, o.phase, o.batch, o.context, o.seq, o.weights, o.acts);
+      step_from_flags(model, o.phase, o.batch, o.context, o.seq, o.weights, o.acts, o.expert_load);
   compiler::ModelLoweringOptions opt;
   opt.fuse_precompute = !o.no_fuse;
   opt.quantize_tables = o.quantize_tables;
@@ -382,6 +383,7 @@ CommandRegistrar reg{
                        "decode: tokens in the KV cache (L); prefill: sequence length if no --seq")
           ->capture_default_str();
       model->add_option("--seq", m->seq, "prefill only: tokens per sequence (S)");
+      model->add_option("--expert-load", m->expert_load, kExpertLoadHelp)->capture_default_str();
       model->add_option("--weights", m->weights, "fp16, int1..int8, ternary, binary")
           ->capture_default_str();
       model->add_option("--acts", m->acts, "int8, fp16, bf16, fp8e4m3, fp8e5m2")

@@ -146,8 +146,40 @@ void show_model(const ShowFlags& o) {
                          : m.position == llm::PositionKind::kLearned ? "learned"
                                                                      : "alibi";
   const std::vector<std::string> precisions = {"fp16", "int8", "int4", "int2", "int1"};
-  // K and V of every layer, FP16 (the KV cache's dtype in every step ltc models).
-  const int64_t kv_per_token = m.layers * 2 * m.kv_dim() * 2;
+  // K and V (MLA: the latent and RoPE key) of every layer, FP16 (the KV cache's dtype in every
+  // step ltc models); sliding-window layers keep at most their window.
+  const int64_t kv_per_token = m.layers * m.kv_elements_per_token() * 2;
+  const auto kv_per_sequence = static_cast<int64_t>(m.kv_cache_elements(o.context) * 2);
+  json moe = nullptr, mla = nullptr, swa = nullptr;
+  int64_t moe_layers = 0;
+  for (int64_t l = 0; l < m.layers; ++l) moe_layers += m.layer_kind(l).moe ? 1 : 0;
+  if (m.is_moe()) {
+    moe = {{"experts", m.moe.experts},
+           {"experts_per_token", m.moe.top_k},
+           {"expert_intermediate", m.moe.intermediate},
+           {"shared_intermediate", m.moe.shared_intermediate},
+           {"shared_expert_gate", m.moe.shared_gate},
+           {"norm_topk", m.moe.norm_topk},
+           {"scoring", m.moe.scoring},
+           {"moe_layers", moe_layers},
+           {"dense_layers", m.layers - moe_layers},
+           {"active_parameters_per_token", m.parameters() - moe_layers *
+                                                                (m.moe.experts - m.moe.top_k) * 3 *
+                                                                m.hidden * m.moe.intermediate}};
+  }
+  if (m.is_mla()) {
+    mla = {{"kv_lora_rank", m.mla.kv_lora_rank},
+           {"q_lora_rank", m.mla.q_lora_rank},
+           {"qk_nope_head_dim", m.mla.qk_nope_dim},
+           {"qk_rope_head_dim", m.mla.qk_rope_dim},
+           {"v_head_dim", m.mla.v_head_dim},
+           {"form", "absorbed in decode, naive in prefill; latent cached"}};
+  }
+  int64_t sliding = 0;
+  for (int64_t l = 0; l < m.layers; ++l) sliding += m.layer_kind(l).window > 0 ? 1 : 0;
+  if (m.sliding_window > 0) {
+    swa = {{"window", m.sliding_window}, {"sliding_layers", sliding}, {"layers", m.layers}};
+  }
   if (o.json) {
     json bytes = json::object();
     for (const auto& p : precisions) bytes[p] = weight_bytes(m, p);
@@ -176,7 +208,10 @@ void show_model(const ShowFlags& o) {
                             {"weight_bytes", bytes},
                             {"kv_cache_bytes_per_token", kv_per_token},
                             {"kv_cache_context", o.context},
-                            {"kv_cache_bytes_per_sequence", kv_per_token * o.context},
+                            {"kv_cache_bytes_per_sequence", kv_per_sequence},
+                            {"moe", moe},
+                            {"mla", mla},
+                            {"sliding_window", swa},
                             {"defaulted", m.defaulted},
                             {"warnings", m.warnings}}
                            .dump());
@@ -188,6 +223,25 @@ void show_model(const ShowFlags& o) {
       "max_positions {}; FFN {} {}, {}, {} positions, embeddings {}\n",
       m.hidden, m.heads, m.kv_heads, m.head_dim, m.intermediate, m.vocab, m.max_positions, ffn,
       m.activation, norm, position, m.tied_embeddings ? "tied" : "untied");
+  if (m.is_moe()) {
+    fmt::print(
+        "experts: {} routed of FFN {}, top-{} ({}, {}), shared FFN {}{}; {} MoE layers, {} dense; "
+        "{} parameters active per token\n",
+        m.moe.experts, m.moe.intermediate, m.moe.top_k, m.moe.scoring,
+        m.moe.norm_topk ? "renormalized" : "not renormalized", m.moe.shared_intermediate,
+        m.moe.shared_gate ? " (sigmoid-gated)" : "", moe_layers, m.layers - moe_layers,
+        moe["active_parameters_per_token"].get<int64_t>());
+  }
+  if (m.is_mla()) {
+    fmt::print(
+        "latent attention: kv_lora_rank {}, q_lora_rank {}, qk nope {} + rope {}, v {}; {}\n",
+        m.mla.kv_lora_rank, m.mla.q_lora_rank, m.mla.qk_nope_dim, m.mla.qk_rope_dim,
+        m.mla.v_head_dim, mla["form"].get<std::string>());
+  }
+  if (m.sliding_window > 0) {
+    fmt::print("sliding window: {} keys on {} of {} layers (the cache keeps the window)\n",
+               m.sliding_window, sliding, m.layers);
+  }
   fmt::print(
       "parameters: {} (embedding {}, per layer {}, head {}); linear weights of the layers {}\n",
       m.parameters(), m.embedding_parameters(), m.layer_parameters(), m.head_parameters(),
@@ -198,9 +252,12 @@ void show_model(const ShowFlags& o) {
                weight_bytes(m, p) / 1e9);
   }
   fmt::print(
-      "KV cache (fp16): {} B per token and sequence (layers x 2 x kv_heads x head_dim x 2 B); "
-      "{:.4g} GB per sequence at context {}\n",
-      kv_per_token, double(kv_per_token * o.context) / 1e9, o.context);
+      "KV cache (fp16): {} B per token and sequence ({}); {:.4g} GB per sequence at context {}{}\n",
+      kv_per_token,
+      m.is_mla() ? "layers x (kv_lora_rank + qk_rope_head_dim) x 2 B"
+                 : "layers x 2 x kv_heads x head_dim x 2 B",
+      double(kv_per_sequence) / 1e9, o.context,
+      sliding > 0 ? " (sliding-window layers keep " + std::to_string(m.sliding_window) + ")" : "");
   for (const auto& d : m.defaulted) fmt::print("default: {}\n", d);
 }
 

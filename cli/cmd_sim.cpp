@@ -34,6 +34,7 @@ namespace {
 struct SimFlags {
   std::string file, gpu, gpu_set, tc = "fast", kernel;
   std::string model, phase = "decode", weights = "fp16", acts = "fp16";
+  std::string expert_load = "uniform";
   int64_t batch = 1, context = kDefaultContext, seq = 0;
   int64_t quantum = sim::SimOptions{}.quantum_cycles;
   int64_t block_limit = 0;
@@ -86,7 +87,8 @@ FlagRules sim_rules(const CLI::App* sub, const SimFlags& o, const std::optional<
   const bool model = !o.model.empty();
   const bool has_lmma = !lmma || *lmma;
   FlagRules r(sub);
-  r.flags({"--phase", "--batch", "--context", "--seq", "--weights", "--acts"}, "with --model",
+  r.flags({"--phase", "--batch", "--context", "--seq", "--weights", "--acts", "--expert-load"},
+          "with --model",
           "a trace FILE was compiled with its own step and formats (ltc compile model ...)",
           [model] { return model; })
       .flags({"--seed"}, "with --functional", "only --functional draws random operands",
@@ -339,12 +341,14 @@ void run(const SimFlags& o, const CLI::App* sub) {
   hw::GpuConfig gpu = hw::load_gpu(gpu_name);
   if (!o.gpu_set.empty()) gpu = hw::with_overrides(gpu, o.gpu_set);
   std::optional<StepComparison> step;
+  std::string routing;  // MoE models: the expert routing the compiled step assumes
   if (!o.model.empty()) {
     const llm::ModelConfig model = load_model_reporting(o.model);
-    const llm::StepConfig sc =
-        step_from_flags(model, o.phase, o.batch, o.context, o.seq, o.weights, o.acts);
+    const llm::StepConfig sc = step_from_flags(model, o.phase, o.batch, o.context, o.seq, o.weights,
+                                               o.acts, o.expert_load);
     trace = compiler::compile_model(model, sc, gpu);
     sim_rules(sub, o, has_lmma(trace)).check(o.gpu_set);
+    if (model.is_moe()) routing = llm::build_step_graph(model, sc).routing;
     if (o.kernel.empty() && o.block_limit == 0) {
       // The whole step runs: its energy per token against the roofline's, which costs the same
       // kernels on the same path (LUT tables fused into their producers, as the compiler
@@ -353,6 +357,7 @@ void run(const SimFlags& o, const CLI::App* sub) {
           sc.phase, sc.batch, sc.phase == llm::Phase::kDecode ? sc.context : sc.new_tokens(),
           sc.weights, sc.acts, gpu);
       rs.kernels = llm::KernelPlan::kCompiled;
+      rs.expert_load = sc.expert_load;
       step = StepComparison{sc.rows(), roofline::estimate_step(roofline::Machine(gpu),
                                                                llm::build_step_graph(model, rs))};
     }
@@ -443,6 +448,7 @@ void run(const SimFlags& o, const CLI::App* sub) {
       }
     }
     j["total"]["useful_tensor_ops"] = useful_total;
+    if (!routing.empty()) j["routing"] = routing;
     j["energy"] = energy_json(energy, ec, step);
     if (o.block_limit > 0) j["blocks_run"] = {{"run", blocks_run}, {"of", blocks_all}};
     fmt::print("{}\n", j.dump());
@@ -453,6 +459,7 @@ void run(const SimFlags& o, const CLI::App* sub) {
                  blocks_run, blocks_all, blocks_run < blocks_all ? "" : " (all of them)");
     }
     print_energy(energy, ec, step);
+    if (!routing.empty()) fmt::print("experts: {}\n", routing);
     fmt::print("gpu {}{}\n{}", gpu.name, o.gpu_set.empty() ? "" : " with --gpu-set " + o.gpu_set,
                defaults_line(defaults));
     if (r.functional) {
@@ -538,6 +545,9 @@ CommandRegistrar reg{
       s->add_option("--weights", o->weights, "with --model: fp16, int1..int8, ternary, binary")
           ->capture_default_str();
       s->add_option("--acts", o->acts, "with --model: int8, fp16, bf16, fp8e4m3, fp8e5m2")
+          ->capture_default_str();
+      s->add_option("--expert-load", o->expert_load,
+                    std::string("with --model: ") + kExpertLoadHelp)
           ->capture_default_str();
       s->add_flag("--json", o->json, "print one JSON object: cycles, time_ms, clock_ghz, kernels");
       add_work_options(s, o->work);

@@ -25,7 +25,8 @@ void warn_past_positions(const llm::ModelConfig& model, int64_t tokens, const st
 
 llm::StepConfig step_from_flags(const llm::ModelConfig& model, const std::string& phase,
                                 int64_t batch, int64_t context, int64_t seq,
-                                const std::string& weights, const std::string& acts) {
+                                const std::string& weights, const std::string& acts,
+                                const std::string& expert_load) {
   const llm::Phase p = llm::parse_phase(phase);
   if (batch < 1) throw InputError("--batch: must be >= 1 (got " + std::to_string(batch) + ")");
   if (context < 0) {
@@ -41,6 +42,7 @@ llm::StepConfig step_from_flags(const llm::ModelConfig& model, const std::string
   if (step.new_tokens() < 1) throw InputError("--seq: a prefill needs >= 1 token");
   step.weights = llm::parse_weight_format(weights, "--weights");
   step.acts = golden::parse_act_dtype(acts, "--acts");
+  step.expert_load = llm::expert_load_for(model, expert_load);
   warn_past_positions(model, step.kv_length(),
                       p == llm::Phase::kDecode || seq == 0 ? "--context" : "--seq");
   return step;

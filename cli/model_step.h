@@ -28,6 +28,12 @@ void warn_past_positions(const llm::ModelConfig& model, int64_t tokens, const st
 // max_position_embeddings.
 llm::StepConfig step_from_flags(const llm::ModelConfig& model, const std::string& phase,
                                 int64_t batch, int64_t context, int64_t seq,
-                                const std::string& weights, const std::string& acts);
+                                const std::string& weights, const std::string& acts,
+                                const std::string& expert_load = "uniform");
+
+// The help of --expert-load (decode, prefill, compile model, sim --model).
+inline constexpr const char* kExpertLoadHelp =
+    "MoE models: tokens per expert: uniform (independent uniform routing), zipf:S (expert i's "
+    "share ~ 1/i^S), or a JSON file with one measured load per routed expert";
 
 }  // namespace ltc::cli

@@ -54,6 +54,7 @@ void add_step_options(CLI::App* sub, const std::shared_ptr<StepFlags>& o, const 
                   "calibrated on) or compiled (ltc compile model's, as ltc sim runs them; "
                   "docs/performance-models.md#one-kernel-list)")
       ->capture_default_str();
+  sub->add_option("--expert-load", o->req.expert_load, kExpertLoadHelp)->capture_default_str();
   add_gpu_set_option(sub, o->gpu_set, "estimate");
   sub->add_flag("--json", o->json, "print one JSON object ({\"sweep\": [...]} for lists)");
 }

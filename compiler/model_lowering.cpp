@@ -114,6 +114,7 @@ struct RowKernelSpec {
   int norm_params = 0;  // > 0: a norm; weight vectors of `cols` (RMSNorm 1, LayerNorm 2)
   double alu_per_elem = 0, sfu_per_elem = 0;
   FusedTables fused;
+  int64_t copies = 1;  // output rows per input row (MoE dispatch: a token's row to its k experts)
 };
 
 // A norm (statistics pass over registers, block reduction, normalise pass) or an elementwise
@@ -141,8 +142,10 @@ traces::Kernel row_kernel(const RowKernelSpec& r) {
   const uint32_t out_id = id;
   const int bases = std::max(r.fused.bases, 1);
   const int64_t row_tables = ceil_div(r.cols, r.fused.k_group) * r.fused.table_bytes;
-  k.tensors.push_back({out_id, r.fused.on ? "tables" : "out",
-                       uint64_t(r.fused.on ? bases * r.rows * row_tables : r.rows * row_bytes)});
+  const int64_t out_rows = r.rows * r.copies;
+  k.tensors.push_back(
+      {out_id, r.fused.on ? "tables" : "out",
+       uint64_t(r.fused.on ? bases * out_rows * row_tables : out_rows * row_bytes)});
 
   ProgramBuilder p;
   auto load_inputs = [&](int64_t bytes, const Affine& off) {
@@ -153,8 +156,10 @@ traces::Kernel row_kernel(const RowKernelSpec& r) {
   auto store = [&](int64_t bytes, const Affine& off) {
     const int64_t elems = bytes / r.elem_bytes;
     if (!r.fused.on) {
-      p.emit(
-          mem(Opcode::kStGlobal, out_id, uint64_t(bytes), plus(off, affine(0, {by(row_bytes)}))));
+      for (int64_t c = 0; c < r.copies; ++c) {
+        p.emit(mem(Opcode::kStGlobal, out_id, uint64_t(bytes),
+                   plus(off, affine(c * row_bytes, {by(r.copies * row_bytes)}))));
+      }
       return;
     }
     // Tables of these elements: one per k_group activations, [basis][row][table][entry].
@@ -176,9 +181,11 @@ traces::Kernel row_kernel(const RowKernelSpec& r) {
       Affine t = off;  // bytes of activations -> bytes of tables
       for (auto& c : t.coef) c = c / per_table * r.fused.table_bytes;
       t.base = t.base / per_table * r.fused.table_bytes;
-      p.emit(mem(Opcode::kStGlobal, out_id,
-                 uint64_t(ceil_div(elems, r.fused.k_group) * r.fused.table_bytes),
-                 plus(t, affine(j * r.rows * row_tables, {by(row_tables)}))));
+      for (int64_t c = 0; c < r.copies; ++c) {
+        p.emit(mem(Opcode::kStGlobal, out_id,
+                   uint64_t(ceil_div(elems, r.fused.k_group) * r.fused.table_bytes),
+                   plus(t, affine((j * out_rows + c) * row_tables, {by(r.copies * row_tables)}))));
+      }
     }
   };
   if (r.norm_params > 0) {
@@ -760,7 +767,28 @@ class ModelLowerer {
       : g_(g), gpu_(gpu), o_(o) {
     lut_ = g.step.precompute != llm::PrecomputeMode::kNone;
     elem_bytes_ = golden::dtype_bits(g.step.hidden) / 8;
-    for (const Op& op : g.layer) {
+    use_layer(g.layer);
+  }
+
+  traces::Trace run() {
+    traces::Trace t;
+    t.gpu = gpu_.name;
+    if (lut_) t.cores.push_back(lut_core_spec(gpu_));
+    for (const Op& op : g_.embedding) lower(t, "embedding", op, g_.embedding);
+    for (int64_t l = 0; l < g_.all_layers(); ++l) {
+      const std::vector<Op>& ops = g_.ops_of_layer(l);
+      use_layer(ops);
+      for (const Op& op : ops) lower(t, "L" + std::to_string(l), op, ops);
+    }
+    for (const Op& op : g_.head) lower(t, "head", op, g_.head);
+    return t;
+  }
+
+ private:
+  // The attention layout of a layer's kind (sliding-window layers cache fewer keys).
+  void use_layer(const std::vector<Op>& ops) {
+    rope_ = false;
+    for (const Op& op : ops) {
       if (op.kind == OpKind::kAttention) {
         attention_ = op.attention;
         layout_ = attention_layout(op.attention, elem_bytes_);
@@ -769,19 +797,6 @@ class ModelLowerer {
     }
   }
 
-  traces::Trace run() {
-    traces::Trace t;
-    t.gpu = gpu_.name;
-    if (lut_) t.cores.push_back(lut_core_spec(gpu_));
-    for (const Op& op : g_.embedding) lower(t, "embedding", op, g_.embedding);
-    for (int64_t l = 0; l < g_.layers; ++l) {
-      for (const Op& op : g_.layer) lower(t, "L" + std::to_string(l), op, g_.layer);
-    }
-    for (const Op& op : g_.head) lower(t, "head", op, g_.head);
-    return t;
-  }
-
- private:
   int multi_bases() const {
     return g_.step.weights.kind == llm::WeightFormatKind::kMultiBasisBinary ? g_.step.weights.bases
                                                                             : 0;
@@ -851,8 +866,38 @@ class ModelLowerer {
         t.kernels.push_back(row_kernel(r));
         break;
       }
+      case OpKind::kRouting: {
+        // router_topk: a row of expert scores per token; moe_dispatch: token rows gathered into
+        // expert order (pairs rows out of `rows`), writing the experts' tables when fused;
+        // moe_combine: per token, its top-k expert rows (+ the shared expert's) weighted and
+        // summed.
+        const int64_t k = m.moe.top_k;
+        r.alu_per_elem = op.elements > 0 ? op.flops / double(op.elements) : 0.0;
+        if (op.name == "router_topk") {
+          r.rows = rows;
+          r.cols = m.moe.experts;
+          r.inputs = {"logits"};
+          r.sfu_per_elem = 1.0;  // exp (softmax) or the sigmoid
+          r.alu_per_elem = std::max(0.0, r.alu_per_elem - 1.0);
+        } else if (op.name == "moe_dispatch") {
+          r.rows = rows;  // a token's row, stored for each of its k experts
+          r.copies = k;
+          r.cols = m.hidden;
+          r.inputs = {"in"};
+        } else {
+          r.rows = rows;
+          r.cols = m.hidden;
+          for (int64_t e = 0; e < k; ++e) r.inputs.push_back("expert" + std::to_string(e));
+          if (m.moe.shared_intermediate > 0) r.inputs.push_back("shared");
+        }
+        t.kernels.push_back(row_kernel(r));
+        break;
+      }
       case OpKind::kRope:
-        t.kernels.push_back(rope_kernel(name, layout_, m.q_dim(), m.kv_dim(), g_.step.context,
+        // k goes to the cache slot after the cached keys (a sliding window's rolling buffer
+        // keeps kv_len slots).
+        t.kernels.push_back(rope_kernel(name, layout_, m.q_dim(), m.kv_dim(),
+                                        attention_.kv_len - attention_.q_len,
                                         op.flops / double(op.elements)));
         break;
       case OpKind::kTablePrecompute:
@@ -873,7 +918,6 @@ class ModelLowerer {
         }
         if (op.low_bit && lut_) {
           GemmSpec s;
-          s.name = name;
           s.m = op.gemm.m;
           s.n = n;
           s.k = op.gemm.k;
@@ -882,12 +926,17 @@ class ModelLowerer {
           s.group_size = o_.group_size;
           s.quantize_tables = o_.quantize_tables;
           s.emit_precompute = false;
-          append(t, cached_lut(s));
+          // A grouped (MoE expert) GEMM: one LUT mpGEMM per active expert, ".e<i>".
+          for (int64_t e = 0; e < op.gemm.batch; ++e) {
+            s.name = op.gemm.batch > 1 ? name + ".e" + std::to_string(e) : name;
+            append(t, cached_lut(s));
+          }
         } else {
-          // Dense, or dequantize-then-MAC for low-bit weights on a GPU without LUT cores.
+          // Dense, or dequantize-then-MAC for low-bit weights on a GPU without LUT cores; a
+          // grouped GEMM as one batched kernel.
           const DType a = op.low_bit && golden::is_int(g_.step.acts) ? DType::kInt8 : DType::kFp16;
           const int wbits = op.low_bit ? int(std::ceil(g_.step.weights.bits_per_weight())) : 0;
-          t.kernels.push_back(cached_mma(name, 1, op.gemm.m, n, op.gemm.k, a, wbits));
+          t.kernels.push_back(cached_mma(name, op.gemm.batch, op.gemm.m, n, op.gemm.k, a, wbits));
         }
         break;
       }
@@ -921,7 +970,7 @@ class ModelLowerer {
   }
   traces::Kernel cached_mma(const std::string& name, int64_t batch, int64_t m, int64_t n, int64_t k,
                             DType a, int weight_bits) {
-    const auto key = std::make_tuple(m, n, k, int(a) * 16 + weight_bits);
+    const auto key = std::make_tuple(m, n, k, int(a) * 16 + weight_bits + int(batch) * 4096);
     auto it = mma_cache_.find(key);
     if (it == mma_cache_.end()) {
       it = mma_cache_
@@ -966,7 +1015,24 @@ traces::Trace compile_model(const llm::ModelConfig& model, llm::StepConfig step,
   if (lut) step.lut_k = gpu.lut_tensor->core.shape.k;
   step.quantize_tables = options.quantize_tables;
   step.kernels = llm::KernelPlan::kCompiled;  // the kernels this lowering emits
+  if (model.is_mla()) {
+    throw InputError("compile model: " + model.name +
+                     " uses multi-head latent attention, which the compiler does not lower (the "
+                     "roofline models it: ltc decode / ltc prefill)");
+  }
   const llm::StepGraph g = llm::build_step_graph(model, step);
+  for (int64_t l = 0; l < g.all_layers(); ++l) {
+    for (const Op& op : g.ops_of_layer(l)) {
+      const auto& a = op.attention;
+      if (op.kind == OpKind::kAttention && a.causal && a.window > 0 && a.window < a.q_len) {
+        throw InputError("--seq: " + std::to_string(a.q_len) + " tokens exceed " + model.name +
+                         "'s sliding window of " + std::to_string(a.window) +
+                         ": the compiler's prefill attention is causal over the whole sequence "
+                         "(valid here: --seq <= " +
+                         std::to_string(a.window) + ")");
+      }
+    }
+  }
   traces::Trace t = ModelLowerer(g, gpu, options).run();
   t.version = t.minimum_version();
   traces::validate(t, "compile_model");

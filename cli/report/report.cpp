@@ -182,7 +182,7 @@ ReportResult write_report(const ReportOptions& opt) {
   }
   for (auto make : {gemm_calibration_section, step_validation_section, end_to_end_section,
                     operator_breakdown_section, table1_section, table3_section, fig16_section,
-                    bitllm_section, simulator_section, kernel_experiment_section}) {
+                    bitllm_section, moe_section, simulator_section, kernel_experiment_section}) {
     defs.push_back(make());
     ppa_lane.push_back(false);
   }

@@ -98,6 +98,7 @@ SectionDef table1_section();
 SectionDef table3_section();
 SectionDef fig16_section();
 SectionDef bitllm_section();
+SectionDef moe_section();
 SectionDef ppa_sweep_section(const std::string& sweep);
 // The PPA ledger (synth/ledger.h); `--sweeps ledger` names it.
 SectionDef ppa_ledger_section();

@@ -26,6 +26,7 @@ std::string step_command(const roofline::StepRequest& r) {
                   decode ? "context" : "seq", r.length, r.weights, r.acts);
   if (r.precompute) s += " --precompute " + *r.precompute;
   if (r.quantize_tables) s += " --quantize-tables";
+  if (r.expert_load != "uniform") s += " --expert-load " + r.expert_load;
   if (r.kernels != llm::KernelPlan::kReference) {
     s += " --kernels " + std::string(llm::kernel_plan_name(r.kernels));
   }

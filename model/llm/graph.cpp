@@ -3,6 +3,10 @@
 #include "common/error.h"
 #include "common/int_math.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
 #include <string>
 
 namespace ltc::llm {
@@ -20,19 +24,47 @@ class GraphBuilder {
   GraphBuilder(const ModelConfig& m, const StepConfig& s) : m_(m), s_(s) {
     hb_ = dtype_bytes(s.hidden);
     rows_ = s.rows();
+    if (m.is_moe()) routing_ = routing_stats(rows_, m.moe.experts, m.moe.top_k, s.expert_load);
   }
 
   StepGraph build() {
     StepGraph g;
     g.model = m_;
     g.step = s_;
-    g.layers = m_.layers;
     build_embedding(g.embedding);
-    build_layer(g.layer);
     build_head(g.head);
+    const auto kinds = m_.layer_kinds();
+    size_t primary = 0;
+    for (size_t i = 1; i < kinds.size(); ++i) {
+      if (kinds[i].second > kinds[primary].second) primary = i;
+    }
+    std::vector<int> group_of_kind(kinds.size());
+    for (size_t i = 0; i < kinds.size(); ++i) {
+      std::vector<Op> ops;
+      build_layer(ops, kinds[i].first);
+      if (i == primary) {
+        g.layer = std::move(ops);
+        g.layers = kinds[i].second;
+        g.layer_kind = kinds[i].first;
+        group_of_kind[i] = 0;
+      } else {
+        g.other_layers.push_back(LayerGroup{kinds[i].first, kinds[i].second, std::move(ops)});
+        group_of_kind[i] = int(g.other_layers.size());
+      }
+    }
+    for (int64_t l = 0; l < m_.layers; ++l) {
+      const LayerKind k = m_.layer_kind(l);
+      for (size_t i = 0; i < kinds.size(); ++i) {
+        if (kinds[i].first == k) g.layer_group.push_back(group_of_kind[i]);
+      }
+    }
     for (auto* ops : {&g.embedding, &g.layer, &g.head}) {
       for (Op& op : *ops) assign_launches(op);
     }
+    for (auto& grp : g.other_layers) {
+      for (Op& op : grp.ops) assign_launches(op);
+    }
+    if (m_.is_moe()) g.routing = routing_note();
     return g;
   }
 
@@ -77,20 +109,44 @@ class GraphBuilder {
         // and V cache copies. Compiled: the KV append, then the attention kernel (a decode that
         // splits the KV cache adds its combine: the cost models count it where they split).
         op.launches = reference ? 4 : 2;
+        // MLA's reference (docs/performance-models.md): decode copies the latent and RoPE key
+        // into their caches, scores as two matmuls and an add, softmax, the cast back, the
+        // values matmul; prefill copies both, concatenates the query and the key parts, SDPA.
+        if (reference && m_.is_mla()) op.launches = op.attention.latent ? 8 : 6;
+        break;
+      case OpKind::kLinear:
+        // The compiler lowers a grouped (MoE expert) LUT mpGEMM as one kernel per active
+        // expert; the reference step's grouped GEMM and a batched MMA kernel are one launch.
+        if (!reference && op.gemm.batch > 1 && op.reads_tables) op.launches = int(op.gemm.batch);
+        break;
+      case OpKind::kRouting:
+        // Reference (docs/performance-models.md): router_topk as softmax, topk (+ sum and
+        // divide when renormalized); moe_dispatch as argsort, a scatter-add count (zeros, ones,
+        // scatter_add_), cumsum and the row gather; moe_combine as the weight multiply, a zeroed
+        // output, index_add_ (+ the shared expert's add, and its sigmoid gate's two kernels).
+        if (reference) {
+          if (op.name == "router_topk") op.launches = m_.moe.norm_topk ? 4 : 2;
+          if (op.name == "moe_dispatch") op.launches = 6;
+          if (op.name == "moe_combine") {
+            op.launches =
+                3 + (m_.moe.shared_intermediate > 0 ? 1 : 0) + (m_.moe.shared_gate ? 2 : 0);
+          }
+        }
         break;
       default:
         break;
     }
   }
 
-  Op norm(const std::string& name, int64_t rows) const {
+  Op norm(const std::string& name, int64_t rows, int64_t cols = 0) const {
+    if (cols == 0) cols = m_.hidden;
     Op op;
     op.name = name;
     op.kind = OpKind::kNorm;
-    op.elements = rows * m_.hidden;
+    op.elements = rows * cols;
     const bool ln = m_.norm == NormKind::kLayerNorm;
     op.flops = double(op.elements) * (ln ? kLayerNormFlops : kRmsNormFlops);
-    op.weight_bytes = double(ln ? 2 : 1) * m_.hidden * hb_;
+    op.weight_bytes = double(ln ? 2 : 1) * cols * hb_;
     op.read_bytes = double(op.elements) * hb_;
     op.write_bytes = double(op.elements) * hb_;
     return op;
@@ -98,23 +154,24 @@ class GraphBuilder {
 
   // Appends a precompute for the `cols`-wide output of `producer` (the last op in `ops`) when the
   // step uses tables; returns its name ("" without tables).
-  std::string precompute(std::vector<Op>& ops, const std::string& name, int64_t cols,
-                         bool fusable) const {
+  std::string precompute(std::vector<Op>& ops, const std::string& name, int64_t cols, bool fusable,
+                         int64_t rows = 0) const {
     if (!lut()) return "";
     if (in_kernel()) return kInKernelTables;
+    if (rows == 0) rows = rows_;
     Op op;
     op.name = name;
     op.kind = OpKind::kTablePrecompute;
-    const int64_t tables = rows_ * ceil_div(cols, s_.lut_k) * bases();
+    const int64_t tables = rows * ceil_div(cols, s_.lut_k) * bases();
     op.elements = tables * (int64_t(1) << (s_.lut_k - 1));
     op.flops = double(op.elements);  // one add per entry (each entry extends a smaller one)
-    op.write_bytes = s_.table_bytes(rows_, cols) * bases();
+    op.write_bytes = s_.table_bytes(rows, cols) * bases();
     if (fused() && fusable) {
       Op& producer = ops.back();
       op.fused_into = producer.name;
       producer.write_bytes = 0;  // the producer writes tables instead of activations
     } else {
-      op.read_bytes = double(rows_) * cols * hb_;
+      op.read_bytes = double(rows) * cols * hb_;
     }
     ops.push_back(op);
     return name;
@@ -173,54 +230,59 @@ class GraphBuilder {
     }
   }
 
-  void build_layer(std::vector<Op>& ops) const {
+  void build_layer(std::vector<Op>& ops, const LayerKind& kind) const {
     const bool low = s_.weights.is_low_bit();
     const bool qkv_bias = m_.linear_bias || m_.qkv_bias;
     const bool parallel = m_.parallel_attention;
     ops.push_back(norm("attn_norm", rows_));
     const std::string qkv_tables = precompute(ops, "attn_precompute", m_.hidden, true);
-    ops.push_back(linear("q_proj", rows_, m_.q_dim(), m_.hidden, low, qkv_tables, qkv_bias));
-    ops.push_back(linear("k_proj", rows_, m_.kv_dim(), m_.hidden, low, qkv_tables, qkv_bias));
-    ops.back().launch_with = "q_proj";
-    ops.push_back(linear("v_proj", rows_, m_.kv_dim(), m_.hidden, low, qkv_tables, qkv_bias));
-    ops.back().launch_with = "q_proj";
-    if (m_.position == PositionKind::kRope) {
-      const int64_t heads = m_.heads + m_.kv_heads;
-      Op rope = elementwise("rope", OpKind::kRope, rows_ * heads * m_.rotary_dims(), 1, kRopeFlops);
-      rope.passthrough_elements = rows_ * heads * (m_.head_dim - m_.rotary_dims());
-      rope.read_bytes += double(rope.passthrough_elements) * hb_;
-      rope.write_bytes += double(rope.passthrough_elements) * hb_;
-      ops.push_back(rope);
+    if (m_.is_mla()) {
+      build_mla(ops, qkv_tables);
+    } else {
+      ops.push_back(linear("q_proj", rows_, m_.q_dim(), m_.hidden, low, qkv_tables, qkv_bias));
+      ops.push_back(linear("k_proj", rows_, m_.kv_dim(), m_.hidden, low, qkv_tables, qkv_bias));
+      ops.back().launch_with = "q_proj";
+      ops.push_back(linear("v_proj", rows_, m_.kv_dim(), m_.hidden, low, qkv_tables, qkv_bias));
+      ops.back().launch_with = "q_proj";
+      if (m_.position == PositionKind::kRope) {
+        const int64_t heads = m_.heads + m_.kv_heads;
+        Op rope =
+            elementwise("rope", OpKind::kRope, rows_ * heads * m_.rotary_dims(), 1, kRopeFlops);
+        rope.passthrough_elements = rows_ * heads * (m_.head_dim - m_.rotary_dims());
+        rope.read_bytes += double(rope.passthrough_elements) * hb_;
+        rope.write_bytes += double(rope.passthrough_elements) * hb_;
+        ops.push_back(rope);
+      }
+      ops.push_back(attention(kind.window));
+      const std::string o_tables = precompute(ops, "o_precompute", m_.q_dim(), false);
+      ops.push_back(linear("o_proj", rows_, m_.hidden, m_.q_dim(), low, o_tables, m_.linear_bias));
     }
-    ops.push_back(attention());
-    const std::string o_tables = precompute(ops, "o_precompute", m_.q_dim(), false);
-    ops.push_back(linear("o_proj", rows_, m_.hidden, m_.q_dim(), low, o_tables, m_.linear_bias));
     if (m_.post_norms) ops.push_back(norm("post_attn_norm", rows_));
     std::string ffn_tables = qkv_tables;  // parallel with one norm: the FFN reads attn_norm's
     if (!parallel) {
       ops.push_back(elementwise("attn_residual", OpKind::kResidual, rows_ * m_.hidden, 2, 1));
     }
-    if (!parallel || m_.parallel_norms > 1) {
-      ops.push_back(norm("ffn_norm", rows_));
-      ffn_tables = precompute(ops, "ffn_precompute", m_.hidden, true);
-    }
-    const bool gated = m_.ffn == FfnKind::kGated;
-    if (gated) {
+    if (kind.moe) {
+      build_moe(ops);
+    } else {
+      if (!parallel || m_.parallel_norms > 1) {
+        ops.push_back(norm("ffn_norm", rows_));
+        ffn_tables = precompute(ops, "ffn_precompute", m_.hidden, true);
+      }
+      const bool gated = m_.ffn == FfnKind::kGated;
+      if (gated) {
+        ops.push_back(linear("gate_proj", rows_, m_.intermediate, m_.hidden, low, ffn_tables,
+                             m_.linear_bias));
+      }
       ops.push_back(
-          linear("gate_proj", rows_, m_.intermediate, m_.hidden, low, ffn_tables, m_.linear_bias));
+          linear("up_proj", rows_, m_.intermediate, m_.hidden, low, ffn_tables, m_.linear_bias));
+      if (gated) ops.back().launch_with = "gate_proj";
+      ops.push_back(elementwise("ffn_act", OpKind::kActivation, rows_ * m_.intermediate,
+                                gated ? 2 : 1, act_flops() + (gated ? 1 : 0)));
+      const std::string down_tables = precompute(ops, "down_precompute", m_.intermediate, true);
+      ops.push_back(
+          linear("down_proj", rows_, m_.hidden, m_.intermediate, low, down_tables, m_.linear_bias));
     }
-    ops.push_back(
-        linear("up_proj", rows_, m_.intermediate, m_.hidden, low, ffn_tables, m_.linear_bias));
-    if (gated) ops.back().launch_with = "gate_proj";
-    const std::string& a = m_.activation;
-    const double act_flops = a.find("relu") != std::string::npos   ? kReluFlops
-                             : a.find("gelu") != std::string::npos ? kGeluFlops
-                                                                   : kSiluFlops;
-    ops.push_back(elementwise("ffn_act", OpKind::kActivation, rows_ * m_.intermediate,
-                              gated ? 2 : 1, act_flops + (gated ? 1 : 0)));
-    const std::string down_tables = precompute(ops, "down_precompute", m_.intermediate, true);
-    ops.push_back(
-        linear("down_proj", rows_, m_.hidden, m_.intermediate, low, down_tables, m_.linear_bias));
     if (m_.post_norms) ops.push_back(norm("post_ffn_norm", rows_));
     if (parallel) {
       // Attention branch + MLP branch, then + the layer input.
@@ -229,28 +291,227 @@ class GraphBuilder {
     ops.push_back(elementwise("ffn_residual", OpKind::kResidual, rows_ * m_.hidden, 2, 1));
   }
 
-  Op attention() const {
+  double act_flops() const {
+    const std::string& a = m_.activation;
+    return a.find("relu") != std::string::npos   ? kReluFlops
+           : a.find("gelu") != std::string::npos ? kGeluFlops
+                                                 : kSiluFlops;
+  }
+
+  // A routed-expert GEMM: the token-expert pairs routed to the experts a batch touches, as one
+  // grouped GEMM of (active experts) x (pairs / active rows) x n x k. Weights: the touched
+  // experts' (expected count, fractional); FLOPs: every pair's.
+  Op grouped_linear(const std::string& name, int64_t n, int64_t k,
+                    const std::string& tables) const {
+    const int64_t pairs = rows_ * m_.moe.top_k;
+    Op op = linear(name, pairs, n, k, s_.weights.is_low_bit(), tables, false);
+    const int64_t groups = std::clamp<int64_t>(std::llround(routing_.active), 1, m_.moe.experts);
+    op.gemm = {groups, ceil_div(pairs, groups), n, k};
+    op.weight_bytes = routing_.active * double(n) * k * s_.weights.bits_per_weight() / 8;
+    return op;
+  }
+
+  Op routing_op(const std::string& name, int64_t elements, double flops, double read,
+                double write) const {
+    Op op;
+    op.name = name;
+    op.kind = OpKind::kRouting;
+    op.elements = elements;
+    op.flops = flops;
+    op.read_bytes = read;
+    op.write_bytes = write;
+    return op;
+  }
+
+  // MoE FFN (after the attention residual): ffn_norm -> router (dense GEMM, N = experts) ->
+  // router_topk (scores, top-k, renormalization) -> moe_dispatch (token rows gathered in expert
+  // order; writes the experts' tables when fused) -> expert_gate_proj + expert_up_proj (grouped)
+  // -> expert_act -> expert_down_proj (grouped) [-> shared expert: shared_gate_proj +
+  // shared_up_proj -> shared_act -> shared_down_proj (+ Qwen2-MoE's shared_expert_gate, N = 1)]
+  // -> moe_combine (the top-k outputs weighted and summed per token, + the shared expert).
+  void build_moe(std::vector<Op>& ops) const {
+    const MoeConfig& e = m_.moe;
+    const bool low = s_.weights.is_low_bit();
+    const int64_t pairs = rows_ * e.top_k;
+    const bool shared = e.shared_intermediate > 0;
+    ops.push_back(norm("ffn_norm", rows_));
+    const size_t norm_at = ops.size() - 1;
+    std::string shared_tables;
+    if (shared) {
+      shared_tables = precompute(ops, "shared_precompute", m_.hidden, true);
+      // The router and the dispatch still read the norm's activations.
+      ops[norm_at].write_bytes = double(rows_) * m_.hidden * hb_;
+    }
+    ops.push_back(linear("router", rows_, e.experts, m_.hidden, false, "", false));
+    // Scores (softmax or sigmoid) over the experts, top-k, renormalization: ids (int32) and
+    // weights per pair.
+    ops.push_back(routing_op(
+        "router_topk", rows_ * e.experts,
+        double(rows_) * e.experts * (kSiluFlops + 1) + (e.norm_topk ? 2.0 * double(pairs) : 0.0),
+        double(rows_) * e.experts * hb_, double(pairs) * (hb_ + 4)));
+    ops.push_back(routing_op("moe_dispatch", pairs * m_.hidden, 0,
+                             double(rows_) * m_.hidden * hb_ + double(pairs) * 4,
+                             double(pairs) * m_.hidden * hb_));
+    const std::string expert_tables = precompute(ops, "expert_precompute", m_.hidden, true, pairs);
+    ops.push_back(grouped_linear("expert_gate_proj", e.intermediate, m_.hidden, expert_tables));
+    ops.push_back(grouped_linear("expert_up_proj", e.intermediate, m_.hidden, expert_tables));
+    ops.back().launch_with = "expert_gate_proj";
+    ops.push_back(
+        elementwise("expert_act", OpKind::kActivation, pairs * e.intermediate, 2, act_flops() + 1));
+    const std::string down_tables =
+        precompute(ops, "expert_down_precompute", e.intermediate, true, pairs);
+    ops.push_back(grouped_linear("expert_down_proj", m_.hidden, e.intermediate, down_tables));
+    if (shared) {
+      ops.push_back(linear("shared_gate_proj", rows_, e.shared_intermediate, m_.hidden, low,
+                           shared_tables, false));
+      ops.push_back(linear("shared_up_proj", rows_, e.shared_intermediate, m_.hidden, low,
+                           shared_tables, false));
+      ops.back().launch_with = "shared_gate_proj";
+      ops.push_back(elementwise("shared_act", OpKind::kActivation, rows_ * e.shared_intermediate, 2,
+                                act_flops() + 1));
+      const std::string sd_tables =
+          precompute(ops, "shared_down_precompute", e.shared_intermediate, true);
+      ops.push_back(linear("shared_down_proj", rows_, m_.hidden, e.shared_intermediate, low,
+                           sd_tables, false));
+      if (e.shared_gate) {
+        ops.push_back(linear("shared_expert_gate", rows_, 1, m_.hidden, false, "", false));
+      }
+    }
+    // Per token: the k expert rows times their weights, summed (+ the shared expert's row,
+    // scaled by its sigmoid gate in Qwen2-MoE).
+    const double shared_read =
+        shared ? double(rows_) * m_.hidden * hb_ + (e.shared_gate ? double(rows_) * hb_ : 0) : 0;
+    ops.push_back(routing_op("moe_combine", rows_ * m_.hidden,
+                             double(rows_) * m_.hidden * (2.0 * double(e.top_k) + (shared ? 2 : 0)),
+                             double(pairs) * double(m_.hidden + 1) * hb_ + shared_read,
+                             double(rows_) * m_.hidden * hb_));
+  }
+
+  // Multi-head latent attention (DeepSeek-V2): q_proj (or q_a_proj -> q_a_norm -> q_b_proj) and
+  // kv_a_proj_with_mqa (latent + RoPE key, one launch with the first query GEMM) -> kv_a_norm ->
+  // rope (query and key RoPE parts). Decode, absorbed: q_absorb (each head's nope query through
+  // its W_UK into the latent space) -> attention over the cached latents (one shared K/V row of
+  // kv_lora_rank + rope per token) -> v_absorb (W_UV per head) -> o_proj. Prefill, naive:
+  // kv_b_proj up-projects keys and values -> multi-head attention; the latent is cached.
+  // W_UK and W_UV (kv_b_proj's halves) run absorbed as batched GEMMs in the activation dtype.
+  void build_mla(std::vector<Op>& ops, const std::string& qkv_tables) const {
+    const MlaConfig& a = m_.mla;
+    const bool low = s_.weights.is_low_bit();
+    const int64_t q_out = m_.heads * (a.qk_nope_dim + a.qk_rope_dim);
+    const int64_t latent = a.kv_lora_rank + a.qk_rope_dim;
+    const std::string first = a.q_lora_rank > 0 ? "q_a_proj" : "q_proj";
+    if (a.q_lora_rank > 0) {
+      ops.push_back(linear("q_a_proj", rows_, a.q_lora_rank, m_.hidden, low, qkv_tables, false));
+    } else {
+      ops.push_back(linear("q_proj", rows_, q_out, m_.hidden, low, qkv_tables, false));
+    }
+    ops.push_back(linear("kv_a_proj", rows_, latent, m_.hidden, low, qkv_tables, false));
+    ops.back().launch_with = first;
+    if (a.q_lora_rank > 0) {
+      ops.push_back(norm("q_a_norm", rows_, a.q_lora_rank));
+      const std::string t = precompute(ops, "q_b_precompute", a.q_lora_rank, true);
+      ops.push_back(linear("q_b_proj", rows_, q_out, a.q_lora_rank, low, t, false));
+    }
+    ops.push_back(norm("kv_a_norm", rows_, a.kv_lora_rank));
+    const bool decode = s_.phase == Phase::kDecode;
+    if (!decode) {
+      const std::string t = precompute(ops, "kv_b_precompute", a.kv_lora_rank, false);
+      ops.push_back(linear("kv_b_proj", rows_, m_.heads * (a.qk_nope_dim + a.v_head_dim),
+                           a.kv_lora_rank, low, t, false));
+    }
+    ops.push_back(
+        elementwise("rope", OpKind::kRope, rows_ * (m_.heads + 1) * a.qk_rope_dim, 1, kRopeFlops));
+    auto absorbed = [&](const std::string& name, int64_t n, int64_t k) {
+      Op op = linear(name, rows_, n, k, false, "", false);
+      op.gemm.batch = m_.heads;
+      op.flops *= double(m_.heads);
+      op.weight_bytes = double(m_.heads) * n * k * hb_;
+      op.read_bytes = double(rows_) * m_.heads * k * hb_;
+      op.write_bytes = double(rows_) * m_.heads * n * hb_;
+      return op;
+    };
+    if (decode) ops.push_back(absorbed("q_absorb", a.kv_lora_rank, a.qk_nope_dim));
+    ops.push_back(mla_attention());
+    if (decode) ops.push_back(absorbed("v_absorb", a.v_head_dim, a.kv_lora_rank));
+    const int64_t o_in = m_.heads * a.v_head_dim;
+    const std::string o_tables = precompute(ops, "o_precompute", o_in, false);
+    ops.push_back(linear("o_proj", rows_, m_.hidden, o_in, low, o_tables, false));
+  }
+
+  // The attention op of this step: its sequences, query heads and lengths; the caller sets the
+  // widths, the KV heads and the work.
+  Op attention_op() const {
     Op op;
     op.name = "attention";
     op.kind = OpKind::kAttention;
     AttentionShape& a = op.attention;
     a.batch = s_.batch;
     a.heads = m_.heads;
-    a.kv_heads = m_.kv_heads;
-    a.head_dim = m_.head_dim;
     a.q_len = s_.new_tokens();
     a.kv_len = s_.kv_length();
     a.causal = s_.phase == Phase::kPrefill;
-    // Query-key pairs actually computed: all in decode, the lower triangle in prefill.
-    const double pairs =
-        a.causal ? double(a.q_len) * (a.q_len + 1) / 2 : double(a.q_len) * a.kv_len;
-    op.flops = 4.0 * a.batch * a.heads * a.head_dim * pairs;
-    op.elements = int64_t(a.batch * a.heads * pairs);  // scores through softmax
+    return op;
+  }
+
+  Op mla_attention() const {
+    const MlaConfig& m = m_.mla;
+    Op op = attention_op();
+    AttentionShape& a = op.attention;
+    const double latent_row = double(m.kv_lora_rank + m.qk_rope_dim) * hb_;
+    if (!a.causal) {
+      // Absorbed: every head's query (latent + rope) against the shared cached latent rows.
+      a.kv_heads = 1;
+      a.head_dim = m.kv_lora_rank + m.qk_rope_dim;
+      a.v_head_dim = m.kv_lora_rank;
+      a.latent = true;
+      op.kv_bytes = double(a.batch) * a.kv_len * latent_row + double(rows_) * latent_row;
+    } else {
+      a.kv_heads = m_.heads;
+      a.head_dim = m.qk_nope_dim + m.qk_rope_dim;
+      a.v_head_dim = m.v_head_dim;
+      // The up-projected keys and values of the new tokens, and the latents appended.
+      op.kv_bytes = double(rows_) * m_.heads * double(a.head_dim + a.v_head_dim) * hb_ +
+                    double(rows_) * latent_row;
+    }
+    op.flops = 2.0 * a.batch * a.heads * a.pairs() * double(a.head_dim + a.v_dim());
+    op.elements = int64_t(double(a.batch * a.heads) * a.pairs());
+    op.read_bytes = double(rows_) * a.heads * a.head_dim * hb_;
+    op.write_bytes = double(rows_) * a.heads * a.v_dim() * hb_;
+    return op;
+  }
+
+  Op attention(int64_t window) const {
+    Op op = attention_op();
+    AttentionShape& a = op.attention;
+    a.kv_heads = m_.kv_heads;
+    a.head_dim = m_.head_dim;
+    a.window = window;
+    // Decode reads the window's keys only (the rolling cache keeps no more).
+    if (!a.causal && window > 0) a.kv_len = std::min(a.kv_len, window);
+    op.flops = 4.0 * a.batch * a.heads * a.head_dim * a.pairs();
+    op.elements = int64_t(double(a.batch * a.heads) * a.pairs());  // scores through softmax
     op.read_bytes = double(rows_) * m_.q_dim() * hb_;
     op.write_bytes = double(rows_) * m_.q_dim() * hb_;
     const double kv_row = 2.0 * m_.kv_dim() * hb_;  // K and V of one token
     op.kv_bytes = double(a.batch) * a.kv_len * kv_row + double(rows_) * kv_row;  // read + append
     return op;
+  }
+
+  std::string routing_note() const {
+    const RoutingStats& r = routing_;
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "%s routing: %.2f +- %.2f of %lld experts active, %.1f token-expert pairs each "
+                  "on average; tokens %lld, top-%lld",
+                  s_.expert_load.name.c_str(), r.active, r.active_sd,
+                  static_cast<long long>(m_.moe.experts), r.assignments / r.active,
+                  static_cast<long long>(rows_), static_cast<long long>(m_.moe.top_k));
+    std::string note = buf;
+    if (!s_.expert_load.share.empty()) {
+      std::snprintf(buf, sizeof buf, " (the most loaded expert: %.1f pairs)", r.max_tokens);
+      note += buf;
+    }
+    return note;
   }
 
   void build_head(std::vector<Op>& ops) const {
@@ -269,6 +530,7 @@ class GraphBuilder {
   const StepConfig& s_;
   double hb_ = 2;
   int64_t rows_ = 1;
+  RoutingStats routing_;
 };
 
 double sum_flops(const std::vector<Op>& ops) {
@@ -312,6 +574,8 @@ std::string_view op_kind_name(OpKind k) {
       return "activation";
     case OpKind::kResidual:
       return "residual";
+    case OpKind::kRouting:
+      return "routing";
   }
   return "?";
 }
@@ -373,21 +637,43 @@ void StepConfig::validate() const {
   if (lut_k < 1 || lut_k > 8) throw InputError("lut_k: " + std::to_string(lut_k) + " (valid 1..8)");
 }
 
+double AttentionShape::pairs() const {
+  if (!causal) return double(q_len) * double(kv_len);
+  const double q = double(q_len);
+  if (window <= 0 || window >= q_len) return q * (q + 1) / 2;
+  const double w = double(window);  // the first w queries see a growing prefix, the rest w keys
+  return w * (w + 1) / 2 + (q - w) * w;
+}
+
+const std::vector<Op>& StepGraph::ops_of_layer(int64_t l) const {
+  const int g = layer_group.at(size_t(l));
+  return g == 0 ? layer : other_layers[size_t(g - 1)].ops;
+}
+
 double StepGraph::layer_flops() const {
   return sum_flops(layer);
 }
 
 double StepGraph::total_flops() const {
-  return sum_flops(embedding) + layers * sum_flops(layer) + sum_flops(head);
+  double f = sum_flops(embedding) + double(layers) * sum_flops(layer) + sum_flops(head);
+  for (const auto& g : other_layers) f += double(g.count) * sum_flops(g.ops);
+  return f;
 }
 
 double StepGraph::total_bytes() const {
-  return sum_bytes(embedding) + layers * sum_bytes(layer) + sum_bytes(head);
+  double b = sum_bytes(embedding) + double(layers) * sum_bytes(layer) + sum_bytes(head);
+  for (const auto& g : other_layers) b += double(g.count) * sum_bytes(g.ops);
+  return b;
 }
 
 const Op* StepGraph::find(std::string_view name) const {
   for (const auto* list : {&embedding, &layer, &head}) {
     for (const auto& op : *list) {
+      if (op.name == name) return &op;
+    }
+  }
+  for (const auto& g : other_layers) {
+    for (const auto& op : g.ops) {
       if (op.name == name) return &op;
     }
   }
@@ -408,6 +694,16 @@ KernelPlan parse_kernel_plan(std::string_view s, std::string_view what) {
 StepGraph build_step_graph(const ModelConfig& model, const StepConfig& step) {
   model.validate();
   step.validate();
+  if (!model.is_moe() && step.expert_load.name != "uniform") {
+    throw InputError("--expert-load: " + model.name +
+                     " has no routed experts (the flag applies to mixture-of-experts models)");
+  }
+  if (model.is_moe() && !step.expert_load.share.empty() &&
+      int64_t(step.expert_load.share.size()) != model.moe.experts) {
+    throw InputError("--expert-load: " + std::to_string(step.expert_load.share.size()) +
+                     " expert loads for " + model.name + "'s " + std::to_string(model.moe.experts) +
+                     " routed experts");
+  }
   return GraphBuilder(model, step).build();
 }
 

@@ -28,6 +28,7 @@
 #include "model/golden/dtype.h"
 #include "model/llm/model_config.h"
 #include "model/llm/precision.h"
+#include "model/llm/routing.h"
 
 #include <cstdint>
 #include <string>
@@ -75,6 +76,7 @@ struct StepConfig {
   bool quantize_tables = false;  // int8 table entries + one fp32 scale per table
   bool quantize_head = false;    // lm_head uses `weights` too (default: stays in `hidden`)
   KernelPlan kernels = KernelPlan::kReference;
+  ExpertLoad expert_load;  // MoE layers: how tokens spread over the routed experts
 
   // Both throw InputError naming --batch, --context or --seq outside 1..kMaxStepBatch and
   // 0 (decode context) or 1 (prefill seq) .. kMaxStepTokens.
@@ -104,6 +106,7 @@ enum class OpKind : uint8_t {
   kAttention,        // softmax(Q K^T / sqrt(d)) V over the KV cache, flash-style, one kernel
   kActivation,       // FFN activation (x gated product)
   kResidual,         // elementwise add
+  kRouting,          // MoE: router top-k, token dispatch to experts, weighted combine
 };
 std::string_view op_kind_name(OpKind k);
 
@@ -114,13 +117,21 @@ struct GemmShape {
 
 // kAttention: the two batched GEMMs are QK^T [q_len x kv_len x head_dim] and
 // PV [q_len x head_dim x kv_len], per (sequence, head).
+// head_dim is the query/key width; v_head_dim the value width (MLA: 0 means head_dim).
 struct AttentionShape {
   int64_t batch = 0, heads = 0, kv_heads = 0, head_dim = 0;
   int64_t q_len = 0;    // new tokens per sequence
-  int64_t kv_len = 0;   // keys per sequence (cache + new)
+  int64_t kv_len = 0;   // keys per sequence (cache + new; decode: at most the window)
   bool causal = false;  // prefill: query i sees keys <= i (FLOPs count only the visible half)
+  int64_t v_head_dim = 0;
+  int64_t window = 0;   // sliding window: query i sees keys i - window + 1 .. i; 0: all
+  bool latent = false;  // MLA decode: K and V are one cached latent row (kv_heads 1)
+  int64_t v_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
+  // Query-key pairs computed per (sequence, head): all in decode, the causal (banded) triangle
+  // in prefill.
+  double pairs() const;
   GemmShape score() const { return {batch * heads, q_len, kv_len, head_dim}; }
-  GemmShape value() const { return {batch * heads, q_len, head_dim, kv_len}; }
+  GemmShape value() const { return {batch * heads, q_len, v_dim(), kv_len}; }
 };
 
 struct Op {
@@ -156,16 +167,33 @@ struct Op {
   double bytes() const { return weight_bytes + read_bytes + write_bytes + kv_bytes; }
 };
 
+// Decoder layers of one kind (ModelConfig::layer_kind): same operators.
+struct LayerGroup {
+  LayerKind kind;
+  int64_t count = 0;
+  std::vector<Op> ops;
+};
+
 struct StepGraph {
   ModelConfig model;
   StepConfig step;
   std::vector<Op> embedding;  // once per step, before the layers
-  std::vector<Op> layer;      // one decoder layer (every layer is identical)
+  std::vector<Op> layer;      // one decoder layer of the most common kind (all, when alike)
   std::vector<Op> head;       // once per step, after the layers
-  int64_t layers = 0;
+  int64_t layers = 0;         // layers of that kind
+  LayerKind layer_kind;
+  // The other layer kinds (DeepSeek's dense first layers, Gemma-2's global layers), and each
+  // decoder layer's group: 0 is `layer`, i > 0 is other_layers[i - 1].
+  std::vector<LayerGroup> other_layers;
+  std::vector<int> layer_group;
+  // MoE models: the routing the expert GEMMs assume ("uniform: 7.7 +- 0.4 of 8 experts
+  // active, 2 tokens each"), per MoE layer kind; empty for dense models.
+  std::string routing;
 
+  const std::vector<Op>& ops_of_layer(int64_t l) const;
+  int64_t all_layers() const { return int64_t(layer_group.size()); }
   double layer_flops() const;
-  double total_flops() const;  // embedding + layers * layer + head
+  double total_flops() const;  // embedding + every layer + head
   double total_bytes() const;
   const Op* find(std::string_view name) const;  // any list; nullptr if absent
 };

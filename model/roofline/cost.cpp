@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace ltc::roofline {
 
@@ -284,7 +285,8 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
     const double bw = std::min(m.attention_bytes_per_s(), active * m.sm_dram_bytes_per_s());
     c.memory_ms = c.bytes / bw * 1e3;
     const double padded_rows = 16.0 * ceil_div(rows, 16);
-    const double padded_flops = 4.0 * units * padded_rows * at.kv_len * at.head_dim;
+    const double padded_flops =
+        2.0 * units * padded_rows * at.kv_len * double(at.head_dim + at.v_dim());
     c.compute_ms = padded_flops / (peak * a.flash_attention_fraction) * 1e3;
     c.tile = TileChoice{int(padded_rows), 256, int(splits), units * splits,
                         ceil_div(units * splits, sms)};
@@ -299,11 +301,15 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
     constexpr int kBlock = 128;
     constexpr double kTileOverheadBlocks = 1;
     const int64_t nq = ceil_div(at.q_len, kBlock), nk = ceil_div(at.kv_len, kBlock);
-    const double t_block =
-        4.0 * kBlock * kBlock * at.head_dim / (peak * a.flash_attention_fraction / sms);
+    const double t_block = 2.0 * kBlock * kBlock * double(at.head_dim + at.v_dim()) /
+                           (peak * a.flash_attention_fraction / sms);
+    // A sliding window limits a query tile to the key tiles its window spans.
+    const int64_t window_tiles =
+        at.window > 0 ? ceil_div(at.window, kBlock) + 1 : std::numeric_limits<int64_t>::max();
     double blocks = 0, longest = 0;
     for (int64_t i = 0; i < nq; ++i) {
-      const double vis = at.causal ? double(std::min(i + 1 + (nk - nq), nk)) : double(nk);
+      const double vis =
+          double(std::min(window_tiles, at.causal ? std::min(i + 1 + (nk - nq), nk) : nk));
       blocks += vis + kTileOverheadBlocks;
       longest = std::max(longest, vis + kTileOverheadBlocks);
     }
@@ -322,13 +328,32 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
   return c;
 }
 
+// A linear op's GEMM; a grouped GEMM of `launches` == batch groups (the compiled grouped LUT
+// mpGEMM, llm::Op::launches) as that many kernels, each its own grid.
+OpCost linear_cost(const Machine& m, GemmProblem g, int launches) {
+  const int64_t kernels = launches > 1 && launches == g.batch ? g.batch : 1;
+  if (kernels == 1) return gemm_cost(m, g);
+  g.batch = 1;
+  g.weight_bytes /= double(kernels);
+  g.x_bytes /= double(kernels);
+  g.out_bytes /= double(kernels);
+  OpCost c = gemm_cost(m, g);
+  for (double* v : {&c.ms, &c.compute_ms, &c.memory_ms, &c.flops, &c.bytes, &c.tensor_busy_s}) {
+    *v *= double(kernels);
+  }
+  c.kernels *= int(kernels);
+  c.tile.tiles *= kernels;
+  c.execution_path += ", one kernel per expert";
+  return c;
+}
+
 }  // namespace
 
 OpCost op_cost(const Machine& m, const llm::Op& op, const llm::StepConfig& step) {
   const std::string kind(llm::op_kind_name(op.kind));
   switch (op.kind) {
     case llm::OpKind::kLinear: {
-      OpCost c = gemm_cost(m, gemm_of(op, step));
+      OpCost c = linear_cost(m, gemm_of(op, step), op.launches);
       c.name = op.name;
       c.kind = kind;
       return c;
@@ -349,6 +374,7 @@ OpCost op_cost(const Machine& m, const llm::Op& op, const llm::StepConfig& step)
     case llm::OpKind::kEmbedding:
     case llm::OpKind::kNorm:
     case llm::OpKind::kResidual:
+    case llm::OpKind::kRouting:
       // The kernels and bytes of the step's kernel plan (llm::KernelPlan: the eager reference's
       // ten RoPE kernels moving 10 elements per rotated element, or one fused kernel).
       return memory_bound(m, op.name, kind, op.flops, op.moved_bytes, op.launches, step.hidden,
@@ -382,7 +408,7 @@ OpCost launch_group_cost(const Machine& m, const std::vector<llm::Op>& ops, cons
     g.out_bytes += o->write_bytes;
     names += (names.empty() ? "" : ", ") + o->name;
   }
-  const OpCost all = gemm_cost(m, g);
+  const OpCost all = linear_cost(m, g, first->launches);
   OpCost c = all;
   c.name = op.name;
   c.kind = std::string(llm::op_kind_name(op.kind));
@@ -427,8 +453,18 @@ StepEstimate estimate_step(const Machine& m, const llm::StepGraph& graph) {
   };
   const double emb_ms = run(graph.embedding, e.embedding, 1);
   e.layer_ms = run(graph.layer, e.layer, double(graph.layers));
+  e.layer_kind = layer_kind_name(graph.layer_kind);
   const double head_ms = run(graph.head, e.head, 1);
   e.latency_ms = emb_ms + graph.layers * e.layer_ms + head_ms;
+  for (const auto& g : graph.other_layers) {
+    LayerGroupCost c;
+    c.kind = layer_kind_name(g.kind);
+    c.count = g.count;
+    c.ms = run(g.ops, c.ops, double(g.count));
+    e.latency_ms += double(g.count) * c.ms;
+    e.other_layers.push_back(std::move(c));
+  }
+  e.routing = graph.routing;
   const double tokens = double(s.batch) * s.new_tokens();
   e.tokens_per_s = tokens / (e.latency_ms * 1e-3);
   const auto& gpu = m.gpu();
@@ -443,15 +479,23 @@ StepEstimate estimate_step(const Machine& m, const llm::StepGraph& graph) {
   e.dram_energy_j = bytes * gpu.dram_pj_per_byte * 1e-12;
   e.energy_mj_per_token = (e.tensor_energy_j + e.dram_energy_j) / tokens * 1e3;
   double weights = double(graph.model.embedding_parameters()) * llm::dtype_bytes(s.hidden);
-  for (const auto& op : graph.layer) weights += op.weight_bytes * double(graph.layers);
+  // Stored weights: every expert of a MoE layer, not only those a step touches.
+  const auto& model = graph.model;
+  const double bpw = s.weights.bits_per_weight() / 8;
+  const double hidden_bytes = llm::dtype_bytes(s.hidden);
+  const double low_bit = double(model.linear_weight_parameters());
+  weights += low_bit * bpw +
+             (double(model.parameters() - model.embedding_parameters() - model.head_parameters()) -
+              low_bit) *
+                 hidden_bytes;
   for (const auto& op : graph.head) {
     // A tied LM head reads the embedding matrix, already counted above.
     if (!(graph.model.tied_embeddings && op.kind == llm::OpKind::kLinear)) {
       weights += op.weight_bytes;
     }
   }
-  const double kv = double(graph.layers) * double(s.batch) * double(s.kv_length()) * 2.0 *
-                    double(graph.model.kv_dim()) * llm::dtype_bytes(s.hidden);
+  const double kv =
+      double(s.batch) * model.kv_cache_elements(s.kv_length()) * llm::dtype_bytes(s.hidden);
   e.memory_gb = (weights + kv) / 1e9;
   e.fits_memory = weights + kv <= gpu.dram.capacity_mb * 1024.0 * 1024.0;
   e.tensor_unit = path.description;
@@ -481,6 +525,15 @@ void to_json(nlohmann::json& j, const OpCost& c) {
                      {"compute_ms", c.compute_ms},
                      {"memory_ms", c.memory_ms}};
   if (c.tile.tiles > 0) j["tile"] = c.tile;
+}
+
+std::string layer_kind_name(const llm::LayerKind& k) {
+  return std::string(k.moe ? "MoE FFN" : "dense FFN") +
+         (k.window > 0 ? ", sliding window " + std::to_string(k.window) : ", full attention");
+}
+
+void to_json(nlohmann::json& j, const LayerGroupCost& g) {
+  j = nlohmann::json{{"kind", g.kind}, {"layers", g.count}, {"layer_ms", g.ms}, {"ops", g.ops}};
 }
 
 void to_json(nlohmann::json& j, const StepEstimate& e) {
@@ -519,6 +572,9 @@ void to_json(nlohmann::json& j, const StepEstimate& e) {
                        {"tops_per_w", e.tensor_tops_per_w}}},
                      {"ops", ops}};
   if (!e.path_choice.empty()) j["path_choice"] = e.path_choice;
+  j["layer_kind"] = e.layer_kind;
+  if (!e.other_layers.empty()) j["other_layers"] = e.other_layers;
+  if (!e.routing.empty()) j["routing"] = e.routing;
 }
 
 }  // namespace ltc::roofline

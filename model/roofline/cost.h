@@ -43,13 +43,24 @@ struct OpCost {
 // One (mp)GEMM as a standalone kernel.
 OpCost gemm_cost(const Machine& m, const GemmProblem& g);
 
+// Decoder layers of another kind than the step's main one (llm::StepGraph::other_layers).
+struct LayerGroupCost {
+  std::string kind;  // "dense FFN, full attention", ...
+  int64_t count = 0;
+  double ms = 0;  // one layer
+  std::vector<OpCost> ops;
+};
+
 struct StepEstimate {
   std::string model, gpu, phase;
   int64_t batch = 0, context = 0, seq = 0, layers = 0;
   std::string weights, acts, precompute;
   std::vector<OpCost> embedding, layer, head;
-  double layer_ms = 0;    // one decoder layer
-  double latency_ms = 0;  // embedding + layers * layer + head
+  double layer_ms = 0;     // one decoder layer of the main kind (`layers` of them)
+  std::string layer_kind;  // that kind, in words
+  std::vector<LayerGroupCost> other_layers;
+  std::string routing;    // MoE models: the expert routing assumed (llm::StepGraph::routing)
+  double latency_ms = 0;  // embedding + every layer + head
   double tokens_per_s = 0;
   // Energies are unknown (JSON null, "unknown" in text) when the GPU file gives no power figure
   // for the unit that runs the linear layers or no DRAM pJ/byte; never a silent 0.
@@ -76,11 +87,15 @@ struct StepEstimate {
   double tensor_tops_per_w = 0;
 };
 
+// "MoE FFN, sliding window 4096", "dense FFN, full attention".
+std::string layer_kind_name(const llm::LayerKind& k);
+
 OpCost op_cost(const Machine& m, const llm::Op& op, const llm::StepConfig& step);
 StepEstimate estimate_step(const Machine& m, const llm::StepGraph& graph);
 
 void to_json(nlohmann::json& j, const TileChoice& t);
 void to_json(nlohmann::json& j, const OpCost& c);
+void to_json(nlohmann::json& j, const LayerGroupCost& g);
 void to_json(nlohmann::json& j, const StepEstimate& e);
 
 }  // namespace ltc::roofline

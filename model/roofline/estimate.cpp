@@ -2,8 +2,8 @@
 
 #include "common/error.h"
 #include "common/file_io.h"
-#include "common/units.h"
 #include "common/json_fields.h"
+#include "common/units.h"
 #include "model/golden/gemm.h"
 
 #include <fmt/core.h>
@@ -44,6 +44,7 @@ StepEstimate estimate(const Machine& m, const llm::ModelConfig& model, const Ste
   auto step =
       make_step(r.phase, r.batch, r.length, weights, acts, m.gpu(), mode, r.quantize_tables);
   step.kernels = r.kernels;
+  step.expert_load = llm::expert_load_for(model, r.expert_load);
   StepEstimate e = estimate_step(m, llm::build_step_graph(model, step));
   if (!mode && step.precompute != llm::PrecomputeMode::kNone && !r.quantize_tables) {
     // Left to the tool (--quantize-tables asks for tables, so it pins the LUT path): the MAC
@@ -51,6 +52,7 @@ StepEstimate estimate(const Machine& m, const llm::ModelConfig& model, const Ste
     auto mac_step = make_step(r.phase, r.batch, r.length, weights, acts, m.gpu(),
                               llm::PrecomputeMode::kNone, false);
     mac_step.kernels = r.kernels;
+    mac_step.expert_load = step.expert_load;
     StepEstimate mac = estimate_step(m, llm::build_step_graph(model, mac_step));
     const bool lut_faster = e.latency_ms <= mac.latency_ms;
     const std::string why = fmt::format(
@@ -155,7 +157,12 @@ std::string format_step(const StepEstimate& e) {
     }
   };
   rows(e.layer, double(e.layers));
-  s += fmt::format("  per layer {:.4f} ms x {} layers\n", e.layer_ms, e.layers);
+  s += fmt::format("  per layer {:.4f} ms x {} layers{}\n", e.layer_ms, e.layers,
+                   e.other_layers.empty() ? "" : " (" + e.layer_kind + ")");
+  for (const auto& g : e.other_layers) {
+    rows(g.ops, double(g.count));
+    s += fmt::format("  per layer {:.4f} ms x {} layers ({})\n", g.ms, g.count, g.kind);
+  }
   rows(e.embedding, 1);
   rows(e.head, 1);
   auto joules = [](bool known, double j) { return known ? si_text(j, "J") : "unknown"; };
@@ -167,6 +174,7 @@ std::string format_step(const StepEstimate& e) {
                    joules(e.tensor_energy_known, e.tensor_energy_j),
                    joules(e.dram_energy_known, e.dram_energy_j));
   if (!e.path_choice.empty()) s += "linear layers: " + e.path_choice + "\n";
+  if (!e.routing.empty()) s += "experts: " + e.routing + "\n";
   s += fmt::format("memory: {:.1f} GB of weights and KV cache{}\n", e.memory_gb,
                    e.fits_memory ? "" : " (does NOT fit the GPU's DRAM)");
   s += fmt::format("tensor core: {}, peak {:.0f} TOP/s", e.tensor_unit, e.tensor_peak_tops);

@@ -23,6 +23,9 @@ struct StepRequest {
   // The kernels the step runs (llm::KernelPlan): the calibrated reference step by default;
   // "compiled" costs the compiler's kernels, as the cycle-level simulator runs them.
   llm::KernelPlan kernels = llm::KernelPlan::kReference;
+  // MoE models: how tokens spread over the experts (llm::parse_expert_load: uniform, zipf:<s>,
+  // or a file of measured per-expert loads).
+  std::string expert_load = "uniform";
 };
 
 StepEstimate estimate(const StepRequest& r);

@@ -201,6 +201,11 @@ std::vector<NotApplying> not_applying() {
       {"ltc prefill", "--precompute",
        "prefill --model llama2-7b --gpu a100-lut4x --weights fp16 --acts fp16 --precompute "
        "separate"},
+      {"ltc decode", "--expert-load", "decode --model llama2-7b --gpu a100 --expert-load zipf:1"},
+      {"ltc prefill", "--expert-load", "prefill --model llama2-7b --gpu a100 --expert-load zipf:1"},
+      {"ltc compile model", "--expert-load",
+       "compile model --model llama2-7b --expert-load zipf:1 --out " + out},
+      {"ltc sim", "--expert-load", "sim " + kLutTrace + " --expert-load zipf:1"},
       {"ltc ppa", "--weight", "ppa --design add --weight fp16"},
       {"ltc ppa", "--wbits", "ppa --design mac --act int8 --wbits 2"},
       {"ltc ppa", "--weights", "ppa --design mac --acts int8 --weights int2"},

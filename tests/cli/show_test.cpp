@@ -28,6 +28,27 @@ json json_of(const std::string& args) {
   return json::parse(r.out);
 }
 
+TEST(ShowModel, MoeLatentAndWindowFieldsAndTheirKvCacheByHand) {
+  const json mx = json_of("show model mixtral-8x7b --json");
+  EXPECT_EQ(mx["moe"]["experts"], 8);
+  EXPECT_EQ(mx["moe"]["experts_per_token"], 2);
+  EXPECT_EQ(mx["moe"]["moe_layers"], 32);
+  // Every parameter but 6 unrouted experts' 3 x 4096 x 14336 in each of 32 layers.
+  EXPECT_EQ(mx["moe"]["active_parameters_per_token"],
+            mx["parameters"]["total"].get<int64_t>() - 32LL * 6 * 3 * 4096 * 14336);
+  EXPECT_TRUE(mx["mla"].is_null());
+  // DeepSeek-V2-Lite caches a 512-wide latent and a 64-wide RoPE key per token and layer.
+  const json ds = json_of("show model deepseek-v2-lite --context 1000 --json");
+  EXPECT_EQ(ds["kv_cache_bytes_per_token"], 27 * (512 + 64) * 2);
+  EXPECT_EQ(ds["kv_cache_bytes_per_sequence"], 27 * (512 + 64) * 2 * 1000);
+  EXPECT_EQ(ds["moe"]["dense_layers"], 1);
+  EXPECT_EQ(ds["mla"]["kv_lora_rank"], 512);
+  // Mistral-7B keeps 4096 tokens of K and V (8 heads x 128) in each of 32 layers.
+  const json mi = json_of("show model mistral-7b --context 8192 --json");
+  EXPECT_EQ(mi["sliding_window"]["window"], 4096);
+  EXPECT_EQ(mi["kv_cache_bytes_per_sequence"], 32LL * 4096 * 2 * 1024 * 2);
+}
+
 TEST(ShowModel, Llama27bShapesParametersAndBytesAsComputedByHand) {
   const json j = json_of("show model llama2-7b --context 1024 --json");
   // hidden 4096, 32 layers, 32 heads (no GQA), FFN 11008, vocab 32000, untied head.

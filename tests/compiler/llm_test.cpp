@@ -66,27 +66,29 @@ TEST(ModelConfig, HfConfigWithExplicitHeadDimAndPlainFfn) {
   EXPECT_EQ(m.activation, "gelu");
 }
 
-TEST(ModelConfig, MixtureOfExpertsIsAnError) {
-  nlohmann::json j = {{"model_type", "mixtral"},  {"hidden_size", 4096},
+TEST(ModelConfig, UnmodelledMixtureOfExpertsIsAnError) {
+  nlohmann::json j = {{"model_type", "jamba"},    {"hidden_size", 4096},
                       {"num_hidden_layers", 32},  {"num_attention_heads", 32},
                       {"num_key_value_heads", 8}, {"intermediate_size", 14336},
-                      {"vocab_size", 32000},      {"num_local_experts", 8}};
+                      {"vocab_size", 32000},      {"num_experts", 16}};
   try {
-    model_from_hf_config(j, "mixtral.json");
+    model_from_hf_config(j, "jamba.json");
     FAIL() << "MoE accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("mixture-of-experts"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("num_experts"), std::string::npos) << e.what();
   }
 }
 
-TEST(ModelConfig, SlidingWindowIsAWarning) {
+TEST(ModelConfig, SlidingWindowIsRead) {
   nlohmann::json j = {{"model_type", "mistral"},  {"hidden_size", 4096},
                       {"num_hidden_layers", 32},  {"num_attention_heads", 32},
                       {"num_key_value_heads", 8}, {"intermediate_size", 14336},
                       {"vocab_size", 32000},      {"sliding_window", 4096}};
   const ModelConfig m = model_from_hf_config(j, "mistral.json");
-  ASSERT_EQ(m.warnings.size(), 1u);
-  EXPECT_NE(m.warnings[0].find("sliding_window"), std::string::npos);
+  EXPECT_TRUE(m.warnings.empty());
+  EXPECT_EQ(m.sliding_window, 4096);
+  EXPECT_EQ(m.layer_kind(31).window, 4096);
   EXPECT_EQ(m.ffn, FfnKind::kGated);
 }
 

@@ -445,5 +445,81 @@ TEST(ModelLowering, PrintsPerOpBytesAgainstTheRoofline) {
   }
 }
 
+// ---- MoE and sliding-window layers (tiny-moe: layer 0 full attention, layer 1 a 64-key window)
+
+const std::string kTinyMoe = std::string(LTC_SOURCE_DIR) + "/traces/examples/tiny-moe.config.json";
+
+// Every layer's kernels are its group's graph ops with the compiled plan's launches: a grouped
+// expert GEMM is one LUT mpGEMM per active expert (".e<i>") or one batched MMA kernel.
+TEST(ModelLowering, MoeLayersEmitTheirGroupsLaunches) {
+  for (const Step& s : {make(kTinyMoe, true, 4, 100, "a100-lut4x", "int2", golden::DType::kInt8),
+                        make(kTinyMoe, true, 3, 100, "a100"),
+                        make(kTinyMoe, false, 1, 64, "a100-lut4x", "int4", golden::DType::kFp16)}) {
+    llm::StepConfig compiled = graph_of(s).step;
+    compiled.kernels = llm::KernelPlan::kCompiled;
+    const llm::StepGraph g = llm::build_step_graph(s.model, compiled);
+    ASSERT_EQ(g.all_layers(), 2);
+    const Trace t = compile_model(s.model, s.step, s.gpu);
+    std::map<std::pair<std::string, std::string>, int> kernels;
+    bool combine[2] = {false, false};
+    for (const auto& k : t.kernels) {
+      const auto [prefix, op] = op_of(k.name, g);
+      ++kernels[{prefix, op}];
+      if (k.name == "L0.attention.combine") combine[0] = true;
+      if (k.name == "L1.attention.combine") combine[1] = true;
+    }
+    for (int64_t l = 0; l < 2; ++l) {
+      const std::string prefix = "L" + std::to_string(l);
+      for (const auto& op : g.ops_of_layer(l)) {
+        const int extra = op.kind == llm::OpKind::kAttention && combine[l] ? 1 : 0;
+        EXPECT_EQ((kernels[{prefix, op.name}]), op.launches + extra)
+            << llm::phase_name(s.step.phase) << " " << prefix << "." << op.name;
+      }
+    }
+    // Layer 1 reads its window only: 64 keys at context 100.
+    EXPECT_EQ(g.ops_of_layer(1)[0].name, "attn_norm");
+    for (const auto& op : g.ops_of_layer(s.step.phase == llm::Phase::kDecode ? 1 : 0)) {
+      if (op.kind == llm::OpKind::kAttention && s.step.phase == llm::Phase::kDecode) {
+        EXPECT_EQ(op.attention.kv_len, 64);
+      }
+    }
+  }
+}
+
+// The routing kernels move the graph's bytes (the dispatch's and combine's token rows; the
+// top-k kernel's int32 ids are the graph's, the row kernel stores a row of scores).
+TEST(ModelLowering, MoeRoutingKernelsMoveTheGraphsBytes) {
+  const Step s = make(kTinyMoe, true, 4, 100, "a100", "fp16");
+  const llm::StepGraph g = graph_of(s);
+  const Trace t = compile_model(s.model, s.step, s.gpu);
+  std::vector<std::string> errors;
+  int checked = 0;
+  for (const auto& [key, o] : op_traffic(t, g, &errors)) {
+    const llm::Op& op = graph_op(g, key);
+    if (op.kind != llm::OpKind::kRouting && op.name != "expert_act" && op.name != "shared_act") {
+      continue;
+    }
+    if (op.name == "router_topk") continue;
+    EXPECT_NEAR(double(o.bytes) / graph_bytes(g, op), 1.0, 0.01)
+        << key << ": " << o.bytes << " vs " << graph_bytes(g, op);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);  // dispatch, expert_act, shared_act, combine
+  EXPECT_TRUE(errors.empty()) << errors.front();
+}
+
+TEST(ModelLowering, WhatTheCompilerDoesNotLowerIsRefused) {
+  const Step mla = make("deepseek-v2-lite", true, 1, 100, "a100");
+  EXPECT_THROW(compile_model(mla.model, mla.step, mla.gpu), InputError);
+  // A prefill longer than the window would need banded attention.
+  const Step swa = make(kTinyMoe, false, 1, 128, "a100");
+  try {
+    compile_model(swa.model, swa.step, swa.gpu);
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--seq <= 64"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace ltc::compiler

@@ -133,21 +133,105 @@ def normalize(name, cfg):
     notes = []
     if mt == "bloom" or cfg.get("alibi", False):
         notes.append("ALiBi bias not applied (plain SDPA)")
-    if cfg.get("attn_logit_softcapping") or cfg.get("sliding_window"):
-        notes.append("attention soft-capping / sliding window not part of the reference step")
+    if cfg.get("attn_logit_softcapping"):
+        notes.append("attention soft-capping not part of the reference step")
+    moe, mla, window, kind_note = moe_mla_window(mt, cfg, L, ffn)
+    if kind_note:
+        notes.append(kind_note)
+    if mla:
+        # Every head has its own query and key/value (from the latent); a query head is
+        # nope + rope wide, RoPE on its rope part.
+        nkv, hd, rot = nh, mla["qk_nope"] + mla["qk_rope"], mla["qk_rope"]
     return {
         "model_type": mt, "hidden": H, "num_layers": L, "heads": nh, "kv_heads": nkv, "head_dim": hd,
         "ffn": ffn, "ffn_implicit": ffn_implicit, "gated": gated, "act": act, "norm": norm,
         "qkv_bias": qkv_b, "o_bias": o_b, "mlp_bias": mlp_b, "rotary_dim": rot,
         "parallel": parallel, "parallel_norms": par_norms if parallel else 0, "post_norms": post_norms,
         "qkv_out": (nh + 2 * nkv) * hd, "notes": notes,
+        "moe": moe, "mla": mla, "window": window,
     }
+
+
+def moe_mla_window(mt, cfg, L, ffn):
+    """The MoE, latent-attention and sliding-window settings of the layer kind the step stack
+    measures: of the kinds (MoE or dense FFN, window or full attention) a model's layers have,
+    the most common (the first on a tie), as ltc's step graph calls its main layer kind
+    (model/llm/model_config.cpp reads the same fields)."""
+    E = int(_first(cfg, ["num_local_experts", "num_experts", "n_routed_experts"], 0) or 0)
+    moe = None
+    is_moe = [False] * L
+    if E > 1:
+        k = int(cfg["num_experts_per_tok"])
+        expert_ffn = int(ffn if mt in ("mixtral", "olmoe") else cfg["moe_intermediate_size"])
+        shared, gate = 0, False
+        if mt == "qwen2_moe":
+            shared = int(cfg.get("shared_expert_intermediate_size") or 0)
+            gate = shared > 0
+        elif mt in ("deepseek_v2", "deepseek_v3"):
+            shared = int(cfg.get("n_shared_experts") or 0) * expert_ffn
+        first = int(cfg.get("first_k_dense_replace") or 0)
+        if mt in ("qwen2_moe", "qwen3_moe"):
+            step, dense = int(cfg.get("decoder_sparse_step") or 1), set(cfg.get("mlp_only_layers") or [])
+            is_moe = [l not in dense and (l + 1) % step == 0 for l in range(L)]
+        else:
+            freq = int(cfg.get("moe_layer_freq") or 1)
+            is_moe = [l >= first and l % freq == 0 for l in range(L)]
+        moe = {"experts": E, "top_k": k, "expert_ffn": expert_ffn, "shared_ffn": shared,
+               "shared_gate": gate, "norm_topk": mt == "mixtral" or bool(cfg.get("norm_topk_prob", False)),
+               "scoring": str(cfg.get("scoring_func") or "softmax")}
+    mla = None
+    if cfg.get("kv_lora_rank"):
+        mla = {"kv_lora": int(cfg["kv_lora_rank"]), "q_lora": int(cfg.get("q_lora_rank") or 0),
+               "qk_nope": int(cfg["qk_nope_head_dim"]), "qk_rope": int(cfg["qk_rope_head_dim"]),
+               "v_head": int(cfg["v_head_dim"])}
+    W = cfg.get("sliding_window")
+    sliding = [False] * L
+    if isinstance(W, int) and not isinstance(W, bool) and W > 0 and \
+            not ("use_sliding_window" in cfg and not cfg["use_sliding_window"]):
+        if cfg.get("layer_types"):
+            sliding = [t == "sliding_attention" for t in cfg["layer_types"]]
+        elif mt == "gemma2":
+            sliding = [l % 2 == 0 for l in range(L)]
+        elif cfg.get("sliding_window_pattern"):
+            p = int(cfg["sliding_window_pattern"])
+            sliding = [(l + 1) % p != 0 for l in range(L)]
+        elif "use_sliding_window" in cfg:
+            sliding = [l >= int(cfg.get("max_window_layers") or 0) for l in range(L)]
+        else:
+            sliding = [True] * L
+    kinds = []
+    for l in range(L):
+        kind = (is_moe[l], sliding[l])
+        for e in kinds:
+            if e[0] == kind:
+                e[1] += 1
+                break
+        else:
+            kinds.append([kind, 1])
+    main = max(kinds, key=lambda e: e[1])[0] if kinds else (False, False)  # the first on ties
+    note = None
+    if len(kinds) > 1:
+        note = (f"layers of {len(kinds)} kinds: the stack measures the most common one "
+                f"({'MoE' if main[0] else 'dense'} FFN, {'sliding window' if main[1] else 'full attention'}, "
+                f"{max(e[1] for e in kinds)} of {L} layers)")
+    return (moe if main[0] else None), mla, (int(W) if main[1] else 0), note
 
 
 def layer_weight_elems(s):
     H, F_ = s["hidden"], s["ffn"]
-    n = s["qkv_out"] * H + H * s["heads"] * s["head_dim"]
-    n += (2 * F_ if s["gated"] else F_) * H + H * F_
+    if s.get("mla"):
+        a, nh = s["mla"], s["heads"]
+        q_out = nh * (a["qk_nope"] + a["qk_rope"])
+        n = (H * a["q_lora"] + a["q_lora"] * q_out if a["q_lora"] else H * q_out)
+        n += H * (a["kv_lora"] + a["qk_rope"]) + a["kv_lora"] * nh * (a["qk_nope"] + a["v_head"])
+        n += nh * a["v_head"] * H
+    else:
+        n = s["qkv_out"] * H + H * s["heads"] * s["head_dim"]
+    if s.get("moe"):
+        e = s["moe"]
+        n += H * e["experts"] + 3 * H * (e["experts"] * e["expert_ffn"] + e["shared_ffn"])
+    else:
+        n += (2 * F_ if s["gated"] else F_) * H + H * F_
     return n
 
 
@@ -161,9 +245,26 @@ def gemm_shapes(s):
 def step_bytes(s, B, T, kv_len, layers, esize=2):
     """Rough device memory of a step stack: weights + KV caches + activations (+ margin)."""
     w = layer_weight_elems(s) * esize
-    kv = 2 * B * s["kv_heads"] * kv_len * s["head_dim"] * esize
+    if s.get("window") and T == 1:
+        kv_len = min(kv_len, s["window"])
+    if s.get("mla"):
+        kv = B * kv_len * (s["mla"]["kv_lora"] + s["mla"]["qk_rope"]) * esize
+    else:
+        kv = 2 * B * s["kv_heads"] * kv_len * s["head_dim"] * esize
     M = B * T
-    act = M * (s["qkv_out"] + 3 * s["ffn"] + 6 * s["hidden"] + 2 * s["heads"] * s["head_dim"]) * esize
+    ffn = s["ffn"]
+    if s.get("moe"):
+        e = s["moe"]
+        ffn = e["top_k"] * e["expert_ffn"] + e["shared_ffn"] + e["experts"]
+    act = M * (s["qkv_out"] + 3 * ffn + 6 * s["hidden"] + 2 * s["heads"] * s["head_dim"]) * esize
+    if s.get("moe"):
+        act += 4 * M * s["moe"]["top_k"] * s["hidden"] * esize  # dispatched rows, expert outputs
+    if s.get("mla") and T > 1:
+        act += 2 * M * s["heads"] * (s["head_dim"] + s["mla"]["v_head"]) * esize
+    if s.get("mla") and T == 1:
+        act += 4 * B * s["heads"] * kv_len * 4  # fp32 scores and probabilities
+    if s.get("window") and T > s["window"]:
+        act += T * T  # the banded mask (bool)
     return layers * (w + kv + act)
 
 
@@ -267,16 +368,58 @@ def make_layer(s, dtype, dev):
     if s["post_norms"]:
         norm_w("pa")
         norm_w("pf")
-    w["qkv"] = rand_w((s["qkv_out"], H), dtype, dev, H)
-    w["qkv_b"] = torch.zeros(s["qkv_out"], device=dev, dtype=dtype) if s["qkv_bias"] else None
-    w["o"] = rand_w((H, nh * hd), dtype, dev, nh * hd)
-    w["o_b"] = torch.zeros(H, device=dev, dtype=dtype) if s["o_bias"] else None
+    if s.get("mla"):
+        make_mla(s, w, dtype, dev)
+    else:
+        w["qkv"] = rand_w((s["qkv_out"], H), dtype, dev, H)
+        w["qkv_b"] = torch.zeros(s["qkv_out"], device=dev, dtype=dtype) if s["qkv_bias"] else None
+        w["o"] = rand_w((H, nh * hd), dtype, dev, nh * hd)
+        w["o_b"] = torch.zeros(H, device=dev, dtype=dtype) if s["o_bias"] else None
+    if s.get("moe"):
+        make_moe(s, w, dtype, dev)
+        return w
     up_n = 2 * s["ffn"] if s["gated"] else s["ffn"]
     w["up"] = rand_w((up_n, H), dtype, dev, H)
     w["up_b"] = torch.zeros(up_n, device=dev, dtype=dtype) if s["mlp_bias"] else None
     w["down"] = rand_w((H, s["ffn"]), dtype, dev, s["ffn"])
     w["down_b"] = torch.zeros(H, device=dev, dtype=dtype) if s["mlp_bias"] else None
     return w
+
+
+def make_mla(s, w, dtype, dev):
+    """Latent attention weights (DeepSeek-V2 names): the query GEMM and kv_a_proj_with_mqa as one
+    weight (N concatenated), the latent's RMSNorm, W_UK / W_UV per head (absorbed, decode) and
+    kv_b_proj (prefill), o_proj."""
+    H, nh, a = s["hidden"], s["heads"], s["mla"]
+    q_out = nh * (a["qk_nope"] + a["qk_rope"])
+    kva = a["kv_lora"] + a["qk_rope"]
+    if a["q_lora"]:
+        w["qa_kva"] = rand_w((a["q_lora"] + kva, H), dtype, dev, H)
+        w["qa_norm"] = torch.ones(a["q_lora"], device=dev, dtype=dtype)
+        w["q_b"] = rand_w((q_out, a["q_lora"]), dtype, dev, a["q_lora"])
+    else:
+        w["qa_kva"] = rand_w((q_out + kva, H), dtype, dev, H)
+    w["kv_norm"] = torch.ones(a["kv_lora"], device=dev, dtype=dtype)
+    w["kv_b"] = rand_w((nh * (a["qk_nope"] + a["v_head"]), a["kv_lora"]), dtype, dev, a["kv_lora"])
+    kvb = w["kv_b"].view(nh, a["qk_nope"] + a["v_head"], a["kv_lora"])
+    w["w_uk"] = kvb[:, :a["qk_nope"]].contiguous()                  # [nh, nope, kv_lora]
+    w["w_uv"] = kvb[:, a["qk_nope"]:].transpose(1, 2).contiguous()  # [nh, kv_lora, v]
+    w["o"] = rand_w((H, nh * a["v_head"]), dtype, dev, nh * a["v_head"])
+
+
+def make_moe(s, w, dtype, dev):
+    """Router [E, H]; the experts' gate+up [E, 2F, H] and down [E, H, F] weights stacked for
+    torch._grouped_mm (in s["_expert_dtype"]); the shared expert's fused gate+up and down (+ its
+    gate)."""
+    H, e = s["hidden"], s["moe"]
+    E, Fe = e["experts"], e["expert_ffn"]
+    w["router"] = rand_w((E, H), dtype, dev, H)
+    w["e_gate_up"] = rand_w((E, 2 * Fe, H), s["_expert_dtype"], dev, H)
+    w["e_down"] = rand_w((E, H, Fe), s["_expert_dtype"], dev, Fe)
+    if e["shared_ffn"]:
+        w["s_gate_up"] = rand_w((2 * e["shared_ffn"], H), dtype, dev, H)
+        w["s_down"] = rand_w((H, e["shared_ffn"]), dtype, dev, e["shared_ffn"])
+        w["s_gate"] = rand_w((1, H), dtype, dev, H) if e["shared_gate"] else None
 
 
 def apply_norm(s, x, w, key):
@@ -321,24 +464,34 @@ def sdpa(q, k, v, causal):
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
 
-def layer_forward(s, x, w, kc, vc, pos, cos, sin, causal):
-    """One reference decoder layer. x: [B, T, H]; kc/vc: [B, nkv, Lmax, hd]; new K/V at pos."""
+def layer_forward(s, x, w, kc, vc, pos, cos, sin, causal, mask=None):
+    """One reference decoder layer. x: [B, T, H]; kc/vc: [B, nkv, Lmax, hd] with the new K/V at
+    pos (a sliding window's rolling buffer: Lmax = min(L + 1, W) slots, the new token in the
+    last; `mask`: the banded causal mask of a prefill longer than the window). MLA: kc/vc are the
+    latent [B, Lmax, kv_lora] and RoPE-key [B, Lmax, rope] caches."""
     B, T, _ = x.shape
     nh, nkv, hd = s["heads"], s["kv_heads"], s["head_dim"]
     h = apply_norm(s, x, w, "n1")
-    qkv = F.linear(h, w["qkv"], w["qkv_b"])
-    q, k, v = qkv.split([nh * hd, nkv * hd, nkv * hd], dim=-1)
-    q = q.view(B, T, nh, hd).transpose(1, 2)
-    k = k.view(B, T, nkv, hd).transpose(1, 2)
-    v = v.view(B, T, nkv, hd).transpose(1, 2)
-    if s["rotary_dim"]:
-        q = rope(q, cos, sin, s["rotary_dim"])
-        k = rope(k, cos, sin, s["rotary_dim"])
-    kc[:, :, pos:pos + T].copy_(k)
-    vc[:, :, pos:pos + T].copy_(v)
-    a = sdpa(q, kc[:, :, :pos + T], vc[:, :, :pos + T], causal)
-    a = a.transpose(1, 2).reshape(B, T, nh * hd)
-    o = F.linear(a, w["o"], w["o_b"])
+    if s.get("mla"):
+        o = mla_attention(s, h, w, kc, vc, pos, cos, sin, causal)
+    else:
+        qkv = F.linear(h, w["qkv"], w["qkv_b"])
+        q, k, v = qkv.split([nh * hd, nkv * hd, nkv * hd], dim=-1)
+        q = q.view(B, T, nh, hd).transpose(1, 2)
+        k = k.view(B, T, nkv, hd).transpose(1, 2)
+        v = v.view(B, T, nkv, hd).transpose(1, 2)
+        if s["rotary_dim"]:
+            q = rope(q, cos, sin, s["rotary_dim"])
+            k = rope(k, cos, sin, s["rotary_dim"])
+        kc[:, :, pos:pos + T].copy_(k)
+        vc[:, :, pos:pos + T].copy_(v)
+        if mask is not None:
+            a = F.scaled_dot_product_attention(q, repeat_kv(kc[:, :, :pos + T], nh),
+                                               repeat_kv(vc[:, :, :pos + T], nh), attn_mask=mask)
+        else:
+            a = sdpa(q, kc[:, :, :pos + T], vc[:, :, :pos + T], causal)
+        a = a.transpose(1, 2).reshape(B, T, nh * hd)
+        o = F.linear(a, w["o"], w["o_b"])
     if s["post_norms"]:
         o = apply_norm(s, o, w, "pa")
     if s["parallel"]:
@@ -346,16 +499,152 @@ def layer_forward(s, x, w, kc, vc, pos, cos, sin, causal):
     else:
         x = x + o
         h2 = apply_norm(s, x, w, "n2")
-    gu = F.linear(h2, w["up"], w["up_b"])
-    if s["gated"]:
-        g, u = gu.chunk(2, dim=-1)
-        m = s["_act"](g) * u
+    if s.get("moe"):
+        d = moe_ffn(s, h2, w)
     else:
-        m = s["_act"](gu)
-    d = F.linear(m, w["down"], w["down_b"])
+        gu = F.linear(h2, w["up"], w["up_b"])
+        if s["gated"]:
+            g, u = gu.chunk(2, dim=-1)
+            m = s["_act"](g) * u
+        else:
+            m = s["_act"](gu)
+        d = F.linear(m, w["down"], w["down_b"])
     if s["post_norms"]:
         d = apply_norm(s, d, w, "pf")
     return x + o + d if s["parallel"] else x + d
+
+
+def repeat_kv(t, heads):
+    """K or V [B, nkv, L, hd] repeated to `heads` (SDPA with an explicit mask takes no GQA)."""
+    r = heads // t.shape[1]
+    return t if r == 1 else t.repeat_interleave(r, dim=1)
+
+
+def mla_attention(s, h, w, c_cache, pe_cache, pos, cos, sin, causal):
+    """DeepSeek-V2 attention (docs/performance-models.md): absorbed in decode, naive in prefill;
+    the latent and the RoPE key are cached."""
+    B, T, _ = h.shape
+    nh, a = s["heads"], s["mla"]
+    nope, rp, kvl, vh = a["qk_nope"], a["qk_rope"], a["kv_lora"], a["v_head"]
+    qa = F.linear(h, w["qa_kva"])
+    if a["q_lora"]:
+        q_lat, ckv, kpe = qa.split([a["q_lora"], kvl, rp], dim=-1)
+        q = F.linear(F.rms_norm(q_lat, (a["q_lora"],), w["qa_norm"], 1e-6), w["q_b"])
+    else:
+        q, ckv, kpe = qa.split([nh * (nope + rp), kvl, rp], dim=-1)
+    ckv = F.rms_norm(ckv, (kvl,), w["kv_norm"], 1e-6)
+    q = q.view(B, T, nh, nope + rp).transpose(1, 2)           # [B, nh, T, nope + rope]
+    q_nope, q_pe = q.split([nope, rp], dim=-1)
+    q_pe = rope(q_pe, cos, sin, rp)
+    kpe = rope(kpe.view(B, 1, T, rp), cos, sin, rp)            # [B, 1, T, rope]
+    c_cache[:, pos:pos + T].copy_(ckv)
+    pe_cache[:, pos:pos + T].copy_(kpe.view(B, T, rp))
+    scale = (nope + rp) ** -0.5
+    if not causal:
+        # Absorbed: q_nope through W_UK into the latent space, scores against the cached latents
+        # (+ the RoPE part), values from the latents, then W_UV per head.
+        ql = torch.bmm(q_nope.reshape(B, nh, nope).transpose(0, 1), w["w_uk"])  # [nh, B, kvl]
+        ql = ql.transpose(0, 1)                                                 # [B, nh, kvl]
+        c, pe = c_cache[:, :pos + T], pe_cache[:, :pos + T]
+        sc = torch.matmul(ql, c.transpose(1, 2)) + torch.matmul(q_pe.reshape(B, nh, rp), pe.transpose(1, 2))
+        p = torch.softmax(sc * scale, dim=-1, dtype=torch.float32).to(h.dtype)
+        ol = torch.matmul(p, c)                                                 # [B, nh, kvl]
+        o = torch.bmm(ol.transpose(0, 1), w["w_uv"]).transpose(0, 1)            # [B, nh, v]
+        o = o.reshape(B, T, nh * vh)
+    else:
+        kv = F.linear(ckv, w["kv_b"]).view(B, T, nh, nope + vh).transpose(1, 2)
+        k_nope, v = kv.split([nope, vh], dim=-1)
+        k = torch.cat((k_nope, kpe.expand(B, nh, T, rp)), dim=-1)
+        qf = torch.cat((q_nope, q_pe), dim=-1)
+        o = F.scaled_dot_product_attention(qf, k, v, is_causal=True, scale=scale)
+        o = o.transpose(1, 2).reshape(B, T, nh * vh)
+    return F.linear(o, w["o"])
+
+
+def grouped_mm(x, wt, offs):
+    """Y[g rows] = X[g rows] @ W[g]^T for each group g of rows (offs: int32 group ends) with
+    torch._grouped_mm; wt is W transposed ([E, K, N] view of [E, N, K])."""
+    return torch._grouped_mm(x, wt, offs=offs)
+
+
+def moe_ffn(s, h2, w):
+    """The MoE FFN reference step (docs/performance-models.md): router, top-k, dispatch by
+    argsort / a scatter-add count / cumsum and a row gather, grouped gate+up and down GEMMs, combine by
+    index_add_; the shared expert on every token. Groups are padded to s["_moe_align"] rows
+    where torch._grouped_mm needs aligned groups (rows of a pad are zeros)."""
+    B, T, H = h2.shape
+    e = s["moe"]
+    E, k, Fe = e["experts"], e["top_k"], e["expert_ffn"]
+    xs = h2.reshape(B * T, H)
+    M = B * T
+    logits = F.linear(xs, w["router"])
+    scores = torch.sigmoid(logits.float()) if e["scoring"] == "sigmoid" else torch.softmax(logits, -1, dtype=torch.float32)
+    tw, ti = torch.topk(scores, k, dim=-1)
+    if e["norm_topk"]:
+        tw = tw / tw.sum(-1, keepdim=True)
+    flat = ti.reshape(-1)
+    order = torch.argsort(flat)
+    # Tokens per expert without a host sync (torch.bincount sizes its output on the host).
+    counts = torch.zeros(E, device=xs.device, dtype=flat.dtype).scatter_add_(0, flat, torch.ones_like(flat))
+    tok = order // k
+    ed = s["_expert_dtype"]
+    align = s["_moe_align"]
+    if align > 1:
+        padded = (counts + align - 1) // align * align
+        ends = torch.cumsum(padded, 0)
+        starts = ends - padded
+        first = torch.cumsum(counts, 0) - counts
+        se = flat[order]
+        dest = torch.arange(M * k, device=xs.device) - first[se] + starts[se]
+        xg = torch.zeros(M * k + E * align, H, device=xs.device, dtype=ed)
+        xg[dest] = xs[tok].to(ed)
+        offs = ends.to(torch.int32)
+    else:
+        dest = None
+        xg = xs[tok].to(ed)
+        offs = torch.cumsum(counts, 0).to(torch.int32)
+    gu = grouped_mm(xg, w["e_gate_up"].transpose(-2, -1), offs)
+    g, u = gu.chunk(2, dim=-1)
+    m = s["_act"](g) * u
+    y = grouped_mm(m, w["e_down"].transpose(-2, -1), offs)
+    if dest is not None:
+        y = y[dest]
+    y = y.to(xs.dtype) * tw.reshape(-1)[order].unsqueeze(-1).to(xs.dtype)
+    out = torch.zeros_like(xs).index_add_(0, tok, y)
+    if e["shared_ffn"]:
+        sg, su = F.linear(xs, w["s_gate_up"]).chunk(2, dim=-1)
+        sh = F.linear(s["_act"](sg) * su, w["s_down"])
+        if w.get("s_gate") is not None:
+            sh = sh * torch.sigmoid(F.linear(xs, w["s_gate"]))
+        out = out + sh
+    return out.view(B, T, H)
+
+
+def moe_setup(s, dtype, dev):
+    """The dtype and group alignment torch._grouped_mm takes on this GPU and PyTorch: the step
+    dtype, else bf16 (recorded per step as expert_dtype); unaligned groups, else groups padded to
+    16 rows. Raises SystemExit naming what is missing."""
+    if not hasattr(torch, "_grouped_mm"):
+        raise SystemExit("MoE reference step: this PyTorch has no torch._grouped_mm (PyTorch >= 2.8 needed)")
+    last = None
+    for ed in (dtype, torch.bfloat16):
+        for align in (1, 16):
+            try:
+                E, Hh, N = 4, 64, 32
+                x = torch.randn(24 if align == 1 else 64, Hh, device=dev, dtype=ed)
+                wt = torch.randn(E, N, Hh, device=dev, dtype=ed).transpose(-2, -1)
+                ends = [3, 3, 10, 24] if align == 1 else [16, 16, 32, 64]
+                offs = torch.tensor(ends, device=dev, dtype=torch.int32)
+                y = torch._grouped_mm(x, wt, offs=offs)
+                ref = x[3:10].float() @ wt[2].float() if align == 1 else x[16:32].float() @ wt[2].float()
+                got = y[3:10].float() if align == 1 else y[16:32].float()
+                if torch.allclose(got, ref, rtol=2e-2, atol=2e-2):
+                    s["_expert_dtype"], s["_moe_align"] = ed, align
+                    return
+                last = "wrong result"
+            except Exception as ex:  # noqa: BLE001
+                last = f"{type(ex).__name__}: {str(ex)[:200]}"
+    raise SystemExit(f"MoE reference step: torch._grouped_mm fails on this GPU ({last})")
 
 
 class StepStack:
@@ -363,24 +652,38 @@ class StepStack:
 
     def __init__(self, s, phase, B, T_or_L, layers, dtype, dev):
         self.s, self.layers = s, layers
+        W = s.get("window") or 0
+        self.mask = None
         if phase == "decode":
             L = T_or_L
             self.T, self.pos, lmax, self.causal = 1, L, L + 1, False
+            if W and lmax > W:  # the rolling buffer: W slots, the new token written in place
+                self.pos, lmax = W - 1, W
         else:
             self.T, self.pos, lmax, self.causal = T_or_L, 0, T_or_L, True
+            if W and T_or_L > W:
+                i = torch.arange(T_or_L, device=dev)
+                d = i[:, None] - i[None, :]
+                self.mask = (d >= 0) & (d < W)
         self.w = [make_layer(s, dtype, dev) for _ in range(layers)]
-        shp = (B, s["kv_heads"], lmax, s["head_dim"])
-        self.kc = [torch.empty(shp, device=dev, dtype=dtype).normal_() for _ in range(layers)]
-        self.vc = [torch.empty(shp, device=dev, dtype=dtype).normal_() for _ in range(layers)]
+        if s.get("mla"):
+            shp_c = (B, lmax, s["mla"]["kv_lora"])
+            shp_v = (B, lmax, s["mla"]["qk_rope"])
+        else:
+            shp_c = shp_v = (B, s["kv_heads"], lmax, s["head_dim"])
+        self.kc = [torch.empty(shp_c, device=dev, dtype=dtype).normal_() for _ in range(layers)]
+        self.vc = [torch.empty(shp_v, device=dev, dtype=dtype).normal_() for _ in range(layers)]
         self.x = torch.randn((B, self.T, s["hidden"]), device=dev, dtype=dtype)
         rot = s["rotary_dim"]
-        self.cos, self.sin = rope_tables(self.T, self.pos, rot, dtype, dev) if rot else (None, None)
+        # RoPE angles of the true positions (a rolling buffer's slot is not the position).
+        true_pos = T_or_L if phase == "decode" else 0
+        self.cos, self.sin = rope_tables(self.T, true_pos, rot, dtype, dev) if rot else (None, None)
 
     def __call__(self):
         x = self.x
         for i in range(self.layers):
             x = layer_forward(self.s, x, self.w[i], self.kc[i], self.vc[i], self.pos, self.cos, self.sin,
-                              self.causal)
+                              self.causal, self.mask)
         return x
 
 
@@ -787,6 +1090,8 @@ def main(argv=None):
             continue
         log(f"model {name}: {json.dumps({k: s[k] for k in ('hidden', 'heads', 'kv_heads', 'head_dim', 'ffn')})}")
         s["_act"] = act_fn(s["act"])
+        if s.get("moe"):
+            moe_setup(s, dtype, dev)
         tm = time.time()
 
         # -------- kernel list of one eager layer
@@ -830,10 +1135,14 @@ def main(argv=None):
                     st = StepStack(s, phase, B, n, layers, dtype, dev)
                     g = capture(st)
                     r = time_graph(g, args.warmup, args.reps)
-                    rec = {"model": name, "phase": phase, "batch": B, key: n, "kv_len": kv_len, "tokens": B * T,
-                           "layers": layers, "dtype": args.dtype,
+                    rec = {"model": name, "phase": phase, "batch": B, key: n,
+                           "kv_len": min(kv_len, s["window"]) if s.get("window") and T == 1 else kv_len,
+                           "tokens": B * T, "layers": layers, "dtype": args.dtype,
                            "ms_per_layer": r["median"] / layers, "ms_graph": r["median"],
                            "ms_graph_min": r["min"], "ms_graph_p90": r["p90"]}
+                    if s.get("moe"):
+                        rec["expert_dtype"] = str(s["_expert_dtype"]).replace("torch.", "")
+                        rec["expert_group_align"] = s["_moe_align"]
                     doc["steps"].append(rec)
                     log(f"  {phase} B{B} {key}{n} x{layers}: {rec['ms_per_layer']:.4f} ms/layer")
                     del g, st
@@ -844,7 +1153,10 @@ def main(argv=None):
             flush()
 
         # -------- operators
-        if not args.no_ops:
+        if not args.no_ops and (s.get("moe") or s.get("mla")):
+            skip(what="ops", model=name, reason="operators on their own are defined for dense multi-head "
+                 "attention layers; this model's MoE / latent-attention layer is measured as a whole step")
+        elif not args.no_ops:
             H, nh, nkv, hd = s["hidden"], s["heads"], s["kv_heads"], s["head_dim"]
             bt = sorted({(b, 1) for b, _ in decode} | {(b, t) for b, t in prefill}, key=lambda p: (p[0] * p[1], p))
             Ms = sorted({b * t for b, t in bt})
@@ -981,7 +1293,8 @@ def main(argv=None):
                              reason=f"{type(e).__name__}: {str(e)[:300]}")
             cleanup()
             flush()
-        s.pop("_act", None)
+        for key_ in ("_act", "_expert_dtype", "_moe_align"):
+            s.pop(key_, None)
         log(f"  model {name} done in {time.time() - tm:.0f} s")
 
     doc["nvidia_smi"]["after"] = nvidia_smi(args.device)
