@@ -54,9 +54,9 @@ RunStats simulate(const traces::Trace& trace, const hw::GpuConfig& gpu, const Si
                                                   "' in the trace (kernels: " + names + ")");
   }
   if (options.quantum_cycles < 1) throw InputError("quantum_cycles must be >= 1");
-  if (gpu.tensor_cores_per_sm / gpu.sub_partitions_per_sm > kMaxTensorCoresPerSp) {
+  if (gpu.tensor_cores_per_sm / gpu.sub_partitions_per_sm > kMaxUnitCopies) {
     throw InputError("gpu '" + gpu.name + "': the simulator models at most " +
-                     std::to_string(kMaxTensorCoresPerSp) +
+                     std::to_string(kMaxUnitCopies) +
                      " tensor cores per sub-partition (field 'tensor_cores_per_sm')");
   }
   const std::unique_ptr<TensorCoreModel> tc =
