@@ -39,6 +39,10 @@ std::string ppa_markdown(const nlohmann::json& sweeps) {
         "\n## {}\n\n{} ({} design points, {} of them in the store; library {}, activity {}).\n",
         s.value("sweep", "?"), s.value("title", ""), s.value("points", 0), s.value("rows_ok", 0),
         s.value("library", "?"), s.value("activity_timing", "?"));
+    if (s.value("rows_ok", 0) < s.value("points", 0)) {
+      out += "Partial: each figure below is over the points in the store only (`ltc sweep " +
+             s.value("sweep", std::string("?")) + " --out DIR` runs the rest).\n";
+    }
     const auto& ratios = s.contains("ratios") ? s["ratios"] : nlohmann::json::array();
     if (!ratios.empty()) {
       out += "\n| ratio | ltc | paper |\n|---|---|---|\n";

@@ -162,6 +162,10 @@ TEST(ResultsFiles, PpaFileIsInStepWithTheSweeps) {
               "zero).\n"),
       std::string::npos)
       << md;
+  EXPECT_NE(md.find("Partial: each figure below is over the points in the store only (`ltc sweep "
+                    "dp4 --out DIR` runs the rest).\n"),
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("| density LUT / MAC | 5.40x | 18.1 |\n"), std::string::npos) << md;
   EXPECT_NE(md.find("| no data | n/a | 4-6 |\n"), std::string::npos) << md;
   EXPECT_NE(md.find("| LUT below MAC up to W | 1 | all W | 1: 6.63, 2: 0.50 |\n"),
