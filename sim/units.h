@@ -28,8 +28,10 @@ struct UnitKind {
   std::string_view name;
   std::string_view busy_name;  // its structural stall in the statistics ("tensor_busy")
   bool per_sm;                 // one shared by the SM's sub-partitions (else one per sub-partition)
-  // Identical pipes in one (the first free takes an instruction): of the SM or sub-partition.
+  // Identical pipes in one (the first free takes an instruction): of the SM or sub-partition,
+  // 1..kMaxUnitCopies (simulate() refuses a GPU outside that, naming `copies_from`).
   int (*copies)(const hw::GpuConfig&);
+  std::string_view copies_from;
   // Cycles of queued work it accepts beyond the instruction in service (0: an instruction issues
   // only to a free pipe).
   Cycle queue;
@@ -43,13 +45,14 @@ inline constexpr int kMaxUnitCopies = 8;
 inline constexpr std::array<UnitKind, kUnitKinds> kUnits = {{
     // The sub-partition's tensor cores (GpuConfig::lmma_timing / mma_timing: tensor_core.h).
     {"tensor", "tensor_busy", false,
-     [](const hw::GpuConfig& g) { return g.tensor_cores_per_sm / g.sub_partitions_per_sm; }, 0},
+     [](const hw::GpuConfig& g) { return g.tensor_cores_per_sm / g.sub_partitions_per_sm; },
+     "field 'tensor_cores_per_sm' over 'sub_partitions_per_sm'", 0},
     // Its CUDA-core lanes (FP32 and INT32 ops: GpuConfig::cuda_core_cycles).
-    {"alu", "alu_busy", false, [](const hw::GpuConfig&) { return 1; }, 0},
+    {"alu", "alu_busy", false, [](const hw::GpuConfig&) { return 1; }, "one", 0},
     // Its special-function unit (sm.sfu_ops_per_cycle).
-    {"sfu", "sfu_busy", false, [](const hw::GpuConfig&) { return 1; }, 0},
+    {"sfu", "sfu_busy", false, [](const hw::GpuConfig&) { return 1; }, "one", 0},
     // The SM's load/store path: shared memory (wavefronts) and global accesses (one line a cycle).
-    {"lsu", "lsu_busy", true, [](const hw::GpuConfig&) { return 1; }, kLsuQueueCycles},
+    {"lsu", "lsu_busy", true, [](const hw::GpuConfig&) { return 1; }, "one", kLsuQueueCycles},
 }};
 
 constexpr const UnitKind& unit_kind(Unit u) {

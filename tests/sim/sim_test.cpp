@@ -122,6 +122,23 @@ TEST(LmmaChain, TwoTensorCoresPerSubPartitionHalveTheInterval) {
   EXPECT_EQ(cycles_of(tr, gpu), 7 * t.issue_cycles + 1 + t.latency_cycles);
 }
 
+// More pipes per unit than the simulator models: refused, naming the unit and the fields.
+TEST(LmmaChain, MoreTensorCoresPerSubPartitionThanModelledAreRefused) {
+  hw::GpuConfig gpu = lut_gpu();
+  gpu.tensor_cores_per_sm = 4 * (sim::kMaxUnitCopies + 1);
+  gpu.finalize();
+  const auto tr = trace_of("    lmma.m4n256k4.i8.i2.i32.i32 m=0 n=0 k=0\n");
+  try {
+    sim::simulate(tr, gpu, {});
+    ADD_FAILURE() << "simulated";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the tensor unit would have 9 (field "
+                                         "'tensor_cores_per_sm' over 'sub_partitions_per_sm')"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(MmaChain, DependentMmasTakeTheMeasuredLatencyEach) {
   const hw::GpuConfig gpu = hw::load_gpu("h200");
   const hw::TensorOpTiming t = gpu.mma_timing({16, 8, 16}, "fp16", "fp16");
