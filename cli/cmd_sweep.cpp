@@ -167,6 +167,7 @@ void run(const SweepFlags& o) {
                         {"ran", s.ran},
                         {"ok", s.ok},
                         {"failed", s.failed},
+                        {"rows", s.rows.size()},
                         {"rows_ok", stored},
                         {"resubmitted", s.resubmitted},
                         {"executor", o.executor},

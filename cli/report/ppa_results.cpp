@@ -36,10 +36,10 @@ std::string ppa_markdown(const nlohmann::json& sweeps) {
       "first design stays below the second. n/a: the sweep's store lacks the points.\n";
   for (const auto& s : sweeps) {
     out += fmt::format(
-        "\n## {}\n\n{} ({} design points, {} of them in the store; library {}, activity {}).\n",
+        "\n## {}\n\n{} ({} design points; {} of its {} rows stored; library {}, activity {}).\n",
         s.value("sweep", "?"), s.value("title", ""), s.value("points", 0), s.value("rows_ok", 0),
-        s.value("library", "?"), s.value("activity_timing", "?"));
-    if (s.value("rows_ok", 0) < s.value("points", 0)) {
+        s.value("rows", 0), s.value("library", "?"), s.value("activity_timing", "?"));
+    if (s.value("rows_ok", 0) < s.value("rows", 0)) {
       out += "Partial: each figure below is over the points in the store only (`ltc sweep " +
              s.value("sweep", std::string("?")) + " --out DIR` runs the rest).\n";
     }

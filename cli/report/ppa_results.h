@@ -12,8 +12,8 @@
 namespace ltc::report {
 
 // `sweeps`: one object per sweep, as `ltc sweep --json` prints it (sweep, title, library,
-// activity_timing, points, rows_ok: the spec's rows whose point is in the store, ratios,
-// crossovers).
+// activity_timing, points, rows: the spec's rows (a point may stand in several), rows_ok: those
+// whose point is in the store, ratios, crossovers).
 std::string ppa_markdown(const nlohmann::json& sweeps);
 // `ledger`: synth::to_json of the ledger's result (steps, paper).
 std::string ledger_markdown(const nlohmann::json& ledger);

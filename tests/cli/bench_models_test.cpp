@@ -140,6 +140,7 @@ nlohmann::json one_sweep() {
         {"library", "osu018"},
         {"activity_timing", "zero"},
         {"points", 6},
+        {"rows", 7},
         {"rows_ok", 5},
         {"ratios",
          {{{"name", "density LUT / MAC"}, {"value", 5.404}, {"paper", 18.1}},
@@ -158,7 +159,7 @@ nlohmann::json one_sweep() {
 TEST(ResultsFiles, PpaFileIsInStepWithTheSweeps) {
   const std::string md = ppa_markdown(one_sweep());
   EXPECT_NE(
-      md.find("\n## dp4\n\nDP4 (6 design points, 5 of them in the store; library osu018, activity "
+      md.find("\n## dp4\n\nDP4 (6 design points; 5 of its 7 rows stored; library osu018, activity "
               "zero).\n"),
       std::string::npos)
       << md;
