@@ -3,16 +3,21 @@
 // file, a built-in name (dp-k, dp4, wbits, dse), `all` for the four built-ins into one results
 // store, or `ledger` (synth/ledger.h: the DP4 comparison from the flow's first setup to the
 // paper's, one cause at a time). `--executor slurm` runs the points as Slurm job arrays
-// (synth/executor.h); each array task runs `ltc sweep-task MANIFEST INDEX`.
+// (synth/executor.h); each array task runs `ltc sweep-task MANIFEST INDEX`. `--markdown FILE`
+// writes the sweeps' ratios and crossovers, or the ledger's steps, as a PPA results file
+// (cli/report/ppa_results.h).
 #include "cli/command.h"
 #include "cli/options.h"
+#include "cli/report/ppa_results.h"
 #include "common/error.h"
+#include "common/file_io.h"
 #include "synth/ledger.h"
 #include "synth/sweep.h"
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -32,6 +37,7 @@ struct SweepFlags {
   std::string executor = "local";
   std::string lib;     // empty: each spec's own library
   std::string timing;  // empty: each spec's own activity_timing
+  std::string markdown;
   synth::SlurmOptions slurm;
 };
 
@@ -71,7 +77,12 @@ void run_ledger(const SweepFlags& o) {
   lo.progress = o.progress || progress_enabled();
   lo.report_only = o.report_only;
   lo.tool_timeout_s = o.timeout_s;
+  if (!o.markdown.empty()) check_output_path(o.markdown, "--markdown");
   const synth::LedgerResult r = synth::run_ledger(lo);
+  if (!o.markdown.empty()) {
+    write_text_atomic(o.markdown, report::ledger_markdown(synth::to_json(r)));
+    if (!o.json) fmt::print("wrote {}\n", o.markdown);
+  }
   if (o.json) {
     fmt::print("{}\n", synth::to_json(r).dump());
   } else {
@@ -111,6 +122,7 @@ void run(const SweepFlags& o) {
   }
   std::vector<synth::SweepSpec> specs;
   for (const auto& p : spec_paths(o.spec)) specs.push_back(synth::SweepSpec::load(p));
+  if (!o.markdown.empty()) check_output_path(o.markdown, "--markdown", spec_paths(o.spec));
   if (!o.lib.empty()) {
     synth::cell_library(o.lib);  // an unknown name is an InputError naming --lib
     for (auto& spec : specs) spec.library = o.lib;
@@ -143,7 +155,11 @@ void run(const SweepFlags& o) {
     }
     const auto s = synth::run_sweep(spec, so);
     failed += s.failed;
+    const auto stored = std::count_if(s.rows.begin(), s.rows.end(), [](const nlohmann::json& r) {
+      return r.value("status", "") == "ok";
+    });
     nlohmann::json j = {{"sweep", spec.name},
+                        {"title", spec.title},
                         {"library", spec.library},
                         {"activity_timing", synth::delay_model_name(spec.timing)},
                         {"points", s.points},
@@ -151,11 +167,14 @@ void run(const SweepFlags& o) {
                         {"ran", s.ran},
                         {"ok", s.ok},
                         {"failed", s.failed},
+                        {"rows", s.rows.size()},
+                        {"rows_ok", stored},
                         {"resubmitted", s.resubmitted},
                         {"executor", o.executor},
                         {"seconds", s.seconds},
                         {"files", s.files},
-                        {"ratios", s.ratios}};
+                        {"ratios", s.ratios},
+                        {"crossovers", s.crossovers}};
     all.push_back(j);
     if (!o.json) {
       fmt::print(
@@ -182,6 +201,10 @@ void run(const SweepFlags& o) {
       }
       for (const auto& f : s.files) fmt::print("  wrote {}\n", f);
     }
+  }
+  if (!o.markdown.empty()) {
+    write_text_atomic(o.markdown, report::ppa_markdown(all));
+    if (!o.json) fmt::print("wrote {}\n", o.markdown);
   }
   if (o.json) {
     fmt::print("{}\n", (all.size() == 1 ? all[0] : nlohmann::json{{"sweeps", all}}).dump());
@@ -225,6 +248,10 @@ CommandRegistrar reg{
           ->capture_default_str()
           ->check(in_range(1, 1e6));
       sub->add_flag("--json", o->json, "print one JSON object");
+      sub->add_option("--markdown", o->markdown,
+                      "also write the sweeps' ratios and crossovers against the paper (the "
+                      "ledger: its steps) as Markdown to this file (docs/results/ppa.md, "
+                      "ppa-ledger.md)");
       sub->add_option("--executor", o->executor,
                       "where points run: local (-j at a time) or slurm (job arrays; --out on a "
                       "filesystem the nodes share)")

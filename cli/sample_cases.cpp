@@ -95,8 +95,8 @@ std::vector<SampleCase> load_sample_cases(const std::string& path) {
     throw InputError(std::string(e.what()) +
                      " (a JSON file of sampling-bench cases: configs/sampling/README.md)");
   }
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
+  const nlohmann::json j = parse_json(text, path);
+  if (!j.is_object()) {
     throw InputError(path + ": not a JSON object {\"cases\": [...]} (configs/sampling/README.md)");
   }
   const FieldReader f(j, path);

@@ -132,7 +132,7 @@ KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuCo
       d.tensor_ops = 2ull * uint64_t(shape.m) * uint64_t(shape.n) * uint64_t(shape.k);
     };
     auto smem = [&](uint8_t reads, uint8_t writes) {
-      d.unit = Unit::kSmem;
+      d.unit = Unit::kLsu;
       d.reads = reads;
       d.writes = writes;
       d.simt = uint32_t(std::max<int64_t>(1, ceil_div(int64_t(in.bytes), kSimtBytes)));
@@ -152,7 +152,8 @@ KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuCo
         case Opcode::kLdGlobal:
         case Opcode::kLdGlobalAsync:
         case Opcode::kStGlobal:
-          d.unit = Unit::kGlobal;
+          d.unit = Unit::kLsu;
+          d.global = true;
           d.reads = in.op == Opcode::kStGlobal ? uint8_t(kValues | kFragments) : uint8_t(0);
           d.writes = in.op == Opcode::kLdGlobal ? kFragments : 0;
           d.simt = uint32_t(std::max<int64_t>(1, ceil_div(int64_t(in.bytes), kSimtBytes)));

@@ -33,8 +33,6 @@ namespace ltc::sim {
 inline constexpr int kDramPieceShift = 8;
 inline constexpr int kDramPieceBytes = 1 << kDramPieceShift;
 
-using Cycle = int64_t;
-
 // The s with 2^s >= v, the least: the shift of a power-of-two size (line bytes).
 inline int log2_exact(int v) {
   int s = 0;

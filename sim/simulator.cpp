@@ -54,10 +54,14 @@ RunStats simulate(const traces::Trace& trace, const hw::GpuConfig& gpu, const Si
                                                   "' in the trace (kernels: " + names + ")");
   }
   if (options.quantum_cycles < 1) throw InputError("quantum_cycles must be >= 1");
-  if (gpu.tensor_cores_per_sm / gpu.sub_partitions_per_sm > kMaxTensorCoresPerSp) {
-    throw InputError("gpu '" + gpu.name + "': the simulator models at most " +
-                     std::to_string(kMaxTensorCoresPerSp) +
-                     " tensor cores per sub-partition (field 'tensor_cores_per_sm')");
+  for (const UnitKind& u : kUnits) {
+    const int n = u.copies(gpu);
+    if (n < 1 || n > kMaxUnitCopies) {
+      throw InputError("gpu '" + gpu.name + "': the simulator models 1 to " +
+                       std::to_string(kMaxUnitCopies) + " pipes per unit; the " +
+                       std::string(u.name) + " unit would have " + std::to_string(n) + " (" +
+                       std::string(u.copies_from) + ")");
+    }
   }
   const std::unique_ptr<TensorCoreModel> tc =
       make_tensor_core(options.tc, gpu, options.rtl_cache_dir, options.rtl_optimized);

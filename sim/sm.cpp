@@ -51,6 +51,18 @@ void BlockDispatcher::retired(int64_t id, Cycle start, Cycle at) {
 }
 
 // ---- Sm -----------------------------------------------------------------------------------------
+std::vector<FunctionalUnit> Sm::make_units(const hw::GpuConfig& gpu) {
+  constexpr size_t kRow = kUnitKinds + 1;
+  std::vector<FunctionalUnit> units(kRow * size_t(gpu.sub_partitions_per_sm + 1));
+  for (size_t row = 0; row < units.size() / kRow; ++row) {
+    for (int u = 0; u < kUnitKinds; ++u) {
+      units[row * kRow + size_t(u)] =
+          FunctionalUnit(kUnits[size_t(u)].copies(gpu), kUnits[size_t(u)].queue);
+    }
+  }
+  return units;
+}
+
 Sm::Sm(sc_core::sc_module_name name, int id, const hw::GpuConfig& gpu, BlockDispatcher& dispatcher,
        Cycle quantum, const std::atomic<bool>& stop)
     : sc_core::sc_module(name),
@@ -62,9 +74,9 @@ Sm::Sm(sc_core::sc_module_name name, int id, const hw::GpuConfig& gpu, BlockDisp
       stop_(stop),
       gto_(gpu.sm.scheduler == "gto"),
       lanes_per_sp_(std::max(1, gpu.fp32_lanes_per_sm() / gpu.sub_partitions_per_sm)),
-      tensor_cores_per_sp_(gpu.tensor_cores_per_sm / gpu.sub_partitions_per_sm),
       line_shift_(log2_exact(gpu.sm.line_bytes)),
-      lsu_(1.0),
+      units_(make_units(gpu)),
+      lsu_(units_[units_.size() - kUnitKinds - 1 + size_t(Unit::kLsu)]),
       noc_(double(gpu.sm.noc_bytes_per_cycle)) {
   blocks_.resize(size_t(gpu.sm.max_blocks));
   sps_.resize(size_t(gpu.sub_partitions_per_sm));
@@ -84,10 +96,16 @@ Sm::~Sm() {
 void Sm::begin_kernel(const KernelPlan* plan, Cycle launch) {
   plan_ = plan;
   stats_ = KernelStats{};
+  constexpr size_t kRow = kUnitKinds + 1;
+  for (auto& u : units_) u.reset();
   for (auto& sp : sps_) {
     sp = SubPartition{};
     sp.index = int(&sp - sps_.data());
     sp.accounted = sp.wake = launch;
+    for (size_t u = 0; u < kRow; ++u) {
+      const bool per_sm = u < size_t(kUnitKinds) && kUnits[u].per_sm;
+      sp.unit[u] = &units_[(per_sm ? sps_.size() : size_t(sp.index)) * kRow + u];
+    }
   }
   for (auto& b : blocks_) b = Block{};
   // Warp slots for as many blocks as this SM can hold at once (its occupancy, or its share of a
@@ -101,8 +119,6 @@ void Sm::begin_kernel(const KernelPlan* plan, Cycle launch) {
   for (auto& w : warps_) w.active = false;
   resident_blocks_ = 0;
   fill_at_ = kNever;
-  lsu_.reset();
-  lsu_reserved();
   lsu_first_ = 0;
   decoded_ = plan->decoded.data();
   program_ = plan->kernel->program.data();
@@ -242,37 +258,6 @@ void Sm::launch_block(int64_t block_id, Cycle at) {
   stats_.warps += uint64_t(k.warps_per_block());
 }
 
-Cycle Sm::unit_free(const SubPartition& sp, Unit u) const {
-  switch (u) {
-    case Unit::kTensor:
-      return *std::min_element(sp.tensor_free.begin(),
-                               sp.tensor_free.begin() + tensor_cores_per_sp_);
-    case Unit::kAlu:
-      return sp.alu_free;
-    case Unit::kSfu:
-      return sp.sfu_free;
-    case Unit::kSmem:
-    case Unit::kGlobal:
-      return lsu_open_;
-    case Unit::kNone:
-      break;
-  }
-  return 0;
-}
-
-Stall Sm::unit_stall(Unit u) const {
-  switch (u) {
-    case Unit::kTensor:
-      return Stall::kTensorBusy;
-    case Unit::kAlu:
-      return Stall::kAluBusy;
-    case Unit::kSfu:
-      return Stall::kSfuBusy;
-    default:
-      return Stall::kLsuBusy;
-  }
-}
-
 // The issue path runs once per warp instruction: try_issue is inlined into run_until and fetch
 // into issue (a call each costs the saving and restoring of the callee-saved registers).
 #define LTC_SIM_HOT inline __attribute__((always_inline))
@@ -287,9 +272,9 @@ LTC_SIM_HOT bool Sm::try_issue(SubPartition& sp, Cycle c) {
   Stall best_why = Stall::kBarrier;
   auto consider = [&](int slot) -> bool {
     Warp& w = warps_[size_t(slot)];
-    Cycle uf = unit_free(sp, w.unit);
+    Cycle uf = sp.unit[size_t(w.unit)]->free_at();
     Cycle t = std::max(w.ready, uf);
-    const bool lsu = w.unit == Unit::kSmem || w.unit == Unit::kGlobal;
+    const bool lsu = w.unit == Unit::kLsu;
     if (t <= c) {
       // A free LSU slot goes to the sub-partition's first waiting warp, if any waits.
       if (lsu && sp.lsu_waiting > 0) {
@@ -312,7 +297,7 @@ LTC_SIM_HOT bool Sm::try_issue(SubPartition& sp, Cycle c) {
     }
     if (t < best_t) {
       best_t = t;
-      best_why = w.ready >= uf ? w.why : unit_stall(w.unit);
+      best_why = w.ready >= uf ? w.why : busy_stall(w.unit);
     }
     return false;
   };
@@ -421,60 +406,29 @@ void Sm::issue(Warp& w, SubPartition& sp, Cycle c) {
   }
   if (observer_) observer_->on_issue(in, w.stream.point(), w.global_id);
   Cycle done = c + 1;
+  FunctionalUnit& unit = *sp.unit[size_t(d.unit)];
   switch (d.unit) {
     case Unit::kTensor: {
       // --tc rtl: this LMMA's own cycles in the verilated tile; else the decoded timing.
       const hw::TensorOpTiming t = issue_timed_tc_ && in.op == Opcode::kLmma
                                        ? issue_timed_tc_->issue_lmma(in.lmma)
                                        : hw::TensorOpTiming{d.occupancy, d.latency};
-      // The tensor core that frees first takes it (one is free: try_issue checked).
-      *std::min_element(sp.tensor_free.begin(), sp.tensor_free.begin() + tensor_cores_per_sp_) =
-          c + Cycle(t.issue_cycles);
+      done = unit.issue(c, Cycle(t.issue_cycles)) + Cycle(t.latency_cycles);
       stats_.tensor_busy_cycles += uint64_t(t.issue_cycles);
-      done = c + Cycle(t.latency_cycles);
-      // The slot of this tile (found by fetch; only issue changes the slots), else a free
-      // (retired) slot, else the earliest-ready one.
-      AccSlot* slot = w.acc_slot >= 0 ? &w.acc[size_t(w.acc_slot)] : nullptr;
-      if (!slot) {
-        slot = &w.acc[0];
-        for (AccSlot& s : w.acc) {
-          if (s.ready < slot->ready) slot = &s;
+      break;
+    }
+    case Unit::kLsu:
+      if (d.global) {
+        done = global_access(w, in, c);
+        if (in.op == Opcode::kLdGlobalAsync) {
+          w.open_group = std::max(w.open_group, done);
+          stats_.mem.smem_bytes += in.bytes;
         }
-        if (slot->ready > c) w.acc_all = std::max(w.acc_all, slot->ready);
-      }
-      slot->key = w.key;
-      slot->ready = done;
-      w.acc_slot = int(slot - w.acc.data());  // where fetch looks first for the next tile
-      w.acc_all = std::max(w.acc_all, done);
-      break;
-    }
-    case Unit::kAlu:
-      sp.alu_free = c + d.occupancy;
-      done = c + d.latency;
-      w.values = std::max(w.values, done);
-      break;
-    case Unit::kSfu:
-      sp.sfu_free = c + d.occupancy;
-      done = c + d.latency;
-      w.values = std::max(w.values, done);
-      break;
-    case Unit::kSmem: {
-      const Cycle start = Cycle(lsu_.reserve(double(c), double(d.wavefronts)));
-      lsu_reserved();
-      done = start + d.latency;
-      stats_.mem.smem_bytes += in.bytes;
-      stats_.mem.smem_wavefronts += uint64_t(d.wavefronts);
-      stats_.mem.bank_conflict_cycles += uint64_t(d.conflict_wavefronts);
-      if (d.writes & kFragments) write_fragments(w, in.frag, done);
-      break;
-    }
-    case Unit::kGlobal:
-      done = global_access(w, in, c);
-      if (in.op == Opcode::kLdGlobal) {
-        write_fragments(w, in.frag, done);
-      } else if (in.op == Opcode::kLdGlobalAsync) {
-        w.open_group = std::max(w.open_group, done);
+      } else {
+        done = lsu_issue(c, d.wavefronts) + d.latency;
         stats_.mem.smem_bytes += in.bytes;
+        stats_.mem.smem_wavefronts += uint64_t(d.wavefronts);
+        stats_.mem.bank_conflict_cycles += uint64_t(d.conflict_wavefronts);
       }
       break;
     case Unit::kNone:
@@ -487,6 +441,28 @@ void Sm::issue(Warp& w, SubPartition& sp, Cycle c) {
         w.ngroups = keep;
       }
       break;
+    default:  // a unit of the decoded occupancy and latency (CUDA cores, SFU)
+      done = unit.issue(c, d.occupancy) + d.latency;
+      break;
+  }
+  // The result, into the scoreboard classes the instruction writes.
+  if (d.writes & kValues) w.values = std::max(w.values, done);
+  if (d.writes & kFragments) write_fragments(w, in.frag, done);
+  if (d.writes & kAccumulatorTile) {
+    // The slot of this tile (found by fetch; only issue changes the slots), else a free
+    // (retired) slot, else the earliest-ready one.
+    AccSlot* slot = w.acc_slot >= 0 ? &w.acc[size_t(w.acc_slot)] : nullptr;
+    if (!slot) {
+      slot = &w.acc[0];
+      for (AccSlot& s : w.acc) {
+        if (s.ready < slot->ready) slot = &s;
+      }
+      if (slot->ready > c) w.acc_all = std::max(w.acc_all, slot->ready);
+    }
+    slot->key = w.key;
+    slot->ready = done;
+    w.acc_slot = int(slot - w.acc.data());  // where fetch looks first for the next tile
+    w.acc_all = std::max(w.acc_all, done);
   }
   w.last_done = std::max(w.last_done, done);
   if (in.op == Opcode::kBarrier) {
@@ -554,11 +530,14 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
   const uint64_t first = addr >> line_shift_, last = (addr + bytes - 1) >> line_shift_;
   const uint64_t line_bytes = uint64_t(1) << line_shift_;
   // A tensor memory accelerator (sm.tma) moves cp.async tiles itself: no LSU cycles.
-  const double start = in.op == Opcode::kLdGlobalAsync && gpu_.sm.tma
-                           ? double(c)
-                           : lsu_.reserve(double(c), double(last - first + 1));
-  lsu_reserved();
-  Cycle done = Cycle(start) + 1;
+  // (It still takes its turn in the LSU's round robin over the sub-partitions.)
+  Cycle start = c;
+  if (in.op == Opcode::kLdGlobalAsync && gpu_.sm.tma) {
+    lsu_granted_ = true;
+  } else {
+    start = lsu_issue(c, Cycle(last - first + 1));
+  }
+  Cycle done = start + 1;
   // Host-side hints (no simulated effect): the L2 sets of the first lines now, then each line's
   // set kPrefetchAhead lines before its lookup, so the lookups' host cache misses overlap.
   constexpr uint64_t kPrefetchAhead = 8;

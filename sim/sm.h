@@ -13,6 +13,7 @@
 #include "sim/simulator.h"
 #include "sim/stats.h"
 #include "sim/tensor_core.h"
+#include "sim/units.h"
 #include "traces/warp_stream.h"
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -29,13 +30,6 @@
 namespace ltc::sim {
 
 inline constexpr Cycle kNever = std::numeric_limits<Cycle>::max() / 4;
-inline constexpr int kMaxTensorCoresPerSp = 8;
-// Memory instructions wait to issue while the SM's load/store path has more than this many
-// cycles of work queued (the MIO / LSU instruction queue of real SMs).
-inline constexpr double kLsuQueueCycles = 64;
-
-// Which unit an instruction occupies.
-enum class Unit : uint8_t { kNone, kTensor, kAlu, kSfu, kSmem, kGlobal };
 
 // Register classes of traces/isa.h's implicit dependency rules.
 enum : uint8_t {
@@ -47,11 +41,15 @@ enum : uint8_t {
 
 // One static instruction, decoded once per kernel: its unit, what it reads and writes, and its
 // timing where that does not depend on addresses.
+// The SM issues an instruction to its unit with the unit's busy cycles (`occupancy`; an LSU
+// global access: its lines) and writes its result, ready `latency` after it starts in the unit,
+// into the scoreboard classes of `writes` (sim/units.h).
 struct DecodedInstr {
   Unit unit = Unit::kNone;
   uint8_t reads = 0, writes = 0;
+  bool global = false;    // an LSU instruction to global memory (ldg, stg, ldgsts), not shared
   int32_t occupancy = 0;  // cycles its unit stays busy (the next instruction's earliest issue)
-  int32_t latency = 0;    // issue to result (compute units, shared memory)
+  int32_t latency = 0;    // start in its unit to result (compute units, shared memory)
   uint32_t simt = 1;      // SIMT warp instructions it stands for
   uint64_t thread_ops = 0;
   uint64_t tensor_ops = 0;
@@ -185,21 +183,20 @@ class Sm : public sc_core::sc_module {
     Cycle wake = 0;          // earliest cycle it may issue
     Cycle accounted = 0;     // cycles before this are in stats
     Stall reason = Stall::kNoWarp;
-    std::array<Cycle, kMaxTensorCoresPerSp> tensor_free{};  // each tensor core of the SP
-    Cycle alu_free = 0, sfu_free = 0;
+    // Each Unit's instance: the sub-partition's own (in units_) or the SM's (per_sm).
+    std::array<FunctionalUnit*, kUnitKinds + 1> unit{};
     // Its warps ready for the LSU but refused a slot, first come first served (Sm::lsu_ring_
     // from its index's row, `lsu_waiting` of them from `lsu_head`): while any waits, only the
     // first may take a freed slot (not the greedy or the oldest warp).
     uint32_t lsu_head = 0, lsu_waiting = 0;
   };
 
+  static std::vector<FunctionalUnit> make_units(const hw::GpuConfig& gpu);
   void activate();  // the clocked process: one quantum
   void run_until(Cycle limit);
   bool fill_blocks(Cycle at);
   void launch_block(int64_t block_id, Cycle at);
   bool try_issue(SubPartition& sp, Cycle c);
-  Cycle unit_free(const SubPartition& sp, Unit u) const;
-  Stall unit_stall(Unit u) const;
   void issue(Warp& w, SubPartition& sp, Cycle c);
   void fetch(Warp& w, Cycle c);
   void commit_group(Warp& w, Cycle c);
@@ -223,7 +220,6 @@ class Sm : public sc_core::sc_module {
   const KernelPlan* plan_ = nullptr;
   const bool gto_;
   const int lanes_per_sp_;
-  const int tensor_cores_per_sp_;
   const int line_shift_;
 
   std::vector<Warp> warps_;
@@ -234,17 +230,18 @@ class Sm : public sc_core::sc_module {
   Cycle cycle_ = 0;         // the SM's local time (runs ahead of SystemC time within a quantum)
   Cycle now_ = 0;           // SystemC time of the current activation
   Cycle fill_at_ = kNever;  // a block slot frees at this cycle
-  BandwidthPort lsu_, noc_;
-  // When a memory instruction may issue: lsu_ has at most kLsuQueueCycles queued.
-  // Updated at each reservation (lsu_reserved), read for every warp the scheduler considers.
-  Cycle lsu_open_ = 0;
+  // The units (kUnits): for each sub-partition a row of kUnitKinds + 1 (Unit::kNone's never
+  // busy), then one row of the SM's own; SubPartition::unit points into it.
+  std::vector<FunctionalUnit> units_;
+  FunctionalUnit& lsu_;  // the SM's load/store path (Unit::kLsu)
+  BandwidthPort noc_;
   // The sub-partitions take the LSU's free slots in a round robin over grants (the one after
   // the last granted tries first), and each serves its waiting warps first come first served
   // (SubPartition::lsu_waiting). The H200 shares its LSU so (tools/microbench/
   // smsp_arbitration.cu: with 8 warps of shared loads the last ends 1.00005x after the first);
   // in a fixed sub-partition order with greedy-then-oldest the warps ran one after the other.
   size_t lsu_first_ = 0;
-  bool lsu_granted_ = false;   // lsu_ reserved since run_until cleared it
+  bool lsu_granted_ = false;   // the LSU granted since run_until cleared it
   std::vector<int> lsu_ring_;  // the sub-partitions' LSU queues, one row of lsu_ring_cap_ each
   uint32_t lsu_ring_cap_ = 0;  // warps a sub-partition holds at most
   int* lsu_queue(const SubPartition& sp) { return &lsu_ring_[size_t(sp.index) * lsu_ring_cap_]; }
@@ -254,10 +251,10 @@ class Sm : public sc_core::sc_module {
     lsu_queue(sp)[tail < lsu_ring_cap_ ? tail : tail - lsu_ring_cap_] = slot;
     w.lsu_queued = true;
   }
-  void lsu_reserved() {
-    const double f = lsu_.free_at() - kLsuQueueCycles;
-    lsu_open_ = f > 0 ? Cycle(f) : 0;
+  // The LSU takes `busy` cycles of work at `c`; returns when it starts.
+  Cycle lsu_issue(Cycle c, Cycle busy) {
     lsu_granted_ = true;
+    return lsu_.issue(c, busy);
   }
   const DecodedInstr* decoded_ = nullptr;   // plan_->decoded.data()
   const traces::Instr* program_ = nullptr;  // plan_->kernel->program.data()

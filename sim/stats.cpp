@@ -20,14 +20,11 @@ std::string_view stall_name(Stall s) {
       return "scoreboard_accumulator";
     case Stall::kValues:
       return "scoreboard_values";
-    case Stall::kTensorBusy:
-      return "tensor_busy";
-    case Stall::kAluBusy:
-      return "alu_busy";
-    case Stall::kSfuBusy:
-      return "sfu_busy";
-    case Stall::kLsuBusy:
-      return "lsu_busy";
+    case Stall::kUnitBusy:
+      break;
+  }
+  if (int(s) >= int(Stall::kUnitBusy) && int(s) < kStallKinds) {
+    return kUnits[size_t(int(s) - int(Stall::kUnitBusy))].busy_name;
   }
   return "?";
 }

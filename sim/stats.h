@@ -3,6 +3,7 @@
 // report and tests can put them side by side. sim/README.md says what each one means.
 #pragma once
 
+#include "sim/units.h"
 #include "traces/isa.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -24,13 +25,15 @@ enum class Stall : uint8_t {
   kFragments,    // scoreboard: data of an ldg / lds not back yet
   kAccumulator,  // scoreboard: an lmma / mma on the same accumulator tile in flight
   kValues,       // scoreboard: an alu / sfu / precompute / dequant result not ready
-  kTensorBusy,   // structural: the tensor core has not accepted the previous instruction
-  kAluBusy,      // structural: CUDA-core lanes busy
-  kSfuBusy,      // structural: special-function unit busy
-  kLsuBusy,      // structural: the SM's load/store (shared memory, L1) path busy
+  // Structural: the warp's unit has not accepted it yet, one kind per Unit in its order
+  // (busy_stall; tensor_busy, alu_busy, sfu_busy, lsu_busy: sim/units.h).
+  kUnitBusy,
 };
-inline constexpr int kStallKinds = int(Stall::kLsuBusy) + 1;  // Stall's last enumerator, + 1
-std::string_view stall_name(Stall s);                         // "barrier", "async_wait", ...
+inline constexpr int kStallKinds = int(Stall::kUnitBusy) + kUnitKinds;
+constexpr Stall busy_stall(Unit u) {
+  return Stall(int(Stall::kUnitBusy) + int(u));
+}
+std::string_view stall_name(Stall s);  // "barrier", "async_wait", ..., "lsu_busy"
 
 struct MemoryStats {
   uint64_t smem_bytes = 0;            // lds + sts + ldgsts fills

@@ -309,9 +309,9 @@ std::string build(SectionContext& ctx, const std::string& sweep) {
       const bool match =
           lo == 1.0 && hi == 1.0 ? std::abs(v - 1) < 0.005 : v >= lo / 1.5 && v <= hi * 1.5;
       c.verdict = match ? Comparison::Verdict::kMatch : Comparison::Verdict::kDiffers;
-      // A peak missed by less than the flow's own noise (synth/README.md, "The rtl/
-      // restructuring and the flow's noise floor": cell order alone moved a large tile's area by
-      // 8%) is a tie this flow cannot break, not a different design.
+      // A peak missed by less than the flow's own noise (synth/README.md, "The flow's noise
+      // floor": cell order alone moves a large tile's area by about 8%) is a tie this flow cannot
+      // break, not a different design.
       const bool near_tie = !match && lo == 1.0 && hi == 1.0 && v > 1 && v < 1.0 + kNoiseFloor;
       c.reason = match      ? "same ranking and magnitude despite different cells"
                  : near_tie ? fmt::format(

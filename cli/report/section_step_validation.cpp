@@ -9,6 +9,8 @@
 #include "cli/report/html.h"
 #include "cli/report/section.h"
 #include "cli/report/step_request.h"
+#include "common/file_io.h"
+#include "common/json_fields.h"
 #include "model/hw/gpu.h"
 #include "model/llm/model_config.h"
 #include "model/roofline/calibrate.h"
@@ -187,9 +189,8 @@ std::string gemm_kinds_html(SectionContext& ctx, const roofline::Machine& h200) 
 }
 
 std::string build(SectionContext& ctx) {
-  std::ifstream f(std::string(LTC_SOURCE_DIR) + "/" + kProfileFile);
-  if (!f) throw std::runtime_error(std::string("cannot read ") + kProfileFile);
-  const json profile = json::parse(f);
+  const std::string path = std::string(LTC_SOURCE_DIR) + "/" + kProfileFile;
+  const json profile = parse_json(read_text(path), path);
   std::map<std::string, std::string> source;  // model name -> config path in the repository
   for (const auto& m : profile.at("models")) source[m.at("name")] = m.at("source");
   const hw::GpuConfig gpu = hw::load_gpu("h200");

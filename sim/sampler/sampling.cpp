@@ -3,6 +3,7 @@
 #include "common/config_dir.h"
 #include "common/error.h"
 #include "common/file_io.h"
+#include "common/json_fields.h"
 #include "sim/gpu.h"
 #include "sim/memory.h"
 #include "sim/sampler/checkpoint.h"
@@ -550,7 +551,7 @@ std::vector<ConfidenceRow> ConfidenceTally::rows() const {
 std::vector<ConfidenceRow> read_confidence(const std::string& path) {
   std::vector<ConfidenceRow> t;
   try {
-    const nlohmann::json j = nlohmann::json::parse(read_text(path));
+    const nlohmann::json j = parse_json(read_text(path), path);
     for (const auto& m : j.at("methods")) {
       ConfidenceRow c;
       c.method = m.at("method").get<std::string>();

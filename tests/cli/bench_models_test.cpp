@@ -2,6 +2,7 @@
 // checked by hand on one case each, and their results files (docs/results/) in step with the
 // tables the commands write.
 #include "cli/report/model_agreement.h"
+#include "cli/report/ppa_results.h"
 #include "cli/report/sim_bench.h"
 #include "cli/report/skinny_kernels.h"
 #include "common/error.h"
@@ -104,31 +105,121 @@ TEST(ResultsFiles, AreInStepWithTheBenchTables) {
   EXPECT_EQ(agreement.substr(0, 60), agreement_head.substr(0, 60));
 }
 
-// The simulator's results files (ltc bench sim --markdown; cli/report/sim_bench.h): each opens
-// as the command's output does (the command that regenerates it) and holds every table header
-// the command writes, so a change of the tables' format fails here until the file is rewritten.
-TEST(ResultsFiles, SimulatorFilesAreInStepWithTheBench) {
-  const std::string dir = std::string(LTC_SOURCE_DIR) + "/docs/results/";
-  const std::vector<std::pair<std::string, std::string>> files = {
-      {"sim.md", sim_speed_markdown(nlohmann::json::array())},
-      {"sim-sample.md", sim_sample_markdown(nlohmann::json::object())},
-      {"sim-h200.md", sim_h200_markdown(nlohmann::json::object())},
-      {"sim-paper.md", sim_paper_markdown(nlohmann::json::object())},
-  };
-  for (const auto& [name, empty] : files) {
-    const std::string text = read_file(dir + name);
-    ASSERT_FALSE(text.empty()) << empty.substr(0, empty.find(')') + 1);
-    const std::string opening = empty.substr(0, empty.find('('));
-    EXPECT_EQ(text.substr(0, opening.size()), opening) << name;
-    std::istringstream lines(empty);
-    int headers = 0;
-    for (std::string line; std::getline(lines, line);) {
-      if (line.rfind("| ", 0) != 0) continue;
-      ++headers;
-      EXPECT_NE(text.find(line + "\n"), std::string::npos) << name << ": " << line;
-    }
-    EXPECT_GT(headers, 0) << name;
+// A results file opens as its command's output does (`head`: that output on a small input, whose
+// opening names the command that regenerates the file) and holds every table header the command
+// writes, so a change of the tables' format fails here until the file is rewritten.
+void expect_in_step(const std::string& name, const std::string& head) {
+  const std::string text = read_file(std::string(LTC_SOURCE_DIR) + "/docs/results/" + name);
+  ASSERT_FALSE(text.empty()) << head.substr(0, head.find(')') + 1);
+  const std::string opening = head.substr(0, head.find('('));
+  EXPECT_EQ(text.substr(0, opening.size()), opening) << name;
+  std::istringstream lines(head);
+  int headers = 0;
+  std::string last;
+  for (std::string line; std::getline(lines, line); last = line) {
+    if (line.rfind("|---", 0) != 0) continue;  // `last` is a table's header
+    ++headers;
+    EXPECT_NE(text.find(last + "\n" + line + "\n"), std::string::npos) << name << ": " << last;
   }
+  EXPECT_GT(headers, 0) << name;
+}
+
+// The simulator's results files (ltc bench sim --markdown; cli/report/sim_bench.h).
+TEST(ResultsFiles, SimulatorFilesAreInStepWithTheBench) {
+  expect_in_step("sim.md", sim_speed_markdown(nlohmann::json::array()));
+  expect_in_step("sim-sample.md", sim_sample_markdown(nlohmann::json::object()));
+  expect_in_step("sim-h200.md", sim_h200_markdown(nlohmann::json::object()));
+  expect_in_step("sim-paper.md", sim_paper_markdown(nlohmann::json::object()));
+}
+
+// One sweep as `ltc sweep --json` prints it: a ratio, a crossover at two x, a ratio without data.
+nlohmann::json one_sweep() {
+  return nlohmann::json::array(
+      {{{"sweep", "dp4"},
+        {"title", "DP4"},
+        {"library", "osu018"},
+        {"activity_timing", "zero"},
+        {"points", 6},
+        {"rows", 7},
+        {"rows_ok", 5},
+        {"ratios",
+         {{{"name", "density LUT / MAC"}, {"value", 5.404}, {"paper", 18.1}},
+          {{"name", "no data"}, {"value", nullptr}, {"paper", "4-6"}}}},
+        {"crossovers",
+         {{{"name", "LUT below MAC up to W"},
+           {"x", "wbits"},
+           {"a_below_b_up_to", 1},
+           {"paper", "all W"},
+           {"points",
+            {{{"wbits", 1}, {"b_over_a", 6.634}}, {{"wbits", 2}, {"b_over_a", 0.5}}}}}}}}});
+}
+
+// The PPA results file (ltc sweep --markdown; cli/report/ppa_results.h): its cells by hand, and
+// docs/results/ppa.md in step with it.
+TEST(ResultsFiles, PpaFileIsInStepWithTheSweeps) {
+  const std::string md = ppa_markdown(one_sweep());
+  EXPECT_NE(
+      md.find("\n## dp4\n\nDP4 (6 design points; 5 of its 7 rows stored; library osu018, activity "
+              "zero).\n"),
+      std::string::npos)
+      << md;
+  EXPECT_NE(md.find("Partial: each figure below is over the points in the store only (`ltc sweep "
+                    "dp4 --out DIR` runs the rest).\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| density LUT / MAC | 5.40x | 18.1 |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| no data | n/a | 4-6 |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| LUT below MAC up to W | 1 | all W | 1: 6.63, 2: 0.50 |\n"),
+            std::string::npos)
+      << md;
+  expect_in_step("ppa.md", md);
+}
+
+// The ledger's results file (ltc sweep ledger --markdown): a zero-delay and a timed step by hand.
+TEST(ResultsFiles, LedgerFileIsInStepWithTheLedger) {
+  const nlohmann::json step = {{"step", "first setup"},
+                               {"change", "none"},
+                               {"library", "osu018"},
+                               {"activity_timing", "zero"},
+                               {"acc", "fp32"},
+                               {"scale_nm", 0},
+                               {"mac_pj_per_op", 71.04},
+                               {"lut_pj_per_op", 10.7},
+                               {"lut_pj_per_op_by_wbits", {10.7, 20, 30, 40, 80, 90, 100, 110}},
+                               {"energy_mac_over_lut", 6.6393},
+                               {"density_lut_over_mac", 5.4},
+                               {"lut_energy_below_mac_up_to_w", 4},
+                               {"lut_tops_mm2_1ghz", 0.1234},
+                               {"mac_tops_mm2_1ghz", 0.02291}};
+  nlohmann::json timed = step;
+  timed["step"] = "glitches";
+  timed["activity_timing"] = "liberty";
+  timed["lut_energy_below_mac_up_to_w"] = 8;
+  timed["mac_glitch"] = 7.554;
+  timed["lut_glitch"] = 2.64;
+  const std::string md = ledger_markdown({{"steps", {step, timed}},
+                                          {"paper",
+                                           {{"energy_mac_over_lut", 15.45},
+                                            {"density_lut_over_mac", 18.1},
+                                            {"lut_tops_mm2_1ghz", 61.55},
+                                            {"mac_tops_mm2_1ghz", 3.39},
+                                            {"lut_energy_below_mac", "all W"}}}});
+  EXPECT_NE(
+      md.find("| first setup | none | osu018 | zero | fp32 | 71 / 10.7 | 6.64x | 5.40x | W = 4 | "
+              "0.123 / 0.0229 | - |\n"),
+      std::string::npos)
+      << md;
+  EXPECT_NE(
+      md.find("| glitches | none | osu018 | liberty | fp32 | 71 / 10.7 | 6.64x | 5.40x | W = 8 "
+              "(all) | 0.123 / 0.0229 | +755% / +264% |\n"),
+      std::string::npos)
+      << md;
+  EXPECT_NE(
+      md.find("| paper | | TSMC 28 nm, DC | | fp16 | | 15.45x | 18.1x | all W | 61.55 / 3.39 | "
+              "|\n"),
+      std::string::npos)
+      << md;
+  expect_in_step("ppa-ledger.md", md);
 }
 
 }  // namespace

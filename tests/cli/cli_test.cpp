@@ -187,8 +187,8 @@ TEST(Cli, BenchSimSampleCaseFileRunsAUsersCases) {
 
 // --case-file twice runs both files' cases; --confidence-out writes the per-method table that
 // the sampler reads, each row the tally of the per-kernel errors the --json run printed (checked
-// here from those rows: mean rounded to 1e-4, largest rounded up to 1e-3); --markdown writes the
-// results-file tables of the same run.
+// here from those rows: mean rounded to 1e-4, largest rounded up to 1e-3) and read back by the
+// sampler's loader; --markdown writes the results-file tables of the same run.
 TEST(Cli, BenchSimSampleWritesItsConfidenceTableAndResultsFile) {
   const auto dir = std::filesystem::temp_directory_path();
   const std::string a = (dir / "ltc_cli_cases_a.json").string();
@@ -227,6 +227,17 @@ TEST(Cli, BenchSimSampleWritesItsConfidenceTableAndResultsFile) {
     EXPECT_NEAR(m.at("mean").get<double>(), sum / double(e.size()), 0.5e-4) << row;
     EXPECT_GE(m.at("max").get<double>(), largest) << row;
     EXPECT_LT(m.at("max").get<double>(), largest + 1e-3) << row;
+  }
+  // The sampler's loader reads the table back, row for row.
+  const std::vector<ltc::sim::ConfidenceRow> back = ltc::sim::read_confidence(conf);
+  ASSERT_EQ(back.size(), table.at("methods").size());
+  for (size_t i = 0; i < back.size(); ++i) {
+    const auto& m = table.at("methods")[i];
+    EXPECT_EQ(back[i].method, m.at("method").get<std::string>());
+    EXPECT_EQ(back[i].gemm, m.value("gemm", false));
+    EXPECT_EQ(back[i].kernels, m.at("kernels").get<int64_t>());
+    EXPECT_EQ(back[i].mean, m.at("mean").get<double>());
+    EXPECT_EQ(back[i].max, m.at("max").get<double>());
   }
   const std::string text = ltc::read_text(md);
   EXPECT_EQ(text.rfind("Sampled against full simulation", 0), 0u) << text;
@@ -267,7 +278,8 @@ TEST(Cli, BenchSimSampleCaseFileErrorsNameTheCaseAndField) {
            "acts": "fp16"}]})",
        {"case 0 (\"g\")", "a100-lut4x"}},
       {R"({"cases": []})", {"'cases' is empty"}},
-      {"[1", {"not a JSON object"}},
+      {"[1", {"not valid JSON", "line 1, column 3"}},
+      {"[1]", {"not a JSON object"}},
   };
   for (const auto& [text, want] : bad) {
     std::ofstream(cases) << text;

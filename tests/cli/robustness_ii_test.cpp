@@ -162,6 +162,15 @@ TEST(Outputs, ASweepNameCannotLeaveItsOutputFolder) {
   EXPECT_FALSE(fs::exists(scratch() / "evil-summary.json"));
 }
 
+TEST(Outputs, ASweepsMarkdownIsNotItsSpec) {
+  const std::string text = read_file(source("synth/sweeps/dp4.json"));
+  const std::string spec = write_file("md-spec.json", text);
+  expect_bad_input("sweep " + spec + " --out " + (scratch() / "md").string() +
+                       " --report-only --markdown " + spec,
+                   "--markdown");
+  EXPECT_EQ(read_file(spec), text);
+}
+
 // ---- 3. flags and fields that apply --------------------------------------------------------
 
 // Flags that apply only in some cases: a command line where the flag does not apply, refused
@@ -275,7 +284,8 @@ const std::map<std::string, std::string> kAlwaysApplies = {
      "--gpu --acts --act --clock-ns --activity --workdir --timeout-s --scale-to-nm --scale-vdd "
      "--lib --json"},
     {"ltc gpu-energy", "--gpu --ppa --scale-to-nm --scale-vdd --out --json"},
-    {"ltc sweep", "--out --progress --report-only --json --executor --lib --activity-timing"},
+    {"ltc sweep",
+     "--out --progress --report-only --json --markdown --executor --lib --activity-timing"},
     {"ltc sweep-task", ""},
     {"ltc report", "--out --jobs --sweeps --no-ppa --quick"},
     {"ltc bench rtl",

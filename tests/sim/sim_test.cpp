@@ -6,6 +6,8 @@
 #include "sim/dispatch_policy.h"
 #include "sim/memory.h"
 #include "sim/simulator.h"
+#include "sim/stats.h"
+#include "sim/units.h"
 #include "traces/trace.h"
 
 #include "tests/sim/text_trace.h"
@@ -34,6 +36,42 @@ int64_t cycles_of(const traces::Trace& t, const hw::GpuConfig& gpu) {
   const sim::RunStats r = sim::simulate(t, gpu, {});
   EXPECT_FALSE(r.interrupted);
   return r.kernels.at(0).cycles;
+}
+
+// A functional unit by hand: two pipes take two instructions in one cycle and the third waits
+// for the first to free; a queue of 64 cycles accepts work until 64 cycles are queued, each
+// instruction starting when the one before it ends.
+TEST(FunctionalUnit, PipesAndQueueByHand) {
+  sim::FunctionalUnit two(2, 0);
+  EXPECT_EQ(two.issue(10, 4), 10);
+  EXPECT_EQ(two.free_at(), 0);  // the second pipe is free
+  EXPECT_EQ(two.issue(10, 6), 10);
+  EXPECT_EQ(two.free_at(), 14);
+  EXPECT_EQ(two.issue(14, 4), 14);
+  EXPECT_EQ(two.free_at(), 16);
+  sim::FunctionalUnit lsu(1, sim::kLsuQueueCycles);
+  EXPECT_EQ(lsu.issue(0, 100), 0);
+  EXPECT_EQ(lsu.free_at(), 36);  // 100 - 64 queued
+  EXPECT_EQ(lsu.issue(36, 10), 100);
+  EXPECT_EQ(lsu.free_at(), 46);
+  lsu.reset();
+  EXPECT_EQ(lsu.free_at(), 0);
+  EXPECT_EQ(lsu.issue(5, 1), 5);
+  EXPECT_EQ(lsu.free_at(), 0);
+}
+
+// Each unit's structural stall follows the scoreboard's, in the unit's order, with its name.
+TEST(FunctionalUnit, EachUnitHasItsStall) {
+  EXPECT_EQ(sim::stall_name(sim::Stall::kValues), "scoreboard_values");
+  EXPECT_EQ(sim::stall_name(sim::busy_stall(sim::Unit::kTensor)), "tensor_busy");
+  EXPECT_EQ(sim::stall_name(sim::busy_stall(sim::Unit::kAlu)), "alu_busy");
+  EXPECT_EQ(sim::stall_name(sim::busy_stall(sim::Unit::kSfu)), "sfu_busy");
+  EXPECT_EQ(sim::stall_name(sim::busy_stall(sim::Unit::kLsu)), "lsu_busy");
+  EXPECT_EQ(int(sim::busy_stall(sim::Unit::kLsu)), sim::kStallKinds - 1);
+  const hw::GpuConfig h200 = hw::load_gpu("h200");
+  EXPECT_EQ(sim::unit_kind(sim::Unit::kTensor).copies(h200),
+            h200.tensor_cores_per_sm / h200.sub_partitions_per_sm);
+  EXPECT_TRUE(sim::unit_kind(sim::Unit::kLsu).per_sm);
 }
 
 TEST(LmmaChain, IndependentLmmasIssueAtTheTensorCoresInitiationInterval) {
@@ -82,6 +120,23 @@ TEST(LmmaChain, TwoTensorCoresPerSubPartitionHalveTheInterval) {
       "    loop 16\n      lmma.m4n256k4.i8.i2.i32.i32 m=0 n=i0*256 k=0\n"
       "    endloop\n");
   EXPECT_EQ(cycles_of(tr, gpu), 7 * t.issue_cycles + 1 + t.latency_cycles);
+}
+
+// More pipes per unit than the simulator models: refused, naming the unit and the fields.
+TEST(LmmaChain, MoreTensorCoresPerSubPartitionThanModelledAreRefused) {
+  hw::GpuConfig gpu = lut_gpu();
+  gpu.tensor_cores_per_sm = 4 * (sim::kMaxUnitCopies + 1);
+  gpu.finalize();
+  const auto tr = trace_of("    lmma.m4n256k4.i8.i2.i32.i32 m=0 n=0 k=0\n");
+  try {
+    sim::simulate(tr, gpu, {});
+    ADD_FAILURE() << "simulated";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the tensor unit would have 9 (field "
+                                         "'tensor_cores_per_sm' over 'sub_partitions_per_sm')"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(MmaChain, DependentMmasTakeTheMeasuredLatencyEach) {
@@ -240,10 +295,10 @@ TEST(AsyncCopy, ATensorMemoryAcceleratorCopiesWithoutTheLoadStorePath) {
       "    endloop\n",
       1, 1, "    tensor 0 a bytes=1048576\n", 32768);
   const sim::RunStats cp_async = sim::simulate(tr, gpu, {});
-  EXPECT_GT(cp_async.kernels[0].stall_cycles[size_t(sim::Stall::kLsuBusy)], 100u);
+  EXPECT_GT(cp_async.kernels[0].stall_cycles[size_t(sim::busy_stall(sim::Unit::kLsu))], 100u);
   gpu.sm.tma = true;
   const sim::RunStats tma = sim::simulate(tr, gpu, {});
-  EXPECT_EQ(tma.kernels[0].stall_cycles[size_t(sim::Stall::kLsuBusy)], 0u);
+  EXPECT_EQ(tma.kernels[0].stall_cycles[size_t(sim::busy_stall(sim::Unit::kLsu))], 0u);
   EXPECT_EQ(tma.kernels[0].mem.l2_read_bytes, cp_async.kernels[0].mem.l2_read_bytes);
 }
 
