@@ -287,9 +287,15 @@ TEST(GpuSet, TheRooflineCommandsTakeItNameItAndRefuseAFieldThatChangesNothing) {
   EXPECT_LT(fast["time_ms"].get<double>(), 0.75 * base["time_ms"].get<double>());
   EXPECT_GT(fast["time_ms"].get<double>(), 0.5 * base["time_ms"].get<double>());
   const json g = json_of(
-      "gemm --m 4096 --n 4096 --k 4096 --gpu a100-lut4x --weights int2 --acts int8 --tables on "
-      "--gpu-set lut_tensor.tiles_per_tensor_core=8 --json");
+      "gemm --m 4096 --n 4096 --k 4096 --gpu a100-lut4x-drm --weights int2 --acts int8 "
+      "--tables on --gpu-set lut_tensor.tiles_per_tensor_core=8 --json");
   EXPECT_EQ(g["gpu_set"], "lut_tensor.tiles_per_tensor_core=8");
+  // Without the doubled register file the LUT kernels are bound by the shared-memory data path
+  // (docs/performance-models.md "One cost per kernel"): more tiles per core change nothing.
+  EXPECT_EQ(run("gemm --m 4096 --n 4096 --k 4096 --gpu a100-lut4x --weights int2 --acts int8 "
+                "--tables on --gpu-set lut_tensor.tiles_per_tensor_core=8")
+                .code,
+            2);
   // The compiler writes the same trace whatever the simulator's energy figures: refused there too.
   const std::string out = (std::filesystem::temp_directory_path() / "ltc_show_gpuset.lmt").string();
   const CliRun c =
