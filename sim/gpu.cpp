@@ -61,13 +61,13 @@ Occupancy kernel_occupancy(const traces::Kernel& k, const hw::GpuConfig& gpu) {
                      " bytes of shared memory exceed the GPU's " +
                      std::to_string(gpu.shared_memory_kb_per_block) + " KiB per block");
   }
-  const hw::BlockOccupancy o =
+  const Occupancy o =
       hw::block_occupancy(gpu, wpb, int64_t(k.regs_per_thread), int64_t(k.smem_bytes));
   if (o.blocks_per_sm < 1) {
     throw InputError(where + ": one block needs more " + o.limit + " than an SM of '" + gpu.name +
                      "' has");
   }
-  return {o.blocks_per_sm, o.limit, o.smem_per_block};
+  return o;
 }
 
 KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuConfig& gpu,

@@ -24,11 +24,7 @@ int64_t smem_wavefronts(uint64_t bytes_per_thread, uint64_t stride, int banks);
 
 // Resident blocks per SM and what limits them: hw::block_occupancy for the kernel's warps,
 // registers and shared memory. Throws InputError when one block does not fit an SM.
-struct Occupancy {
-  int blocks_per_sm = 0;
-  std::string limit;
-  int64_t smem_per_block = 0;  // bytes, reservation included (0: no shared memory)
-};
+using Occupancy = hw::BlockOccupancy;
 Occupancy kernel_occupancy(const traces::Kernel& k, const hw::GpuConfig& gpu);
 
 // Decodes a kernel for the SMs: per static instruction its unit, dependencies and timing;

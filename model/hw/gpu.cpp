@@ -336,7 +336,7 @@ int GpuConfig::int32_lanes_per_sm() const {
 }
 
 int64_t GpuConfig::step_kernel_gap_cycles() const {
-  const double ns = achievable.elementwise_fixed_us * 1e3 - l2.latency_ns - dram.latency_ns;
+  const double ns = achievable.elementwise_fixed_us * 1e3 - dram_round_trip_ns();
   return std::max<int64_t>(sm.kernel_gap_cycles, std::llround(ns * clock_ghz));
 }
 

@@ -271,6 +271,8 @@ struct GpuConfig {
   // trip) less that round trip (l2 + dram latency), which the simulator times inside the kernel;
   // at least sm.kernel_gap_cycles. One calibration of the kernel boundary for both models.
   int64_t step_kernel_gap_cycles() const;
+  // A load that misses in L2 crosses it before DRAM: its round trip is both latencies (ns).
+  double dram_round_trip_ns() const { return l2.latency_ns + dram.latency_ns; }
   // FP32 lanes of one SM (cuda_fp32_tflops / (2 * sms * clock)).
   int fp32_lanes_per_sm() const;
   // INT32 lanes of one SM beside the FP32 ones (cuda_int32_tops / (sms * clock)); 0 when shared.

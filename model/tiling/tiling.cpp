@@ -207,14 +207,14 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
                                int64_t(std::ceil(std::max(smem_bytes, reduce_bytes))))
         .blocks_per_sm;
   };
-  if (resident_blocks(c.smem_bytes_per_block) < 1) return c;
+  const int fit_blocks = resident_blocks(c.smem_bytes_per_block);
+  if (fit_blocks < 1) return c;
   // Deepen the pipeline while a block still fits and the SM keeps as many blocks: more stages
   // keep more bytes in flight (what memory-bound tiles need, see memory_us below).
   const double stage_bytes = c.stage_bytes;
   const int64_t k_tiles = ceil_div(p.k, block.k);
   const int64_t grid_blocks = ceil_div(p.m, block.m) * ceil_div(p.n, block.n);
-  const int64_t resident =
-      std::min<int64_t>(resident_blocks(c.smem_bytes_per_block), ceil_div(grid_blocks, gpu.sms));
+  const int64_t resident = std::min<int64_t>(fit_blocks, ceil_div(grid_blocks, gpu.sms));
   while (c.stages < kMaxStages && c.stages <= k_tiles &&
          (c.stages + 1) * stage_bytes + dequant_bytes <= smem_block_limit &&
          resident_blocks((c.stages + 1) * stage_bytes + dequant_bytes) >= resident) {
@@ -295,11 +295,10 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   const double chain_cycles =
       k_pad / double(c.instr.k * k_slices) *
       std::max(warp_tiles * double(op.issue_cycles), double(op.latency_cycles));
-  c.chain_us = p.kernel_level ? double(c.waves) * chain_cycles / (gpu.clock_ghz * 1e3) : 0.0;
+  c.chain_us = double(c.waves) * chain_cycles / (gpu.clock_ghz * 1e3);
   auto in_turn_us = [&](int64_t blocks, int64_t resident) {
     return double(blocks) *
-           std::max({block_tensor_us(resident), p.kernel_level ? smem_us_per_block : 0.0,
-                     p.kernel_level ? dequant_us_per_block : 0.0});
+           std::max({block_tensor_us(resident), smem_us_per_block, dequant_us_per_block});
   };
   const double compute_us =
       std::max(c.chain_us, in_turn_us(full_blocks, bps) + in_turn_us(tail_blocks, tail_blocks));
@@ -308,11 +307,10 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
                           double(tail_blocks) * block_tensor_us(tail_blocks);
     const double blocks = double(full_blocks + tail_blocks);
     c.bound = compute_us == c.chain_us && c.chain_us > tensor ? "chain"
-              : p.kernel_level && blocks * smem_us_per_block > tensor &&
-                      smem_us_per_block >= dequant_us_per_block
+              : blocks * smem_us_per_block > tensor && smem_us_per_block >= dequant_us_per_block
                   ? "smem"
-              : p.kernel_level && blocks * dequant_us_per_block > tensor ? "dequant"
-                                                                         : "compute";
+              : blocks * dequant_us_per_block > tensor ? "dequant"
+                                                       : "compute";
   }
   // Traffic: A is read once per block column, W once per block row. An operand whose unique
   // bytes fit in half of L2 is fetched from DRAM once and re-read from L2. So is every operand
@@ -328,8 +326,8 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
       (std::ceil(wave_blocks / double(c.grid_n)) * double(block.m) * p.a_bits +
        std::min(wave_blocks, double(c.grid_n)) * double(block.n) * p.w_bits) *
       k_pad / 8;
-  const bool wave_fits = p.kernel_level && wave_bytes <= l2_half;
-  // Kernel level: the blocks of one wave walk K together, so those sharing a slice of A (one
+  const bool wave_fits = wave_bytes <= l2_half;
+  // The blocks of one wave walk K together, so those sharing a slice of A (one
   // block row) or of W (one block column) read it from L2 after the first; only later waves
   // re-read from DRAM an operand that does not fit in L2.
   const double rows_per_wave =
@@ -341,65 +339,55 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
     if (unique <= l2_half || wave_fits) {
       dram_bytes += unique;
       l2_bytes += unique * double(reads - 1);
-    } else if (p.kernel_level) {
+    } else {
       const double fetches = std::ceil(double(reads) / per_wave);
       dram_bytes += unique * fetches;
       l2_bytes += unique * (double(reads) - fetches);
-    } else {
-      dram_bytes += unique * double(reads);
     }
   }
-  const double dram_per_us = gpu.dram.bw_gbps * 1e3 * gpu.achievable.dram_bw_fraction;
-  const double l2_per_us = gpu.l2.bw_gbps * 1e3 * gpu.achievable.l2_bw_fraction;
   // Few resident blocks cannot pull the whole bandwidth: one SM draws at most kSmBandwidthShare
   // times its fair share (so a 27-block grid on 108 SMs is not DRAM-peak bound).
   const double active = std::min<double>(gpu.sms, double(c.blocks()));
   const double share = std::min(1.0, kSmBandwidthShare * active / gpu.sms);
-  double memory_us = (dram_bytes / dram_per_us + l2_bytes / std::max(l2_per_us, 1e-9)) / share;
-  const char* memory_bound = "dram";
-  if (p.kernel_level) {
-    // The kernel's view: DRAM and L2 are separate resources working in parallel, each at the
-    // bandwidth the simulator gives it (hw::GpuConfig::dram_sim_gbps, l2_sim_bytes_per_cycle).
-    const double dram_sim_per_us = gpu.dram_sim_gbps() * 1e3;
-    const double l2_sim_per_us = gpu.l2_sim_bytes_per_cycle() * gpu.clock_ghz * 1e3;
-    memory_us = std::max(dram_bytes / dram_sim_per_us, l2_bytes / l2_sim_per_us) / share;
-    if (l2_bytes / l2_sim_per_us > dram_bytes / dram_sim_per_us) memory_bound = "l2";
-    // Hot lines: the blocks of a wave that share a K slice of A (or W) ask for the same lines
-    // at about the same time, and each line is served by one L2 slice, so a K step takes at
-    // least readers x slice bytes / (the slices holding them x one slice's bandwidth).
-    const double slice_per_us = l2_sim_per_us / double(gpu.sm.l2_slices);
-    auto hot_us = [&](double readers, double tile_bytes) {
-      const double lines = std::ceil(tile_bytes / gpu.sm.line_bytes);
-      return readers * tile_bytes / (std::min(lines, double(gpu.sm.l2_slices)) * slice_per_us);
-    };
-    const double per_k_step =
-        std::max(hot_us(cols_per_wave, double(block.m) * block.k * p.a_bits / 8),
-                 hot_us(rows_per_wave, double(block.n) * block.k * p.w_bits / 8));
-    if (per_k_step * double(c.k_steps) > memory_us) memory_bound = "l2";
-    memory_us = std::max(memory_us, per_k_step * double(c.k_steps));
-  }
+  // DRAM and L2 are separate resources working in parallel, each at the bandwidth the simulator
+  // gives it (hw::GpuConfig::dram_sim_gbps, l2_sim_bytes_per_cycle).
+  const double dram_sim_per_us = gpu.dram_sim_gbps() * 1e3;
+  const double l2_sim_per_us = gpu.l2_sim_bytes_per_cycle() * gpu.clock_ghz * 1e3;
+  double memory_us = std::max(dram_bytes / dram_sim_per_us, l2_bytes / l2_sim_per_us) / share;
+  const char* memory_bound =
+      l2_bytes / l2_sim_per_us > dram_bytes / dram_sim_per_us ? "l2" : "dram";
+  // Hot lines: the blocks of a wave that share a K slice of A (or W) ask for the same lines at
+  // about the same time, and each line is served by one L2 slice, so a K step takes at least
+  // readers x slice bytes / (the slices holding them x one slice's bandwidth).
+  const double slice_per_us = l2_sim_per_us / double(gpu.sm.l2_slices);
+  auto hot_us = [&](double readers, double tile_bytes) {
+    const double lines = std::ceil(tile_bytes / gpu.sm.line_bytes);
+    return readers * tile_bytes / (std::min(lines, double(gpu.sm.l2_slices)) * slice_per_us);
+  };
+  const double per_k_step =
+      std::max(hot_us(cols_per_wave, double(block.m) * block.k * p.a_bits / 8),
+               hot_us(rows_per_wave, double(block.n) * block.k * p.w_bits / 8));
+  if (per_k_step * double(c.k_steps) > memory_us) memory_bound = "l2";
+  memory_us = std::max(memory_us, per_k_step * double(c.k_steps));
   // Little's law: an SM has at most (stages - 1) stages of each resident block in flight, so
   // the active SMs cannot pull more than that per DRAM latency.
+  const double round_trip_us = gpu.dram_round_trip_ns() * 1e-3;
   if (gpu.dram.latency_ns > 0) {
-    // A miss crosses the L2 before DRAM: its round trip is both latencies.
-    const double latency_us = (gpu.dram.latency_ns + gpu.l2.latency_ns) * 1e-3;
     const double in_flight = wave_blocks * (c.stages - 1) * stage_bytes;
-    if (dram_bytes / (in_flight / latency_us) > memory_us) memory_bound = "latency";
-    memory_us = std::max(memory_us, dram_bytes / (in_flight / latency_us));
+    const double latency_bound_us = dram_bytes / (in_flight / round_trip_us);
+    if (latency_bound_us > memory_us) memory_bound = "latency";
+    memory_us = std::max(memory_us, latency_bound_us);
   }
-  // Tiles are ranked by their bottleneck. Kernel level, the time: the SM's work and the memory
+  // Tiles are ranked by their bottleneck. The time: the SM's work and the memory
   // system overlap as far as measured kernels overlap them (achievable.overlap_exponent, the
   // roofline's rule), between the pipeline's fill and drain, in which one does not overlap the
   // other: the first stage's round trip through L2 and DRAM before anything computes, and after
   // the last stage arrives its K step's work and the output's trip to L2.
   c.bottleneck_us = std::max(compute_us, memory_us);
-  const double fill_us = (gpu.dram.latency_ns + gpu.l2.latency_ns) * 1e-3;
   const double drain_us = in_turn_us(1, std::min<int64_t>(bps, c.blocks())) / double(c.k_steps) +
                           gpu.l2.latency_ns * 1e-3;
-  c.estimated_us =
-      p.kernel_level
-          ? fill_us + drain_us + hw::overlap(compute_us, memory_us, gpu.achievable.overlap_exponent)
-          : c.bottleneck_us;
+  c.estimated_us = round_trip_us + drain_us +
+                   hw::overlap(compute_us, memory_us, gpu.achievable.overlap_exponent);
   c.compute_us = compute_us;
   c.memory_us = memory_us;
   c.dram_bytes = dram_bytes;
@@ -426,8 +414,7 @@ std::optional<TileChoice> choose_tiles(const GemmProblem& p, const hw::GpuConfig
         for (int64_t wm = in.m; wm <= bm; wm *= 2) {
           for (int64_t wn = in.n; wn <= bn; wn *= 2) {
             // Sliced K only where one warp row spans the block (skinny GEMMs).
-            const int max_slices =
-                wm == bm && p.m <= kSkinnyRows && p.kernel_level ? kMaxWarpsPerBlock : 1;
+            const int max_slices = wm == bm && p.m <= kSkinnyRows ? kMaxWarpsPerBlock : 1;
             for (int ks = 1; ks <= max_slices; ks *= 2) {
               bool fits = false;
               TileChoice c = evaluate_tiles(p, gpu, {bm, bn, bk}, {wm, wn, bk}, &fits, ks);

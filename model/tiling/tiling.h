@@ -3,11 +3,12 @@
 // is charged the bytes it actually occupies (a half-table entry per K/k activations, a W-bit weight
 // plane, an fp32 accumulator), candidates that do not fit registers or shared memory are dropped,
 // and the rest are ranked by their bottleneck = max(compute over waves, DRAM + L2 traffic).
-// At kernel level (the compiler's view) the chosen tile's estimate is the LUT GEMM's cost in
-// both performance models (docs/performance-models.md "One cost per kernel").
-// Accumulators live in registers (as for MMA), which caps the warp tile: the paper's W1A8 tile
-// (block [128,512,32], warp [64,256,32]) needs 512 accumulator registers per thread and does not
-// fit a 255-register thread; the -drm GPUs (doubled register file) allow more resident warps.
+// The tiles are the compiler's kernels, costed as the simulator runs them; the chosen tile's
+// estimate is the LUT GEMM's cost in both performance models (docs/performance-models.md "One cost
+// per kernel"). Accumulators live in registers (as for MMA), which caps the warp tile: the paper's
+// W1A8 tile (block [128,512,32], warp [64,256,32]) needs 512 accumulator registers per thread and
+// does not fit a 255-register thread; the -drm GPUs (doubled register file) allow more resident
+// warps.
 //
 //   Y[M,N] = A[M,K] * W[N,K]^T       block tile  [bm, bn, bk]  (one thread block, one k step)
 //                                     warp tile   [wm, wn, bk]  (one warp's accumulators)
@@ -53,19 +54,15 @@ struct GemmProblem {
   // Dequantize-then-MAC: bits per element of the one dequantized W tile (block.n x block.k) a
   // block keeps in shared memory beside its pipeline stages; 0 when W feeds the MMA as stored.
   double dequant_bits = 0;
-  // The compiler's kernel-level view (what the simulator measures): the shared-memory data path
-  // (fragment reads, stage fills) bounds compute time, and operands re-read by blocks of one
-  // wave come from L2. The roofline, whose own costs model neither yet, picks tiles without it.
-  bool kernel_level = true;
-  // MAC problems on a warpgroup-MMA GPU (hw::SmConfig::mma_warpgroup > 1, kernel level only):
+  // MAC problems on a warpgroup-MMA GPU (hw::SmConfig::mma_warpgroup > 1):
   // the block's warps along M form one warpgroup whose tensor cores read W from shared memory
   // once for all of them.
   int warpgroup = 1;
   // MAC problems: the mma's timing (GpuConfig::mma_timing); LUT problems take lmma_timing of the
   // instruction chosen for the warp tile.
   hw::TensorOpTiming mma_timing;
-  // The warpgroup the tiles must honour: `warpgroup` for a kernel-level MAC problem, else 1.
-  int64_t tile_warpgroup() const { return kernel_level && lut_tiles_per_core == 0 ? warpgroup : 1; }
+  // The warpgroup the tiles must honour: `warpgroup` for a MAC problem, else 1.
+  int64_t tile_warpgroup() const { return lut_tiles_per_core == 0 ? warpgroup : 1; }
 
   void validate() const;               // InputError naming the field
   std::string invalid_reason() const;  // what validate() would say; "" when valid
@@ -135,8 +132,8 @@ struct TileChoice {
   int registers_per_thread = 0;
   double global_bytes = 0;   // A + W reads of all blocks (DRAM or L2), plus the output
   double bottleneck_us = 0;  // the ranking score: max(compute_us, memory_us)
-  // The kernel's time: at kernel level the first round trip + compute and memory overlapped
-  // (the roofline's LUT GEMM cost, model/roofline/cost.cpp); else bottleneck_us.
+  // The kernel's time: the pipeline's fill and drain + compute and memory overlapped (the
+  // roofline's LUT GEMM cost, model/roofline/cost.cpp).
   double estimated_us = 0;
   double compute_us = 0;  // tensor cores, shared-memory data path, dequantize, chains
   double memory_us = 0;   // DRAM and L2 traffic, hot lines, bytes in flight
