@@ -23,6 +23,7 @@ import platform
 import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
 
 SCHEMA = "ltc-gpu-profile/1"
@@ -330,6 +331,12 @@ def cleanup():
     torch.cuda.empty_cache()
 
 
+def where(e):
+    """The line of this program where exception `e` left it (its innermost frame here)."""
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == __file__]
+    return f" (at line {frames[-1].lineno}: {frames[-1].line})" if frames else ""
+
+
 def is_oom(e):
     return isinstance(e, torch.cuda.OutOfMemoryError) or "out of memory" in str(e).lower()
 
@@ -621,9 +628,9 @@ def moe_ffn(s, h2, w):
 
 
 def moe_setup(s, dtype, dev):
-    """The dtype and group alignment torch._grouped_mm takes on this GPU and PyTorch: the step
-    dtype, else bf16 (recorded per step as expert_dtype); unaligned groups, else groups padded to
-    16 rows. Raises SystemExit naming what is missing."""
+    """The dtype and group alignment torch._grouped_mm takes on this GPU and PyTorch, correct and
+    capturable in a CUDA graph: the step dtype, else bf16 (recorded per step as expert_dtype);
+    unaligned groups, else groups padded to 16 rows. Raises SystemExit naming what is missing."""
     if not hasattr(torch, "_grouped_mm"):
         raise SystemExit("MoE reference step: this PyTorch has no torch._grouped_mm (PyTorch >= 2.8 needed)")
     last = None
@@ -638,10 +645,23 @@ def moe_setup(s, dtype, dev):
                 y = torch._grouped_mm(x, wt, offs=offs)
                 ref = x[3:10].float() @ wt[2].float() if align == 1 else x[16:32].float() @ wt[2].float()
                 got = y[3:10].float() if align == 1 else y[16:32].float()
-                if torch.allclose(got, ref, rtol=2e-2, atol=2e-2):
-                    s["_expert_dtype"], s["_moe_align"] = ed, align
-                    return
-                last = "wrong result"
+                if not torch.allclose(got, ref, rtol=2e-2, atol=2e-2):
+                    last = "wrong result"
+                    continue
+                # The step is replayed from a CUDA graph: a kernel path that reads the group
+                # offsets on the host (PyTorch's fallback outside the CUTLASS dtypes) cannot be
+                # captured, so the configuration must capture and replay to the same result.
+                held = {}
+                g = capture(lambda: held.__setitem__("y", torch._grouped_mm(x, wt, offs=offs)), warm=1)
+                held["y"].zero_()
+                g.replay()
+                torch.cuda.synchronize()
+                got = held["y"][3:10].float() if align == 1 else held["y"][16:32].float()
+                if not torch.allclose(got, ref, rtol=2e-2, atol=2e-2):
+                    last = "wrong result when replayed from a CUDA graph"
+                    continue
+                s["_expert_dtype"], s["_moe_align"] = ed, align
+                return
             except Exception as ex:  # noqa: BLE001
                 last = f"{type(ex).__name__}: {str(ex)[:200]}"
     raise SystemExit(f"MoE reference step: torch._grouped_mm fails on this GPU ({last})")
@@ -901,6 +921,24 @@ def parse_ints(s):
     return [int(x) for x in s.split(",") if x.strip()]
 
 
+def parse_kernel_points(s):
+    pts = []
+    for tok in s.split(","):
+        tok = tok.strip()
+        if not tok:
+            continue
+        try:
+            phase, bn = tok.split(":")
+            b, n = bn.split("x")
+            if phase not in ("decode", "prefill") or int(b) < 1 or int(n) < 1:
+                raise ValueError
+            pts.append((phase, int(b), int(n)))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"--kernel-points: '{tok}' is not phase:BxN "
+                                             "(phase decode or prefill, B and N >= 1)")
+    return pts
+
+
 def parse_prefill(s):
     pts = []
     for tok in s.split(","):
@@ -940,6 +978,8 @@ def build_parser():
     ap.add_argument("--no-ops", action="store_true", help="skip the per-operator measurements")
     ap.add_argument("--no-peaks", action="store_true", help="skip the peak GEMM / copy measurements")
     ap.add_argument("--no-kernels", action="store_true", help="skip the per-layer kernel list (torch.profiler)")
+    ap.add_argument("--kernel-points", type=parse_kernel_points, default="decode:1x512,prefill:1x512",
+                    help="where the kernel list is taken: phase:BxN,... (decode: N = context; prefill: N = seq)")
     ap.add_argument("--time-budget-s", type=float, default=0,
                     help="stop starting new models after this many seconds (0: no limit); the rest is "
                          "recorded as skipped")
@@ -1022,6 +1062,7 @@ def main(argv=None):
                      "spin_up_s": args.spin_up_s, "int4_max_m": args.int4_max_m,
                      "decode_batches": parse_ints(args.batches), "decode_contexts": parse_ints(args.contexts),
                      "prefill": [[b, t] for b, t in prefill], "gemm_dtypes": args.gemm_dtypes.split(","),
+                     "kernel_points": [[ph, b, n] for ph, b, n in args.kernel_points],
                      "command": "profile_gpu.py " + " ".join(sys.argv[1:] if argv is None else argv)},
         "models": [{"name": n, "source": src, "shape": {k: v for k, v in s.items()}} for n, src, s in models],
         "steps": [], "ops": [], "peaks": [], "kernels": [], "skipped": [],
@@ -1096,7 +1137,7 @@ def main(argv=None):
 
         # -------- kernel list of one eager layer
         if not args.no_kernels:
-            for phase, B, n in (("decode", 1, 512), ("prefill", 1, 512)):
+            for phase, B, n in args.kernel_points:
                 try:
                     st = StepStack(s, phase, B, n, 1, dtype, dev)
                     for _ in range(3):
@@ -1148,7 +1189,8 @@ def main(argv=None):
                     del g, st
                 except Exception as e:  # noqa: BLE001
                     skip(what="step", model=name, phase=phase, batch=B, **{key: n},
-                         reason=("out of memory: " if is_oom(e) else "") + f"{type(e).__name__}: {str(e)[:300]}")
+                         reason=("out of memory: " if is_oom(e) else "") + f"{type(e).__name__}: {str(e)[:300]}"
+                         + where(e))
                 cleanup()
             flush()
 
