@@ -229,17 +229,23 @@ traces::Kernel row_kernel(const RowKernelSpec& r) {
 // ---- Attention layouts ------------------------------------------------------------------------
 //
 // Tensors are head-major so that a block's slice of Q, O, K and V is one contiguous range:
-//   q, out    [seq][head][q slots][head_dim]     head = kv head * group + g (GQA)
-//   k, v cache [seq][kv head][cache slots][head_dim]
+//   q, k cache [seq][(kv) head][slots][head_dim]     head = kv head * group + g (GQA)
+//   out, v cache [seq][(kv) head][slots][v_dim]
+// v_dim is head_dim except in latent attention (MLA): queries and keys of kv_lora + rope, values
+// of kv_lora (prefill: nope + rope and v_head_dim). A latent cache (MLA decode) holds one row per
+// token that is both K and V: a value row is the first v_dim elements of its key row.
 // Decode: one q slot, cache slots = L + 1 (the new token at slot L). Prefill: the S tokens padded
 // to whole tiles (S_pad = T * tile); q slots in pair order (slots 2p, 2p+1 hold query tiles p and
 // T-1-p, "zigzag"), so that one block's two query tiles are adjacent; cache slots in token order.
 struct AttentionLayout {
   int64_t batch = 1, heads = 1, kv_heads = 1, group = 1, head_dim = 0, elem_bytes = 2;
+  int64_t v_dim = 0;
+  bool latent = false;  // one cache: V rows are the K rows' first v_dim elements
   int64_t q_slots = 1, cache_slots = 1;
   bool prefill = false;
   int64_t tile = 64, tiles = 1;  // prefill: query tile = key tile rows, T
-  int64_t row_bytes() const { return head_dim * elem_bytes; }
+  int64_t row_bytes() const { return head_dim * elem_bytes; }  // q, K
+  int64_t v_row_bytes() const { return v_dim * elem_bytes; }   // V, out
   bool paired() const { return tiles > 1; }
   int64_t pairs() const { return paired() ? tiles / 2 : 1; }
 };
@@ -253,6 +259,8 @@ AttentionLayout attention_layout(const llm::AttentionShape& a, int64_t elem_byte
   l.kv_heads = a.kv_heads;
   l.group = a.heads / a.kv_heads;
   l.head_dim = a.head_dim;
+  l.v_dim = a.v_dim();
+  l.latent = a.latent;
   l.elem_bytes = elem_bytes;
   l.prefill = a.causal;
   if (!a.causal) {
@@ -359,6 +367,7 @@ traces::Kernel rope_kernel(const std::string& name, const AttentionLayout& l, in
 // Copies the step's new V rows (and K rows for models without RoPE, whose rope kernel would
 // otherwise write them) into the cache: one block per (new token, sequence), one head segment per
 // warp access. With RoPE its bytes (read v, write v) equal the graph's append bytes of K and V.
+// A latent layout (MLA) copies each token's one latent row; the graph books its write only.
 traces::Kernel kv_append_kernel(const std::string& name, const AttentionLayout& l, int64_t kv_dim,
                                 int64_t new_tokens, int64_t first_slot, bool with_k) {
   const int64_t row = l.row_bytes();
@@ -374,7 +383,7 @@ traces::Kernel kv_append_kernel(const std::string& name, const AttentionLayout& 
   const uint64_t cache_bytes = uint64_t(l.batch * l.kv_heads * l.cache_slots * row);
   ProgramBuilder p;
   // Every head segment of the warp is loaded before the first is stored (one memory latency).
-  std::vector<const char*> parts = {"v"};
+  std::vector<const char*> parts = {l.latent ? "latent" : "v"};
   if (with_k) parts.push_back("k");
   for (uint32_t id = 0; id < 2 * parts.size(); id += 2) {
     k.tensors.push_back({id, std::string(parts[id / 2]) + "_in", in_bytes});
@@ -455,11 +464,12 @@ void emit_kv_pipeline(ProgramBuilder& p, const std::vector<KvSegment>& segs,
 }
 
 // Math of one warp on one K/V tile: S = Q K^T over `keys` keys for `mtiles` 16-row tiles, online
-// softmax, O += P V. `k_smem` / `v_smem` are the shared-memory offsets of the warp's keys; `key0`
-// the tile's first key (mma coordinates).
+// softmax, O += P V. `k_smem` / `v_smem` are the shared-memory offsets of the warp's keys, V rows
+// `v_stride` bytes apart (a latent tile's values are its key rows); `key0` the tile's first key
+// (mma coordinates).
 void emit_tile_math(ProgramBuilder& p, int64_t mtiles, int64_t keys, int64_t head_dim,
-                    int64_t elem_bytes, const Affine& row0, const Affine& key0, int64_t k_smem,
-                    int64_t v_smem) {
+                    int64_t v_dim, int64_t v_stride, int64_t elem_bytes, const Affine& row0,
+                    const Affine& key0, int64_t k_smem, int64_t v_smem) {
   const auto mi = p.loop(uint64_t(mtiles));
   const Affine m = plus(row0, affine(0, {iv(mi, 16)}));
   {
@@ -472,13 +482,13 @@ void emit_tile_math(ProgramBuilder& p, int64_t mtiles, int64_t keys, int64_t hea
     p.end(ik);
   }
   // Online softmax: row max, exp, row sum, rescale of the running output.
-  emit_alu(p, 16.0 * keys * 4 + 16.0 * head_dim);
+  emit_alu(p, 16.0 * keys * 4 + 16.0 * v_dim);
   emit_sfu(p, 16.0 * keys);
   {
     const auto ik = p.loop(uint64_t(keys / 16));
-    p.emit(mem(Opcode::kLdShared, 0, uint64_t(16 * head_dim * elem_bytes),
-               affine(v_smem, {iv(ik, 16 * head_dim * elem_bytes)})));
-    const auto in = p.loop(uint64_t(head_dim / 8));
+    p.emit(mem(Opcode::kLdShared, 0, uint64_t(16 * v_dim * elem_bytes),
+               affine(v_smem, {iv(ik, 16 * v_stride)})));
+    const auto in = p.loop(uint64_t(v_dim / 8));
     p.emit(mma_at(m, affine(0, {iv(in, 8)}), plus(key0, affine(0, {iv(ik, 16)}))));
     p.end(in);
     p.end(ik);
@@ -487,27 +497,43 @@ void emit_tile_math(ProgramBuilder& p, int64_t mtiles, int64_t keys, int64_t hea
 }
 
 constexpr int64_t kDecodeWarps = 4;  // split-KV block: each warp a quarter of every key tile
-constexpr int64_t kKeyTile = 64;
+constexpr int64_t kKeyTile = 64;     // keys per tile: 16 per warp
 constexpr int64_t kFp32 = 4;
 
 // Split-KV decode (flash-decoding). Query rows of a KV group are folded into one M tile (GQA), so
 // a unit is (sequence, KV head) with `rows` = group query rows padded to 16 for the MMAs. The
-// cache of each unit is cut into `splits` ranges of `tiles_per_split` whole 64-key tiles; keys
-// left over (fewer than a split's worth, plus a partial tile) go to the combine kernel, which
-// also merges the splits' partial (max, sum, O) rows. With one split the kernel takes the
-// remainder itself and writes O directly.
+// cache of each unit is cut into `splits` ranges of `tiles_per_split` whole key tiles (16 keys per
+// warp: 64 keys in 4 warps); keys left over (fewer than a split's worth, plus a partial tile) go
+// to the combine kernel, which also merges the splits' partial (max, sum, O) rows, `merge` of
+// them per pass through shared memory. With one split the kernel takes the remainder itself and
+// writes O directly. Rows too wide for two 4-warp stages and Q in a block's shared memory (MLA's
+// latent rows on an A100) run 2-warp blocks of 32-key tiles.
 struct DecodePlan {
   int64_t units = 0, rows = 0, mtiles = 1, splits = 1, tiles_per_split = 0;
   int64_t rest_tiles = 0, rest_keys = 0;  // whole tiles and keys of a partial tile left over
+  int64_t warps = kDecodeWarps, key_tile = kKeyTile, merge = 1;
+  // Shared memory: the K/V stages (reused to merge the warps' and the splits' partials), then Q.
+  int64_t smem_stages = 0, smem_q = 0;
 };
 
-DecodePlan plan_decode(const llm::AttentionShape& a, int sms) {
+DecodePlan plan_decode(const llm::AttentionShape& a, const AttentionLayout& l, int sms,
+                       int64_t smem_limit) {
   DecodePlan d;
   const int64_t group = a.heads / a.kv_heads;
   d.units = a.batch * a.kv_heads;
   d.rows = group * a.q_len;
   d.mtiles = ceil_div(d.rows, 16);
-  const int64_t full = a.kv_len / kKeyTile;
+  const int64_t kv_row = l.row_bytes() + (l.latent ? 0 : l.v_row_bytes());
+  const int64_t part_row = d.rows * (l.v_dim + 2) * kFp32;  // partial O + (max, sum)
+  d.smem_q = d.rows * l.row_bytes();
+  auto stages = [&] {
+    return std::max(2 * d.key_tile * kv_row, d.warps * d.mtiles * 16 * (l.v_dim + 2) * kFp32);
+  };
+  while (d.warps > 1 && stages() + d.smem_q > smem_limit) {
+    d.warps /= 2;
+    d.key_tile /= 2;
+  }
+  const int64_t full = a.kv_len / d.key_tile;
   // The roofline's split count (model/roofline/cost.cpp), then the nearest count up to twice it
   // that divides the whole tiles best (fewest left for the combine kernel).
   const int64_t want =
@@ -525,13 +551,18 @@ DecodePlan plan_decode(const llm::AttentionShape& a, int sms) {
     }
     d.tiles_per_split = full / d.splits;
   }
-  const int64_t rest = a.kv_len - d.splits * d.tiles_per_split * kKeyTile;
-  d.rest_tiles = rest / kKeyTile;
-  d.rest_keys = rest % kKeyTile;
+  const int64_t rest = a.kv_len - d.splits * d.tiles_per_split * d.key_tile;
+  d.rest_tiles = rest / d.key_tile;
+  d.rest_keys = rest % d.key_tile;
   if (d.splits == 1) {  // the only block takes every whole tile
     d.tiles_per_split += d.rest_tiles;
     d.rest_tiles = 0;
   }
+  // The combine merges every split's partials at once where they fit beside Q, else in passes
+  // through the stage buffers.
+  d.merge = std::max<int64_t>(1, std::min(d.splits, std::max(smem_limit - d.smem_q, stages()) /
+                                                        std::max<int64_t>(part_row, 1)));
+  d.smem_stages = std::max(stages(), d.splits > 1 ? d.merge * part_row : 0);
   return d;
 }
 
@@ -544,30 +575,31 @@ struct DecodeTensors {
 void emit_decode_keys(ProgramBuilder& p, const AttentionLayout& l, const DecodePlan& d,
                       const Affine& first_key, int64_t tiles, int64_t tail,
                       const std::function<void()>& load_q, const std::function<void()>& use_q) {
-  const int64_t row = l.row_bytes(), w = kDecodeWarps;
-  const Affine unit_kv = affine(0, {by(l.cache_slots * row)});
-  auto load = [&p, &l, row, w, unit_kv](const Affine& key, int64_t keys) {
-    const int64_t share = keys * row / w;
+  const int64_t row = l.row_bytes(), v_row = l.v_row_bytes(), w = d.warps, kt = d.key_tile;
+  auto load = [&p, &l, w](const Affine& key, int64_t keys) {
+    // K rows, then V rows (a latent cache's tile is both).
     for (uint32_t t : {1u, 2u}) {
-      p.emit(mem(Opcode::kLdGlobalAsync, t, uint64_t(share),
-                 plus(plus(unit_kv, times(key, row)), affine(0, {wx(share)}))));
+      if (t == 2 && l.latent) break;
+      const int64_t r = t == 1 ? l.row_bytes() : l.v_row_bytes(), share = keys * r / w;
+      p.emit(mem(
+          Opcode::kLdGlobalAsync, t, uint64_t(share),
+          plus(plus(affine(0, {by(l.cache_slots * r)}), times(key, r)), affine(0, {wx(share)}))));
     }
-    (void)l;
   };
-  auto math = [&p, &l, &d, row, w](const Affine& key) {
-    emit_tile_math(p, d.mtiles, kKeyTile / w, l.head_dim, l.elem_bytes, constant(0),
-                   plus(key, affine(0, {wx(kKeyTile / w)})), 0, kKeyTile * row);
+  auto math = [&p, &l, &d, row, v_row, w, kt](const Affine& key) {
+    emit_tile_math(p, d.mtiles, kt / w, l.head_dim, l.v_dim, l.latent ? row : v_row, l.elem_bytes,
+                   constant(0), plus(key, affine(0, {wx(kt / w)})), 0, l.latent ? 0 : kt * row);
   };
   std::vector<KvSegment> segs;
   if (tiles > 0) {
     KvSegment g;
     g.trips = tiles;
-    g.load = [=](const Affine& j) { load(plus(first_key, times(j, kKeyTile)), kKeyTile); };
-    g.compute = [=](const Affine& j) { math(plus(first_key, times(j, kKeyTile))); };
+    g.load = [=](const Affine& j) { load(plus(first_key, times(j, kt)), kt); };
+    g.compute = [=](const Affine& j) { math(plus(first_key, times(j, kt))); };
     segs.push_back(g);
   }
   if (tail > 0) {
-    const Affine key = plus(first_key, constant(tiles * kKeyTile));
+    const Affine key = plus(first_key, constant(tiles * kt));
     KvSegment g;
     g.trips = 1;
     g.load = [=](const Affine&) { load(key, tail); };
@@ -579,27 +611,28 @@ void emit_decode_keys(ProgramBuilder& p, const AttentionLayout& l, const DecodeP
 
 // Each warp's running (max, sum, O) through shared memory; the block's rows merged.
 void emit_block_merge(ProgramBuilder& p, const AttentionLayout& l, const DecodePlan& d) {
-  const int64_t part = d.mtiles * 16 * (l.head_dim + 2) * kFp32;
+  const int64_t part = d.mtiles * 16 * (l.v_dim + 2) * kFp32;
   p.emit(mem(Opcode::kStShared, 0, uint64_t(part), affine(0, {wx(part)})));
   p.emit(barrier());
-  p.emit(mem(Opcode::kLdShared, 0, uint64_t(part), affine(0, {wx(part / kDecodeWarps)})));
-  emit_alu(p, 3.0 * kDecodeWarps * d.rows * (l.head_dim + 2) / kDecodeWarps);
-  emit_sfu(p, double(kDecodeWarps * d.rows));
+  p.emit(mem(Opcode::kLdShared, 0, uint64_t(part), affine(0, {wx(part / d.warps)})));
+  emit_alu(p, 3.0 * d.rows * (l.v_dim + 2));
+  emit_sfu(p, double(d.warps * d.rows));
 }
 
 std::vector<traces::Kernel> decode_attention(const std::string& name, const llm::AttentionShape& a,
                                              const AttentionLayout& l, const DecodePlan& d) {
-  const int64_t row = l.row_bytes(), w = kDecodeWarps;
+  const int64_t row = l.row_bytes(), v_row = l.v_row_bytes(), w = d.warps, kt = d.key_tile;
   const int64_t q_bytes = l.batch * l.heads * l.q_slots * row;
+  const int64_t out_bytes = l.batch * l.heads * l.q_slots * v_row;
   const int64_t cache_bytes = l.batch * l.kv_heads * l.cache_slots * row;
-  const int64_t unit_q = d.rows * row;                         // a unit's q / O rows
-  const int64_t part_row = d.rows * (l.head_dim + 2) * kFp32;  // partial O + (max, sum)
+  const int64_t v_cache_bytes = l.batch * l.kv_heads * l.cache_slots * v_row;
+  const int64_t unit_q = d.rows * row;                      // a unit's q rows
+  const int64_t unit_o = d.rows * v_row;                    // and O rows
+  const int64_t part_row = d.rows * (l.v_dim + 2) * kFp32;  // partial O + (max, sum)
   const DecodeTensors t;
   // K/V stages, then Q; the warps' partials (and the combine's split partials) are merged in the
   // stage buffers after the last tile.
-  const int64_t q_smem =
-      std::max(2 * 2 * kKeyTile * row, std::max(w * d.mtiles * 16 * (l.head_dim + 2) * kFp32,
-                                                d.splits > 1 ? d.splits * part_row : 0));
+  const int64_t q_smem = d.smem_stages;
   auto base = [&](const std::string& kname, int64_t grid_x) {
     traces::Kernel k;
     k.name = kname;
@@ -609,13 +642,13 @@ std::vector<traces::Kernel> decode_attention(const std::string& name, const llm:
     k.regs_per_thread = 128;
     k.smem_bytes = uint64_t(q_smem + unit_q);
     k.tiles.core = -1;
-    k.tiles.block = {d.mtiles * 16, kKeyTile, l.head_dim};
-    k.tiles.warp = {d.mtiles * 16, kKeyTile / w, l.head_dim};
+    k.tiles.block = {d.mtiles * 16, kt, l.head_dim};
+    k.tiles.warp = {d.mtiles * 16, kt / w, l.head_dim};
     k.tiles.instr = {16, 8, 16};
     k.tensors = {{t.q, "q", uint64_t(q_bytes)},
-                 {t.k, "k_cache", uint64_t(cache_bytes)},
-                 {t.v, "v_cache", uint64_t(cache_bytes)},
-                 {t.out, "out", uint64_t(q_bytes)}};
+                 {t.k, l.latent ? "latent_cache" : "k_cache", uint64_t(cache_bytes)}};
+    if (!l.latent) k.tensors.push_back({t.v, "v_cache", uint64_t(v_cache_bytes)});
+    k.tensors.push_back({t.out, "out", uint64_t(out_bytes)});
     if (d.splits > 1) {
       k.tensors.push_back({t.partials, "partials", uint64_t(d.units * d.splits * part_row)});
     }
@@ -630,9 +663,9 @@ std::vector<traces::Kernel> decode_attention(const std::string& name, const llm:
     p.emit(mem(Opcode::kLdShared, 0, uint64_t(unit_q), constant(q_smem)));
   };
   auto store_out = [&](ProgramBuilder& p) {
-    emit_alu(p, double(d.rows * l.head_dim) / w);  // O / sum
-    p.emit(mem(Opcode::kStGlobal, t.out, uint64_t(unit_q / w),
-               affine(0, {by(unit_q), wx(unit_q / w)})));
+    emit_alu(p, double(d.rows * l.v_dim) / w);  // O / sum
+    p.emit(mem(Opcode::kStGlobal, t.out, uint64_t(unit_o / w),
+               affine(0, {by(unit_o), wx(unit_o / w)})));
   };
   std::vector<traces::Kernel> out;
   {
@@ -640,7 +673,7 @@ std::vector<traces::Kernel> decode_attention(const std::string& name, const llm:
     ProgramBuilder p;
     const bool tail_here = d.splits == 1;
     emit_decode_keys(
-        p, l, d, affine(0, {bx(d.tiles_per_split * kKeyTile)}), d.tiles_per_split,
+        p, l, d, affine(0, {bx(d.tiles_per_split * kt)}), d.tiles_per_split,
         tail_here ? d.rest_keys : 0, [&] { load_q(p); }, [&] { use_q(p); });
     emit_block_merge(p, l, d);
     if (d.splits == 1) {
@@ -658,18 +691,30 @@ std::vector<traces::Kernel> decode_attention(const std::string& name, const llm:
     traces::Kernel k = base(name + ".combine", 1);
     ProgramBuilder p;
     emit_decode_keys(
-        p, l, d, constant(d.splits * d.tiles_per_split * kKeyTile), d.rest_tiles, d.rest_keys,
+        p, l, d, constant(d.splits * d.tiles_per_split * kt), d.rest_tiles, d.rest_keys,
         [&] { load_q(p); }, [&] { use_q(p); });
     if (d.rest_tiles > 0 || d.rest_keys > 0) emit_block_merge(p, l, d);
-    const int64_t parts = d.splits * part_row;
-    p.emit(mem(Opcode::kLdGlobalAsync, t.partials, uint64_t(parts / w),
-               affine(0, {by(parts), wx(parts / w)})));
-    p.emit(commit());
-    p.emit(wait_groups(0));
-    p.emit(barrier());
-    p.emit(mem(Opcode::kLdShared, 0, uint64_t(parts / w), affine(0, {wx(parts / w)})));
-    emit_alu(p, 3.0 * d.splits * d.rows * (l.head_dim + 2) / w);
-    emit_sfu(p, double(d.splits * d.rows) / w);
+    // The splits' partials in passes of `merge` (the last pass takes the rest).
+    auto merge = [&](int64_t splits, const Affine& first) {
+      const int64_t parts = splits * part_row;
+      p.emit(
+          mem(Opcode::kLdGlobalAsync, t.partials, uint64_t(parts / w),
+              plus(affine(0, {by(d.splits * part_row), wx(parts / w)}), times(first, part_row))));
+      p.emit(commit());
+      p.emit(wait_groups(0));
+      p.emit(barrier());
+      p.emit(mem(Opcode::kLdShared, 0, uint64_t(parts / w), affine(0, {wx(parts / w)})));
+      emit_alu(p, 3.0 * splits * d.rows * (l.v_dim + 2) / w);
+      emit_sfu(p, double(splits * d.rows) / w);
+    };
+    const int64_t passes = ceil_div(d.splits, d.merge);
+    if (passes > 1) {
+      const auto i = p.loop(uint64_t(passes - 1));
+      merge(d.merge, affine(0, {iv(i, d.merge)}));
+      p.emit(barrier());  // the buffer is refilled next pass
+      p.end(i);
+    }
+    merge(d.splits - (passes - 1) * d.merge, constant((passes - 1) * d.merge));
     store_out(p);
     k.program = p.take();
     out.push_back(std::move(k));
@@ -690,37 +735,39 @@ std::vector<traces::Kernel> decode_attention(const std::string& name, const llm:
 // (row p's real tiles are 0..p, row T-1-p's 0..T-1-p). Grid: (group x T/2 pairs, seq x KV head),
 // so GQA heads of a KV group share its K/V through L2. One tile (T = 1): no pairing.
 traces::Kernel prefill_attention(const std::string& name, const AttentionLayout& l) {
-  const int64_t row = l.row_bytes(), tile = l.tile, warps = tile / 16;
+  const int64_t row = l.row_bytes(), v_row = l.v_row_bytes(), tile = l.tile, warps = tile / 16;
   const int64_t slots = l.paired() ? 2 : 1;
-  const int64_t tile_bytes = tile * row;
+  const int64_t tile_bytes = tile * row, v_tile_bytes = tile * v_row;
   traces::Kernel k;
   k.name = name;
   k.grid_x = l.group * l.pairs();
   k.grid_y = l.batch * l.kv_heads;
   k.warps_y = warps;
   k.regs_per_thread = 255;
-  k.smem_bytes = uint64_t(slots * tile_bytes + 2 * 2 * tile_bytes);
+  k.smem_bytes = uint64_t(slots * tile_bytes + 2 * (tile_bytes + v_tile_bytes));
   k.tiles.core = -1;
   k.tiles.block = {tile, tile, l.head_dim};
   k.tiles.warp = {16, tile, l.head_dim};
   k.tiles.instr = {16, 8, 16};
   const int64_t q_bytes = l.batch * l.heads * l.q_slots * row;
+  const int64_t out_bytes = l.batch * l.heads * l.q_slots * v_row;
   const int64_t cache_bytes = l.batch * l.kv_heads * l.cache_slots * row;
+  const int64_t v_cache_bytes = l.batch * l.kv_heads * l.cache_slots * v_row;
   k.tensors = {{0, "q", uint64_t(q_bytes)},
                {1, "k_cache", uint64_t(cache_bytes)},
-               {2, "v_cache", uint64_t(cache_bytes)},
-               {3, "out", uint64_t(q_bytes)}};
+               {2, "v_cache", uint64_t(v_cache_bytes)},
+               {3, "out", uint64_t(out_bytes)}};
   ProgramBuilder p;
-  // Slot s of this block: q / out bytes and its first query row (mma m, per head).
+  // Slot s of this block: q (out) bytes and its first query row (mma m, per head).
   const Affine block_q = affine(0, {by(l.group * l.q_slots * row), bx(slots * tile_bytes)});
+  const Affine block_o = affine(0, {by(l.group * l.q_slots * v_row), bx(slots * v_tile_bytes)});
   auto slot_row = [&](int64_t s) { return affine(s * tile, {bx(slots * tile), wy(16)}); };
   const int64_t stage_k = slots * tile_bytes, stage_v = stage_k + tile_bytes;
   auto load_kv = [&](const Affine& key_tile) {
-    const int64_t share = tile_bytes / warps;
     for (uint32_t t : {1u, 2u}) {
-      p.emit(
-          mem(Opcode::kLdGlobalAsync, t, uint64_t(share),
-              plus(affine(0, {by(l.cache_slots * row), wy(share)}), times(key_tile, tile_bytes))));
+      const int64_t r = t == 1 ? row : v_row, share = tile * r / warps;
+      p.emit(mem(Opcode::kLdGlobalAsync, t, uint64_t(share),
+                 plus(affine(0, {by(l.cache_slots * r), wy(share)}), times(key_tile, tile * r))));
     }
   };
   auto segment = [&](int64_t s, int64_t trips, const Affine& first_key_tile) {
@@ -728,13 +775,13 @@ traces::Kernel prefill_attention(const std::string& name, const AttentionLayout&
     g.trips = trips;
     g.load = [&, first_key_tile](const Affine& j) { load_kv(plus(first_key_tile, j)); };
     g.compute = [&, s, first_key_tile](const Affine& j) {
-      emit_tile_math(p, 1, tile, l.head_dim, l.elem_bytes, slot_row(s),
+      emit_tile_math(p, 1, tile, l.head_dim, l.v_dim, v_row, l.elem_bytes, slot_row(s),
                      times(plus(first_key_tile, j), tile), stage_k, stage_v);
     };
     g.done = [&, s] {
-      emit_alu(p, 16.0 * l.head_dim);  // O / row sum
-      p.emit(mem(Opcode::kStGlobal, 3, uint64_t(16 * row),
-                 plus(block_q, affine(s * tile_bytes, {wy(16 * row)}))));
+      emit_alu(p, 16.0 * l.v_dim);  // O / row sum
+      p.emit(mem(Opcode::kStGlobal, 3, uint64_t(16 * v_row),
+                 plus(block_o, affine(s * v_tile_bytes, {wy(16 * v_row)}))));
     };
     return g;
   };
@@ -845,10 +892,11 @@ class ModelLowerer {
         t.kernels.push_back(row_kernel(r));
         break;
       case OpKind::kNorm:
-        r.rows = op.elements / m.hidden;
-        r.cols = m.hidden;
-        r.inputs = {"in"};
+        // Its width from its weight vectors (the hidden size, or MLA's latent and query ranks).
         r.norm_params = m.norm == llm::NormKind::kLayerNorm ? 2 : 1;
+        r.cols = int64_t(op.weight_bytes) / (r.norm_params * elem_bytes_);
+        r.rows = op.elements / r.cols;
+        r.inputs = {"in"};
         r.alu_per_elem = op.flops / double(op.elements);
         t.kernels.push_back(row_kernel(r));
         break;
@@ -894,6 +942,16 @@ class ModelLowerer {
         break;
       }
       case OpKind::kRope:
+        if (m.is_mla()) {
+          // Latent attention rotates only the rope parts (every head's query part and the one
+          // shared key part) of each token's row: an elementwise row kernel.
+          r.rows = rows;
+          r.cols = op.elements / rows;
+          r.inputs = {"in"};
+          r.alu_per_elem = op.flops / double(op.elements);
+          t.kernels.push_back(row_kernel(r));
+          break;
+        }
         // k goes to the cache slot after the cached keys (a sliding window's rolling buffer
         // keeps kv_len slots).
         t.kernels.push_back(rope_kernel(name, layout_, m.q_dim(), m.kv_dim(),
@@ -942,13 +1000,27 @@ class ModelLowerer {
       }
       case OpKind::kAttention: {
         const auto& a = op.attention;
-        // The step's new K / V rows into the cache (K already there when RoPE wrote it).
-        t.kernels.push_back(kv_append_kernel(name + ".kv_append", layout_, m.kv_dim(), a.q_len,
-                                             a.kv_len - a.q_len, !rope_));
+        if (m.is_mla()) {
+          // The new tokens' latent rows (normalized latent + rotated RoPE key) into the latent
+          // cache; prefill attends over the keys and values kv_b_proj up-projected.
+          AttentionLayout lat = layout_;
+          lat.kv_heads = 1;
+          lat.head_dim = lat.v_dim = m.mla.kv_lora_rank + m.mla.qk_rope_dim;
+          lat.latent = true;
+          lat.cache_slots = a.kv_len;
+          t.kernels.push_back(kv_append_kernel(name + ".kv_append", lat, lat.head_dim, a.q_len,
+                                               a.kv_len - a.q_len, false));
+        } else {
+          // The step's new K / V rows into the cache (K already there when RoPE wrote it).
+          t.kernels.push_back(kv_append_kernel(name + ".kv_append", layout_, m.kv_dim(), a.q_len,
+                                               a.kv_len - a.q_len, !rope_));
+        }
         if (a.causal) {
           t.kernels.push_back(prefill_attention(name, layout_));
         } else {
-          append(t, decode_attention(name, a, layout_, plan_decode(a, gpu_.sms)));
+          append(t, decode_attention(name, a, layout_,
+                                     plan_decode(a, layout_, gpu_.sms,
+                                                 int64_t(gpu_.shared_memory_kb_per_block) * 1024)));
         }
         break;
       }
@@ -1015,11 +1087,6 @@ traces::Trace compile_model(const llm::ModelConfig& model, llm::StepConfig step,
   if (lut) step.lut_k = gpu.lut_tensor->core.shape.k;
   step.quantize_tables = options.quantize_tables;
   step.kernels = llm::KernelPlan::kCompiled;  // the kernels this lowering emits
-  if (model.is_mla()) {
-    throw InputError("compile model: " + model.name +
-                     " uses multi-head latent attention, which the compiler does not lower (the "
-                     "roofline models it: ltc decode / ltc prefill)");
-  }
   const llm::StepGraph g = llm::build_step_graph(model, step);
   for (int64_t l = 0; l < g.all_layers(); ++l) {
     for (const Op& op : g.ops_of_layer(l)) {
