@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What took configs/calibration/h200-moe-profile.json: the mixture-of-experts (with and without
+# What took configs/calibration/h200-moe-profile.json and h200-moe-kernels.json: the mixture-of-experts (with and without
 # shared experts), latent-attention and sliding-window reference steps (docs/performance-models.md)
 # on one H200, one profile_gpu.py run per model (a failure costs one model), merged into one file.
 # Output under $OUT (default: the working directory). Run from the repository root.
@@ -18,3 +18,14 @@ for m in mixtral-8x7b qwen1.5-moe-a2.7b qwen3-30b-a3b deepseek-v2-lite mistral-7
   files+=("$out/h200-$m.json")
 done
 python3 "$tool/merge_profiles.py" "${files[@]}" --out "$out/h200-moe-profile.json"
+# One eager layer's kernels (torch.profiler) at small and large decode batches and prefills:
+# configs/calibration/h200-moe-kernels.json.
+files=()
+for m in mixtral-8x7b qwen1.5-moe-a2.7b qwen3-30b-a3b deepseek-v2-lite mistral-7b; do
+  timeout 100 python3 "$tool/profile_gpu.py" "$m" --no-steps --no-ops --no-peaks --spin-up-s 1 \
+    --kernel-points decode:1x512,decode:16x4096,decode:256x4096,prefill:1x2048,prefill:8x512 \
+    --out "$out/k-$m.json" >> "$out/moe-profile.log" 2>&1
+  echo "$m kernels: exit $?"
+  files+=("$out/k-$m.json")
+done
+python3 "$tool/merge_profiles.py" "${files[@]}" --out "$out/h200-moe-kernels.json"
