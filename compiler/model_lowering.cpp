@@ -244,9 +244,14 @@ struct AttentionLayout {
   int64_t q_slots = 1, cache_slots = 1;
   bool prefill = false;
   int64_t tile = 64, tiles = 1;  // prefill: query tile = key tile rows, T
+  // A prefill longer than its sliding window (banded): each query tile sees `window_tiles` + 1
+  // key tiles (from r - window_tiles, the first masked in part), the first `head_tiles` query
+  // tiles (window_tiles rounded up to even) the causal triangle; q slots in token order.
+  int64_t window_tiles = 0, head_tiles = 0;
   int64_t row_bytes() const { return head_dim * elem_bytes; }  // q, K
   int64_t v_row_bytes() const { return v_dim * elem_bytes; }   // V, out
-  bool paired() const { return tiles > 1; }
+  bool banded() const { return window_tiles > 0; }
+  bool paired() const { return tiles > 1 && !banded(); }
   int64_t pairs() const { return paired() ? tiles / 2 : 1; }
 };
 
@@ -268,6 +273,15 @@ AttentionLayout attention_layout(const llm::AttentionShape& a, int64_t elem_byte
     l.cache_slots = a.kv_len;
     return l;
   }
+  if (a.banded()) {
+    l.tile = llm::AttentionShape::kBandTile;
+    l.tiles = ceil_div(a.q_len, l.tile);
+    l.window_tiles = a.band_window_tiles();  // key tiles before a query tile's own
+    l.head_tiles = a.band_head_tiles();
+    l.q_slots = l.cache_slots = l.tiles * l.tile;
+    return l;
+  }
+  // (A window that ends within the causal head: every tile causal, as below.)
   int64_t best_pad = -1;
   for (int64_t tile : {64, 128, 32, 16}) {
     int64_t t = ceil_div(a.q_len, tile);
@@ -322,7 +336,11 @@ traces::Kernel rope_kernel(const std::string& name, const AttentionLayout& l, in
     k.grid_y = l.pairs();
     b = p.loop(uint64_t(l.batch));
     seq = affine(0, {iv(b, 1)});
-    if (!l.paired()) {
+    if (l.banded()) {  // token order: one block per (row i of a tile, tile)
+      k.grid_y = l.tiles;
+      const Affine t = affine(0, {bx(1), by(l.tile)});
+      tokens.push_back({t, t, t});
+    } else if (!l.paired()) {
       tokens.push_back({affine(0, {bx(1)}), affine(0, {bx(1)}), affine(0, {bx(1)})});
     } else {
       const Affine t0 = affine(0, {bx(1), by(l.tile)});
@@ -808,6 +826,100 @@ traces::Kernel prefill_attention(const std::string& name, const AttentionLayout&
   return k;
 }
 
+// Banded prefill (a prompt longer than the sliding window): query tile r attends over key tiles
+// r - window_tiles .. r (the first masked in part), so every tile past the first head_tiles runs
+// the same window_tiles + 1 key tiles: the band kernel, one block per query tile. The first
+// head_tiles query tiles are the causal triangle, paired as prefill_attention pairs them (tiles p
+// and head_tiles - 1 - p, head_tiles + 1 key tiles a block): the ".head" kernel. Q slots are in
+// token order; a block takes one KV head and runs its group's query heads one after another.
+std::vector<traces::Kernel> banded_prefill_attention(const std::string& name,
+                                                     const AttentionLayout& l) {
+  const int64_t row = l.row_bytes(), v_row = l.v_row_bytes(), tile = l.tile, warps = tile / 16;
+  const int64_t tile_bytes = tile * row, v_tile_bytes = tile * v_row;
+  const int64_t wt = l.window_tiles, head = l.head_tiles;
+  struct Row {
+    Affine slot;        // query tile (token order)
+    Affine first_tile;  // its first key tile
+    int64_t trips;
+  };
+  auto kernel = [&](const std::string& kname, int64_t grid_x, const std::vector<Row>& rows) {
+    const int64_t slots = int64_t(rows.size());
+    traces::Kernel k;
+    k.name = kname;
+    k.grid_x = grid_x;
+    k.grid_y = l.batch * l.kv_heads;
+    k.warps_y = warps;
+    k.regs_per_thread = 255;
+    k.smem_bytes = uint64_t(slots * tile_bytes + 2 * (tile_bytes + v_tile_bytes));
+    k.tiles.core = -1;
+    k.tiles.block = {tile, tile, l.head_dim};
+    k.tiles.warp = {16, tile, l.head_dim};
+    k.tiles.instr = {16, 8, 16};
+    k.tensors = {{0, "q", uint64_t(l.batch * l.heads * l.q_slots * row)},
+                 {1, "k_cache", uint64_t(l.batch * l.kv_heads * l.cache_slots * row)},
+                 {2, "v_cache", uint64_t(l.batch * l.kv_heads * l.cache_slots * v_row)},
+                 {3, "out", uint64_t(l.batch * l.heads * l.q_slots * v_row)}};
+    ProgramBuilder p;
+    const auto g = p.loop(uint64_t(l.group));
+    const Affine head_q = affine(0, {by(l.group * l.q_slots * row), iv(g, l.q_slots * row)});
+    const Affine head_o = affine(0, {by(l.group * l.q_slots * v_row), iv(g, l.q_slots * v_row)});
+    const int64_t stage_k = slots * tile_bytes, stage_v = stage_k + tile_bytes;
+    std::vector<KvSegment> segs;
+    for (int64_t s = 0; s < slots; ++s) {
+      const Row r = rows[size_t(s)];
+      KvSegment seg;
+      seg.trips = r.trips;
+      seg.load = [&p, &l, r, row, v_row, tile, warps](const Affine& j) {
+        for (uint32_t t : {1u, 2u}) {
+          const int64_t b = t == 1 ? row : v_row, share = tile * b / warps;
+          p.emit(mem(Opcode::kLdGlobalAsync, t, uint64_t(share),
+                     plus(affine(0, {by(l.cache_slots * b), wy(share)}),
+                          times(plus(r.first_tile, j), tile * b))));
+        }
+      };
+      seg.compute = [&p, &l, r, tile, v_row, stage_k, stage_v](const Affine& j) {
+        emit_tile_math(p, 1, tile, l.head_dim, l.v_dim, v_row, l.elem_bytes,
+                       plus(times(r.slot, tile), affine(0, {wy(16)})),
+                       times(plus(r.first_tile, j), tile), stage_k, stage_v);
+      };
+      seg.done = [&p, &l, r, head_o, v_row, v_tile_bytes] {
+        emit_alu(p, 16.0 * l.v_dim);  // O / row sum
+        p.emit(mem(Opcode::kStGlobal, 3, uint64_t(16 * v_row),
+                   plus(plus(head_o, times(r.slot, v_tile_bytes)), affine(0, {wy(16 * v_row)}))));
+      };
+      segs.push_back(seg);
+    }
+    emit_kv_pipeline(
+        p, segs,
+        [&] {
+          for (const Row& r : rows) {
+            p.emit(mem(Opcode::kLdGlobalAsync, 0, uint64_t(tile_bytes / warps),
+                       plus(plus(head_q, times(r.slot, tile_bytes)),
+                            affine(0, {wy(tile_bytes / warps)}))));
+          }
+        },
+        [&] {  // each warp keeps its 16 rows of every slot in registers
+          for (int64_t s = 0; s < slots; ++s) {
+            p.emit(mem(Opcode::kLdShared, 0, uint64_t(16 * row),
+                       affine(s * tile_bytes, {wy(16 * row)})));
+          }
+        });
+    p.end(g);
+    k.program = p.take();
+    return k;
+  };
+  std::vector<traces::Kernel> out;
+  // The band: tile head + i over key tiles head + i - wt .. head + i.
+  out.push_back(
+      kernel(name, l.tiles - head, {{affine(head, {bx(1)}), affine(head - wt, {bx(1)}), wt + 1}}));
+  // The triangle: the long tile head - 1 - p over key tiles 0 .. head/2 - 1, the short tile p over
+  // head/2 - 1 .. head - 1 (head + 1 tiles in all, as each pair's two rows need).
+  out.push_back(kernel(name + ".head", head / 2,
+                       {{affine(head - 1, {bx(-1)}), constant(0), head / 2},
+                        {affine(0, {bx(1)}), constant(head / 2 - 1), head / 2 + 1}}));
+  return out;
+}
+
 class ModelLowerer {
  public:
   ModelLowerer(const llm::StepGraph& g, const hw::GpuConfig& gpu, const ModelLoweringOptions& o)
@@ -1016,7 +1128,11 @@ class ModelLowerer {
                                                a.kv_len - a.q_len, !rope_));
         }
         if (a.causal) {
-          t.kernels.push_back(prefill_attention(name, layout_));
+          if (layout_.banded()) {
+            append(t, banded_prefill_attention(name, layout_));
+          } else {
+            t.kernels.push_back(prefill_attention(name, layout_));
+          }
         } else {
           append(t, decode_attention(name, a, layout_,
                                      plan_decode(a, layout_, gpu_.sms,
@@ -1088,18 +1204,6 @@ traces::Trace compile_model(const llm::ModelConfig& model, llm::StepConfig step,
   step.quantize_tables = options.quantize_tables;
   step.kernels = llm::KernelPlan::kCompiled;  // the kernels this lowering emits
   const llm::StepGraph g = llm::build_step_graph(model, step);
-  for (int64_t l = 0; l < g.all_layers(); ++l) {
-    for (const Op& op : g.ops_of_layer(l)) {
-      const auto& a = op.attention;
-      if (op.kind == OpKind::kAttention && a.causal && a.window > 0 && a.window < a.q_len) {
-        throw InputError("--seq: " + std::to_string(a.q_len) + " tokens exceed " + model.name +
-                         "'s sliding window of " + std::to_string(a.window) +
-                         ": the compiler's prefill attention is causal over the whole sequence "
-                         "(valid here: --seq <= " +
-                         std::to_string(a.window) + ")");
-      }
-    }
-  }
   traces::Trace t = ModelLowerer(g, gpu, options).run();
   t.version = t.minimum_version();
   traces::validate(t, "compile_model");

@@ -107,8 +107,9 @@ class GraphBuilder {
       case OpKind::kAttention:
         // Reference: SDPA's kernel and its second (split-KV reduce or statistics memset), the K
         // and V cache copies. Compiled: the KV append, then the attention kernel (a decode that
-        // splits the KV cache adds its combine: the cost models count it where they split).
-        op.launches = reference ? 4 : 2;
+        // splits the KV cache adds its combine: the cost models count it where they split; a
+        // banded prefill runs its causal head apart).
+        op.launches = reference ? 4 : op.attention.banded() ? 3 : 2;
         // MLA's reference (docs/performance-models.md): decode copies the latent and RoPE key
         // into their caches, scores as two matmuls and an add, softmax, the cast back, the
         // values matmul; prefill copies both, concatenates the query and the key parts, SDPA.

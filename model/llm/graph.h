@@ -127,6 +127,16 @@ struct AttentionShape {
   int64_t window = 0;   // sliding window: query i sees keys i - window + 1 .. i; 0: all
   bool latent = false;  // MLA decode: K and V are one cached latent row (kv_heads 1)
   int64_t v_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
+  // A prefill whose sliding window ends more than its causal head before the prompt does: the
+  // compiled plan runs it as a band of equal windows plus that causal head, in 64-key tiles
+  // (kBandTile; compiler/model_lowering.cpp). The head is the window's tiles rounded up to even.
+  static constexpr int64_t kBandTile = 64;
+  int64_t band_window_tiles() const { return (window - 1 + kBandTile - 1) / kBandTile; }
+  int64_t band_head_tiles() const { return band_window_tiles() + band_window_tiles() % 2; }
+  bool banded() const {
+    return causal && window > 0 && window < q_len &&
+           band_head_tiles() < (q_len + kBandTile - 1) / kBandTile;
+  }
   // Query-key pairs computed per (sequence, head): all in decode, the causal (banded) triangle
   // in prefill.
   double pairs() const;

@@ -28,6 +28,7 @@ using traces::Opcode;
 using traces::Trace;
 
 const std::string kTiny = std::string(LTC_SOURCE_DIR) + "/traces/examples/tiny-llama.config.json";
+const std::string kTinyMoe = std::string(LTC_SOURCE_DIR) + "/traces/examples/tiny-moe.config.json";
 
 struct Step {
   llm::ModelConfig model;
@@ -424,7 +425,8 @@ TEST(ModelLowering, AccessesStayInsideTheirTensorsAndStoresNeverOverlap) {
       make(kTiny, true, 2, 100, "a100-lut4x", "int2", golden::DType::kInt8),
       make(kTiny, false, 1, 64, "a100-lut4x", "int4", golden::DType::kFp16),
       make("deepseek-v2-lite", true, 2, 300, "h200"),
-      make("deepseek-v2-lite", false, 1, 200, "a100-lut4x", "int2", golden::DType::kInt8)};
+      make("deepseek-v2-lite", false, 1, 200, "a100-lut4x", "int2", golden::DType::kInt8),
+      make(kTinyMoe, false, 2, 500, "a100-lut4x", "int2", golden::DType::kInt8)};  // banded
   for (const Step& s : steps) {
     const Trace t = compile_model(s.model, s.step, s.gpu);
     std::vector<std::string> errors;
@@ -472,8 +474,6 @@ TEST(ModelLowering, PrintsPerOpBytesAgainstTheRoofline) {
 }
 
 // ---- MoE and sliding-window layers (tiny-moe: layer 0 full attention, layer 1 a 64-key window)
-
-const std::string kTinyMoe = std::string(LTC_SOURCE_DIR) + "/traces/examples/tiny-moe.config.json";
 
 // Every layer's kernels are its group's graph ops with the compiled plan's launches: a grouped
 // expert GEMM is one LUT mpGEMM per active expert (".e<i>") or one batched MMA kernel.
@@ -559,14 +559,53 @@ TEST(ModelLowering, LatentDecodeAttentionReadsTheLatentCacheOnce) {
   EXPECT_GE(latent_reads, 1);
 }
 
-TEST(ModelLowering, WhatTheCompilerDoesNotLowerIsRefused) {
-  // A prefill longer than the window would need banded attention.
-  const Step swa = make(kTinyMoe, false, 1, 128, "a100");
-  try {
-    compile_model(swa.model, swa.step, swa.gpu);
-    FAIL() << "accepted";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("--seq <= 64"), std::string::npos) << e.what();
+// A prefill past its sliding window (the tiny MoE model: 64 keys, one 64-key tile before a query
+// tile's own): the band kernel runs every query tile past the causal head over window_tiles + 1
+// key tiles, the head kernel the causal triangle of the first head tiles, and nothing else.
+TEST(ModelLowering, BandedPrefillRunsEachTilesWindow) {
+  for (const int64_t seq : {512, 500}) {
+    // (A LUT GPU: its experts are one mpGEMM each; a batched MMA kernel takes at most one
+    // block row per expert.)
+    const Step s = make(kTinyMoe, false, 2, seq, "a100-lut4x", "int2", golden::DType::kInt8);
+    llm::StepConfig compiled = graph_of(s).step;
+    compiled.kernels = llm::KernelPlan::kCompiled;
+    const llm::StepGraph g = llm::build_step_graph(s.model, compiled);
+    const llm::Op* op = nullptr;  // layer 1's, the windowed one
+    for (const auto& x : g.ops_of_layer(1)) {
+      if (x.kind == llm::OpKind::kAttention) op = &x;
+    }
+    ASSERT_NE(op, nullptr);
+    const auto& a = op->attention;
+    ASSERT_TRUE(a.banded()) << seq;
+    const int64_t tile = 64, tiles = (seq + tile - 1) / tile, wt = 1, head = 2;
+    ASSERT_EQ(a.band_window_tiles(), wt);
+    ASSERT_EQ(a.band_head_tiles(), head);
+    const Trace t = compile_model(s.model, s.step, s.gpu);
+    uint64_t key_tiles = 0;  // per (sequence, query head): each query tile's window
+    for (int64_t r = 0; r < tiles; ++r) key_tiles += uint64_t(std::min(r, wt) + 1);
+    const uint64_t per_tile =
+        uint64_t((tile / 16) * ((tile / 8) * (a.head_dim / 16) + (a.head_dim / 8) * (tile / 16)));
+    uint64_t mmas = 0, bytes = 0;
+    int kernels = 0;
+    for (const auto& k : t.kernels) {
+      if (k.name.rfind("L1.attention", 0) != 0) continue;
+      const KernelTraffic kt = traffic(k);
+      EXPECT_TRUE(kt.errors.empty()) << kt.errors.front();
+      bytes += kt.read + kt.written;
+      ++kernels;
+      if (k.name == "L1.attention.kv_append") continue;
+      mmas += kt.mmas;
+    }
+    EXPECT_EQ(kernels, op->launches);  // the append, the band, the head
+    EXPECT_EQ(mmas, uint64_t(a.batch * a.heads) * key_tiles * per_tile) << seq;
+    // Bytes (whole tiles: a prompt of 500 moves its padded tile's rows too): the graph's, plus
+    // the key tiles the head kernel reads again after the band (from L2), tiles head - wt ..
+    // head - 1 of every (sequence, KV head).
+    const double again =
+        double(a.batch * a.kv_heads * wt * tile) * double(a.head_dim + a.v_dim()) * 2;
+    if (seq % tile == 0) {
+      EXPECT_NEAR(double(bytes) / (op->bytes() + again), 1.0, 0.01);
+    }
   }
 }
 
