@@ -62,6 +62,43 @@ TEST(Functional, MmaGemmsMatchTheGoldenMacBitForBit) {
       "--path mac on a LUT GPU");
 }
 
+// A batch of GEMMs (MoE experts) each taller than the block tile: the grid runs one GEMM's block
+// rows and every block walks the batch; dense and dequantize-then-MAC.
+TEST(Functional, BatchedMmaGemmsTallerThanABlockMatchBitForBit) {
+  const hw::GpuConfig a100 = hw::load_gpu("a100");
+  struct Case {
+    int64_t batch, m;
+  };
+  for (const Case c : {Case{3, 300}, Case{2, 700}}) {
+    for (const int wbits : {0, 4}) {
+      tiling::TileChoice tc;
+      traces::Kernel k =
+          compiler::lower_mma_gemm("experts", c.batch, c.m, 64, 96, golden::DType::kFp16,
+                                   golden::DType::kFp16, a100, &tc, wbits);
+      const int64_t rows = (c.m + tc.block.m - 1) / tc.block.m;
+      ASSERT_GT(rows, 1) << "a walk must be taken";
+      EXPECT_EQ(k.grid_y, rows);
+      k.gemm.path = traces::GemmPath::kMma;
+      k.gemm.batch = c.batch;
+      k.gemm.m = c.m;
+      k.gemm.n = 64;
+      k.gemm.k = 96;
+      k.gemm.group = 96;
+      k.gemm.wbits = wbits;
+      k.gemm.act = golden::DType::kFp16;
+      traces::Trace t;
+      t.gpu = a100.name;
+      t.kernels.push_back(k);
+      t.version = t.minimum_version();
+      traces::validate(t, "batched");
+      expect_bit_exact(t, a100,
+                       std::to_string(c.batch) + " x " + std::to_string(c.m) + "x64x96 " +
+                           (wbits ? "int4 x fp16" : "fp16") + ", " + std::to_string(rows) +
+                           " block rows");
+    }
+  }
+}
+
 double tensor_fraction_of_peak(const sim::RunStats& r, const hw::GpuConfig& gpu, double peak_tops) {
   const sim::KernelStats& k = r.kernels.back();
   const double secs = double(k.cycles) / (gpu.clock_ghz * 1e9);
