@@ -741,6 +741,29 @@ std::vector<traces::Kernel> decode_attention(const std::string& name, const llm:
   return out;
 }
 
+// A prefill attention kernel's launch: (KV head, sequence) blocks of tile/16 warps holding
+// `slots` query tiles and two K/V stages; tensors q, k_cache, v_cache, out.
+traces::Kernel prefill_kernel(const std::string& name, const AttentionLayout& l, int64_t grid_x,
+                              int64_t slots) {
+  const int64_t row = l.row_bytes(), v_row = l.v_row_bytes(), tile = l.tile;
+  traces::Kernel k;
+  k.name = name;
+  k.grid_x = grid_x;
+  k.grid_y = l.batch * l.kv_heads;
+  k.warps_y = tile / 16;
+  k.regs_per_thread = 255;
+  k.smem_bytes = uint64_t(slots * tile * row + 2 * tile * (row + v_row));
+  k.tiles.core = -1;
+  k.tiles.block = {tile, tile, l.head_dim};
+  k.tiles.warp = {16, tile, l.head_dim};
+  k.tiles.instr = {16, 8, 16};
+  k.tensors = {{0, "q", uint64_t(l.batch * l.heads * l.q_slots * row)},
+               {1, "k_cache", uint64_t(l.batch * l.kv_heads * l.cache_slots * row)},
+               {2, "v_cache", uint64_t(l.batch * l.kv_heads * l.cache_slots * v_row)},
+               {3, "out", uint64_t(l.batch * l.heads * l.q_slots * v_row)}};
+  return k;
+}
+
 // Causal prefill (FlashAttention-2 forward): blocks of tile/16 warps, 16 query rows each; K/V
 // tiles of `tile` keys double-buffered with cp.async. Causality skips the key tiles above the
 // diagonal: query tile r needs key tiles 0..r (the diagonal one masked inside). Trip counts are
@@ -756,25 +779,7 @@ traces::Kernel prefill_attention(const std::string& name, const AttentionLayout&
   const int64_t row = l.row_bytes(), v_row = l.v_row_bytes(), tile = l.tile, warps = tile / 16;
   const int64_t slots = l.paired() ? 2 : 1;
   const int64_t tile_bytes = tile * row, v_tile_bytes = tile * v_row;
-  traces::Kernel k;
-  k.name = name;
-  k.grid_x = l.group * l.pairs();
-  k.grid_y = l.batch * l.kv_heads;
-  k.warps_y = warps;
-  k.regs_per_thread = 255;
-  k.smem_bytes = uint64_t(slots * tile_bytes + 2 * (tile_bytes + v_tile_bytes));
-  k.tiles.core = -1;
-  k.tiles.block = {tile, tile, l.head_dim};
-  k.tiles.warp = {16, tile, l.head_dim};
-  k.tiles.instr = {16, 8, 16};
-  const int64_t q_bytes = l.batch * l.heads * l.q_slots * row;
-  const int64_t out_bytes = l.batch * l.heads * l.q_slots * v_row;
-  const int64_t cache_bytes = l.batch * l.kv_heads * l.cache_slots * row;
-  const int64_t v_cache_bytes = l.batch * l.kv_heads * l.cache_slots * v_row;
-  k.tensors = {{0, "q", uint64_t(q_bytes)},
-               {1, "k_cache", uint64_t(cache_bytes)},
-               {2, "v_cache", uint64_t(v_cache_bytes)},
-               {3, "out", uint64_t(out_bytes)}};
+  traces::Kernel k = prefill_kernel(name, l, l.group * l.pairs(), slots);
   ProgramBuilder p;
   // Slot s of this block: q (out) bytes and its first query row (mma m, per head).
   const Affine block_q = affine(0, {by(l.group * l.q_slots * row), bx(slots * tile_bytes)});
@@ -844,21 +849,7 @@ std::vector<traces::Kernel> banded_prefill_attention(const std::string& name,
   };
   auto kernel = [&](const std::string& kname, int64_t grid_x, const std::vector<Row>& rows) {
     const int64_t slots = int64_t(rows.size());
-    traces::Kernel k;
-    k.name = kname;
-    k.grid_x = grid_x;
-    k.grid_y = l.batch * l.kv_heads;
-    k.warps_y = warps;
-    k.regs_per_thread = 255;
-    k.smem_bytes = uint64_t(slots * tile_bytes + 2 * (tile_bytes + v_tile_bytes));
-    k.tiles.core = -1;
-    k.tiles.block = {tile, tile, l.head_dim};
-    k.tiles.warp = {16, tile, l.head_dim};
-    k.tiles.instr = {16, 8, 16};
-    k.tensors = {{0, "q", uint64_t(l.batch * l.heads * l.q_slots * row)},
-                 {1, "k_cache", uint64_t(l.batch * l.kv_heads * l.cache_slots * row)},
-                 {2, "v_cache", uint64_t(l.batch * l.kv_heads * l.cache_slots * v_row)},
-                 {3, "out", uint64_t(l.batch * l.heads * l.q_slots * v_row)}};
+    traces::Kernel k = prefill_kernel(kname, l, grid_x, slots);
     ProgramBuilder p;
     const auto g = p.loop(uint64_t(l.group));
     const Affine head_q = affine(0, {by(l.group * l.q_slots * row), iv(g, l.q_slots * row)});
