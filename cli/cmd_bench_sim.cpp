@@ -21,6 +21,7 @@
 #include "model/hw/gpu.h"
 #include "model/llm/graph.h"
 #include "model/llm/model_config.h"
+#include "model/roofline/calibrate.h"
 #include "model/roofline/estimate.h"
 #include "sim/sampler/sampling.h"
 #include "sim/simulator.h"
@@ -48,6 +49,7 @@ using report::times;
 struct BenchSimFlags {
   std::string only;  // "", "gemm", "decode", "h200", "rtl"
   std::string calibration;
+  std::string kind = "fp16";  // h200: the GEMM kind (the others measured in h200-gemm-kinds.json)
   std::string gpu = "h200";
   int64_t max_m = 0;  // h200: only GEMMs with M <= max_m (0: all)
   bool full = false;  // paper: full simulation instead of sampled
@@ -109,40 +111,79 @@ double work_ratio(const sim::RunStats& sampled) {
 constexpr double kSampledGoalWallS = 3.0;
 constexpr int kSampledRuns = 3;
 
-// The simulator against measured GEMMs: every entry of the calibration file as a dense fp16
-// mma kernel on `o.gpu`, one line each as it finishes.
+// The operands of a GEMM kind of the H200 measurements (tools/profile-gpu: fp16 and bf16
+// F.linear, int8 torch._int_mm, fp8 torch._scaled_mm), as a dense MMA kernel runs them.
+std::pair<const char*, golden::DType> kind_operands(const std::string& kind) {
+  if (kind == "bf16") return {"bf16", golden::DType::kBf16};
+  if (kind == "int8") return {"int8", golden::DType::kInt8};
+  if (kind == "fp8") return {"fp8e4m3", golden::DType::kFp8E4M3};
+  return {"fp16", golden::DType::kFp16};
+}
+
+// The simulator against measured GEMMs: every entry of the calibration file as a dense mma
+// kernel on `o.gpu`, one line each as it finishes. Another kind than FP16: the same GEMMs'
+// (M, N, K) as that kind measured in configs/calibration/h200-gemm-kinds.json (those it holds),
+// simulated at the M the measurement ran (PyTorch pads INT8 M <= 16 to 17).
 void run_calibration(const BenchSimFlags& o) {
   const std::string path =
       o.calibration.empty() ? config_dir("calibration") + "/h200-gemm.json" : o.calibration;
   const hw::GpuConfig gpu = hw::load_gpu(o.gpu);
   std::vector<roofline::GemmCheck> gemms = roofline::load_gemm_measurements(path);
-  if (o.max_m > 0) {
-    gemms.erase(std::remove_if(gemms.begin(), gemms.end(),
-                               [&](const roofline::GemmCheck& g) { return g.m > o.max_m; }),
-                gemms.end());
+  std::string measured_in = path;
+  std::vector<int64_t> run_m;  // per GEMM: the M simulated (the measurement's)
+  if (o.kind != "fp16") {
+    measured_in = config_dir("calibration") + "/h200-gemm-kinds.json";
+    const roofline::Measurements kinds = roofline::load_measurements({measured_in});
+    std::vector<roofline::GemmCheck> found;
+    for (const auto& g : gemms) {
+      for (const auto& k : kinds.gemms) {
+        if (k.dtype == o.kind && k.m == g.m && k.n == g.n && k.k == g.k) {
+          found.push_back({g.name, g.m, g.n, g.k, k.ms, 0});
+          run_m.push_back(k.m_run);
+          break;
+        }
+      }
+    }
+    if (!o.json) {
+      fmt::print("{} of the {} GEMMs of {} measured as {} in {}\n", found.size(), gemms.size(),
+                 path, o.kind, measured_in);
+    }
+    gemms = found;
   }
-  gemms.erase(std::remove_if(gemms.begin(), gemms.end(),
-                             [&](const roofline::GemmCheck& g) {
-                               return !case_picked(o.cases, g.name,
-                                                   g.name + ":" + std::to_string(g.m));
-                             }),
-              gemms.end());
+  for (size_t i = run_m.size(); i < gemms.size(); ++i) run_m.push_back(gemms[i].m);
+  {
+    std::vector<roofline::GemmCheck> kept;
+    std::vector<int64_t> kept_m;
+    for (size_t i = 0; i < gemms.size(); ++i) {
+      const auto& g = gemms[i];
+      if ((o.max_m > 0 && g.m > o.max_m) ||
+          !case_picked(o.cases, g.name, g.name + ":" + std::to_string(g.m))) {
+        continue;
+      }
+      kept.push_back(g);
+      kept_m.push_back(run_m[i]);
+    }
+    gemms = kept;
+    run_m = kept_m;
+  }
   nlohmann::json rows = nlohmann::json::array();
   double ape = 0, wall = 0;
   if (!o.json) {
-    fmt::print("simulator vs {} ({} GEMMs on --gpu {}; ltc bench sim --only h200)\n", path,
-               gemms.size(), gpu.name);
+    fmt::print("simulator vs {} ({} {} GEMMs on --gpu {}; ltc bench sim --only h200)\n",
+               measured_in, gemms.size(), o.kind, gpu.name);
     fmt::print("  {:<18} {:>5} {:>6} {:>6} {:>10} {:>10} {:>8} {:>6} {:>7}\n", "gemm", "M", "N",
                "K", "measured", "sim ms", "error", "tc", "wall s");
   }
-  for (auto& g : gemms) {
+  const auto [weights, act] = kind_operands(o.kind);
+  for (size_t i = 0; i < gemms.size(); ++i) {
+    roofline::GemmCheck& g = gemms[i];
     compiler::GemmSpec s;
     s.name = g.name;
-    s.m = g.m;
+    s.m = run_m[i];
     s.n = g.n;
     s.k = g.k;
-    s.weights = llm::parse_weight_format("fp16");
-    s.act = golden::DType::kFp16;
+    s.weights = llm::parse_weight_format(weights);
+    s.act = act;
     s.path = traces::GemmPath::kMma;
     const traces::Trace t = compiler::compile_gemm(s, gpu);
     const sim::RunStats r = sim::simulate(t, gpu, {});
@@ -157,6 +198,7 @@ void run_calibration(const BenchSimFlags& o) {
     const double tc = r.total().tensor_utilization();
     rows.push_back({{"name", g.name},
                     {"m", g.m},
+                    {"m_run", s.m},
                     {"n", g.n},
                     {"k", g.k},
                     {"measured_ms", g.measured_ms},
@@ -172,8 +214,10 @@ void run_calibration(const BenchSimFlags& o) {
     }
   }
   const double mape = rows.empty() ? 0.0 : ape / double(rows.size());
-  const nlohmann::json result = {{"bench", "sim"}, {"calibration", path}, {"gpu", gpu.name},
-                                 {"gemms", rows},  {"mape", mape},        {"wall_s", wall}};
+  const nlohmann::json result = {{"bench", "sim"}, {"calibration", measured_in},
+                                 {"kind", o.kind}, {"gpu", gpu.name},
+                                 {"gemms", rows},  {"mape", mape},
+                                 {"wall_s", wall}};
   if (!o.markdown.empty()) write_text_atomic(o.markdown, report::sim_h200_markdown(result));
   if (o.json) {
     fmt::print("{}\n", result.dump());
@@ -544,6 +588,7 @@ void run_paper(const BenchSimFlags& o) {
 const std::vector<std::pair<std::string, std::vector<std::string>>> kFlagRuns = {
     {"--full", {"paper"}},
     {"--calibration", {"h200"}},
+    {"--kind", {"h200"}},
     {"--gpu", {"h200"}},
     {"--max-m", {"h200"}},
     {"--case", {"sample", "h200"}},
@@ -680,6 +725,12 @@ CommandRegistrar reg{
       s->add_option("--calibration", o->calibration,
                     "--only h200: measurement file (default: "
                     "configs/calibration/h200-gemm.json)");
+      s->add_option("--kind", o->kind,
+                    "--only h200: the GEMM kind: fp16 (the 42 GEMMs of --calibration), or bf16, "
+                    "int8, fp8 (the same GEMMs as measured in "
+                    "configs/calibration/h200-gemm-kinds.json)")
+          ->check(CLI::IsMember({"fp16", "bf16", "int8", "fp8"}))
+          ->capture_default_str();
       s->add_option("--gpu", o->gpu, "--only h200: GPU to simulate")->capture_default_str();
       s->add_option("--max-m", o->max_m, "--only h200: only the GEMMs with M <= this (0: all)")
           ->check(in_range(0, 2147483647));

@@ -64,11 +64,21 @@ std::string sim_h200_markdown(const nlohmann::json& result) {
       ++n_large;
     }
   }
+  // The kind's measured kernels (tools/profile-gpu) and the flag and file that regenerate it.
+  const std::string kind = result.value("kind", std::string("fp16"));
+  const std::string what = kind == "fp16"   ? "cuBLAS FP16"
+                           : kind == "bf16" ? "cuBLAS BF16"
+                           : kind == "int8" ? "cuBLASLt INT8 (torch._int_mm)"
+                                            : "FP8 E4M3 (torch._scaled_mm)";
+  const std::string command =
+      kind == "fp16" ? "--markdown docs/results/sim-h200.md"
+                     : "--kind " + kind + " --markdown docs/results/sim-h200-" + kind + ".md";
   std::string s = fmt::format(
-      "The simulator against cuBLAS FP16 GEMMs measured on an H200 (`ltc bench sim --only h200 "
-      "--markdown docs/results/sim-h200.md`; measurements: {}): {} GEMMs, each compiled to the "
-      "dense mma kernel and simulated on `--gpu {}`. MAPE {:.2f}% over all, {:.2f}% for M <= 64 "
-      "({}), {:.2f}% for M > 64 ({}); {:.0f} s of simulation.\n\n",
+      "The simulator against {} GEMMs measured on an H200 (`ltc bench sim --only h200 {}`; "
+      "measurements: {}): {} GEMMs, each compiled to the dense mma kernel and simulated on "
+      "`--gpu {}`. MAPE {:.2f}% over all, {:.2f}% for M <= 64 ({}), {:.2f}% for M > 64 ({}); "
+      "{:.0f} s of simulation.\n\n",
+      what, command,
       std::filesystem::path(result.value("calibration", std::string())).filename().string(),
       gemms.size(), result.value("gpu", std::string()), 100 * num(result, "mape"),
       n_small ? 100 * small / n_small : 0.0, n_small, n_large ? 100 * large / n_large : 0.0,

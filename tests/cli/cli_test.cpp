@@ -132,6 +132,7 @@ TEST(Cli, BenchSimFlagsGoWithTheirRunsOnly) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"bench sim --only sample --max-m 5", "--only h200"},
       {"bench sim --only gemm --gpu a100", "--only h200"},
+      {"bench sim --only sample --kind int8", "--only h200"},
       {"bench sim --only sample --calibration x.json", "--only h200"},
       {"bench sim --only h200 --full", "--only paper"},
       {"bench sim --only paper --case x", "--only sample, --only h200"},

@@ -295,7 +295,7 @@ const std::map<std::string, std::string> kAlwaysApplies = {
     {"ltc bench kernels", "--model --gpu --m --wbits --weights --markdown --json --jobs"},
     {"ltc bench agreement", "--model --full --markdown --energy --json --jobs"},
     {"ltc bench sim",
-     "--only --full --calibration --gpu --max-m --full-cache --case --trips "
+     "--only --full --calibration --kind --gpu --max-m --full-cache --case --trips "
      "--slice --slice-streaming --large --case-file --confidence-out --markdown --per-kernel "
      "--json"},
     {"ltc bench ppa",
