@@ -4,11 +4,13 @@
 #include "common/file_io.h"
 #include "model/hw/gpu.h"
 #include "model/llm/model_config.h"
+#include "sim/step_pool.h"
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iomanip>
 #include <sstream>
@@ -276,6 +278,26 @@ void check_work_budget(const WorkFlags& w, const std::string& what, const std::s
     fmt::print(stderr, "ltc: this {} is {}, about {:.3g} s on this host\n", what, amount,
                estimate_s);
   }
+}
+
+int sim_threads(int64_t flag) {
+  if (flag > 0) return int(flag);
+  if (const char* env = std::getenv("LTC_THREADS"); env && *env) {
+    const std::string v = env;
+    size_t used = 0;
+    long n = 0;
+    try {
+      n = std::stol(v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != v.size() || n < 1 || n > 4096) {
+      throw InputError("LTC_THREADS: '" + v +
+                       "' is not a number of threads (valid: a whole number 1 to 4096)");
+    }
+    return int(n);
+  }
+  return sim::hardware_threads();
 }
 
 }  // namespace ltc::cli

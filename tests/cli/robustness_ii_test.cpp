@@ -278,8 +278,8 @@ const std::map<std::string, std::string> kAlwaysApplies = {
     {"ltc compile run", "--seed --max-macs --json"},
     {"ltc compile convert", ""},
     {"ltc sim",
-     "--gpu --gpu-set --functional --kernel --quantum --sample --block-limit --model "
-     "--json --budget-s --yes --progress"},
+     "--gpu --gpu-set --functional --kernel --quantum --threads --sample --block-limit "
+     "--model --json --budget-s --yes --progress"},
     {"ltc ppa",
      "--gpu --acts --act --clock-ns --activity --workdir --timeout-s --scale-to-nm --scale-vdd "
      "--lib --json"},
