@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -298,6 +299,12 @@ int sim_threads(int64_t flag) {
     return int(n);
   }
   return sim::hardware_threads();
+}
+
+int sim_threads_per_job(int jobs) {
+  const char* env = std::getenv("LTC_THREADS");
+  if (env && *env) return sim_threads(0);
+  return std::max(1, sim::hardware_threads() / std::max(1, jobs));
 }
 
 }  // namespace ltc::cli

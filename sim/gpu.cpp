@@ -366,21 +366,26 @@ Cycle Gpu::step(Cycle q0) {
 void Gpu::merge(Cycle q0, Cycle qe) {
   // The L2 (and DRAM behind it) takes the SMs' accesses in (issue cycle, SM, sequence) order.
   // Each SM's records are in issue order; they are merged by cycle (all in [q0, qe)).
-  order_.clear();
+  // Keys (cycle - q0, SM, index): one integer compare each.
+  keys_.clear();
   for (Sm* sm : stepping_) {
     const auto& a = sm->access_records();
-    for (uint32_t i = 0; i < a.size(); ++i) order_.push_back({a[i].cycle, sm->id(), i});
+    for (uint32_t i = 0; i < a.size(); ++i) {
+      keys_.push_back(uint64_t(a[i].cycle - q0) << 48 | uint64_t(sm->id()) << 32 | i);
+    }
   }
-  std::stable_sort(order_.begin(), order_.end());
-  for (size_t k = 0; k < order_.size(); ++k) {
+  std::sort(keys_.begin(), keys_.end());
+  const auto sm_of = [](uint64_t key) { return size_t(key >> 32 & 0xffff); };
+  const auto index_of = [](uint64_t key) { return uint32_t(key); };
+  for (size_t k = 0; k < keys_.size(); ++k) {
     // Host-side hint (no simulated effect): the L2 sets of the next access's first lines.
-    if (k + 1 < order_.size()) {
-      const Sm& n = *sms_[size_t(order_[k + 1].sm)];
-      const AccessRecord& a = n.access_records()[order_[k + 1].seq];
+    if (k + 1 < keys_.size()) {
+      const Sm& n = *sms_[sm_of(keys_[k + 1])];
+      const AccessRecord& a = n.access_records()[index_of(keys_[k + 1])];
       const RecordedLine* l = n.lines_of(a);
       for (uint32_t j = 0; j < a.lines && j < 8; ++j) l2_.prefetch(l[j].addr);
     }
-    sms_[size_t(order_[k].sm)]->deliver(order_[k].seq, q0);
+    sms_[sm_of(keys_[k])]->deliver(index_of(keys_[k]), q0);
   }
   pool_.run(stepping_.size(), [&](size_t i) { stepping_[i]->resolve(); });
   if (observer_) {

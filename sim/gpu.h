@@ -84,8 +84,9 @@ class Gpu : public sc_core::sc_module {
       return cycle != o.cycle ? cycle < o.cycle : sm != o.sm ? sm < o.sm : seq < o.seq;
     }
   };
-  std::vector<Ref> order_;  // the merge's order of the records of one kind
-  std::vector<Ref> freed_;  // block slots freed, not yet filled (cycle, SM, -)
+  std::vector<Ref> order_;      // the merge's order of the records of one kind
+  std::vector<uint64_t> keys_;  // the merge's order of the L2 accesses
+  std::vector<Ref> freed_;      // block slots freed, not yet filled (cycle, SM, -)
 };
 
 }  // namespace ltc::sim

@@ -64,6 +64,10 @@ RunStats simulate(const traces::Trace& trace, const hw::GpuConfig& gpu, const Si
                      std::to_string(l2_cycles) + " cycles; valid: 1 to " +
                      std::to_string(l2_cycles) + ")");
   }
+  if (gpu.sms < 1 || gpu.sms > 65535) {  // the merge's keys (Gpu::merge) hold 16 bits of SM
+    throw InputError("gpu '" + gpu.name + "': " + std::to_string(gpu.sms) +
+                     " SMs (the simulator takes 1 to 65535)");
+  }
   if (options.threads < 1) {
     throw InputError("threads: " + std::to_string(options.threads) + " (valid: 1 or more)");
   }

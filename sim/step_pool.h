@@ -1,7 +1,9 @@
 // The host threads that step the SMs of one quantum (sim/README.md, "Parallel stepping"): the
-// caller and `threads - 1` workers take items from a shared counter until none is left, then
-// the caller goes on. Which thread runs an item never matters: an item touches only its own
-// state. Workers spin briefly for the next batch, then yield, then sleep.
+// caller and `threads - 1` workers claim items from a shared counter until none is left, and the
+// caller goes on once every claimed item is done. Which thread runs an item never matters: an
+// item touches only its own state. A worker that is not running (the host busy elsewhere)
+// holds nothing up: the caller claims its items. Workers spin briefly for the next batch, then
+// yield, then sleep.
 #pragma once
 
 #include <atomic>
@@ -10,6 +12,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -28,14 +31,12 @@ class StepPool {
 
  private:
   void work();
-  void drain();
+  bool claim_and_run();  // runs one unclaimed item of the batch; false when none is left
   std::vector<std::thread> workers_;
-  std::atomic<uint64_t> epoch_{0};
-  std::atomic<size_t> next_{0};
-  std::atomic<int> busy_{0};
+  std::atomic<uint64_t> state_{0};  // the batch: epoch, item count, next item (step_pool.cpp)
+  std::atomic<size_t> done_{0};     // items of the batch done
   std::atomic<int> sleepers_{0};
   std::atomic<bool> quit_{false};
-  size_t n_ = 0;
   const std::function<void(size_t)>* fn_ = nullptr;
   std::vector<std::exception_ptr> errors_;
   std::mutex mutex_;

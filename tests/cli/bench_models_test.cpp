@@ -129,6 +129,7 @@ TEST(ResultsFiles, SimulatorFilesAreInStepWithTheBench) {
   expect_in_step("sim.md", sim_speed_markdown(nlohmann::json::array()));
   expect_in_step("sim-sample.md", sim_sample_markdown(nlohmann::json::object()));
   expect_in_step("sim-h200.md", sim_h200_markdown(nlohmann::json::object()));
+  expect_in_step("sim-threads.md", sim_threads_markdown(nlohmann::json::array()));
   expect_in_step("sim-paper.md", sim_paper_markdown(nlohmann::json::object()));
 }
 

@@ -297,7 +297,7 @@ const std::map<std::string, std::string> kAlwaysApplies = {
     {"ltc bench sim",
      "--only --full --calibration --gpu --max-m --full-cache --case --trips "
      "--slice --slice-streaming --large --case-file --confidence-out --markdown --per-kernel "
-     "--json"},
+     "--threads --baseline --json"},
     {"ltc bench ppa",
      "--design --m --n --k --wbits --weights --act --acts --sweep --out --jobs --vs-unit --lib "
      "--activity-timing "
