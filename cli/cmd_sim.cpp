@@ -98,7 +98,11 @@ FlagRules sim_rules(const CLI::App* sub, const SimFlags& o, const std::optional<
              [&o] { return !o.json; })
       .flags({"--tc"}, "to a trace or model step with lmma instructions",
              "rtl and rtl-naive run LMMAs on the verilated tile and this one has none",
-             [&o, has_lmma] { return o.tc == "fast" || has_lmma; });
+             [&o, has_lmma] { return o.tc == "fast" || has_lmma; })
+      .flags({"--threads"}, "with --tc fast",
+             "rtl and rtl-naive time every LMMA on one verilated tile for all SMs, which steps "
+             "them on one thread (LTC_THREADS and the default do not apply either)",
+             [&o] { return o.tc == "fast"; });
   r.gpu_fields({"lut_tensor.core.wbits"}, "to a tile of ltc ppa or ltc verify (their --wbits)",
                "every LMMA's weight planes come from the weights (--weights, or the trace's lmma "
                "instructions), never from the core",
@@ -381,7 +385,8 @@ void run(const SimFlags& o, const CLI::App* sub) {
   so.seed = o.seed;
   so.kernel = o.kernel;
   so.quantum_cycles = o.quantum;
-  so.threads = sim_threads(o.threads);
+  // --tc rtl steps on one thread (SimOptions::threads); the JSON says what ran.
+  so.threads = o.tc == "fast" ? sim_threads(o.threads) : 1;
   so.block_limit = o.block_limit;
   if (progress_enabled(o.work.progress)) {
     if (stderr_is_terminal()) {

@@ -192,6 +192,7 @@ std::vector<NotApplying> not_applying() {
       {"ltc sim", "--seed", "sim " + kLutTrace + " --seed 3"},
       {"ltc sim", "--per-kernel", "sim " + kLutTrace + " --json --per-kernel"},
       {"ltc sim", "--tc", "sim " + kMacTrace + " --tc rtl"},
+      {"ltc sim", "--threads", "sim " + kLutTrace + " --tc rtl --threads 2"},
       {"ltc sim", "--sample-trips", "sim " + kLutTrace + " --sample-trips 2 3"},
       {"ltc sim", "--sample-waves", "sim " + kLutTrace + " --sample-waves 8"},
       {"ltc sim", "--sample-slice", "sim " + kLutTrace + " --sample-slice 2"},
@@ -278,8 +279,8 @@ const std::map<std::string, std::string> kAlwaysApplies = {
     {"ltc compile run", "--seed --max-macs --json"},
     {"ltc compile convert", ""},
     {"ltc sim",
-     "--gpu --gpu-set --functional --kernel --quantum --threads --sample --block-limit "
-     "--model --json --budget-s --yes --progress"},
+     "--gpu --gpu-set --functional --kernel --quantum --sample --block-limit --model "
+     "--json --budget-s --yes --progress"},
     {"ltc ppa",
      "--gpu --acts --act --clock-ns --activity --workdir --timeout-s --scale-to-nm --scale-vdd "
      "--lib --json"},
