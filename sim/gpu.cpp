@@ -364,8 +364,9 @@ Cycle Gpu::step(Cycle q0) {
 }
 
 void Gpu::merge(Cycle q0, Cycle qe) {
-  // The L2 (and DRAM behind it) takes the SMs' accesses in (issue cycle, SM, sequence) order.
-  // Each SM's records are in issue order; they are merged by cycle (all in [q0, qe)).
+  // The L2 (and DRAM behind it) takes the SMs' accesses in (issue cycle, SM, sequence) order,
+  // which also decides the cluster multicast copies; it serves them per slice and per channel
+  // in parallel (L2::serve_batch), in that order on each.
   // Keys (cycle - q0, SM, index): one integer compare each.
   keys_.clear();
   for (Sm* sm : stepping_) {
@@ -377,16 +378,11 @@ void Gpu::merge(Cycle q0, Cycle qe) {
   std::sort(keys_.begin(), keys_.end());
   const auto sm_of = [](uint64_t key) { return size_t(key >> 32 & 0xffff); };
   const auto index_of = [](uint64_t key) { return uint32_t(key); };
-  for (size_t k = 0; k < keys_.size(); ++k) {
-    // Host-side hint (no simulated effect): the L2 sets of the next access's first lines.
-    if (k + 1 < keys_.size()) {
-      const Sm& n = *sms_[sm_of(keys_[k + 1])];
-      const AccessRecord& a = n.access_records()[index_of(keys_[k + 1])];
-      const RecordedLine* l = n.lines_of(a);
-      for (uint32_t j = 0; j < a.lines && j < 8; ++j) l2_.prefetch(l[j].addr);
-    }
-    sms_[sm_of(keys_[k])]->deliver(index_of(keys_[k]), q0);
-  }
+  multicast_.begin_merge();
+  batch_.clear();
+  for (const uint64_t key : keys_) sms_[sm_of(key)]->prepare(index_of(key), q0, l2_, batch_);
+  l2_.serve_batch(batch_, sc_core::sc_time_stamp().value(), dram_, pool_);
+  for (Sm* sm : stepping_) sm->settle_reads(q0);
   pool_.run(stepping_.size(), [&](size_t i) { stepping_[i]->resolve(); });
   if (observer_) {
     order_.clear();

@@ -86,6 +86,7 @@ class Gpu : public sc_core::sc_module {
   };
   std::vector<Ref> order_;      // the merge's order of the records of one kind
   std::vector<uint64_t> keys_;  // the merge's order of the L2 accesses
+  std::vector<L2Line*> batch_;  // their lines for the L2, in that order
   std::vector<Ref> freed_;      // block slots freed, not yet filled (cycle, SM, -)
 };
 

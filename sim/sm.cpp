@@ -77,12 +77,9 @@ Sm::Sm(sc_core::sc_module_name name, int id, const hw::GpuConfig& gpu, BlockDisp
   sps_.resize(size_t(gpu.sub_partitions_per_sm));
   lsu_ring_cap_ = uint32_t(gpu.sm.max_warps / gpu.sub_partitions_per_sm);
   lsu_ring_.assign(sps_.size() * lsu_ring_cap_, 0);
-  payload_.set_extension(&burst_);
 }
 
-Sm::~Sm() {
-  payload_.clear_extension(&burst_);  // a member, not the payload's to free
-}
+Sm::~Sm() = default;
 
 void Sm::begin_kernel(const KernelPlan* plan, Cycle launch) {
   plan_ = plan;
@@ -148,6 +145,8 @@ void Sm::step(Cycle q0, Cycle qe) {
   qe_ = qe;
   cycle_ = std::max(cycle_, q0);
   if (resident_blocks_ > 0) run_until(qe);
+  l2_lines_.clear();
+  l2_lines_.reserve(lines_.size());  // no reallocation in prepare(): the merge points into it
 }
 
 void Sm::run_until(Cycle limit) {
@@ -607,44 +606,44 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
   return std::max(done, qe_);
 }
 
-void Sm::deliver(size_t i, Cycle q0) {
+void Sm::prepare(size_t i, Cycle q0, const L2& l2, std::vector<L2Line*>& out) {
   AccessRecord& a = accesses_[i];
   RecordedLine* rl = &lines_[a.first_line];
-  std::vector<LineBurst::Line>& lines = burst_.lines;
-  lines.clear();
-  uint32_t burst_bytes = 0;
   for (uint32_t k = 0; k < a.lines; ++k) {
     RecordedLine& l = rl[k];
     if (l.multicast) {
-      const Cycle copy = multicast_->take(a.block, l.addr >> line_shift_);
-      l.to_l2 = copy < 0;
-      if (!l.to_l2) {
+      const ClusterMulticast::Taken t = multicast_->take(a.block, l.addr >> line_shift_);
+      l.to_l2 = !t.copy;
+      if (t.copy) {
         stats_.mem.multicast_bytes += uint64_t(32 * popcount4(l.sectors));
-        l.ready = std::max(copy, l.copy_floor);
+        l.copy_token = t.token;
+        l.ready = std::max(t.ready, l.copy_floor);  // a token's: in resolve()
         continue;
       }
+      l.read_token = multicast_->read(a.block, l.addr >> line_shift_);
     }
-    LineBurst::Line& b = lines.emplace_back();
-    b.addr = l.addr;
-    b.sectors = l.sectors;
-    b.enter = ticks_of(l.enter - double(q0));
-    burst_bytes += uint32_t(32 * popcount4(l.sectors));
+    l.l2 = uint32_t(l2_lines_.size());
+    L2Line& b = l2_lines_.emplace_back();
+    b.line.addr = l.addr;
+    b.line.sectors = l.sectors;
+    b.line.enter = ticks_of(l.enter - double(q0));
+    b.write = a.write;
+    b.slice = l2.slice_of(l.addr);
+    out.push_back(&b);
   }
-  if (lines.empty()) return;
-  payload_.set_command(a.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-  payload_.set_address(lines[0].addr);
-  payload_.set_data_length(burst_bytes);
-  payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  sc_core::sc_time delay = sc_core::sc_time::from_value(lines[0].enter);
-  l2->b_transport(payload_, delay);
-  if (a.write) return;
-  // A read line's data is usable from the first whole cycle after its ready tick.
-  size_t b = 0;
-  for (uint32_t k = 0; k < a.lines; ++k) {
-    RecordedLine& l = rl[k];
-    if (!l.to_l2) continue;
-    l.ready = Cycle(double(q0) + cycles_of(lines[b++].ready) + 0.999999);
-    if (l.multicast) multicast_->record(a.block, l.addr >> line_shift_, l.ready);
+}
+
+void Sm::settle_reads(Cycle q0) {
+  for (const AccessRecord& a : accesses_) {
+    if (a.write) continue;
+    RecordedLine* rl = &lines_[a.first_line];
+    for (uint32_t k = 0; k < a.lines; ++k) {
+      RecordedLine& l = rl[k];
+      if (!l.to_l2) continue;
+      // A read line's data is usable from the first whole cycle after its ready tick.
+      l.ready = Cycle(double(q0) + cycles_of(l2_lines_[l.l2].line.ready) + 0.999999);
+      if (l.read_token >= 0) multicast_->settle(l.read_token, l.ready);
+    }
   }
 }
 
@@ -666,8 +665,13 @@ void Sm::resolve() {
   touched.clear();
   for (AccessRecord& a : accesses_) {
     if (a.warp < 0) continue;
-    const RecordedLine* rl = &lines_[a.first_line];
-    for (uint32_t k = 0; k < a.lines; ++k) a.done = std::max(a.done, rl[k].ready);
+    RecordedLine* rl = &lines_[a.first_line];
+    for (uint32_t k = 0; k < a.lines; ++k) {
+      if (rl[k].copy_token >= 0) {  // a copy of a partner's read of this quantum
+        rl[k].ready = std::max(multicast_->token_ready(rl[k].copy_token), rl[k].copy_floor);
+      }
+      a.done = std::max(a.done, rl[k].ready);
+    }
     a.done = std::max(a.done, qe_);
     Warp& w = warps_[size_t(a.warp)];
     --w.pending;

@@ -132,11 +132,14 @@ struct AccessRecord {
 struct RecordedLine {
   uint64_t addr = 0;
   uint32_t sectors = 0;
-  bool multicast = false;  // a cluster's shared line: a partner's copy or an L2 read, at the merge
-  bool to_l2 = true;       // decided at the merge for multicast lines
-  double enter = 0;        // cycle it enters the L2 (after the SM's port)
-  Cycle copy_floor = 0;    // multicast: when a copy would be through the SM's port
-  Cycle ready = 0;         // reads: when the data is back (the merge sets it)
+  bool multicast = false;   // a cluster's shared line: a partner's copy or an L2 read, at the merge
+  bool to_l2 = true;        // decided at the merge for multicast lines
+  double enter = 0;         // cycle it enters the L2 (after the SM's port)
+  Cycle copy_floor = 0;     // multicast: when a copy would be through the SM's port
+  Cycle ready = 0;          // reads: when the data is back (the merge sets it)
+  int64_t copy_token = -1;  // a copy of a read of this merge (ClusterMulticast::token_ready)
+  int64_t read_token = -1;  // a multicast read whose time partners' copies take
+  uint32_t l2 = 0;          // its L2Line (Sm::l2_lines_) when it goes to the L2
 };
 // A block that retired (its slot is free for the next; the merge hands the dispatcher's next
 // block to it).
@@ -185,10 +188,12 @@ class Sm : public sc_core::sc_module {
   const std::vector<AccessRecord>& access_records() const { return accesses_; }
   const std::vector<RetireRecord>& retire_records() const { return retires_; }
   const std::vector<IssueRecord>& issue_records() const { return issues_; }
-  // Sends access record `i` to the L2 through this SM's socket (SystemC's thread; the merge,
-  // in order), taking multicast copies from `multicast` where a partner read the line first.
-  // `q0`: SystemC's time (the quantum's start).
-  void deliver(size_t i, Cycle q0);
+  // The merge, in its order (SystemC's thread): access record `i`'s lines for the L2 go to
+  // `out` (L2::serve_batch), its multicast lines become a partner's copy where one read the line
+  // first. `q0`: SystemC's time (the quantum's start).
+  void prepare(size_t i, Cycle q0, const L2& l2, std::vector<L2Line*>& out);
+  // After the L2 served them: the reads' data times (and the multicast reads' for partners).
+  void settle_reads(Cycle q0);
   // After every delivery: the loads' data times into the warps (scoreboards, cp.async groups,
   // the L1's fills in flight), retirements that waited for them; fills retire_records().
   void resolve();
@@ -324,8 +329,7 @@ class Sm : public sc_core::sc_module {
   SectorCache l1_;
   FillTimes l1_fills_;  // its lines' L2 reads in flight
   KernelStats stats_;
-  tlm::tlm_generic_payload payload_;
-  LineBurst burst_;  // the lines of the access being delivered
+  std::vector<L2Line> l2_lines_;  // the quantum's lines for the L2 (capacity: lines_'s)
   // The quantum's records (cleared by step).
   std::vector<AccessRecord> accesses_;
   std::vector<RecordedLine> lines_;
