@@ -246,6 +246,7 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
     sms_.back()->set_observer(observer);
     if (tc.times_each_issue()) sms_.back()->set_issue_timed_tensor_core(&tc);
     sms_.back()->set_multicast(&multicast_);
+    sms_.back()->set_l2(&l2_);
   }
   result_.clock_ghz = gpu.clock_ghz;
   SC_HAS_PROCESS(Gpu);
@@ -380,7 +381,7 @@ void Gpu::merge(Cycle q0, Cycle qe) {
   const auto index_of = [](uint64_t key) { return uint32_t(key); };
   multicast_.begin_merge();
   batch_.clear();
-  for (const uint64_t key : keys_) sms_[sm_of(key)]->prepare(index_of(key), q0, l2_, batch_);
+  for (const uint64_t key : keys_) sms_[sm_of(key)]->prepare(index_of(key), batch_);
   l2_.serve_batch(batch_, sc_core::sc_time_stamp().value(), dram_, pool_);
   for (Sm* sm : stepping_) sm->settle_reads(q0);
   pool_.run(stepping_.size(), [&](size_t i) { stepping_[i]->resolve(); });

@@ -143,10 +143,10 @@ void Sm::step(Cycle q0, Cycle qe) {
   seq_ = 0;
   ++quantum_;
   qe_ = qe;
+  l2_lines_.clear();
+  q0_ = q0;
   cycle_ = std::max(cycle_, q0);
   if (resident_blocks_ > 0) run_until(qe);
-  l2_lines_.clear();
-  l2_lines_.reserve(lines_.size());  // no reallocation in prepare(): the merge points into it
 }
 
 void Sm::run_until(Cycle limit) {
@@ -541,6 +541,13 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
     l.addr = base;
     l.sectors = sectors;
     l.enter = enter;
+    // Its L2 request, ready for the merge (the same index in l2_lines_).
+    L2Line& b = l2_lines_.emplace_back();
+    b.line.addr = base;
+    b.line.sectors = sectors;
+    b.line.enter = ticks_of(enter - double(q0_));
+    b.write = write;
+    b.slice = l2_->slice_of(base);
     return l;
   };
   const bool multicast = in.op == Opcode::kLdGlobalAsync && w.dec->cluster_shared && multicast_ &&
@@ -606,7 +613,7 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
   return std::max(done, qe_);
 }
 
-void Sm::prepare(size_t i, Cycle q0, const L2& l2, std::vector<L2Line*>& out) {
+void Sm::prepare(size_t i, std::vector<L2Line*>& out) {
   AccessRecord& a = accesses_[i];
   RecordedLine* rl = &lines_[a.first_line];
   for (uint32_t k = 0; k < a.lines; ++k) {
@@ -622,14 +629,7 @@ void Sm::prepare(size_t i, Cycle q0, const L2& l2, std::vector<L2Line*>& out) {
       }
       l.read_token = multicast_->read(a.block, l.addr >> line_shift_);
     }
-    l.l2 = uint32_t(l2_lines_.size());
-    L2Line& b = l2_lines_.emplace_back();
-    b.line.addr = l.addr;
-    b.line.sectors = l.sectors;
-    b.line.enter = ticks_of(l.enter - double(q0));
-    b.write = a.write;
-    b.slice = l2.slice_of(l.addr);
-    out.push_back(&b);
+    out.push_back(&l2_lines_[size_t(&l - lines_.data())]);
   }
 }
 
@@ -641,7 +641,8 @@ void Sm::settle_reads(Cycle q0) {
       RecordedLine& l = rl[k];
       if (!l.to_l2) continue;
       // A read line's data is usable from the first whole cycle after its ready tick.
-      l.ready = Cycle(double(q0) + cycles_of(l2_lines_[l.l2].line.ready) + 0.999999);
+      l.ready = Cycle(double(q0) + cycles_of(l2_lines_[size_t(&l - lines_.data())].line.ready) +
+                      0.999999);
       if (l.read_token >= 0) multicast_->settle(l.read_token, l.ready);
     }
   }

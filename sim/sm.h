@@ -139,7 +139,6 @@ struct RecordedLine {
   Cycle ready = 0;          // reads: when the data is back (the merge sets it)
   int64_t copy_token = -1;  // a copy of a read of this merge (ClusterMulticast::token_ready)
   int64_t read_token = -1;  // a multicast read whose time partners' copies take
-  uint32_t l2 = 0;          // its L2Line (Sm::l2_lines_) when it goes to the L2
 };
 // A block that retired (its slot is free for the next; the merge hands the dispatcher's next
 // block to it).
@@ -170,6 +169,8 @@ class Sm : public sc_core::sc_module {
   void set_issue_timed_tensor_core(const TensorCoreModel* tc) { issue_timed_tc_ = tc; }
   // The running kernel's clusters (shared by all SMs; sim/cluster.h; read only while stepping).
   void set_multicast(ClusterMulticast* m) { multicast_ = m; }
+  // The L2 the merge sends this SM's lines to (read only while stepping: its slicing).
+  void set_l2(const L2* l2) { l2_ = l2; }
   // Counters of the running kernel; the GPU collects and clears them at each kernel boundary.
   KernelStats& stats() { return stats_; }
   // A kernel launches: per-kernel state cleared, the L1 flushed (as at a launch).
@@ -190,8 +191,8 @@ class Sm : public sc_core::sc_module {
   const std::vector<IssueRecord>& issue_records() const { return issues_; }
   // The merge, in its order (SystemC's thread): access record `i`'s lines for the L2 go to
   // `out` (L2::serve_batch), its multicast lines become a partner's copy where one read the line
-  // first. `q0`: SystemC's time (the quantum's start).
-  void prepare(size_t i, Cycle q0, const L2& l2, std::vector<L2Line*>& out);
+  // first.
+  void prepare(size_t i, std::vector<L2Line*>& out);
   // After the L2 served them: the reads' data times (and the multicast reads' for partners).
   void settle_reads(Cycle q0);
   // After every delivery: the loads' data times into the warps (scoreboards, cp.async groups,
@@ -286,6 +287,7 @@ class Sm : public sc_core::sc_module {
   IssueObserver* observer_ = nullptr;
   const TensorCoreModel* issue_timed_tc_ = nullptr;
   ClusterMulticast* multicast_ = nullptr;
+  const L2* l2_ = nullptr;
   const KernelPlan* plan_ = nullptr;
   const bool gto_;
   const int lanes_per_sp_;
@@ -329,7 +331,8 @@ class Sm : public sc_core::sc_module {
   SectorCache l1_;
   FillTimes l1_fills_;  // its lines' L2 reads in flight
   KernelStats stats_;
-  std::vector<L2Line> l2_lines_;  // the quantum's lines for the L2 (capacity: lines_'s)
+  std::vector<L2Line> l2_lines_;  // lines_'s requests for the L2 (the same index)
+  Cycle q0_ = 0;                  // the quantum's start (SystemC's time at the merge)
   // The quantum's records (cleared by step).
   std::vector<AccessRecord> accesses_;
   std::vector<RecordedLine> lines_;
