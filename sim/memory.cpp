@@ -325,10 +325,10 @@ void L2::lookup(L2Line& l, double now) {
   l.nops = 0;
   if (r.evicted_dirty) {
     // Write-back of the victim's dirty sectors: posted, but it takes its channel's bandwidth.
-    l.ops[l.nops++] = {r.evicted_line_addr, unsigned(32 * popcount4(r.evicted_dirty)), true, at, 0};
+    l.ops[l.nops++] = {r.evicted_line_addr, unsigned(32 * popcount4(r.evicted_dirty)), true, at};
   }
   if (!l.write && r.missed) {
-    l.ops[l.nops++] = {l.line.addr, unsigned(32 * popcount4(r.missed)), false, at, 0};
+    l.ops[l.nops++] = {l.line.addr, unsigned(32 * popcount4(r.missed)), false, at};
   }
 }
 
@@ -386,9 +386,9 @@ void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
     l.slice = slice_of(l.line.addr);
     lookup(l, now);
     for (int o = 0; o < l.nops; ++o) {
-      const L2Line::Op& op = l.ops[o];
-      ops.push_back({op.addr, op.bytes, op.write, op.at, 0, i});
-      dram_bytes += op.bytes;
+      ops.push_back(l.ops[o]);
+      ops.back().line = i;
+      dram_bytes += l.ops[o].bytes;
     }
   }
   if (!ops.empty()) {

@@ -336,13 +336,7 @@ struct L2Line {
   uint32_t slice = 0;
   SectorCache::Result found;
   double done = 0;  // cycles
-  struct Op {
-    uint64_t addr = 0;
-    unsigned bytes = 0;
-    bool write = false;
-    uint64_t at = 0;     // ticks
-    uint64_t ready = 0;  // ticks, fills
-  };
+  using Op = DramBurst::Op;
   Op ops[2];
   uint8_t nops = 0;
 };
