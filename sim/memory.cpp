@@ -415,14 +415,34 @@ void L2::serve_batch(const std::vector<L2Line*>& lines, uint64_t now_ticks, Dram
                      StepPool& pool) {
   if (lines.empty()) return;
   const double now = cycles_of(now_ticks);
+  if (pool.threads() == 1) {
+    // One line at a time (its lookup, its DRAM operations, its fills): the same order on each
+    // slice, channel and fill table as the phases below, with the line still in the host's cache.
+    channel_stats_.resize(1);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      L2Line* l = lines[i];
+      // Host-side hint (no simulated effect): the tags and fills of a line a few ahead.
+      if (i + 4 < lines.size()) prefetch(lines[i + 4]->line.addr);
+      lookup(*l, now);
+      for (int o = 0; o < l->nops; ++o) {
+        L2Line::Op& op = l->ops[o];
+        op.ready = dram.serve(now_ticks, op.addr, op.bytes, op.write, op.at, channel_stats_[0]);
+      }
+      finish(*l, now);
+    }
+    for_each_memory_counter([](uint64_t& a, uint64_t& b) { a += b, b = 0; }, stats_,
+                            channel_stats_[0]);
+    add_slice_stats();
+    return;
+  }
   by_slice_.resize(slices_.size());
   for (auto& v : by_slice_) v.clear();
   for (L2Line* l : lines) by_slice_[l->slice].push_back(l);
   pool.run(by_slice_.size(), [&](size_t s) {
     const std::vector<L2Line*>& v = by_slice_[s];
     for (size_t i = 0; i < v.size(); ++i) {
-      // Host-side hint (no simulated effect): the set of a line two ahead.
-      if (i + 2 < v.size()) slices_[s].tags.prefetch(v[i + 2]->line.addr);
+      // Host-side hint (no simulated effect): the tags and fills of a line a few ahead.
+      if (i + 4 < v.size()) prefetch(v[i + 4]->line.addr);
       lookup(*v[i], now);
     }
   });

@@ -173,6 +173,10 @@ class SectorCache {
     prefetch_host_line(set);
     if (stride_ > 8) prefetch_host_line(set + 8);
   }
+  // The first slot (Result::slot) of the set of `line_addr` (a host-side hint's address).
+  uint64_t first_slot(uint64_t line_addr) const {
+    return sets_ == 0 ? 0 : uint64_t(set_of(line_addr >> line_shift_)) * uint64_t(ways_);
+  }
   void clear();
   // The lines of kernels that are not simulated pass through (sampled simulation's repeats):
   // each set takes, per stream, a Poisson(installs_per_set) count of new lines, which push out
@@ -243,6 +247,10 @@ class SectorCache {
 class FillTimes {
  public:
   void resize(uint64_t slots) { fills_.assign(size_t(slots), 0); }
+  // A host-side hint: start loading the words of slots from `slot` on.
+  void prefetch(uint64_t slot) const {
+    if (slot < fills_.size()) prefetch_host_line(&fills_[size_t(slot)]);
+  }
   void clear() { std::fill(fills_.begin(), fills_.end(), 0); }
   // When the data of `sectors` of the access `r` at cycle `now` arrives: `now` when none of
   // them is on its way (a line installed anew has nothing on its way before its own miss is
@@ -392,7 +400,11 @@ class L2 : public sc_core::sc_module {
   std::vector<double> backlog(double end) const;
   void set_backlog(const std::vector<double>& backlog, double start);
   // Host-side hint for a request about to come (SectorCache::prefetch); no simulated effect.
-  void prefetch(uint64_t line_addr) const { slices_[slice_of(line_addr)].tags.prefetch(line_addr); }
+  void prefetch(uint64_t line_addr) const {
+    const Slice& s = slices_[slice_of(line_addr)];
+    s.tags.prefetch(line_addr);
+    s.fills.prefetch(s.tags.first_slot(line_addr));
+  }
   uint32_t slice_of(uint64_t line_addr) const {
     return slice_of_(mix_line(line_addr >> line_shift_));
   }
