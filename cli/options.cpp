@@ -281,22 +281,25 @@ void check_work_budget(const WorkFlags& w, const std::string& what, const std::s
   }
 }
 
+int parse_thread_count(const std::string& text, const std::string& what) {
+  size_t used = 0;
+  long n = 0;
+  try {
+    n = std::stol(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || n < 1 || n > 4096) {
+    throw InputError(what + ": '" + text +
+                     "' is not a number of threads (valid: a whole number 1 to 4096)");
+  }
+  return int(n);
+}
+
 int sim_threads(int64_t flag) {
   if (flag > 0) return int(flag);
   if (const char* env = std::getenv("LTC_THREADS"); env && *env) {
-    const std::string v = env;
-    size_t used = 0;
-    long n = 0;
-    try {
-      n = std::stol(v, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != v.size() || n < 1 || n > 4096) {
-      throw InputError("LTC_THREADS: '" + v +
-                       "' is not a number of threads (valid: a whole number 1 to 4096)");
-    }
-    return int(n);
+    return parse_thread_count(env, "LTC_THREADS");
   }
   return sim::hardware_threads();
 }

@@ -136,6 +136,8 @@ void add_work_options(CLI::App* sub, WorkFlags& w);
 // Host threads for a simulation (sim::SimOptions::threads): `flag` when given (> 0), else the
 // environment's LTC_THREADS (InputError when it is not a whole number >= 1), else the hardware's.
 int sim_threads(int64_t flag);
+// `text` as a thread count 1..4096; InputError naming `what` otherwise.
+int parse_thread_count(const std::string& text, const std::string& what);
 // Host threads per simulation when `jobs` run at once on this host (ltc sweep -j): LTC_THREADS
 // when set, else max(1, hardware threads / jobs).
 int sim_threads_per_job(int jobs);
