@@ -384,7 +384,13 @@ void Gpu::merge(Cycle q0, Cycle qe) {
   for (const uint64_t key : keys_) sms_[sm_of(key)]->prepare(index_of(key), batch_);
   l2_.serve_batch(batch_, sc_core::sc_time_stamp().value(), dram_, pool_);
   for (Sm* sm : stepping_) sm->settle_reads(q0);
-  pool_.run(stepping_.size(), [&](size_t i) { stepping_[i]->resolve(); });
+  // Resolving is light: on the pool only when the quantum made many accesses.
+  constexpr size_t kParallelAccesses = 256;
+  if (keys_.size() >= kParallelAccesses) {
+    pool_.run(stepping_.size(), [&](size_t i) { stepping_[i]->resolve(); });
+  } else {
+    for (Sm* sm : stepping_) sm->resolve();
+  }
   if (observer_) {
     order_.clear();
     for (Sm* sm : stepping_) {

@@ -415,7 +415,10 @@ void L2::serve_batch(const std::vector<L2Line*>& lines, uint64_t now_ticks, Dram
                      StepPool& pool) {
   if (lines.empty()) return;
   const double now = cycles_of(now_ticks);
-  if (pool.threads() == 1) {
+  // A few lines are not worth three batches on the pool (each waits for every thread that took
+  // part of it).
+  constexpr size_t kParallelLines = 256;
+  if (pool.threads() == 1 || lines.size() < kParallelLines) {
     // One line at a time (its lookup, its DRAM operations, its fills): the same order on each
     // slice, channel and fill table as the phases below, with the line still in the host's cache.
     channel_stats_.resize(1);
