@@ -36,6 +36,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -655,6 +656,10 @@ void run_threads(const BenchSimFlags& o) {
     for (const int64_t n : counts) {
       sim::SimOptions so;
       so.threads = int(n);
+      // The host's load (runnable threads, 1-minute mean) as the run starts: wall times on a
+      // host busy with other work say little about the threads.
+      double load = -1;
+      if (getloadavg(&load, 1) != 1) load = -1;
       const sim::RunStats r = sim::simulate(w.trace, gpu, so);
       nlohmann::json j = r;
       j.erase("wall_s");
@@ -668,7 +673,7 @@ void run_threads(const BenchSimFlags& o) {
                                  nlohmann::json::diff(reference, j).dump().substr(0, 400));
       }
       if (n == 1) one_s = r.wall_s;
-      nlohmann::json run = {{"threads", n}, {"wall_s", r.wall_s}};
+      nlohmann::json run = {{"threads", n}, {"wall_s", r.wall_s}, {"host_load", load}};
       run["speedup"] = r.wall_s > 0 ? one_s / r.wall_s : 0.0;
       if (row.contains("baseline_wall_s")) {
         run["speedup_vs_baseline"] =
@@ -676,14 +681,15 @@ void run_threads(const BenchSimFlags& o) {
       }
       runs.push_back(run);
       if (!o.json) {
-        fmt::print("{}: {} threads {:.2f} s ({:.2f}x over 1 thread{}), {} cycles\n", w.name, n,
-                   r.wall_s, run["speedup"].get<double>(),
-                   run.contains("speedup_vs_baseline")
-                       ? fmt::format(", {:.2f}x over the serial simulator's {:.2f} s",
-                                     run["speedup_vs_baseline"].get<double>(),
-                                     row["baseline_wall_s"].get<double>())
-                       : std::string(),
-                   r.cycles);
+        fmt::print(
+            "{}: {} threads {:.2f} s ({:.2f}x over 1 thread{}), {} cycles, host load {:.1f}\n",
+            w.name, n, r.wall_s, run["speedup"].get<double>(),
+            run.contains("speedup_vs_baseline")
+                ? fmt::format(", {:.2f}x over the serial simulator's {:.2f} s",
+                              run["speedup_vs_baseline"].get<double>(),
+                              row["baseline_wall_s"].get<double>())
+                : std::string(),
+            r.cycles, load);
       }
     }
     row["runs"] = runs;
