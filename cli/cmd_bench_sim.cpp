@@ -16,6 +16,7 @@
 #include "common/config_dir.h"
 #include "common/error.h"
 #include "common/file_io.h"
+#include "common/process.h"
 #include "compiler/gemm_lowering.h"
 #include "compiler/model_lowering.h"
 #include "model/hw/gpu.h"
@@ -25,15 +26,18 @@
 #include "model/roofline/estimate.h"
 #include "sim/sampler/sampling.h"
 #include "sim/simulator.h"
+#include "sim/step_pool.h"
 
 #include <fmt/core.h>
 #include <fmt/format.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -67,6 +71,11 @@ struct BenchSimFlags {
   std::vector<std::string> case_files;
   std::string confidence_out;  // sample: write the per-method errors as the confidence table
   std::string markdown;        // write the run's tables as Markdown (cli/report/sim_bench.h)
+  // --threads: the speed at these host thread counts (empty: 1, 2 and the hardware's), against
+  // `baseline` (an ltc binary of the serial simulator) when given.
+  bool threads_table = false;
+  std::vector<std::string> threads;
+  std::string baseline;
 };
 
 // --case: a text with a colon names one case exactly (`label`, e.g. the H200 GEMM NAME:M), other
@@ -601,6 +610,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> kFlagRuns = 
     {"--per-kernel", {"sample"}},
     {"--confidence-out", {"sample"}},
     {"--markdown", {"", "gemm", "decode", "h200", "sample", "paper"}},
+    {"--threads", {"", "gemm", "decode"}},
+    {"--baseline", {"", "gemm", "decode"}},
 };
 
 void check_flags(const CLI::App& app, const std::string& only) {
@@ -618,6 +629,122 @@ void check_flags(const CLI::App& app, const std::string& only) {
   }
 }
 
+// The authors' GEMM and the LLaMA2-70B decode step (the default run's full workloads).
+traces::Trace authors_gemm(const hw::GpuConfig& gpu) {
+  compiler::GemmSpec s;
+  s.m = 4096;
+  s.n = 27648;
+  s.k = 5120;
+  s.weights = llm::parse_weight_format("int2");
+  s.act = golden::DType::kFp16;
+  return compiler::compile_gemm(s, gpu);
+}
+
+traces::Trace llama70b_decode(const hw::GpuConfig& gpu) {
+  llm::StepConfig step = llm::StepConfig::decode(1, 4096);
+  step.weights = llm::parse_weight_format("int2");
+  step.acts = golden::DType::kInt8;
+  return compiler::compile_model(llm::load_model("llama2-70b"), step, gpu);
+}
+
+// `ltc bench sim --threads`: each workload at each thread count (wall s, speedup over 1 thread,
+// over the baseline binary's serial run), its results checked identical at every count.
+void run_threads(const BenchSimFlags& o) {
+  std::vector<int64_t> counts;
+  for (const std::string& t : o.threads) {
+    if (!t.empty()) counts.push_back(parse_thread_count(t, "--threads"));  // empty: no list
+  }
+  if (counts.empty()) counts = {1, 2, sim::hardware_threads()};
+  if (std::find(counts.begin(), counts.end(), 1) == counts.end()) counts.push_back(1);
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
+  struct Workload {
+    std::string name;
+    traces::Trace trace;
+  };
+  std::vector<Workload> workloads;
+  if (o.only.empty() || o.only == "gemm") {
+    workloads.push_back({"authors' GEMM W_INT2 A_FP16 4096x27648x5120", authors_gemm(gpu)});
+  }
+  if (o.only.empty() || o.only == "decode") {
+    workloads.push_back({"llama2-70b decode B1 L4096 W_INT2 A_INT8", llama70b_decode(gpu)});
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const Workload& w : workloads) {
+    nlohmann::json row = {{"workload", w.name + " on " + gpu.name},
+                          {"host_threads", sim::hardware_threads()}};
+    if (!o.baseline.empty()) {
+      // The serial simulator: the baseline binary on the same trace, its wall time from its JSON.
+      const std::filesystem::path dir = std::filesystem::temp_directory_path();
+      const std::string trace =
+          (dir / fmt::format("ltc-bench-threads-{}.lmt", ::getpid())).string();
+      const std::string log = trace + ".log";
+      traces::write_trace_file(w.trace, trace);
+      const ProcessResult p = run_process(
+          {o.baseline, "sim", trace, "--gpu", gpu.name, "--json", "--yes"}, ".", log, 0);
+      const std::string text = read_text(log);
+      std::filesystem::remove(trace);
+      std::filesystem::remove(log);
+      const size_t brace = text.find('{');
+      if (p.exit_code != 0 || brace == std::string::npos) {
+        throw InputError("--baseline: " + o.baseline + " sim failed (exit " +
+                         std::to_string(p.exit_code) + "): " + text.substr(0, 400));
+      }
+      const nlohmann::json b = nlohmann::json::parse(text.substr(brace));
+      row["baseline_wall_s"] = b.at("wall_s").get<double>();
+      row["baseline_cycles"] = b.at("cycles").get<int64_t>();
+    }
+    nlohmann::json reference;
+    nlohmann::json runs = nlohmann::json::array();
+    double one_s = 0;
+    for (const int64_t n : counts) {
+      sim::SimOptions so;
+      so.threads = int(n);
+      // The host's load (runnable threads, 1-minute mean) as the run starts: wall times on a
+      // host busy with other work say little about the threads.
+      double load = -1;
+      if (getloadavg(&load, 1) != 1) load = -1;
+      const sim::RunStats r = sim::simulate(w.trace, gpu, so);
+      nlohmann::json j = r;
+      j.erase("wall_s");
+      if (reference.is_null()) {
+        reference = j;
+        row["cycles"] = r.cycles;
+        row["warp_instructions"] = r.total().warp_instructions();
+      } else if (j != reference) {
+        throw std::runtime_error("bench sim --threads: " + w.name + " at " + std::to_string(n) +
+                                 " threads differs from 1 thread: " +
+                                 nlohmann::json::diff(reference, j).dump().substr(0, 400));
+      }
+      if (n == 1) one_s = r.wall_s;
+      nlohmann::json run = {{"threads", n}, {"wall_s", r.wall_s}, {"host_load", load}};
+      run["speedup"] = r.wall_s > 0 ? one_s / r.wall_s : 0.0;
+      if (row.contains("baseline_wall_s")) {
+        run["speedup_vs_baseline"] =
+            r.wall_s > 0 ? row["baseline_wall_s"].get<double>() / r.wall_s : 0.0;
+      }
+      runs.push_back(run);
+      if (!o.json) {
+        fmt::print(
+            "{}: {} threads {:.2f} s ({:.2f}x over 1 thread{}), {} cycles, host load {:.1f}\n",
+            w.name, n, r.wall_s, run["speedup"].get<double>(),
+            run.contains("speedup_vs_baseline")
+                ? fmt::format(", {:.2f}x over the serial simulator's {:.2f} s",
+                              run["speedup_vs_baseline"].get<double>(),
+                              row["baseline_wall_s"].get<double>())
+                : std::string(),
+            r.cycles, load);
+      }
+    }
+    row["runs"] = runs;
+    out.push_back(row);
+  }
+  if (!o.markdown.empty()) write_text_atomic(o.markdown, report::sim_threads_markdown(out));
+  if (o.json)
+    fmt::print("{}\n", nlohmann::json{{"bench", "sim-threads"}, {"workloads", out}}.dump());
+}
+
 void run(const BenchSimFlags& o) {
   // Outputs never overwrite an input (a case file, the calibration, the full runs' cache).
   std::vector<std::string> inputs = o.case_files;
@@ -626,6 +753,7 @@ void run(const BenchSimFlags& o) {
   }
   if (!o.markdown.empty()) check_not_an_input(o.markdown, "--markdown", inputs);
   if (!o.confidence_out.empty()) check_not_an_input(o.confidence_out, "--confidence-out", inputs);
+  if (o.threads_table) return run_threads(o);
   if (o.only == "paper") return run_paper(o);
   if (o.only == "h200") return run_calibration(o);
   if (o.only == "sample") return run_sample(o);
@@ -645,13 +773,7 @@ void run(const BenchSimFlags& o) {
   };
   if (o.only.empty() || o.only == "gemm") {
     const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
-    compiler::GemmSpec s;
-    s.m = 4096;
-    s.n = 27648;
-    s.k = 5120;
-    s.weights = llm::parse_weight_format("int2");
-    s.act = golden::DType::kFp16;
-    const traces::Trace t = compiler::compile_gemm(s, gpu);
+    const traces::Trace t = authors_gemm(gpu);
     const sim::RunStats r = sim::simulate(t, gpu, {});
     nlohmann::json j = figures("authors' GEMM W_INT2 A_FP16 4096x27648x5120 on a100-lut4x", r);
     j["accel_sim_s"] = report::paper::kAccelSimGemmWallS;
@@ -696,11 +818,7 @@ void run(const BenchSimFlags& o) {
   }
   if (o.only.empty() || o.only == "decode") {
     const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
-    const llm::ModelConfig model = llm::load_model("llama2-70b");
-    llm::StepConfig step = llm::StepConfig::decode(1, 4096);
-    step.weights = llm::parse_weight_format("int2");
-    step.acts = golden::DType::kInt8;
-    const traces::Trace t = compiler::compile_model(model, step, gpu);
+    const traces::Trace t = llama70b_decode(gpu);
     const sim::RunStats r = sim::simulate(t, gpu, {});
     report(figures("llama2-70b decode B1 L4096 W_INT2 A_INT8 on a100-lut4x", r));
   }
@@ -774,6 +892,15 @@ CommandRegistrar reg{
           "--per-kernel", o->per_kernel,
           "--only sample: also each simulated kernel's cycles against the full run's, and each "
           "sampling method's mean and largest error (with --json: each case's \"kernels\")");
+      s->add_option("--threads", o->threads,
+                    "the speed table instead: the authors' GEMM and the LLaMA2-70B decode step "
+                    "on these host thread counts (comma-separated; none: 1, 2 and the "
+                    "hardware's), the results checked identical at each")
+          ->expected(0, -1)
+          ->delimiter(',');
+      s->add_option("--baseline", o->baseline,
+                    "with --threads: an ltc binary of the serial simulator (before parallel "
+                    "stepping) to run the same traces for the speedup over it");
       s->add_flag("--json", o->json, "print one JSON object");
       set_examples(
           s, {"ltc bench sim", "ltc bench sim --only gemm --json",
@@ -782,10 +909,16 @@ CommandRegistrar reg{
               "ltc bench sim --only sample --full-cache /tmp/full.json --per-kernel",
               "ltc bench sim --only sample --case-file configs/sampling/held-out.json",
               "ltc bench sim --markdown docs/results/sim.md",
+              "ltc bench sim --threads --markdown docs/results/sim-threads.md",
+              "ltc bench sim --threads 1,2,16 --baseline /path/to/serial/ltc",
               "ltc bench sim --only sample --per-kernel --markdown docs/results/sim-sample.md "
               "--confidence-out configs/calibration/sampling-confidence.json"});
       s->callback([o, s] {
         check_flags(*s, o->only);
+        o->threads_table = s->get_option("--threads")->count() > 0;
+        if (!o->baseline.empty() && !o->threads_table) {
+          throw InputError("--baseline goes with --threads");
+        }
         run(*o);
       });
     }};

@@ -37,6 +37,7 @@ struct SimFlags {
   std::string expert_load = "uniform";
   int64_t batch = 1, context = kDefaultContext, seq = 0;
   int64_t quantum = sim::SimOptions{}.quantum_cycles;
+  int64_t threads = 0;  // 0: LTC_THREADS, else the hardware's (sim_threads)
   int64_t block_limit = 0;
   bool functional = false, json = false, per_kernel = false, sample = false;
   std::vector<int64_t> sample_trips;
@@ -97,7 +98,11 @@ FlagRules sim_rules(const CLI::App* sub, const SimFlags& o, const std::optional<
              [&o] { return !o.json; })
       .flags({"--tc"}, "to a trace or model step with lmma instructions",
              "rtl and rtl-naive run LMMAs on the verilated tile and this one has none",
-             [&o, has_lmma] { return o.tc == "fast" || has_lmma; });
+             [&o, has_lmma] { return o.tc == "fast" || has_lmma; })
+      .flags({"--threads"}, "with --tc fast",
+             "rtl and rtl-naive time every LMMA on one verilated tile for all SMs, which steps "
+             "them on one thread (LTC_THREADS and the default do not apply either)",
+             [&o] { return o.tc == "fast"; });
   r.gpu_fields({"lut_tensor.core.wbits"}, "to a tile of ltc ppa or ltc verify (their --wbits)",
                "every LMMA's weight planes come from the weights (--weights, or the trace's lmma "
                "instructions), never from the core",
@@ -380,6 +385,8 @@ void run(const SimFlags& o, const CLI::App* sub) {
   so.seed = o.seed;
   so.kernel = o.kernel;
   so.quantum_cycles = o.quantum;
+  // --tc rtl steps on one thread (SimOptions::threads); the JSON says what ran.
+  so.threads = o.tc == "fast" ? sim_threads(o.threads) : 1;
   so.block_limit = o.block_limit;
   if (progress_enabled(o.work.progress)) {
     if (stderr_is_terminal()) {
@@ -434,6 +441,7 @@ void run(const SimFlags& o, const CLI::App* sub) {
     if (!o.gpu_set.empty()) j["gpu_set"] = o.gpu_set;
     j["gpu"] = gpu.name;
     j["tc"] = o.tc;
+    j["threads"] = so.threads;
     double useful_total = 0;
     for (size_t i = 0; i < r.kernels.size(); ++i) {
       const sim::KernelStats& k = r.kernels[i];
@@ -501,9 +509,14 @@ CommandRegistrar reg{
       s->add_option("--kernel", o->kernel, "simulate only the kernel(s) with this name");
       s->add_option("--quantum", o->quantum,
                     "cycles an SM runs ahead of the memory system's time (TLM-2.0 quantum): "
-                    "larger is faster, requests reach L2 and DRAM less in time order")
+                    "larger is faster; at most the GPU's L2 hit latency in cycles (a load's data "
+                    "is known after the quantum that sent it)")
           ->check(in_range(1, 4096))
           ->capture_default_str();
+      s->add_option("--threads", o->threads,
+                    "host threads that step the SMs (default: $LTC_THREADS, else the hardware's "
+                    "threads); the results are the same for every count")
+          ->check(in_range(1, 4096));
       CLI::Option* sample = s->add_flag(
           "--sample", o->sample,
           "sampled simulation (sim/sampler/README.md): repeated kernels once, each kernel from "

@@ -11,6 +11,7 @@
 #include "cli/report/ppa_results.h"
 #include "common/error.h"
 #include "common/file_io.h"
+#include "sim/step_pool.h"
 #include "synth/ledger.h"
 #include "synth/sweep.h"
 
@@ -141,6 +142,16 @@ void run(const SweepFlags& o) {
   so.report_only = o.report_only;
   so.tool_timeout_s = o.timeout_s;
   so.ltc_binary = o.slurm.ltc_binary;  // what sim points run (and their key's fingerprint)
+  // Sim points: the host's threads split between the points running at once and each point's
+  // simulator (a Slurm task: the CPUs it asks for).
+  so.sim_threads =
+      o.executor == "slurm" ? std::max(1, o.slurm.cpus_per_task) : sim_threads_per_job(o.jobs);
+  const std::string threads_rule =
+      o.executor == "slurm" ? fmt::format("{} per point: --cpus-per-task", so.sim_threads)
+      : std::getenv("LTC_THREADS") && *std::getenv("LTC_THREADS")
+          ? fmt::format("{} per point: LTC_THREADS", so.sim_threads)
+          : fmt::format("{} per point: max(1, {} hardware threads / -j {})", so.sim_threads,
+                        sim::hardware_threads(), o.jobs);
   if (o.executor == "slurm") {
     so.executor = std::make_shared<synth::SlurmExecutor>(o.slurm);
   } else if (o.executor != "local") {
@@ -175,6 +186,10 @@ void run(const SweepFlags& o) {
                         {"files", s.files},
                         {"ratios", s.ratios},
                         {"crossovers", s.crossovers}};
+    if (spec.tool == "sim") {
+      j["sim_threads"] = so.sim_threads;
+      j["sim_threads_rule"] = threads_rule;
+    }
     all.push_back(j);
     if (!o.json) {
       fmt::print(
@@ -183,6 +198,7 @@ void run(const SweepFlags& o) {
           spec.name, spec.library, s.points, s.reused, s.ran, s.ok, s.failed,
           s.resubmitted ? fmt::format(", {} Slurm task(s) resubmitted", s.resubmitted) : "",
           s.seconds);
+      if (spec.tool == "sim") fmt::print("  simulator threads: {}\n", threads_rule);
       for (const auto& r : s.ratios) {
         const std::string v = r["value"].is_null()
                                   ? std::string("n/a")

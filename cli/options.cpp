@@ -4,11 +4,14 @@
 #include "common/file_io.h"
 #include "model/hw/gpu.h"
 #include "model/llm/model_config.h"
+#include "sim/step_pool.h"
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iomanip>
 #include <sstream>
@@ -276,6 +279,35 @@ void check_work_budget(const WorkFlags& w, const std::string& what, const std::s
     fmt::print(stderr, "ltc: this {} is {}, about {:.3g} s on this host\n", what, amount,
                estimate_s);
   }
+}
+
+int parse_thread_count(const std::string& text, const std::string& what) {
+  size_t used = 0;
+  long n = 0;
+  try {
+    n = std::stol(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || n < 1 || n > 4096) {
+    throw InputError(what + ": '" + text +
+                     "' is not a number of threads (valid: a whole number 1 to 4096)");
+  }
+  return int(n);
+}
+
+int sim_threads(int64_t flag) {
+  if (flag > 0) return int(flag);
+  if (const char* env = std::getenv("LTC_THREADS"); env && *env) {
+    return parse_thread_count(env, "LTC_THREADS");
+  }
+  return sim::hardware_threads();
+}
+
+int sim_threads_per_job(int jobs) {
+  const char* env = std::getenv("LTC_THREADS");
+  if (env && *env) return sim_threads(0);
+  return std::max(1, sim::hardware_threads() / std::max(1, jobs));
 }
 
 }  // namespace ltc::cli

@@ -132,6 +132,15 @@ struct WorkFlags {
   bool progress = false;  // progress lines on stderr even when it is not a terminal
 };
 void add_work_options(CLI::App* sub, WorkFlags& w);
+
+// Host threads for a simulation (sim::SimOptions::threads): `flag` when given (> 0), else the
+// environment's LTC_THREADS (InputError when it is not a whole number >= 1), else the hardware's.
+int sim_threads(int64_t flag);
+// `text` as a thread count 1..4096; InputError naming `what` otherwise.
+int parse_thread_count(const std::string& text, const std::string& what);
+// Host threads per simulation when `jobs` run at once on this host (ltc sweep -j): LTC_THREADS
+// when set, else max(1, hardware threads / jobs).
+int sim_threads_per_job(int jobs);
 // Prints the estimate on stderr when it is above a few seconds or --progress was given ("ltc:
 // this <what> is <amount>, about N s on this host") and refuses it (InputError naming --budget-s
 // and --yes) when it is above the budget.

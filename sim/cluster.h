@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 namespace ltc::sim {
 
@@ -27,25 +28,53 @@ class ClusterMulticast {
     grid_x_ = grid_x;
     blocks_ = blocks;
     lines_.clear();
+    begin_merge();
   }
   bool active() const { return cluster_x_ > 1; }
 
-  // Block `block` asks for line `line` at `t`. Returns the cycle a partner's copy is ready, or
-  // -1 when the block reads the line from L2 itself (then record() its ready cycle).
-  Cycle take(int64_t block, uint64_t line) {
+  // The simulator's merge (sim/README.md, "Parallel stepping") asks in its order, before the
+  // L2 has served the reads of its quantum: a read's time comes later, by its token.
+  struct Taken {
+    bool copy = false;   // a partner read the line: this block takes that copy
+    Cycle ready = 0;     // when the copy is ready (token < 0)
+    int64_t token = -1;  // else the read of this merge whose ready it is (token_ready)
+  };
+  // Block `block` asks for line `line`: a partner's copy, or none (the block reads the line from
+  // L2 itself: then read()).
+  Taken take(int64_t block, uint64_t line) {
     auto it = lines_.find(Key{cluster_of(block), line});
-    if (it == lines_.end() || it->second.reader == block) return -1;
-    const Cycle ready = it->second.ready;
+    if (it == lines_.end() || it->second.reader == block) return {};
+    const Taken t{true, it->second.ready, it->second.token};
     if (--it->second.waiting == 0) lines_.erase(it);
-    return ready;
+    return t;
   }
-  // Block `block` read `line` from L2, ready at `ready`: the cluster's other blocks that will
-  // ask for it take this copy.
-  void record(int64_t block, uint64_t line, Cycle ready) {
+  // Block `block` reads `line` from L2 in this merge: the cluster's other blocks that will ask
+  // for it take this copy. Returns the token whose ready settle() gives (-1: none to give).
+  int64_t read(int64_t block, uint64_t line) {
     const int64_t others = members(block) - 1;
-    if (others < 1) return;
+    if (others < 1) return -1;
     // A repeated load of the block's own line keeps the first entry.
-    lines_.try_emplace(Key{cluster_of(block), line}, Entry{block, ready, others});
+    const Key key{cluster_of(block), line};
+    const int64_t token = int64_t(pending_.size());
+    if (!lines_.try_emplace(key, Entry{block, 0, others, token}).second) return -1;
+    pending_.push_back(key);
+    token_ready_.push_back(0);
+    return token;
+  }
+  // The read of `token` is ready at `ready` (the merge, once the L2 served it).
+  void settle(int64_t token, Cycle ready) {
+    token_ready_[size_t(token)] = ready;
+    auto it = lines_.find(pending_[size_t(token)]);
+    if (it != lines_.end() && it->second.token == token) {
+      it->second.ready = ready;
+      it->second.token = -1;
+    }
+  }
+  Cycle token_ready(int64_t token) const { return token_ready_[size_t(token)]; }
+  // A merge starts: its tokens count from 0 (every earlier one was settled).
+  void begin_merge() {
+    pending_.clear();
+    token_ready_.clear();
   }
 
  private:
@@ -63,6 +92,7 @@ class ClusterMulticast {
     int64_t reader;
     Cycle ready;
     int64_t waiting;  // blocks of the cluster still to take it
+    int64_t token;    // >= 0: its ready is the read of this merge's token (settle)
   };
   int64_t cluster_of(int64_t block) const {
     const int64_t bx = block % grid_x_, by = block / grid_x_;
@@ -77,6 +107,8 @@ class ClusterMulticast {
 
   int64_t cluster_x_ = 1, grid_x_ = 1, blocks_ = 0;
   std::unordered_map<Key, Entry, KeyHash> lines_;
+  std::vector<Key> pending_;        // by token: the line it reads
+  std::vector<Cycle> token_ready_;  // by token, once settled
 };
 
 }  // namespace ltc::sim

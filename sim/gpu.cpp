@@ -227,7 +227,10 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
       observer_(observer),
       kernels_(std::move(kernels)),
       dram_("dram", gpu, mem_),
-      l2_("l2", gpu, mem_) {
+      l2_("l2", gpu, mem_),
+      quantum_(options.quantum_cycles),
+      // The verilated tile (--tc rtl) is one model for all SMs: they step on one thread.
+      pool_(tc.times_each_issue() ? 1 : std::max(1, options.threads)) {
   l2_.dram.bind(dram_.target);
   if (options.start_state) {
     l2_.load(*options.start_state);
@@ -238,13 +241,12 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
     dram_.set_backlog(options.start_state->dram_backlog, start);
   }
   for (int i = 0; i < gpu.sms; ++i) {
-    sms_.push_back(std::make_unique<Sm>(("sm" + std::to_string(i)).c_str(), i, gpu, dispatcher_,
-                                        options.quantum_cycles, stop));
+    sms_.push_back(std::make_unique<Sm>(("sm" + std::to_string(i)).c_str(), i, gpu, dispatcher_));
     sms_.back()->l2.bind(l2_.target);
     sms_.back()->set_observer(observer);
     if (tc.times_each_issue()) sms_.back()->set_issue_timed_tensor_core(&tc);
-    sms_.back()->set_l2_hint(&l2_);
     sms_.back()->set_multicast(&multicast_);
+    sms_.back()->set_l2(&l2_);
   }
   result_.clock_ghz = gpu.clock_ghz;
   SC_HAS_PROCESS(Gpu);
@@ -300,6 +302,7 @@ void Gpu::run() {
     plan_ = plan_kernel(trace_, kernels_[running_], gpu_, tc_, next_address_);
     launch_ = now_cycles();
     dispatcher_.start(&plan_, launch_, options_.block_limit, options_.dispatch);
+    freed_.clear();
     // Clusters only where the GPU has them (hw::SmConfig::cluster_size); elsewhere a cluster
     // kernel runs as independent blocks.
     const traces::Kernel& kernel = *plan_.kernel;
@@ -314,9 +317,18 @@ void Gpu::run() {
     }
     in_kernel_ = true;
     if (observer_) observer_->begin_kernel(kernels_[running_]);
-    dispatcher_.work().notify(sc_core::SC_ZERO_TIME);
     progress_event_.notify(sc_core::SC_ZERO_TIME);
-    wait(dispatcher_.done());
+    while (!dispatcher_.finished()) {
+      if (stop_.load()) return;  // simulate() collects what ran (collect_partial)
+      const Cycle q0 = now_cycles();
+      const Cycle next = step(q0);
+      if (dispatcher_.finished()) break;
+      if (next >= kNever) {
+        throw std::logic_error("sim: blocks of kernel " + kernel.name +
+                               " are neither running nor retired");
+      }
+      wait(cycles(double(next - q0)));
+    }
     const Cycle end = std::max(dispatcher_.last_retire(), now_cycles());
     if (end > now_cycles()) wait(cycles(double(end - now_cycles())));
     result_.kernels.push_back(collect(end));
@@ -335,6 +347,83 @@ void Gpu::run() {
   // The step's output still dirty in the L2: what writing it back to DRAM moves (RunStats).
   result_.end_writeback_bytes = l2_.dirty_bytes();
   // No sc_stop(): with every SM idle the event queue drains and sc_start() returns.
+}
+
+Cycle Gpu::step(Cycle q0) {
+  const Cycle qe = q0 + quantum_;
+  stepping_.clear();
+  for (auto& sm : sms_) {
+    if (sm->next_cycle() < qe) stepping_.push_back(sm.get());
+  }
+  pool_.run(stepping_.size(), [&](size_t i) { stepping_[i]->step(q0, qe); });
+  merge(q0, qe);
+  Cycle next = kNever;
+  for (auto& sm : sms_) next = std::min(next, sm->next_cycle());
+  // A slot freeing later is filled at the merge of the quantum it frees in.
+  for (const Ref& f : freed_) next = std::min(next, f.cycle);
+  return std::max(next, qe);
+}
+
+void Gpu::merge(Cycle q0, Cycle qe) {
+  // The L2 (and DRAM behind it) takes the SMs' accesses in (issue cycle, SM, sequence) order,
+  // which also decides the cluster multicast copies; it serves them per slice and per channel
+  // in parallel (L2::serve_batch), in that order on each.
+  // Keys (cycle - q0, SM, index): one integer compare each.
+  keys_.clear();
+  for (Sm* sm : stepping_) {
+    const auto& a = sm->access_records();
+    for (uint32_t i = 0; i < a.size(); ++i) {
+      keys_.push_back(uint64_t(a[i].cycle - q0) << 48 | uint64_t(sm->id()) << 32 | i);
+    }
+  }
+  std::sort(keys_.begin(), keys_.end());
+  const auto sm_of = [](uint64_t key) { return size_t(key >> 32 & 0xffff); };
+  const auto index_of = [](uint64_t key) { return uint32_t(key); };
+  multicast_.begin_merge();
+  batch_.clear();
+  for (const uint64_t key : keys_) sms_[sm_of(key)]->prepare(index_of(key), batch_);
+  l2_.serve_batch(batch_, sc_core::sc_time_stamp().value(), dram_, pool_);
+  for (Sm* sm : stepping_) sm->settle_reads(q0);
+  // Resolving is light: on the pool only when the quantum made many accesses.
+  constexpr size_t kParallelAccesses = 256;
+  if (keys_.size() >= kParallelAccesses) {
+    pool_.run(stepping_.size(), [&](size_t i) { stepping_[i]->resolve(); });
+  } else {
+    for (Sm* sm : stepping_) sm->resolve();
+  }
+  if (observer_) {
+    order_.clear();
+    for (Sm* sm : stepping_) {
+      const auto& r = sm->issue_records();
+      for (uint32_t i = 0; i < r.size(); ++i) order_.push_back({r[i].cycle, sm->id(), i});
+    }
+    std::sort(order_.begin(), order_.end());
+    for (const Ref& o : order_) {
+      const IssueRecord& r = sms_[size_t(o.sm)]->issue_records()[o.seq];
+      observer_->on_issue(*r.in, r.point, r.warp_id);
+    }
+  }
+  // Retirements: the dispatcher (and its policy) learns of each as the merge finds it, SM by
+  // SM. A slot takes the dispatcher's next block at the merge of the quantum it frees in (a
+  // block's last warp may end after the quantum that retired it), starting at the quantum's
+  // end; the slots freed in one quantum are filled SM by SM (the block scheduler walks the SMs
+  // in order), each SM's in the order they freed.
+  for (Sm* sm : stepping_) {
+    const auto& rs = sm->retire_records();
+    for (uint32_t i = 0; i < rs.size(); ++i) {
+      dispatcher_.retired(rs[i].id, rs[i].start, rs[i].at);
+      freed_.push_back({rs[i].at, sm->id(), i});
+    }
+  }
+  if (freed_.empty()) return;
+  const auto due = std::stable_partition(freed_.begin(), freed_.end(),
+                                         [&](const Ref& f) { return f.cycle < qe; });
+  std::stable_sort(freed_.begin(), due, [](const Ref& a, const Ref& b) { return a.sm < b.sm; });
+  for (auto f = freed_.begin(); f != due; ++f) {
+    const int64_t id = dispatcher_.take();
+    if (id >= 0) sms_[size_t(f->sm)]->launch_at(id, qe);
+  }
+  freed_.erase(freed_.begin(), due);
 }
 
 void Gpu::progress_tick() {

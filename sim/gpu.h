@@ -1,12 +1,14 @@
 // The whole GPU: SMs, the sliced L2 and DRAM, joined by TLM-2.0 sockets, and a launcher process
 // that runs the trace's kernels in order (each kernel's blocks handed out by the dispatcher;
 // the next kernel starts GpuConfig::step_kernel_gap_cycles after the last block of the previous
-// retires).
+// retires) and steps the SMs a quantum at a time on a pool of host threads, merging what they
+// did to shared state in (cycle, SM, sequence) order (sim/README.md, "Parallel stepping").
 #pragma once
 
 #include "sim/memory.h"
 #include "sim/simulator.h"
 #include "sim/sm.h"
+#include "sim/step_pool.h"
 #include "sim/tensor_core.h"
 
 #include <systemc>
@@ -45,6 +47,10 @@ class Gpu : public sc_core::sc_module {
   void run();
   void progress_tick();
   KernelStats collect(Cycle end);
+  // Steps every SM with work through [q0, q0 + quantum_), then merges; returns the cycle the
+  // next quantum starts at (kNever: no SM has work).
+  Cycle step(Cycle q0);
+  void merge(Cycle q0, Cycle qe);
 
   const traces::Trace& trace_;
   const hw::GpuConfig& gpu_;
@@ -67,6 +73,21 @@ class Gpu : public sc_core::sc_module {
   uint64_t next_address_ = 0;
   RunStats result_;
   std::chrono::steady_clock::time_point wall_start_, last_progress_;
+  Cycle quantum_;
+  StepPool pool_;
+  std::vector<Sm*> stepping_;  // the SMs with work in the quantum being stepped
+  struct Ref {
+    Cycle cycle;
+    int sm;
+    uint32_t seq;
+    bool operator<(const Ref& o) const {
+      return cycle != o.cycle ? cycle < o.cycle : sm != o.sm ? sm < o.sm : seq < o.seq;
+    }
+  };
+  std::vector<Ref> order_;      // the merge's order of the records of one kind
+  std::vector<uint64_t> keys_;  // the merge's order of the L2 accesses
+  std::vector<L2Line*> batch_;  // their lines for the L2, in that order
+  std::vector<Ref> freed_;      // block slots freed, not yet filled (cycle, SM, -)
 };
 
 }  // namespace ltc::sim

@@ -1,6 +1,7 @@
 #include "sim/memory.h"
 
 #include "common/error.h"
+#include "sim/step_pool.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -186,24 +187,31 @@ void Dram::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   DramBurst* burst = nullptr;
   p.get_extension(burst);
   if (burst) {
-    for (DramBurst::Op& op : burst->ops) op.ready = serve(now, op.addr, op.bytes, op.write, op.at);
+    for (DramBurst::Op& op : burst->ops) {
+      op.ready = serve(now, op.addr, op.bytes, op.write, op.at, stats_);
+    }
   } else {
     const uint64_t ready =
-        serve(now, p.get_address(), p.get_data_length(), p.is_write(), delay.value());
+        serve(now, p.get_address(), p.get_data_length(), p.is_write(), delay.value(), stats_);
     if (!p.is_write()) delay = sc_core::sc_time::from_value(ready);
   }
   p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-uint64_t Dram::serve(uint64_t now, uint64_t addr, unsigned bytes, bool write, uint64_t at) {
+uint32_t Dram::channel_of(uint64_t addr) const {
+  return channel_of_(L2::mix_line(addr >> kDramPieceShift));
+}
+
+uint64_t Dram::serve(uint64_t now, uint64_t addr, unsigned bytes, bool write, uint64_t at,
+                     MemoryStats& stats) {
   const double t = cycles_of(now + at);
-  BandwidthPort& ch = channels_[channel_of_(L2::mix_line(addr >> kDramPieceShift))];
+  BandwidthPort& ch = channels_[channel_of(addr)];
   const double start = ch.reserve_payload(t, bytes);
   if (write) {
-    stats_.dram_write_bytes += bytes;  // posted: the requester does not wait
+    stats.dram_write_bytes += bytes;  // posted: the requester does not wait
     return 0;
   }
-  stats_.dram_read_bytes += bytes;
+  stats.dram_read_bytes += bytes;
   return ticks_of(start + latency_cycles_ - cycles_of(now));
 }
 
@@ -296,6 +304,60 @@ void Dram::set_backlog(const std::vector<double>& backlog, double start) {
   set_port_backlog(channels_, kChannel, backlog, start);
 }
 
+void L2::lookup(L2Line& l, double now) {
+  const double t = now + cycles_of(l.line.enter);
+  Slice& s = slices_[l.slice];
+  const int n = popcount4(l.line.sectors);
+  const unsigned len = unsigned(32 * n);
+  const double start = s.port.reserve_payload(t, len);
+  const SectorCache::Result r = s.tags.access(l.line.addr, l.line.sectors, l.write);
+  l.found = r;
+  s.stats.l2_sectors += uint64_t(n);
+  if (l.write) {
+    s.stats.l2_write_bytes += len;
+    s.stats.l2_hit_sectors += uint64_t(n);  // write-allocate without fetch (full sectors)
+  } else {
+    s.stats.l2_read_bytes += len;
+    s.stats.l2_hit_sectors += uint64_t(n - popcount4(r.missed));
+  }
+  l.done = start + hit_latency_cycles_;
+  const uint64_t at = ticks_of(start - now);
+  l.nops = 0;
+  if (r.evicted_dirty) {
+    // Write-back of the victim's dirty sectors: posted, but it takes its channel's bandwidth.
+    l.ops[l.nops++] = {r.evicted_line_addr, unsigned(32 * popcount4(r.evicted_dirty)), true, at};
+  }
+  if (!l.write && r.missed) {
+    l.ops[l.nops++] = {l.line.addr, unsigned(32 * popcount4(r.missed)), false, at};
+  }
+}
+
+void L2::finish(L2Line& l, double now) {
+  // Sectors found whose fill is still on its way come with it (FillTimes), and the line's fill
+  // from DRAM is recorded.
+  FillTimes& fills = slices_[l.slice].fills;
+  const SectorCache::Result& r = l.found;
+  if (l.write) {
+    fills.record(r, 0, 0, now);  // written sectors are there at once
+  } else {
+    if (const uint32_t hit = l.line.sectors & ~r.missed) {
+      l.done = std::max(l.done, fills.ready(r, hit, now));
+    }
+    for (int o = 0; o < l.nops; ++o) {
+      if (l.ops[o].write) continue;
+      l.done = std::max(l.done, now + cycles_of(l.ops[o].ready));
+      fills.record(r, r.missed, l.done, now);
+    }
+  }
+  l.line.ready = ticks_of(l.done - now);
+}
+
+void L2::add_slice_stats() {
+  for (Slice& s : slices_) {
+    for_each_memory_counter([](uint64_t& a, uint64_t& b) { a += b, b = 0; }, stats_, s.stats);
+  }
+}
+
 void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   const uint64_t stamp = sc_core::sc_time_stamp().value();
   const double now = cycles_of(stamp);
@@ -312,44 +374,21 @@ void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
     burst->lines[0].sectors = sectors_of(lo, hi);
     burst->lines[0].enter = delay.value();
   }
-  const bool write = p.is_write();
   std::vector<LineBurst::Line>& lines = burst->lines;
+  burst_lines_.resize(lines.size());
   std::vector<DramBurst::Op>& ops = dram_ops_.ops;
   ops.clear();
-  done_.resize(lines.size());
-  found_.resize(lines.size());
-  slice_.resize(lines.size());
   unsigned dram_bytes = 0;
   for (size_t i = 0; i < lines.size(); ++i) {
-    const LineBurst::Line& l = lines[i];
-    const double t = now + cycles_of(l.enter);
-    const uint32_t slice = slice_of_(mix_line(l.addr >> line_shift_));
-    Slice& s = slices_[slice];
-    slice_[i] = slice;
-    const int n = popcount4(l.sectors);
-    const unsigned len = unsigned(32 * n);
-    const double start = s.port.reserve_payload(t, len);
-    const SectorCache::Result r = s.tags.access(l.addr, l.sectors, write);
-    found_[i] = r;
-    stats_.l2_sectors += uint64_t(n);
-    if (write) {
-      stats_.l2_write_bytes += len;
-      stats_.l2_hit_sectors += uint64_t(n);  // write-allocate without fetch (full sectors)
-    } else {
-      stats_.l2_read_bytes += len;
-      stats_.l2_hit_sectors += uint64_t(n - popcount4(r.missed));
-    }
-    done_[i] = start + hit_latency_cycles_;
-    const uint64_t at = ticks_of(start - now);
-    if (r.evicted_dirty) {
-      // Write-back of the victim's dirty sectors: posted, but it takes its channel's bandwidth.
-      ops.push_back(
-          {r.evicted_line_addr, unsigned(32 * popcount4(r.evicted_dirty)), true, at, 0, i});
-      dram_bytes += ops.back().bytes;
-    }
-    if (!write && r.missed) {
-      ops.push_back({l.addr, unsigned(32 * popcount4(r.missed)), false, at, 0, i});
-      dram_bytes += ops.back().bytes;
+    L2Line& l = burst_lines_[i];
+    l.line = lines[i];
+    l.write = p.is_write();
+    l.slice = slice_of(l.line.addr);
+    lookup(l, now);
+    for (int o = 0; o < l.nops; ++o) {
+      ops.push_back(l.ops[o]);
+      ops.back().line = i;
+      dram_bytes += l.ops[o].bytes;
     }
   }
   if (!ops.empty()) {
@@ -359,31 +398,76 @@ void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
     sc_core::sc_time d = sc_core::SC_ZERO_TIME;
     dram->b_transport(dram_payload_, d);
   }
-  // In the lines' order (as one request per line would): sectors found whose fill is still on
-  // its way come with it (FillTimes), and each line's fill from DRAM is recorded.
-  for (size_t i = 0, o = 0; i < lines.size(); ++i) {
-    FillTimes& fills = slices_[slice_[i]].fills;
-    const SectorCache::Result& r = found_[i];
-    if (write) {
-      fills.record(r, 0, 0, now);  // written sectors are there at once
-      continue;
-    }
-    if (const uint32_t hit = lines[i].sectors & ~r.missed) {
-      done_[i] = std::max(done_[i], fills.ready(r, hit, now));
-    }
-    for (; o < ops.size() && ops[o].line == i; ++o) {
-      if (ops[o].write) continue;
-      done_[i] = std::max(done_[i], now + cycles_of(ops[o].ready));
-      fills.record(r, r.missed, done_[i], now);
-    }
-  }
   uint64_t latest = 0;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    lines[i].ready = ticks_of(done_[i] - now);
-    latest = std::max(latest, lines[i].ready);
+  for (size_t i = 0, o = 0; i < lines.size(); ++i) {
+    L2Line& l = burst_lines_[i];
+    for (int k = 0; k < l.nops; ++k) l.ops[k].ready = ops[o++].ready;
+    finish(l, now);
+    lines[i].ready = l.line.ready;
+    latest = std::max(latest, l.line.ready);
   }
+  add_slice_stats();
   delay = sc_core::sc_time::from_value(latest);
   p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void L2::serve_batch(const std::vector<L2Line*>& lines, uint64_t now_ticks, Dram& dram,
+                     StepPool& pool) {
+  if (lines.empty()) return;
+  const double now = cycles_of(now_ticks);
+  // A few lines are not worth three batches on the pool (each waits for every thread that took
+  // part of it).
+  constexpr size_t kParallelLines = 256;
+  if (pool.threads() == 1 || lines.size() < kParallelLines) {
+    // One line at a time (its lookup, its DRAM operations, its fills): the same order on each
+    // slice, channel and fill table as the phases below, with the line still in the host's cache.
+    channel_stats_.resize(1);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      L2Line* l = lines[i];
+      // Host-side hint (no simulated effect): the tags and fills of a line a few ahead.
+      if (i + 4 < lines.size()) prefetch(lines[i + 4]->line.addr);
+      lookup(*l, now);
+      for (int o = 0; o < l->nops; ++o) {
+        L2Line::Op& op = l->ops[o];
+        op.ready = dram.serve(now_ticks, op.addr, op.bytes, op.write, op.at, channel_stats_[0]);
+      }
+      finish(*l, now);
+    }
+    for_each_memory_counter([](uint64_t& a, uint64_t& b) { a += b, b = 0; }, stats_,
+                            channel_stats_[0]);
+    add_slice_stats();
+    return;
+  }
+  by_slice_.resize(slices_.size());
+  for (auto& v : by_slice_) v.clear();
+  for (L2Line* l : lines) by_slice_[l->slice].push_back(l);
+  pool.run(by_slice_.size(), [&](size_t s) {
+    const std::vector<L2Line*>& v = by_slice_[s];
+    for (size_t i = 0; i < v.size(); ++i) {
+      // Host-side hint (no simulated effect): the tags and fills of a line a few ahead.
+      if (i + 4 < v.size()) prefetch(v[i + 4]->line.addr);
+      lookup(*v[i], now);
+    }
+  });
+  by_channel_.resize(dram.channels());
+  channel_stats_.resize(dram.channels());
+  for (auto& v : by_channel_) v.clear();
+  for (L2Line* l : lines) {
+    for (int o = 0; o < l->nops; ++o)
+      by_channel_[dram.channel_of(l->ops[o].addr)].push_back(&l->ops[o]);
+  }
+  pool.run(by_channel_.size(), [&](size_t c) {
+    for (L2Line::Op* op : by_channel_[c]) {
+      op->ready = dram.serve(now_ticks, op->addr, op->bytes, op->write, op->at, channel_stats_[c]);
+    }
+  });
+  for (MemoryStats& c : channel_stats_) {
+    for_each_memory_counter([](uint64_t& a, uint64_t& b) { a += b, b = 0; }, stats_, c);
+  }
+  pool.run(by_slice_.size(), [&](size_t s) {
+    for (L2Line* l : by_slice_[s]) finish(*l, now);
+  });
+  add_slice_stats();
 }
 
 }  // namespace ltc::sim

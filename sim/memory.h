@@ -173,6 +173,10 @@ class SectorCache {
     prefetch_host_line(set);
     if (stride_ > 8) prefetch_host_line(set + 8);
   }
+  // The first slot (Result::slot) of the set of `line_addr` (a host-side hint's address).
+  uint64_t first_slot(uint64_t line_addr) const {
+    return sets_ == 0 ? 0 : uint64_t(set_of(line_addr >> line_shift_)) * uint64_t(ways_);
+  }
   void clear();
   // The lines of kernels that are not simulated pass through (sampled simulation's repeats):
   // each set takes, per stream, a Poisson(installs_per_set) count of new lines, which push out
@@ -243,6 +247,10 @@ class SectorCache {
 class FillTimes {
  public:
   void resize(uint64_t slots) { fills_.assign(size_t(slots), 0); }
+  // A host-side hint: start loading the words of slots from `slot` on.
+  void prefetch(uint64_t slot) const {
+    if (slot < fills_.size()) prefetch_host_line(&fills_[size_t(slot)]);
+  }
   void clear() { std::fill(fills_.begin(), fills_.end(), 0); }
   // When the data of `sectors` of the access `r` at cycle `now` arrives: `now` when none of
   // them is on its way (a line installed anew has nothing on its way before its own miss is
@@ -325,10 +333,32 @@ struct DramBurst : tlm::tlm_extension<DramBurst> {
   }
 };
 
+class StepPool;
+
+// One line of a batch the L2 serves (L2::serve_batch) and what serving it found: the line as a
+// burst carries it, its slice, its lookup, its DRAM operations (a dirty victim's write-back, a
+// fill), and when its data is there.
+struct L2Line {
+  LineBurst::Line line;  // enter ticks after the batch's time; ready set for reads
+  bool write = false;
+  uint32_t slice = 0;
+  SectorCache::Result found;
+  double done = 0;  // cycles
+  using Op = DramBurst::Op;
+  Op ops[2];
+  uint8_t nops = 0;
+};
+
 class Dram : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<Dram> target;
   Dram(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stats);
+  size_t channels() const { return channels_.size(); }
+  uint32_t channel_of(uint64_t addr) const;
+  // One operation arriving `at` ticks after `now` (ticks) on its channel, counted in `stats`;
+  // returns a read's ready ticks. (L2::serve_batch calls it per channel, in order.)
+  uint64_t serve(uint64_t now, uint64_t addr, unsigned bytes, bool write, uint64_t at,
+                 MemoryStats& stats);
   // The channels' work queued past cycle `end`; restored so that it resumes at cycle `start`
   // (MemoryState::dram_backlog).
   std::vector<double> backlog(double end) const;
@@ -336,8 +366,6 @@ class Dram : public sc_core::sc_module {
 
  private:
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
-  // One operation arriving `at` ticks after `now` (ticks); returns a read's ready ticks.
-  uint64_t serve(uint64_t now, uint64_t addr, unsigned bytes, bool write, uint64_t at);
   std::vector<BandwidthPort> channels_;
   FastMod channel_of_;
   double latency_cycles_;  // load-to-use beyond the L2 hit latency
@@ -373,8 +401,18 @@ class L2 : public sc_core::sc_module {
   void set_backlog(const std::vector<double>& backlog, double start);
   // Host-side hint for a request about to come (SectorCache::prefetch); no simulated effect.
   void prefetch(uint64_t line_addr) const {
-    slices_[slice_of_(mix_line(line_addr >> line_shift_))].tags.prefetch(line_addr);
+    const Slice& s = slices_[slice_of(line_addr)];
+    s.tags.prefetch(line_addr);
+    s.fills.prefetch(s.tags.first_slot(line_addr));
   }
+  uint32_t slice_of(uint64_t line_addr) const {
+    return slice_of_(mix_line(line_addr >> line_shift_));
+  }
+  // Serves `lines` (each with its slice set) as b_transport would serve them one burst after
+  // another in this order, at SystemC time `now` (ticks), with `dram` behind: the slices' tags
+  // and ports, the DRAM channels and the slices' fills each in parallel on `pool` (each slice's
+  // and each channel's work in the lines' order, which is all that orders them).
+  void serve_batch(const std::vector<L2Line*>& lines, uint64_t now, Dram& dram, StepPool& pool);
   // Spreads consecutive lines over slices / channels the way address hashing does on real GPUs
   // (strided streams must not all land on one slice).
   static uint64_t mix_line(uint64_t x) {
@@ -388,10 +426,16 @@ class L2 : public sc_core::sc_module {
 
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  // A line at its slice: the port, the tags, the DRAM operations it causes (ops, not served).
+  void lookup(L2Line& l, double now);
+  // After its DRAM operations are served: fills in flight, the line's ready ticks.
+  void finish(L2Line& l, double now);
+  void add_slice_stats();  // the slices' counters into stats_
   struct Slice {
     SectorCache tags;
     BandwidthPort port;
-    FillTimes fills;  // its lines' DRAM reads in flight
+    FillTimes fills;    // its lines' DRAM reads in flight
+    MemoryStats stats;  // counted here, added to the L2's (add_slice_stats)
   };
   std::vector<Slice> slices_;
   FastMod slice_of_;
@@ -400,10 +444,12 @@ class L2 : public sc_core::sc_module {
   MemoryStats& stats_;
   tlm::tlm_generic_payload dram_payload_;
   DramBurst dram_ops_;
-  LineBurst one_line_;                      // a payload without a LineBurst
-  std::vector<double> done_;                // per line of the burst being served: cycles
-  std::vector<SectorCache::Result> found_;  // ... its lookup
-  std::vector<uint32_t> slice_;             // ... its slice
+  LineBurst one_line_;               // a payload without a LineBurst
+  std::vector<L2Line> burst_lines_;  // b_transport's burst as L2Lines
+  // serve_batch: each slice's lines and each channel's operations, in order.
+  std::vector<std::vector<L2Line*>> by_slice_;
+  std::vector<std::vector<L2Line::Op*>> by_channel_;
+  std::vector<MemoryStats> channel_stats_;
 };
 
 }  // namespace ltc::sim

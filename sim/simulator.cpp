@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 
@@ -54,6 +55,22 @@ RunStats simulate(const traces::Trace& trace, const hw::GpuConfig& gpu, const Si
                                                   "' in the trace (kernels: " + names + ")");
   }
   if (options.quantum_cycles < 1) throw InputError("quantum_cycles must be >= 1");
+  // A load's data is resolved after the quantum that sent it (sim/README.md, "Parallel
+  // stepping"): a quantum longer than the L2's hit latency would delay it.
+  const int64_t l2_cycles = int64_t(std::floor(gpu.l2.latency_ns * gpu.clock_ghz));
+  if (options.quantum_cycles > l2_cycles) {
+    throw InputError("quantum_cycles: " + std::to_string(options.quantum_cycles) +
+                     " is longer than the L2 hit latency of '" + gpu.name + "' (" +
+                     std::to_string(l2_cycles) + " cycles; valid: 1 to " +
+                     std::to_string(l2_cycles) + ")");
+  }
+  if (gpu.sms < 1 || gpu.sms > 65535) {  // the merge's keys (Gpu::merge) hold 16 bits of SM
+    throw InputError("gpu '" + gpu.name + "': " + std::to_string(gpu.sms) +
+                     " SMs (the simulator takes 1 to 65535)");
+  }
+  if (options.threads < 1) {
+    throw InputError("threads: " + std::to_string(options.threads) + " (valid: 1 or more)");
+  }
   for (const UnitKind& u : kUnits) {
     const int n = u.copies(gpu);
     if (n < 1 || n > kMaxUnitCopies) {

@@ -26,13 +26,18 @@ struct Progress {
 };
 
 struct SimOptions {
-  std::string tc = "fast";      // tensor-core back end (sim/tensor_core.h)
-  std::string rtl_cache_dir;    // --tc rtl: verilated models (empty: rtl::default_cache_dir())
-  bool rtl_optimized = false;   // --tc rtl: models compiled with -O2 (slower to build)
-  bool functional = false;      // also compute every GEMM's outputs and check them bit for bit
-  uint32_t seed = 1;            // operands of the functional run
-  std::string kernel;           // run only the kernels with this name (empty: all)
-  int64_t quantum_cycles = 32;  // how far an SM runs ahead of SystemC time (TLM-2.0 quantum)
+  std::string tc = "fast";     // tensor-core back end (sim/tensor_core.h)
+  std::string rtl_cache_dir;   // --tc rtl: verilated models (empty: rtl::default_cache_dir())
+  bool rtl_optimized = false;  // --tc rtl: models compiled with -O2 (slower to build)
+  bool functional = false;     // also compute every GEMM's outputs and check them bit for bit
+  uint32_t seed = 1;           // operands of the functional run
+  std::string kernel;          // run only the kernels with this name (empty: all)
+  // How far the SMs run ahead of the memory system's time (TLM-2.0 quantum): they step a quantum
+  // at a time, and no more than one L2 round trip (the hit latency; simulate() refuses more).
+  int64_t quantum_cycles = 32;
+  // Host threads that step the SMs (sim/README.md, "Parallel stepping"); results do not depend
+  // on it. --tc rtl steps on one.
+  int threads = 1;
   // Run only the first `block_limit` blocks (launch order) of every kernel; 0: all (--block-limit).
   int64_t block_limit = 0;
   // Seams for a layer above the core (sampled simulation, sim/sampler/), owned by the caller:

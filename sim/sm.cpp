@@ -37,7 +37,6 @@ int64_t BlockDispatcher::take() {
   if (!plan_ || next_ >= total_) return -1;
   if (policy_ && !policy_->admit(next_)) {
     total_ = next_;
-    if (retired_ == total_) done_.notify(sc_core::SC_ZERO_TIME);
     return -1;
   }
   return next_++;
@@ -47,7 +46,6 @@ void BlockDispatcher::retired(int64_t id, Cycle start, Cycle at) {
   ++retired_;
   last_retire_ = std::max(last_retire_, at);
   if (policy_) policy_->retired(id, start, at);
-  if (retired_ == total_) done_.notify(sc_core::SC_ZERO_TIME);
 }
 
 // ---- Sm -----------------------------------------------------------------------------------------
@@ -63,15 +61,12 @@ std::vector<FunctionalUnit> Sm::make_units(const hw::GpuConfig& gpu) {
   return units;
 }
 
-Sm::Sm(sc_core::sc_module_name name, int id, const hw::GpuConfig& gpu, BlockDispatcher& dispatcher,
-       Cycle quantum, const std::atomic<bool>& stop)
+Sm::Sm(sc_core::sc_module_name name, int id, const hw::GpuConfig& gpu, BlockDispatcher& dispatcher)
     : sc_core::sc_module(name),
       l2("l2"),
       id_(id),
       gpu_(gpu),
       dispatcher_(dispatcher),
-      quantum_(quantum),
-      stop_(stop),
       gto_(gpu.sm.scheduler == "gto"),
       lanes_per_sp_(std::max(1, gpu.fp32_lanes_per_sm() / gpu.sub_partitions_per_sm)),
       line_shift_(log2_exact(gpu.sm.line_bytes)),
@@ -82,16 +77,9 @@ Sm::Sm(sc_core::sc_module_name name, int id, const hw::GpuConfig& gpu, BlockDisp
   sps_.resize(size_t(gpu.sub_partitions_per_sm));
   lsu_ring_cap_ = uint32_t(gpu.sm.max_warps / gpu.sub_partitions_per_sm);
   lsu_ring_.assign(sps_.size() * lsu_ring_cap_, 0);
-  payload_.set_extension(&burst_);
-  SC_HAS_PROCESS(Sm);
-  SC_METHOD(activate);
-  sensitive << dispatcher_.work();
-  dont_initialize();
 }
 
-Sm::~Sm() {
-  payload_.clear_extension(&burst_);  // a member, not the payload's to free
-}
+Sm::~Sm() = default;
 
 void Sm::begin_kernel(const KernelPlan* plan, Cycle launch) {
   plan_ = plan;
@@ -118,7 +106,6 @@ void Sm::begin_kernel(const KernelPlan* plan, Cycle launch) {
   if (warps_.size() < slots) warps_.resize(slots);
   for (auto& w : warps_) w.active = false;
   resident_blocks_ = 0;
-  fill_at_ = kNever;
   lsu_first_ = 0;
   decoded_ = plan->decoded.data();
   program_ = plan->kernel->program.data();
@@ -127,6 +114,7 @@ void Sm::begin_kernel(const KernelPlan* plan, Cycle launch) {
   l1_ = SectorCache(uint64_t(std::max<int64_t>(plan->l1_bytes, 0)), gpu_.sm.l1_ways,
                     gpu_.sm.line_bytes);
   l1_fills_.resize(l1_.slots());
+  l1_touched_.assign(size_t(l1_.slots()), 0);
 }
 
 bool Sm::take_block(Cycle at) {
@@ -146,29 +134,24 @@ void Sm::finish_kernel(Cycle end) {
   }
 }
 
-void Sm::activate() {
-  if (stop_.load(std::memory_order_relaxed)) return;  // no new trigger: the SM stops
-  now_ = now_cycles();
-  cycle_ = std::max(cycle_, now_);
-  if (resident_blocks_ == 0 && !fill_blocks(cycle_)) {
-    next_trigger();  // idle until the next launch
-    return;
-  }
-  run_until(now_ + quantum_);
-  if (resident_blocks_ == 0 && fill_at_ == kNever) {
-    next_trigger();
-    return;
-  }
-  next_trigger(cycles(double(cycle_ - now_)));
+void Sm::step(Cycle q0, Cycle qe) {
+  accesses_.clear();
+  lines_.clear();
+  retires_.clear();
+  issues_.clear();
+  l1_ops_.clear();
+  seq_ = 0;
+  ++quantum_;
+  qe_ = qe;
+  l2_lines_.clear();
+  q0_ = q0;
+  cycle_ = std::max(cycle_, q0);
+  if (resident_blocks_ > 0) run_until(qe);
 }
 
 void Sm::run_until(Cycle limit) {
   while (cycle_ < limit) {
-    if (fill_at_ <= cycle_) {
-      fill_at_ = kNever;
-      fill_blocks(cycle_);
-    }
-    Cycle next = fill_at_;
+    Cycle next = kNever;
     // The sub-partitions from lsu_first_ on, wrapping around.
     SubPartition* const begin = sps_.data();
     SubPartition* const end = begin + sps_.size();
@@ -188,7 +171,7 @@ void Sm::run_until(Cycle limit) {
       }
       next = std::min(next, sp->wake);
     }
-    if (resident_blocks_ == 0 && fill_at_ == kNever) return;
+    if (resident_blocks_ == 0) return;
     if (next >= kNever) {
       throw std::runtime_error("sim: SM " + std::to_string(id_) +
                                " deadlocked (every resident warp waits at a barrier that no warp "
@@ -206,14 +189,11 @@ void Sm::account(SubPartition& sp, Cycle c) {
   }
 }
 
-bool Sm::fill_blocks(Cycle at) {
-  if (!plan_) return false;
-  while (resident_blocks_ < plan_->blocks_per_sm) {
-    const int64_t id = dispatcher_.take();
-    if (id < 0) break;
-    launch_block(id, at);
-  }
-  return resident_blocks_ > 0;
+void Sm::launch_at(int64_t id, Cycle at) {
+  // Nothing ran at cycles from `at` on (the SM only skipped ahead to its next wake): it resumes
+  // there.
+  cycle_ = resident_blocks_ == 0 ? at : std::min(cycle_, at);
+  launch_block(id, at);
 }
 
 void Sm::launch_block(int64_t block_id, Cycle at) {
@@ -332,6 +312,11 @@ LTC_SIM_HOT void Sm::fetch(Warp& w, Cycle c) {
   }
   w.dec = &decoded_[w.next - program_];
   w.unit = w.dec->unit;
+  w.fetched = c;
+  resolve_deps(w, c);
+}
+
+LTC_SIM_HOT void Sm::resolve_deps(Warp& w, Cycle c) {
   const DecodedInstr& d = *w.dec;
   Cycle r = c + 1;
   Stall why = Stall::kFragments;
@@ -391,6 +376,7 @@ void Sm::commit_group(Warp& w, Cycle c) {
   }
   w.groups[size_t(w.ngroups++)] = w.open_group >= 0 ? w.open_group : c;
   w.open_group = -1;
+  ++w.commits;
 }
 
 void Sm::issue(Warp& w, SubPartition& sp, Cycle c) {
@@ -404,7 +390,7 @@ void Sm::issue(Warp& w, SubPartition& sp, Cycle c) {
     stats_.lmma_ops += d.tensor_ops;
     stats_.lmma_plane_ops += d.lmma_plane_ops;
   }
-  if (observer_) observer_->on_issue(in, w.stream.point(), w.global_id);
+  if (observer_) issues_.push_back({c, seq_++, &in, w.stream.point(), w.global_id});
   Cycle done = c + 1;
   FunctionalUnit& unit = *sp.unit[size_t(d.unit)];
   switch (d.unit) {
@@ -439,6 +425,7 @@ void Sm::issue(Warp& w, SubPartition& sp, Cycle c) {
         std::copy(w.groups.begin() + (w.ngroups - keep), w.groups.begin() + w.ngroups,
                   w.groups.begin());
         w.ngroups = keep;
+        w.group_base = w.commits - uint64_t(keep);
       }
       break;
     default:  // a unit of the decoded occupancy and latency (CUDA cores, SFU)
@@ -502,18 +489,20 @@ void Sm::retire_warp(Warp& w, Cycle c) {
   SubPartition& sp = sps_[size_t(w.sp)];
   sp.warps.erase(std::find(sp.warps.begin(), sp.warps.end(), slot));
   if (sp.last == slot) sp.last = -1;
-  const Cycle end = std::max({w.last_done, c + 1, w.open_group});
-  stats_.warp_cycles += uint64_t(end - w.start);
   Block& b = blocks_[size_t(w.block)];
-  b.retire = std::max(b.retire, end);
+  if (w.pending > 0) {
+    deferred_retire_.push_back({slot, c});  // its end waits for its loads' data (resolve)
+  } else {
+    const Cycle end = std::max({w.last_done, c + 1, w.open_group});
+    stats_.warp_cycles += uint64_t(end - w.start);
+    b.retire = std::max(b.retire, end);
+  }
   --b.live;
   if (b.live == 0) {
+    // The slot is free; the merge hands it the next block (resolve, Gpu::merge).
     b.active = false;
     --resident_blocks_;
-    ++stats_.timed_blocks;
-    stats_.timed_block_cycles += uint64_t(b.retire - b.start);
-    dispatcher_.retired(b.id, b.start, b.retire);
-    fill_at_ = std::min(fill_at_, b.retire);
+    retired_blocks_.push_back(int(&b - blocks_.data()));
   } else if (b.arrived > 0 && b.arrived >= b.live) {
     // The warps still running all wait at a barrier this warp will never reach.
     release_barrier(b, c);
@@ -538,39 +527,32 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
     start = lsu_issue(c, Cycle(last - first + 1));
   }
   Cycle done = start + 1;
-  // Host-side hints (no simulated effect): the L2 sets of the first lines now, then each line's
-  // set kPrefetchAhead lines before its lookup, so the lookups' host cache misses overlap.
-  constexpr uint64_t kPrefetchAhead = 8;
-  const bool hint = l2_hint_ && in.op != Opcode::kLdGlobal;
-  if (hint) {
-    for (uint64_t line = first; line <= last && line < first + kPrefetchAhead; ++line) {
-      l2_hint_->prefetch(line << line_shift_);
-    }
-  }
-  // The lines that go to L2 travel in one burst (memory.h, LineBurst), each entering through
-  // this SM's port at its own cycle; loads wait for their lines' data.
+  // The lines that go to L2 are recorded (AccessRecord), each entering through this SM's port at
+  // its own cycle; the merge sends them as one burst (memory.h, LineBurst) and the loads' data
+  // times come back in resolve().
   const bool write = in.op == Opcode::kStGlobal;
-  std::vector<LineBurst::Line>& lines = burst_.lines;
-  lines.clear();
-  l1_found_.clear();
-  multicast_reads_.clear();
-  uint32_t burst_bytes = 0;
-  auto to_l2 = [&](uint64_t base, uint32_t sectors, Cycle t) {
+  const uint32_t index = uint32_t(accesses_.size());
+  const uint32_t first_line = uint32_t(lines_.size());
+  bool waits = false;  // the data comes from the merge
+  auto to_l2 = [&](uint64_t base, uint32_t sectors, Cycle t) -> RecordedLine& {
     const int n = popcount4(sectors);
     const double enter = noc_.reserve_sectors(double(t), n);
-    LineBurst::Line& l = lines.emplace_back();  // fields in place: no struct through the stack
+    RecordedLine& l = lines_.emplace_back();
     l.addr = base;
     l.sectors = sectors;
-    l.enter = ticks_of(enter - double(now_));
-    burst_bytes += uint32_t(32 * n);
+    l.enter = enter;
+    // Its L2 request, ready for the merge (the same index in l2_lines_).
+    L2Line& b = l2_lines_.emplace_back();
+    b.line.addr = base;
+    b.line.sectors = sectors;
+    b.line.enter = ticks_of(enter - double(q0_));
+    b.write = write;
+    b.slice = l2_->slice_of(base);
+    return l;
   };
   const bool multicast = in.op == Opcode::kLdGlobalAsync && w.dec->cluster_shared && multicast_ &&
                          multicast_->active();
-  const int64_t block = blocks_[size_t(w.block)].id;
   for (uint64_t line = first; line <= last; ++line) {
-    if (hint && line + kPrefetchAhead <= last) {
-      l2_hint_->prefetch((line + kPrefetchAhead) << line_shift_);
-    }
     const uint64_t base = line << line_shift_;
     const uint64_t lo = std::max(addr, base) - base,
                    hi = std::min(addr + bytes, base + line_bytes) - base;
@@ -582,27 +564,28 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
       stats_.mem.l1_sectors += uint64_t(n);
       stats_.mem.l1_hit_sectors += uint64_t(n - popcount4(r.missed));
       done = std::max(done, t + gpu_.sm.l1_latency_cycles);
-      // Sectors found whose fill from the L2 is still on its way come with it (memory.h).
+      // Sectors found whose fill from the L2 is still on its way come with it (memory.h); a
+      // fill this quantum is known at the merge.
+      const bool touched = r.slot != SectorCache::kNoSlot && l1_touched_[r.slot] == quantum_;
       if (const uint32_t hit = sectors & ~r.missed) {
-        done = std::max(done, Cycle(l1_fills_.ready(r, hit, double(t)) + 0.999999));
+        if (touched) {
+          l1_ops_.push_back({false, index, 0, r, hit, double(t)});
+          waits = true;
+        } else {
+          done = std::max(done, Cycle(l1_fills_.ready(r, hit, double(t)) + 0.999999));
+        }
       }
       if (r.missed) {
         to_l2(base, r.missed, t);
-        l1_found_.push_back(r);
+        l1_ops_.push_back({true, index, uint32_t(lines_.size() - 1 - first_line), r, 0, 0});
+        if (r.slot != SectorCache::kNoSlot) l1_touched_[r.slot] = quantum_;
       }
     } else if (multicast) {
-      // A cluster's shared tile (sim/cluster.h): a partner block's copy when it read the line,
-      // else an L2 read whose copy the partners take.
-      const Cycle copy = multicast_->take(block, line);
-      if (copy < 0) {
-        multicast_reads_.push_back(lines.size());
-        to_l2(base, sectors, t);  // cp.async.cg: L2 only
-      } else {
-        const int n = popcount4(sectors);
-        stats_.mem.multicast_bytes += uint64_t(32 * n);
-        noc_.reserve_sectors(double(t), n);  // into this SM through its own port
-        done = std::max(done, std::max(copy, Cycle(noc_.free_at() + 0.999999)));
-      }
+      // A cluster's shared tile (sim/cluster.h): a partner block's copy when it read the line
+      // first, else an L2 read whose copy the partners take; either way through this SM's port.
+      RecordedLine& l = to_l2(base, sectors, t);
+      l.multicast = true;
+      l.copy_floor = Cycle(noc_.free_at() + 0.999999);
     } else if (!write) {
       to_l2(base, sectors, t);  // cp.async.cg: L2 only
     } else {
@@ -610,28 +593,133 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
       done = std::max(done, t + 1);
     }
   }
-  if (lines.empty()) return done;
-  payload_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-  payload_.set_address(lines[0].addr);
-  payload_.set_data_length(burst_bytes);
-  payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  sc_core::sc_time delay = sc_core::sc_time::from_value(lines[0].enter);
-  l2->b_transport(payload_, delay);
+  const uint32_t nlines = uint32_t(lines_.size()) - first_line;
+  if (nlines == 0 && !waits) return done;
+  AccessRecord& a = accesses_.emplace_back();
+  a.cycle = c;
+  a.first_line = first_line;
+  a.lines = nlines;
+  a.block = blocks_[size_t(w.block)].id;
+  a.write = write;
+  a.done = done;
   if (write) return done;
-  // A read line's data is usable from the first whole cycle after its ready tick.
-  auto ready = [&](const LineBurst::Line& l) {
-    return Cycle(double(now_) + cycles_of(l.ready) + 0.999999);
-  };
-  for (const LineBurst::Line& l : lines) done = std::max(done, ready(l));
-  if (in.op == Opcode::kLdGlobal) {
-    for (size_t i = 0; i < lines.size(); ++i) {
-      l1_fills_.record(l1_found_[i], lines[i].sectors, double(ready(lines[i])), double(c));
+  a.warp = int(&w - warps_.data());
+  a.load_async = in.op == Opcode::kLdGlobalAsync;
+  a.frag = in.frag;
+  a.group = w.commits;
+  ++w.pending;
+  // The data comes no sooner than the quantum's end (an L2 round trip is longer than a quantum:
+  // Gpu::Gpu); resolve() raises what this lower bound went into to the data's time.
+  return std::max(done, qe_);
+}
+
+void Sm::prepare(size_t i, std::vector<L2Line*>& out) {
+  AccessRecord& a = accesses_[i];
+  RecordedLine* rl = &lines_[a.first_line];
+  for (uint32_t k = 0; k < a.lines; ++k) {
+    RecordedLine& l = rl[k];
+    if (l.multicast) {
+      const ClusterMulticast::Taken t = multicast_->take(a.block, l.addr >> line_shift_);
+      l.to_l2 = !t.copy;
+      if (t.copy) {
+        stats_.mem.multicast_bytes += uint64_t(32 * popcount4(l.sectors));
+        l.copy_token = t.token;
+        l.ready = std::max(t.ready, l.copy_floor);  // a token's: in resolve()
+        continue;
+      }
+      l.read_token = multicast_->read(a.block, l.addr >> line_shift_);
+    }
+    out.push_back(&l2_lines_[size_t(&l - lines_.data())]);
+  }
+}
+
+void Sm::settle_reads(Cycle q0) {
+  for (const AccessRecord& a : accesses_) {
+    if (a.write) continue;
+    RecordedLine* rl = &lines_[a.first_line];
+    for (uint32_t k = 0; k < a.lines; ++k) {
+      RecordedLine& l = rl[k];
+      if (!l.to_l2) continue;
+      // A read line's data is usable from the first whole cycle after its ready tick.
+      l.ready = Cycle(double(q0) + cycles_of(l2_lines_[size_t(&l - lines_.data())].line.ready) +
+                      0.999999);
+      if (l.read_token >= 0) multicast_->settle(l.read_token, l.ready);
     }
   }
-  for (size_t i : multicast_reads_) {
-    multicast_->record(block, lines[i].addr >> line_shift_, ready(lines[i]));
+}
+
+void Sm::resolve() {
+  // The L1's fills and the lookups that found them, in the order the SM made them.
+  for (const L1Op& op : l1_ops_) {
+    AccessRecord& a = accesses_[op.access];
+    if (op.record) {
+      const RecordedLine& l = lines_[a.first_line + op.line];
+      l1_fills_.record(op.r, l.sectors, double(l.ready), double(a.cycle));
+    } else {
+      a.done = std::max(a.done, Cycle(l1_fills_.ready(op.r, op.sectors, op.t) + 0.999999));
+    }
   }
-  return done;
+  // Each load's data time goes where issue() put the quantum's end in its place: the
+  // scoreboard, the cp.async group, the warp's last completion. (No instruction that waits for
+  // it issued this quantum: each waited at least for the quantum's end.)
+  std::vector<int>& touched = refresh_;
+  touched.clear();
+  for (AccessRecord& a : accesses_) {
+    if (a.warp < 0) continue;
+    RecordedLine* rl = &lines_[a.first_line];
+    for (uint32_t k = 0; k < a.lines; ++k) {
+      if (rl[k].copy_token >= 0) {  // a copy of a partner's read of this quantum
+        rl[k].ready = std::max(multicast_->token_ready(rl[k].copy_token), rl[k].copy_floor);
+      }
+      a.done = std::max(a.done, rl[k].ready);
+    }
+    a.done = std::max(a.done, qe_);
+    Warp& w = warps_[size_t(a.warp)];
+    --w.pending;
+    w.last_done = std::max(w.last_done, a.done);
+    if (!a.load_async) {
+      write_fragments(w, a.frag, a.done);
+    } else if (a.group >= w.commits) {
+      w.open_group = std::max(w.open_group, a.done);
+    } else if (a.group >= w.group_base) {
+      // groups[0] holds the folded oldest serials (commit_group), groups[k] the later ones.
+      const uint64_t first = w.commits - uint64_t(w.ngroups);
+      const size_t g = a.group > first ? size_t(a.group - first) : 0;
+      w.groups[g] = std::max(w.groups[g], a.done);
+    }
+    if (w.active && w.next) touched.push_back(a.warp);
+  }
+  for (int slot : touched) {
+    Warp& w = warps_[size_t(slot)];
+    if (!w.active || !w.next) continue;
+    // Its next instruction's dependencies again, from the resolved times (never earlier).
+    const Cycle ready = w.ready, held = w.held;
+    const Stall why = w.why;
+    resolve_deps(w, w.fetched);
+    if (w.at_barrier) {
+      w.held = std::max(held, w.ready);
+      w.ready = ready;
+      w.why = why;
+    } else if (w.ready <= ready) {
+      w.ready = ready;
+      w.why = why;
+    }
+  }
+  for (const auto& [slot, c] : deferred_retire_) {
+    Warp& w = warps_[size_t(slot)];
+    const Cycle end = std::max({w.last_done, c + 1, w.open_group});
+    stats_.warp_cycles += uint64_t(end - w.start);
+    Block& b = blocks_[size_t(w.block)];
+    b.retire = std::max(b.retire, end);
+  }
+  deferred_retire_.clear();
+  for (int slot : retired_blocks_) {
+    const Block& b = blocks_[size_t(slot)];
+    ++stats_.timed_blocks;
+    stats_.timed_block_cycles += uint64_t(b.retire - b.start);
+    retires_.push_back({b.retire, b.start, b.id, seq_++});
+  }
+  retired_blocks_.clear();
 }
 
 }  // namespace ltc::sim

@@ -1,5 +1,6 @@
-// One streaming multiprocessor: a SystemC module with one clocked process that advances the SM
-// cycle by cycle (skipping cycles in which no sub-partition can issue), and plain C++ inside:
+// One streaming multiprocessor: a SystemC module that the GPU steps one quantum at a time
+// (Gpu::step, possibly on another host thread than SystemC's), advancing the SM cycle by cycle
+// (skipping cycles in which no sub-partition can issue), and plain C++ inside:
 // sub-partitions with a warp scheduler each, per-warp scoreboards, function units that say when
 // they can take the next instruction, shared memory with a bank model, an L1, and a TLM-2.0
 // initiator socket into the L2. Warps pull instructions from a WarpStream (the loop-compressed
@@ -95,36 +96,81 @@ class BlockDispatcher {
   int64_t total() const { return total_; }
   // Next block id, or -1 when all are handed out.
   int64_t take();
+  // Every block handed out has retired (the kernel is done).
+  bool finished() const { return retired_ >= total_; }
   // Block `id`, dispatched at `start`, retired at `at`.
   void retired(int64_t id, Cycle start, Cycle at);
   int64_t retired_count() const { return retired_; }
   Cycle last_retire() const { return last_retire_; }
   DispatchPolicy* policy() const { return policy_; }
-  sc_core::sc_event& work() { return work_; }
-  sc_core::sc_event& done() { return done_; }
 
  private:
   const KernelPlan* plan_ = nullptr;
   DispatchPolicy* policy_ = nullptr;
   int64_t next_ = 0, total_ = 0, retired_ = 0;
   Cycle last_retire_ = 0;
-  sc_core::sc_event work_, done_;
+};
+
+// Parallel stepping (sim/README.md, "Parallel stepping"): within a quantum an SM touches nothing
+// it shares. What it does to shared state it records, and the GPU applies the records after the
+// quantum in (cycle, SM index, sequence) order; then each SM takes back what its records
+// resolved to (Sm::resolve).
+//
+// One global access: its lines for the L2 (the SM's port reserved and each line's arrival known
+// at issue) and, for a load, the warp that waits for the data.
+struct AccessRecord {
+  Cycle cycle = 0;  // the issue cycle
+  uint32_t first_line = 0, lines = 0;
+  int warp = -1;  // the warp slot waiting for it (a load), else -1
+  int64_t block = 0;
+  bool write = false;
+  bool load_async = false;  // ldgsts: the data completes the warp's open cp.async group
+  uint32_t frag = 0;        // ldg: the fragment buffer it writes
+  uint64_t group = 0;       // ldgsts: the serial of the group it belongs to (Warp::commits)
+  Cycle done = 0;           // what the SM knew at issue; after resolve: when the data is there
+};
+struct RecordedLine {
+  uint64_t addr = 0;
+  uint32_t sectors = 0;
+  bool multicast = false;   // a cluster's shared line: a partner's copy or an L2 read, at the merge
+  bool to_l2 = true;        // decided at the merge for multicast lines
+  double enter = 0;         // cycle it enters the L2 (after the SM's port)
+  Cycle copy_floor = 0;     // multicast: when a copy would be through the SM's port
+  Cycle ready = 0;          // reads: when the data is back (the merge sets it)
+  int64_t copy_token = -1;  // a copy of a read of this merge (ClusterMulticast::token_ready)
+  int64_t read_token = -1;  // a multicast read whose time partners' copies take
+};
+// A block that retired (its slot is free for the next; the merge hands the dispatcher's next
+// block to it).
+struct RetireRecord {
+  Cycle at = 0, start = 0;
+  int64_t id = 0;
+  uint32_t seq = 0;
+};
+// An issue for the observer (--functional), replayed in order at the merge.
+struct IssueRecord {
+  Cycle cycle = 0;
+  uint32_t seq = 0;
+  const traces::Instr* in = nullptr;
+  traces::Affine::Point point;
+  int64_t warp_id = 0;
 };
 
 class Sm : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<Sm> l2;
 
-  Sm(sc_core::sc_module_name name, int id, const hw::GpuConfig& gpu, BlockDispatcher& dispatcher,
-     Cycle quantum, const std::atomic<bool>& stop);
+  Sm(sc_core::sc_module_name name, int id, const hw::GpuConfig& gpu, BlockDispatcher& dispatcher);
   ~Sm() override;
+  int id() const { return id_; }
+  // --functional: issues are recorded for the observer (issue_records()).
   void set_observer(IssueObserver* o) { observer_ = o; }
   // --tc rtl: a back end that times every LMMA as it issues (TensorCoreModel::times_each_issue).
   void set_issue_timed_tensor_core(const TensorCoreModel* tc) { issue_timed_tc_ = tc; }
-  // The L2 behind the socket, for host-side prefetch hints only (L2::prefetch).
-  void set_l2_hint(const L2* l2) { l2_hint_ = l2; }
-  // The running kernel's clusters (shared by all SMs; sim/cluster.h).
+  // The running kernel's clusters (shared by all SMs; sim/cluster.h; read only while stepping).
   void set_multicast(ClusterMulticast* m) { multicast_ = m; }
+  // The L2 the merge sends this SM's lines to (read only while stepping: its slicing).
+  void set_l2(const L2* l2) { l2_ = l2; }
   // Counters of the running kernel; the GPU collects and clears them at each kernel boundary.
   KernelStats& stats() { return stats_; }
   // A kernel launches: per-kernel state cleared, the L1 flushed (as at a launch).
@@ -133,6 +179,29 @@ class Sm : public sc_core::sc_module {
   // the SMs, as the hardware block scheduler does); false when none is left.
   bool take_block(Cycle at);
   void finish_kernel(Cycle end);  // accounts the sub-partitions' cycles up to `end`
+
+  // One quantum [q0, qe): runs the SM up to qe, recording its shared side effects. Touches only
+  // this SM's state (and reads the plan, the dispatcher's totals and the multicast's shape).
+  void step(Cycle q0, Cycle qe);
+  // The next cycle the SM has work at (kNever: no resident block).
+  Cycle next_cycle() const { return resident_blocks_ > 0 ? cycle_ : kNever; }
+  // The quantum's records, for the merge.
+  const std::vector<AccessRecord>& access_records() const { return accesses_; }
+  const std::vector<RetireRecord>& retire_records() const { return retires_; }
+  const std::vector<IssueRecord>& issue_records() const { return issues_; }
+  // The merge, in its order (SystemC's thread): access record `i`'s lines for the L2 go to
+  // `out` (L2::serve_batch), its multicast lines become a partner's copy where one read the line
+  // first.
+  void prepare(size_t i, std::vector<L2Line*>& out);
+  // After the L2 served them: the reads' data times (and the multicast reads' for partners).
+  void settle_reads(Cycle q0);
+  // After every delivery: the loads' data times into the warps (scoreboards, cp.async groups,
+  // the L1's fills in flight), retirements that waited for them; fills retire_records().
+  void resolve();
+  // The merge hands block `id` to a slot freed at `at` (at >= the quantum's end).
+  void launch_at(int64_t id, Cycle at);
+  // The lines of access record `i` (host-side prefetch of their L2 sets by the merge).
+  const RecordedLine* lines_of(const AccessRecord& r) const { return &lines_[r.first_line]; }
 
  private:
   struct AccSlot {
@@ -156,8 +225,12 @@ class Sm : public sc_core::sc_module {
     // Loads into named fragment buffers (index 0: loads naming none, which every reader waits
     // for); `frag` is the latest of all.
     std::array<Cycle, traces::kMaxFragBuffers + 1> frag_buf{};
-    Cycle open_group = -1;  // completion of the uncommitted ldgsts, -1: none
-    Cycle held = 0;         // `ready` saved while at a barrier
+    Cycle open_group = -1;    // completion of the uncommitted ldgsts, -1: none
+    Cycle held = 0;           // `ready` saved while at a barrier
+    Cycle fetched = 0;        // the cycle `next` was fetched in (its dependencies' earliest + 1)
+    uint64_t commits = 0;     // cp.async groups committed (the next group's serial)
+    uint64_t group_base = 0;  // serial of the oldest group not dropped by a wait
+    int pending = 0;          // loads issued this quantum whose data the merge resolves
     Cycle start = 0;
     uint64_t key = 0;   // accumulator tile of `next` (lmma / mma)
     int acc_slot = -1;  // the slot of `acc` holding `key` when `next` was fetched, -1: none
@@ -192,13 +265,13 @@ class Sm : public sc_core::sc_module {
   };
 
   static std::vector<FunctionalUnit> make_units(const hw::GpuConfig& gpu);
-  void activate();  // the clocked process: one quantum
   void run_until(Cycle limit);
-  bool fill_blocks(Cycle at);
   void launch_block(int64_t block_id, Cycle at);
   bool try_issue(SubPartition& sp, Cycle c);
   void issue(Warp& w, SubPartition& sp, Cycle c);
   void fetch(Warp& w, Cycle c);
+  // `w.ready` and `w.why` for `w.next` fetched at `c`: when its dependencies are resolved.
+  void resolve_deps(Warp& w, Cycle c);
   void commit_group(Warp& w, Cycle c);
   void write_fragments(Warp& w, uint32_t buffer, Cycle done);
   Cycle global_access(Warp& w, const traces::Instr& in, Cycle c);
@@ -211,12 +284,10 @@ class Sm : public sc_core::sc_module {
   const int id_;
   const hw::GpuConfig& gpu_;
   BlockDispatcher& dispatcher_;
-  const Cycle quantum_;
-  const std::atomic<bool>& stop_;
   IssueObserver* observer_ = nullptr;
   const TensorCoreModel* issue_timed_tc_ = nullptr;
-  const L2* l2_hint_ = nullptr;
   ClusterMulticast* multicast_ = nullptr;
+  const L2* l2_ = nullptr;
   const KernelPlan* plan_ = nullptr;
   const bool gto_;
   const int lanes_per_sp_;
@@ -227,9 +298,8 @@ class Sm : public sc_core::sc_module {
   std::vector<SubPartition> sps_;
   int resident_blocks_ = 0;
   uint64_t next_age_ = 0;
-  Cycle cycle_ = 0;         // the SM's local time (runs ahead of SystemC time within a quantum)
-  Cycle now_ = 0;           // SystemC time of the current activation
-  Cycle fill_at_ = kNever;  // a block slot frees at this cycle
+  Cycle cycle_ = 0;  // the SM's local time (runs ahead of SystemC time within a quantum)
+  Cycle qe_ = 0;     // the end of the quantum being stepped
   // The units (kUnits): for each sub-partition a row of kUnitKinds + 1 (Unit::kNone's never
   // busy), then one row of the SM's own; SubPartition::unit points into it.
   std::vector<FunctionalUnit> units_;
@@ -259,12 +329,32 @@ class Sm : public sc_core::sc_module {
   const DecodedInstr* decoded_ = nullptr;   // plan_->decoded.data()
   const traces::Instr* program_ = nullptr;  // plan_->kernel->program.data()
   SectorCache l1_;
-  FillTimes l1_fills_;                         // its lines' L2 reads in flight
-  std::vector<SectorCache::Result> l1_found_;  // per line of the burst: the L1's lookup
+  FillTimes l1_fills_;  // its lines' L2 reads in flight
   KernelStats stats_;
-  tlm::tlm_generic_payload payload_;
-  LineBurst burst_;                      // the lines of the access in flight (global_access)
-  std::vector<size_t> multicast_reads_;  // its lines a cluster's partners will take
+  std::vector<L2Line> l2_lines_;  // lines_'s requests for the L2 (the same index)
+  Cycle q0_ = 0;                  // the quantum's start (SystemC's time at the merge)
+  // The quantum's records (cleared by step).
+  std::vector<AccessRecord> accesses_;
+  std::vector<RecordedLine> lines_;
+  std::vector<RetireRecord> retires_;
+  std::vector<IssueRecord> issues_;
+  uint32_t seq_ = 0;
+  // The L1's fills in flight are known at the merge: their updates, and lookups of lines with
+  // an update this quantum, are replayed in order by resolve(). `l1_touched_[slot]` == `quantum_`:
+  // the slot has one.
+  struct L1Op {
+    bool record = false;  // record the fill of line `line` of access `access`; else a lookup
+    uint32_t access = 0, line = 0;
+    SectorCache::Result r;
+    uint32_t sectors = 0;  // a lookup's sectors found
+    double t = 0;          // a lookup's cycle
+  };
+  std::vector<L1Op> l1_ops_;
+  std::vector<uint64_t> l1_touched_;
+  uint64_t quantum_ = 0;
+  std::vector<std::pair<int, Cycle>> deferred_retire_;  // warps retired with loads pending
+  std::vector<int> retired_blocks_;                     // block slots retired this quantum
+  std::vector<int> refresh_;                            // warps resolve() updates
 };
 
 }  // namespace ltc::sim

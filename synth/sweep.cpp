@@ -42,6 +42,7 @@ json sim_job(const SweepPoint& pt, const std::string& key, const SweepSpec& spec
           {"id", pt.id},
           {"sweep", spec.name},
           {"args", pt.sim_args},
+          {"threads", opt.sim_threads},
           {"ltc", ltc},
           {"timeout_s", opt.tool_timeout_s},
           {"workdir", out_abs + "/work/sim-" + fnv1a_hex(pt.id)}};

@@ -72,6 +72,9 @@ struct SweepOptions {
   std::shared_ptr<SweepExecutor> executor;
   // The ltc binary sim points run (default: this one, /proc/self/exe).
   std::string ltc_binary;
+  // Host threads each sim point's `ltc sim` runs on (--threads; its results do not depend on
+  // it), unless the point's own arguments name --threads.
+  int sim_threads = 1;
   // The flow run per point; tests substitute their own. Default: run_ppa(config, options).
   std::function<PpaResult(const hw::TensorCoreConfig&, const PpaOptions&)> runner;
   // The RTL hash per point (part of the store key). Default: design_source(config).source_hash().

@@ -88,7 +88,15 @@ json run_sweep_task(
     rec["args"] = job.at("args");
     const std::string workdir = job.at("workdir");
     std::vector<std::string> argv = {job.at("ltc").get<std::string>(), "sim"};
-    for (const auto& a : job.at("args")) argv.push_back(a.get<std::string>());
+    bool threads = false;
+    for (const auto& a : job.at("args")) {
+      argv.push_back(a.get<std::string>());
+      threads = threads || argv.back() == "--threads" || argv.back().rfind("--threads=", 0) == 0;
+    }
+    if (!threads && job.contains("threads")) {
+      argv.push_back("--threads");
+      argv.push_back(std::to_string(job.at("threads").get<int>()));
+    }
     argv.push_back("--json");
     argv.push_back("--yes");  // the point's limit is the sweep's --timeout-s, not sim's budget
     try {

@@ -50,6 +50,34 @@ std::string sim_speed_markdown(const nlohmann::json& runs) {
   return s;
 }
 
+std::string sim_threads_markdown(const nlohmann::json& workloads) {
+  std::string s =
+      "Simulator speed per host thread count (`ltc bench sim --threads --markdown "
+      "docs/results/sim-threads.md`; `--baseline BIN` adds the serial simulator's run): every "
+      "SM and memory request simulated, the SMs stepped a quantum at a time on the threads "
+      "(sim/README.md, \"Parallel stepping\"); the results are identical at every count (the "
+      "bench checks). Wall times are this host's; host load: its runnable threads (the 1-minute "
+      "load average) as the run started, above its hardware threads no count gains.\n\n"
+      "| workload | simulated cycles | warp instructions | host threads | host load | threads | "
+      "wall s | over 1 thread | over the serial simulator |\n"
+      "|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& w : workloads) {
+    for (const auto& r : w.value("runs", nlohmann::json::array())) {
+      const std::string serial =
+          r.contains("speedup_vs_baseline")
+              ? fmt::format("{:.2f}x ({:.2f} s)", num(r, "speedup_vs_baseline"),
+                            num(w, "baseline_wall_s"))
+              : std::string("-");
+      s += fmt::format("| {} | {} | {} | {} | {:.1f} | {} | {:.2f} | {:.2f}x | {} |\n",
+                       w.value("workload", std::string()), w.value("cycles", int64_t(0)),
+                       w.value("warp_instructions", uint64_t(0)), w.value("host_threads", 0),
+                       num(r, "host_load"), r.value("threads", 0), num(r, "wall_s"),
+                       num(r, "speedup"), serial);
+    }
+  }
+  return s;
+}
+
 std::string sim_h200_markdown(const nlohmann::json& result) {
   const nlohmann::json gemms = result.value("gemms", nlohmann::json::array());
   double small = 0, large = 0;

@@ -1,6 +1,7 @@
 // The results files of `ltc bench sim` (docs/results/sim*.md): each of its runs' JSON as Markdown,
 // written by `--markdown FILE`. One function per run: the simulator's speed (the default run), the
-// H200 GEMMs against their measurements (--only h200), sampled against full simulation (--only
+// H200 GEMMs against their measurements (--only h200), the speed per host thread count
+// (--threads), sampled against full simulation (--only
 // sample) and the paper's kernel experiment (--only paper). Each starts with the command that
 // regenerates it; tests/cli/bench_models_test.cpp checks the checked-in files against these heads.
 #pragma once
@@ -17,6 +18,8 @@ std::string times(double r);
 
 // `runs`: the default run's JSON array (workload, cycles, wall_s, warp_instructions, ...).
 std::string sim_speed_markdown(const nlohmann::json& runs);
+// The --threads JSON array: per workload its runs (threads, wall_s, speedup, speedup_vs_baseline).
+std::string sim_threads_markdown(const nlohmann::json& workloads);
 // The --only h200 JSON object (gemms, mape, wall_s).
 std::string sim_h200_markdown(const nlohmann::json& result);
 // The --only sample JSON object (cases, the summary, by_kind, by_method when --per-kernel).

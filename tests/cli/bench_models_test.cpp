@@ -133,6 +133,7 @@ TEST(ResultsFiles, SimulatorFilesAreInStepWithTheBench) {
     expect_in_step(std::string("sim-h200-") + kind + ".md",
                    sim_h200_markdown(nlohmann::json{{"kind", kind}}));
   }
+  expect_in_step("sim-threads.md", sim_threads_markdown(nlohmann::json::array()));
   expect_in_step("sim-paper.md", sim_paper_markdown(nlohmann::json::object()));
 }
 

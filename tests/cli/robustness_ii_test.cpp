@@ -192,6 +192,7 @@ std::vector<NotApplying> not_applying() {
       {"ltc sim", "--seed", "sim " + kLutTrace + " --seed 3"},
       {"ltc sim", "--per-kernel", "sim " + kLutTrace + " --json --per-kernel"},
       {"ltc sim", "--tc", "sim " + kMacTrace + " --tc rtl"},
+      {"ltc sim", "--threads", "sim " + kLutTrace + " --tc rtl --threads 2"},
       {"ltc sim", "--sample-trips", "sim " + kLutTrace + " --sample-trips 2 3"},
       {"ltc sim", "--sample-waves", "sim " + kLutTrace + " --sample-waves 8"},
       {"ltc sim", "--sample-slice", "sim " + kLutTrace + " --sample-slice 2"},
@@ -297,7 +298,7 @@ const std::map<std::string, std::string> kAlwaysApplies = {
     {"ltc bench sim",
      "--only --full --calibration --kind --gpu --max-m --full-cache --case --trips "
      "--slice --slice-streaming --large --case-file --confidence-out --markdown --per-kernel "
-     "--json"},
+     "--threads --baseline --json"},
     {"ltc bench ppa",
      "--design --m --n --k --wbits --weights --act --acts --sweep --out --jobs --vs-unit --lib "
      "--activity-timing "

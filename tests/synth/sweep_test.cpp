@@ -439,6 +439,30 @@ TEST(SweepSpec, SimGridKeysBecomeSimFlags) {
             std::string::npos);
 }
 
+// A sim point's `ltc sim` gets the sweep's threads per point (SweepOptions::sim_threads) unless
+// its own arguments name --threads. (A stand-in ltc prints its arguments as its JSON.)
+TEST(SweepTask, SimPointsRunOnTheSweepsThreadsUnlessTheyNameTheirOwn) {
+  const auto dir = scratch_dir("");
+  const std::string ltc = dir + "/ltc";
+  std::ofstream(ltc) << "#!/bin/sh\necho \"{\\\"argv\\\": \\\"$*\\\"}\"\n";
+  std::filesystem::permissions(ltc, std::filesystem::perms::owner_all);
+  auto argv = [&](const std::vector<std::string>& args) {
+    const json rec = run_sweep_task({{"kind", "sim"},
+                                     {"key", "k"},
+                                     {"id", "p"},
+                                     {"sweep", "s"},
+                                     {"args", args},
+                                     {"threads", 3},
+                                     {"ltc", ltc},
+                                     {"timeout_s", 30},
+                                     {"workdir", dir + "/w"}});
+    EXPECT_EQ(rec.value("status", ""), "ok") << rec.dump();
+    return rec.value("result", json::object()).value("argv", std::string());
+  };
+  EXPECT_EQ(argv({"t.lmt"}), "sim t.lmt --threads 3 --json --yes");
+  EXPECT_EQ(argv({"t.lmt", "--threads", "5"}), "sim t.lmt --threads 5 --json --yes");
+}
+
 TEST(Sweep, SecondProcessOnOneStoreIsRefusedNamingTheHolder) {
   const auto dir = scratch_dir("");
   const FileLock held(dir + "/.lock", "--out " + dir);  // as a running ltc sweep holds it

@@ -1,0 +1,120 @@
+// Parallel stepping (sim/README.md, "Parallel stepping"): the statistics of a run, every field
+// of its JSON but the wall time, are the same on 1, 2, 3 and 8 host threads, for GEMMs on each
+// path (LUT, dequantize-then-MAC, dense warpgroup clusters with multicast), a model step, full
+// and sampled, with and without --functional; and the same again when one run repeats at 8.
+// LTC_TSAN=ON builds these under ThreadSanitizer (sim/README.md).
+#include "common/error.h"
+#include "compiler/model_lowering.h"
+#include "model/hw/gpu.h"
+#include "model/llm/model_config.h"
+#include "model/llm/precision.h"
+#include "sim/sampler/sampling.h"
+#include "sim/simulator.h"
+#include "tests/sim/sim_test_util.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace ltc {
+namespace {
+
+using test_support::compiled_gemm;
+
+struct Case {
+  std::string name;
+  traces::Trace trace;
+  hw::GpuConfig gpu;
+  bool functional;  // also with --functional (small GEMMs: the functional model runs serially)
+};
+
+std::vector<Case> cases() {
+  const hw::GpuConfig lut = hw::load_gpu("a100-lut4x"), a100 = hw::load_gpu("a100"),
+                      h200 = hw::load_gpu("h200");
+  const auto gemm = [](const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
+                       const std::string& w, golden::DType act, bool functional) {
+    return Case{gpu.name + " W " + w + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                    std::to_string(k),
+                compiled_gemm(gpu, m, n, k, w, act), gpu, functional};
+  };
+  std::vector<Case> c;
+  c.push_back(gemm(lut, 256, 2048, 1024, "int2", golden::DType::kInt8, false));  // LUT
+  c.push_back(gemm(lut, 16, 512, 256, "int2", golden::DType::kFp16, true));
+  c.push_back(gemm(a100, 64, 2048, 1024, "int4", golden::DType::kFp16, false));   // dequantize
+  c.push_back(gemm(a100, 8, 256, 256, "int4", golden::DType::kFp16, true));       // then MAC
+  c.push_back(gemm(h200, 1024, 2048, 512, "fp16", golden::DType::kFp16, false));  // clusters,
+  c.push_back(gemm(h200, 128, 512, 64, "fp16", golden::DType::kFp16, true));      // multicast
+  llm::StepConfig step = llm::StepConfig::decode(2, 64);
+  step.weights = llm::parse_weight_format("int2");
+  step.acts = golden::DType::kInt8;
+  c.push_back(
+      {"tiny-llama decode step",
+       compiler::compile_model(
+           llm::load_model(LTC_SOURCE_DIR "/traces/examples/tiny-llama.config.json"), step, lut),
+       lut, true});
+  return c;
+}
+
+// The run's JSON without its wall time.
+nlohmann::json run_json(const Case& c, int threads, bool functional, bool sampled) {
+  sim::SimOptions o;
+  o.threads = threads;
+  o.functional = functional;
+  const sim::RunStats r =
+      sampled ? sim::simulate_sampled(c.trace, c.gpu, o, {}) : sim::simulate(c.trace, c.gpu, o);
+  nlohmann::json j = r;
+  j.erase("wall_s");
+  return j;
+}
+
+TEST(Parallel, EveryThreadCountGivesTheSameStatistics) {
+  for (const Case& c : cases()) {
+    for (const bool sampled : {false, true}) {
+      for (const bool functional : {false, true}) {
+        if (functional && (sampled || !c.functional)) continue;  // sampled: timing only
+        const nlohmann::json one = run_json(c, 1, functional, sampled);
+        ASSERT_GT(one.at("cycles").get<int64_t>(), 0) << c.name;
+        if (functional) {
+          EXPECT_EQ(one.at("functional").at("mismatches").get<uint64_t>(), 0u) << c.name;
+        }
+        for (const int threads : {2, 3, 8}) {
+          const nlohmann::json many = run_json(c, threads, functional, sampled);
+          EXPECT_EQ(many, one) << c.name << (sampled ? ", sampled" : "")
+                               << (functional ? ", functional" : "") << ", " << threads
+                               << " threads:\n"
+                               << nlohmann::json::diff(one, many).dump(1).substr(0, 2000);
+        }
+      }
+    }
+  }
+}
+
+TEST(Parallel, ARunRepeatedAtEightThreadsNeverDiffers) {
+  const std::vector<Case> all = cases();
+  const Case& c = all[4];  // clusters: the most shared state (multicast, L2, dispatch)
+  const nlohmann::json one = run_json(c, 1, false, false);
+  for (int rep = 0; rep < 12; ++rep) {
+    ASSERT_EQ(run_json(c, 8, false, false), one) << "repetition " << rep;
+  }
+}
+
+TEST(Parallel, BadThreadCountsAndQuantaAreRefused) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
+  const traces::Trace t = compiled_gemm(gpu, 8, 256, 256, "int2", golden::DType::kInt8);
+  sim::SimOptions o;
+  o.threads = 0;
+  EXPECT_THROW(sim::simulate(t, gpu, o), InputError);
+  o.threads = 2;
+  o.quantum_cycles = 100000;  // longer than an L2 round trip
+  try {
+    sim::simulate(t, gpu, o);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("L2 hit latency"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ltc
