@@ -412,7 +412,10 @@ Measurements load_measurements(const std::vector<std::string>& files) {
 std::string layer_family(const llm::ModelConfig& c) {
   if (c.is_mla()) return c.is_moe() ? "MLA + MoE" : "MLA";
   if (c.is_moe()) return c.moe.shared_intermediate > 0 ? "MoE + shared experts" : "MoE";
-  if (c.sliding_window > 0) return "sliding window";
+  int64_t windowed = 0;
+  for (int64_t l = 0; l < c.layers; ++l) windowed += c.layer_kind(l).window > 0;
+  if (windowed == c.layers && windowed > 0) return "sliding window";
+  if (windowed > 0) return "local + global attention";
   return "dense";
 }
 
@@ -1058,8 +1061,19 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
       if (!cases.empty()) r.by_layer_family.push_back(summarize(f + ", " + phase, cases));
     }
   }
+  for (const auto& file : data.files) {
+    const std::string name = fs::path(file).filename().string();
+    for (const char* phase : {"decode", "prefill"}) {
+      std::vector<const CaseResult*> cases;
+      for (size_t i = 0; i < data.steps.size(); ++i) {
+        if (data.steps[i].file == file && r.steps[i].phase == phase) cases.push_back(&r.steps[i]);
+      }
+      if (!cases.empty()) r.by_file_phase.push_back(summarize(name + ", " + phase, cases));
+    }
+  }
   for (const auto& pm : data.models) {
-    if (layer_family(pm.config) == "dense") continue;
+    const std::string family = layer_family(pm.config);
+    if (family == "dense" || family == "local + global attention") continue;
     for (const char* phase : {"decode", "prefill"}) {
       auto cases = select(
           r.steps, [&](const CaseResult& c) { return c.model == pm.name && c.phase == phase; });
@@ -1229,6 +1243,7 @@ void to_json(json& j, const CalibrationResult& r) {
            {"by_family", summaries(r.by_family)},
            {"by_layer_family", summaries(r.by_layer_family)},
            {"by_model_phase", summaries(r.by_model_phase)},
+           {"by_file_phase", summaries(r.by_file_phase)},
            {"hold_out", r.hold_out},
            {"by_dtype", summaries(r.by_dtype)},
            {"by_dtype_m", summaries(r.by_dtype_m)},
@@ -1277,6 +1292,7 @@ std::string format_calibration(const CalibrationResult& r) {
   table("steps by architecture", r.by_family);
   table("steps by layer family", r.by_layer_family);
   table("steps by model and phase", r.by_model_phase);
+  table("steps by file and phase", r.by_file_phase);
   table("steps by model", r.by_model);
   table("GEMMs by path", r.by_dtype);
   table("GEMMs by path and M", r.by_dtype_m);
@@ -1343,8 +1359,9 @@ std::string calibration_markdown(const CalibrationResult& r) {
     std::string files;
     for (const auto& f : r.hold_out) files += (files.empty() ? "`" : ", `") + f + "`";
     s += "\n## Steps by layer family\n\nThe layer families of docs/performance-models.md "
-         "(MoE, MoE with shared experts, latent attention with MoE, sliding window; dense: every "
-         "other model), per phase";
+         "(MoE, MoE with shared experts, latent attention with MoE, sliding window on every "
+         "layer; local + global attention: Gemma-2's alternating layers; dense: every other "
+         "model), per phase, per measurement file and per model of the new families";
     if (with_held) {
       s += fmt::format(
           "; held out by construction: the fit without {} predicting its steps (for a file of "
@@ -1367,6 +1384,14 @@ std::string calibration_markdown(const CalibrationResult& r) {
       }
     };
     rows(r.by_layer_family);
+    if (!r.by_file_phase.empty()) {
+      s += "\n| measurement file, phase | steps | in-sample | LOMO |";
+      s += with_held ? " fit without the file |" : "";
+      s += " max abs |\n|---|---|---|---|";
+      s += with_held ? "---|" : "";
+      s += "---|\n";
+      rows(r.by_file_phase);
+    }
     if (!r.by_model_phase.empty()) {
       s += "\n| model, phase | steps | in-sample | LOMO |";
       s += with_held ? " fit without the file |" : "";

@@ -153,9 +153,10 @@ struct CalibrationResult {
   std::vector<ErrorSummary> by_layer_family;
   // Steps per model and phase ("mixtral-8x7b, prefill"), of the models of the held-out files.
   std::vector<ErrorSummary> by_model_phase;
-  std::vector<std::string> hold_out;     // CalibrateOptions::hold_out
-  std::vector<ErrorSummary> by_dtype;    // GEMMs per dtype path
-  std::vector<ErrorSummary> by_dtype_m;  // GEMMs per dtype path, M <= 256 and M > 256
+  std::vector<ErrorSummary> by_file_phase;  // steps per measurement file and phase
+  std::vector<std::string> hold_out;        // CalibrateOptions::hold_out
+  std::vector<ErrorSummary> by_dtype;       // GEMMs per dtype path
+  std::vector<ErrorSummary> by_dtype_m;     // GEMMs per dtype path, M <= 256 and M > 256
   // Low-bit GEMMs the issue names: int8 at M < 32 (padded kernels), fp8, int4wo at M = 1.
   std::vector<ErrorSummary> low_bit;
   double before_step_mape = 0;  // the GPU file's section on the same steps
@@ -166,7 +167,8 @@ struct CalibrationResult {
 };
 
 // What a decoder layer's operators are, for the error tables: "dense", "MoE", "MoE + shared
-// experts", "MLA + MoE" (latent attention), "sliding window".
+// experts", "MLA + MoE" (latent attention), "sliding window" (every layer), "local + global
+// attention" (some layers windowed).
 std::string layer_family(const llm::ModelConfig& c);
 
 // The step and low-bit parameters the fit moves (the GEMM paths of `data`'s dtypes). With MoE

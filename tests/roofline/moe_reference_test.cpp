@@ -41,6 +41,8 @@ TEST(MoeReference, ProfileLoadsAndTheFitAcceptsIt) {
   EXPECT_EQ(families["MoE + shared experts"], 1);
   EXPECT_EQ(families["MLA + MoE"], 1);
   EXPECT_EQ(families["sliding window"], 1);
+  EXPECT_EQ(layer_family(llm::load_model(calibration_file("profile-models/gemma-2-2b.json"))),
+            "local + global attention");
   CalibrateOptions o;
   o.lomo = false;
   o.loso = false;
