@@ -1369,12 +1369,12 @@ std::string calibration_markdown(const CalibrationResult& r) {
           "identify stay at their generic start)",
           files);
     }
-    s += ".\n\n| family, phase | steps | in-sample | LOMO |";
-    s += with_held ? " fit without the file |" : "";
-    s += " max abs |\n|---|---|---|---|";
-    s += with_held ? "---|" : "";
-    s += "---|\n";
-    auto rows = [&](const std::vector<ErrorSummary>& v) {
+    s += ".\n";
+    // One table: its header (first column `what`), then a row per summary.
+    auto rows = [&](const char* what, const std::vector<ErrorSummary>& v) {
+      if (v.empty()) return;
+      s += fmt::format("\n| {} | steps | in-sample | LOMO |{} max abs |\n|---|---|---|---|{}---|\n",
+                       what, with_held ? " fit without the file |" : "", with_held ? "---|" : "");
       for (const auto& e : v) {
         s += fmt::format("| {} | {} | {} | {} |", e.group, e.cases, pct(e.mape),
                          held(e.lomo_mape, e.lomo_mape > 0));
@@ -1383,23 +1383,9 @@ std::string calibration_markdown(const CalibrationResult& r) {
         s += fmt::format(" {:.1f}% |\n", 100 * e.max_abs);
       }
     };
-    rows(r.by_layer_family);
-    if (!r.by_file_phase.empty()) {
-      s += "\n| measurement file, phase | steps | in-sample | LOMO |";
-      s += with_held ? " fit without the file |" : "";
-      s += " max abs |\n|---|---|---|---|";
-      s += with_held ? "---|" : "";
-      s += "---|\n";
-      rows(r.by_file_phase);
-    }
-    if (!r.by_model_phase.empty()) {
-      s += "\n| model, phase | steps | in-sample | LOMO |";
-      s += with_held ? " fit without the file |" : "";
-      s += " max abs |\n|---|---|---|---|";
-      s += with_held ? "---|" : "";
-      s += "---|\n";
-      rows(r.by_model_phase);
-    }
+    rows("family, phase", r.by_layer_family);
+    rows("measurement file, phase", r.by_file_phase);
+    rows("model, phase", r.by_model_phase);
   }
   if (!r.fitted.gemm_paths.empty()) {
     s += "\n## Fitted GEMM paths\n\n| path | tensor | tiles < 128 rows | DRAM | L2 | fixed us | "

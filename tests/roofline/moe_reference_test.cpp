@@ -22,6 +22,17 @@ std::string calibration_file(const std::string& name) {
   return config_dir("calibration") + "/" + name;
 }
 
+// A shorter search than the committed fit's (tests stay small), no held-out fits.
+CalibrateOptions quick(int sweeps, int grid, int polish) {
+  CalibrateOptions o;
+  o.lomo = false;
+  o.loso = false;
+  o.sweeps = sweeps;
+  o.grid = grid;
+  o.polish_evaluations = polish;
+  return o;
+}
+
 StepRequest request(const StepMeasurement& s) {
   StepRequest r;
   r.phase = s.phase;
@@ -43,13 +54,7 @@ TEST(MoeReference, ProfileLoadsAndTheFitAcceptsIt) {
   EXPECT_EQ(families["sliding window"], 1);
   EXPECT_EQ(layer_family(llm::load_model(calibration_file("profile-models/gemma-2-2b.json"))),
             "local + global attention");
-  CalibrateOptions o;
-  o.lomo = false;
-  o.loso = false;
-  o.sweeps = 2;
-  o.grid = 3;
-  o.polish_evaluations = 0;
-  const CalibrationResult r = calibrate(hw::load_gpu("h200"), data, o);  // no refusal
+  const CalibrationResult r = calibrate(hw::load_gpu("h200"), data, quick(2, 3, 0));  // no refusal
   EXPECT_EQ(r.steps.size(), 76u);
   bool grouped = false, atomic = false, unaligned = false;
   for (const auto& p : r.parameters) {
@@ -143,12 +148,7 @@ TEST(MoeReference, HeldOutMoeModelsWithinBounds) {
                                   [](const auto& g) { return g.dtype != "fp16"; }),
                    data.gemms.end());
   const auto gpu = hw::load_gpu("h200");
-  CalibrateOptions o;
-  o.lomo = false;
-  o.loso = false;
-  o.sweeps = 3;
-  o.grid = 4;
-  o.polish_evaluations = 150;
+  const CalibrateOptions o = quick(3, 4, 150);
   struct Bound {
     const char* model;
     double decode, prefill;
