@@ -456,6 +456,8 @@ std::vector<FitParameter> step_parameters(bool moe, bool mla) {
     p.push_back(
         grouped_field("dram_bw_fraction", &hw::GemmPathRates::dram_bw_fraction, 0.1, 1.0, false));
     p.push_back(grouped_field("fixed_us", &hw::GemmPathRates::fixed_us, 0.5, 30, true));
+    p.push_back(
+        grouped_field("tile_overhead_k", &hw::GemmPathRates::tile_overhead_k, 1, 4096, false));
     p.push_back(scalar("atomic_add_gops", &A::atomic_add_gops, 10, 5000, true));
   }
   if (mla) p.push_back(scalar("unaligned_l2_fraction", &A::unaligned_l2_fraction, 1e-3, 1, true));

@@ -281,7 +281,9 @@ TEST(CalibrationResults, FileIsTheCommittedFitsTables) {
 // 0.6 x 4.8 TB/s = 23.3 us, plus the 3 us launch: 26.3 us.
 TEST(Calibrate, SyntheticGemmsRecoverKnownPathParameters) {
   hw::GpuConfig gpu = hw::load_gpu("h200");
-  gpu.achievable.gemm_paths.clear();
+  // The GPU-wide rates at their generic values, not the committed fit's: what the search can
+  // tell apart (the path's smallest row tile) must not hinge on the current H200 file.
+  gpu.achievable = hw::AchievableRates{};
   hw::AchievableRates truth = gpu.achievable;
   truth.gemm_paths.push_back(hw::GemmPathRates{"int8", "int8", 0.5, 0.6, 32, 0.3, 3.0, 1});
   const Machine m_truth([&] {
