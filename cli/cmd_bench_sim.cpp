@@ -6,6 +6,8 @@
 // core against the fast one. `--only sample`: sampled against full simulation on the cases of
 // configs/sampling/ (sim/sampler/README.md), per case and, with --per-kernel, per method (the
 // confidence table, --confidence-out). `--only paper`: the paper's kernel experiment.
+// `--only moe`: sampled simulation of the compiled FP16 steps of MoE and sliding-window models
+// against the H200 reference steps (configs/calibration/h200-moe-profile.json) and the roofline.
 // `--markdown` writes any of them but rtl as a results file (cli/report/sim_bench.h).
 #include "cli/command.h"
 #include "cli/options.h"
@@ -233,6 +235,128 @@ void run_calibration(const BenchSimFlags& o) {
   } else {
     fmt::print("  MAPE {:.1f}% over {} GEMMs ({:.0f} s of simulation)\n", 100 * mape, rows.size(),
                wall);
+  }
+}
+
+// The compiled FP16 step of MoE and sliding-window models, simulated sampled on the H200, per
+// decoder layer of the main kind, against the eager reference step measured there
+// (configs/calibration/h200-moe-profile.json) and against the roofline's two kernel plans: the
+// reference (what was measured) and the compiled one (what is simulated). The compiler's kernels
+// are not PyTorch's: one fused kernel per operator (no eager RoPE, routing, cast or copy
+// kernels), the experts' GEMMs as its own MMA kernels in FP16, FlashAttention-style attention.
+void run_moe(const BenchSimFlags& o) {
+  struct Case {
+    const char* model;
+    llm::Phase phase;
+    int64_t batch, length;
+  };
+  const llm::Phase d = llm::Phase::kDecode, p = llm::Phase::kPrefill;
+  // Decode points across batch and context; the compiler's grouped MMA kernel takes at most 64
+  // rows per expert, so MoE prefill is not among them.
+  const Case cases[] = {{"mixtral-8x7b", d, 1, 512},       {"mixtral-8x7b", d, 16, 4096},
+                        {"qwen1.5-moe-a2.7b", d, 16, 512}, {"qwen3-30b-a3b", d, 1, 512},
+                        {"qwen3-30b-a3b", d, 64, 512},     {"mistral-7b", d, 1, 512},
+                        {"mistral-7b", d, 64, 4096},       {"mistral-7b", d, 16, 16384},
+                        {"mistral-7b", p, 1, 512}};
+  const std::string path = config_dir("calibration") + "/h200-moe-profile.json";
+  const roofline::Measurements data = roofline::load_measurements({path});
+  const hw::GpuConfig gpu = hw::load_gpu("h200");
+  const roofline::Machine machine(gpu);
+  nlohmann::json rows = nlohmann::json::array();
+  double sim_err = 0, ref_err = 0, sim_vs_compiled = 0, wall = 0;
+  if (!o.json) {
+    fmt::print(
+        "compiled FP16 steps simulated (sampled) on h200 vs {} (ms per layer; ltc bench "
+        "sim --only moe)\n",
+        path);
+    fmt::print("  {:<34} {:>9} {:>9} {:>8} {:>9} {:>8} {:>9} {:>8} {:>7}\n", "step", "measured",
+               "sim", "error", "roof ref", "error", "roof cmp", "sim/cmp", "wall s");
+  }
+  for (const Case& c : cases) {
+    const std::string what = fmt::format("{} {} B{} {}{}", c.model, llm::phase_name(c.phase),
+                                         c.batch, c.phase == d ? "L" : "S", c.length);
+    if (!case_picked(o.cases, what, what)) continue;
+    const roofline::StepMeasurement* m = nullptr;
+    for (const auto& st : data.steps) {
+      if (st.model == c.model && st.phase == c.phase && st.batch == c.batch &&
+          st.length == c.length) {
+        m = &st;
+      }
+    }
+    if (!m) throw std::logic_error(path + " has no step " + what);
+    const llm::ModelConfig& model = data.model(c.model);
+    const llm::StepConfig step = c.phase == d ? llm::StepConfig::decode(c.batch, c.length)
+                                              : llm::StepConfig::prefill(c.batch, c.length);
+    const llm::StepGraph graph = llm::build_step_graph(model, step);
+    const traces::Trace t = compiler::compile_model(model, step, gpu);
+    const sim::RunStats r = sim::simulate_sampled(t, gpu, {}, {});
+    if (r.interrupted) break;
+    // A layer's time: from its first kernel's start to the next layer's, averaged over the
+    // consecutive layers of the main kind (gaps between kernels included).
+    std::vector<int64_t> start(size_t(graph.all_layers()), -1);
+    for (const auto& k : r.kernels) {
+      if (k.name.size() < 2 || k.name[0] != 'L') continue;
+      const size_t dot = k.name.find('.');
+      const size_t l = size_t(std::stoll(k.name.substr(1, dot - 1)));
+      if (l < start.size() && start[l] < 0) start[l] = k.start_cycle;
+    }
+    double cycles = 0;
+    int spans = 0;
+    for (size_t l = 0; l + 1 < start.size(); ++l) {
+      if (graph.layer_group[l] != 0 || graph.layer_group[l + 1] != 0) continue;
+      if (start[l] < 0 || start[l + 1] < 0) continue;
+      cycles += double(start[l + 1] - start[l]);
+      ++spans;
+    }
+    if (spans == 0) throw std::logic_error(what + ": no two consecutive layers of the main kind");
+    const double sim_ms = cycles / spans / (r.clock_ghz * 1e6);
+    roofline::StepRequest q;
+    q.phase = c.phase;
+    q.batch = c.batch;
+    q.length = c.length;
+    const double ref_ms = roofline::estimate(machine, model, q).layer_ms;
+    q.kernels = llm::KernelPlan::kCompiled;
+    const double cmp_ms = roofline::estimate(machine, model, q).layer_ms;
+    sim_err += std::abs(sim_ms / m->ms - 1);
+    ref_err += std::abs(ref_ms / m->ms - 1);
+    sim_vs_compiled += std::abs(sim_ms / cmp_ms - 1);
+    wall += r.wall_s;
+    rows.push_back({{"step", what},
+                    {"family", roofline::layer_family(model)},
+                    {"measured_ms", m->ms},
+                    {"sim_ms", sim_ms},
+                    {"sim_error", sim_ms / m->ms - 1},
+                    {"roofline_reference_ms", ref_ms},
+                    {"roofline_reference_error", ref_ms / m->ms - 1},
+                    {"roofline_compiled_ms", cmp_ms},
+                    {"sim_vs_roofline_compiled", sim_ms / cmp_ms - 1},
+                    {"wall_s", r.wall_s}});
+    if (!o.json) {
+      fmt::print(
+          "  {:<34} {:>9.4f} {:>9.4f} {:>+7.1f}% {:>9.4f} {:>+7.1f}% {:>9.4f} {:>+7.1f}% "
+          "{:>7.1f}\n",
+          what, m->ms, sim_ms, 100 * (sim_ms / m->ms - 1), ref_ms, 100 * (ref_ms / m->ms - 1),
+          cmp_ms, 100 * (sim_ms / cmp_ms - 1), r.wall_s);
+      std::fflush(stdout);
+    }
+  }
+  const double n = std::max<double>(1, double(rows.size()));
+  const nlohmann::json result = {{"bench", "sim"},
+                                 {"measurements", path},
+                                 {"gpu", gpu.name},
+                                 {"steps", rows},
+                                 {"sim_mape", sim_err / n},
+                                 {"roofline_reference_mape", ref_err / n},
+                                 {"sim_vs_roofline_compiled_mape", sim_vs_compiled / n},
+                                 {"wall_s", wall}};
+  if (!o.markdown.empty()) write_text_atomic(o.markdown, report::sim_moe_markdown(result));
+  if (o.json) {
+    fmt::print("{}\n", result.dump());
+  } else {
+    fmt::print(
+        "  mean |error|: simulator {:.1f}%, roofline (reference plan) {:.1f}%; simulator vs the "
+        "roofline's compiled plan {:.1f}% ({:.0f} s of simulation)\n",
+        100 * sim_err / n, 100 * ref_err / n, 100 * sim_vs_compiled / n, wall);
   }
 }
 
@@ -600,7 +724,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> kFlagRuns = 
     {"--kind", {"h200"}},
     {"--gpu", {"h200"}},
     {"--max-m", {"h200"}},
-    {"--case", {"sample", "h200"}},
+    {"--case", {"sample", "h200", "moe"}},
     {"--full-cache", {"sample"}},
     {"--trips", {"sample"}},
     {"--slice", {"sample"}},
@@ -609,7 +733,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> kFlagRuns = 
     {"--case-file", {"sample"}},
     {"--per-kernel", {"sample"}},
     {"--confidence-out", {"sample"}},
-    {"--markdown", {"", "gemm", "decode", "h200", "sample", "paper"}},
+    {"--markdown", {"", "gemm", "decode", "h200", "sample", "paper", "moe"}},
     {"--threads", {"", "gemm", "decode"}},
     {"--baseline", {"", "gemm", "decode"}},
 };
@@ -756,6 +880,7 @@ void run(const BenchSimFlags& o) {
   if (o.threads_table) return run_threads(o);
   if (o.only == "paper") return run_paper(o);
   if (o.only == "h200") return run_calibration(o);
+  if (o.only == "moe") return run_moe(o);
   if (o.only == "sample") return run_sample(o);
   if (o.only == "rtl") return run_rtl(o);
   nlohmann::json out = nlohmann::json::array();
@@ -837,8 +962,9 @@ CommandRegistrar reg{
                     "the 42 GEMMs measured on an H200, or rtl: --tc rtl vs --tc fast on one "
                     "LUT GEMM, sample: sampled vs full simulation on 28 GEMMs and 3 model steps, "
                     "paper: the LUT "
-                    "Tensor Core paper's kernel experiment")
-          ->check(CLI::IsMember({"gemm", "decode", "h200", "rtl", "sample", "paper"}));
+                    "Tensor Core paper's kernel experiment, moe: compiled MoE and sliding-window "
+                    "steps sampled vs the H200 reference steps and the roofline")
+          ->check(CLI::IsMember({"gemm", "decode", "h200", "rtl", "sample", "paper", "moe"}));
       s->add_flag("--full", o->full, "--only paper: full simulation instead of sampled");
       s->add_option("--calibration", o->calibration,
                     "--only h200: measurement file (default: "
@@ -857,7 +983,7 @@ CommandRegistrar reg{
                     "(wall times then come from the run that saved them; delete the file when "
                     "the simulator's results change)");
       s->add_option("--case", o->cases,
-                    "--only sample: only the cases whose name contains this; --only h200: the "
+                    "--only sample, moe: only the cases whose name contains this; --only h200: the "
                     "GEMM NAME:M, or those whose name contains this (repeatable)");
       s->add_option("--trips", o->trips,
                     "--only sample: the main loop's trips in the two reduced runs (default 16 32)")
@@ -887,7 +1013,7 @@ CommandRegistrar reg{
                     "configs/calibration/sampling-confidence.json");
       s->add_option("--markdown", o->markdown,
                     "write the run's tables as Markdown to this file (the default run, --only "
-                    "h200, sample or paper: docs/results/sim*.md)");
+                    "h200, sample, paper or moe: docs/results/sim*.md)");
       s->add_flag(
           "--per-kernel", o->per_kernel,
           "--only sample: also each simulated kernel's cycles against the full run's, and each "
@@ -906,6 +1032,7 @@ CommandRegistrar reg{
           s, {"ltc bench sim", "ltc bench sim --only gemm --json",
               "ltc bench sim --only h200 --max-m 256",
               "ltc bench sim --only h200 --case llama2-70b-o:4096", "ltc bench sim --only rtl",
+              "ltc bench sim --only moe --markdown docs/results/sim-moe.md",
               "ltc bench sim --only sample --full-cache /tmp/full.json --per-kernel",
               "ltc bench sim --only sample --case-file configs/sampling/held-out.json",
               "ltc bench sim --markdown docs/results/sim.md",

@@ -24,6 +24,7 @@ struct CalibrateFlags {
   bool no_loso = false;
   int shape_folds = 8;
   std::string markdown;
+  std::vector<std::string> hold_out;
   bool json = false;
 };
 
@@ -44,6 +45,7 @@ void run(const CalibrateFlags& o) {
   opts.lomo = !o.no_lomo;
   opts.loso = !o.no_loso;
   opts.shape_folds = o.shape_folds;
+  opts.hold_out = o.hold_out;
   const auto r = roofline::calibrate(gpu, data, opts);
   if (!r.device_mismatch.empty()) fmt::print(stderr, "ltc: warning: {}\n", r.device_mismatch);
   if (!o.out.empty() && r.parameters.empty()) {
@@ -101,6 +103,9 @@ CommandRegistrar reg{
       sub->add_option("--markdown", opts->markdown,
                       "also write the error tables as Markdown to this file (e.g. "
                       "docs/results/calibration.md)");
+      sub->add_option("--hold-out", opts->hold_out,
+                      "a --measurements file held out by construction: one more fit without it "
+                      "predicts its cases (repeatable)");
       sub->add_flag("--json", opts->json, "print one JSON object");
       set_examples(sub, {"ltc calibrate --gpu h200 --measurements "
                          "configs/calibration/h200-profile.json --out h200.json",

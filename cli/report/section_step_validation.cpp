@@ -1,9 +1,10 @@
 // The roofline against whole decoder layers measured on an H200 (configs/calibration/
-// h200-profile.json, tools/profile-gpu): decode and prefill steps of nine models.
-// configs/gpus/h200.json's achievable section was fitted to these steps by `ltc calibrate`, so
-// its errors are in-sample. The leave-one-model-out errors are computed here by the same fit
-// (roofline::calibrate on the profile's steps and FP16 GEMMs; the low-bit GEMM paths do not enter
-// a FP16 step): each model estimated by a fit on the other eight (model/roofline/README.md).
+// h200-profile.json: nine dense models; h200-moe-profile.json: MoE, latent-attention and
+// sliding-window models; tools/profile-gpu): decode and prefill steps. configs/gpus/h200.json's
+// achievable section was fitted to these steps by `ltc calibrate`, so its errors are in-sample,
+// per model and per layer family. The leave-one-model-out errors are computed here by the same
+// fit (roofline::calibrate on the profiles' steps and FP16 GEMMs; the low-bit GEMM paths do not
+// enter a FP16 step): each model estimated by a fit on the others (model/roofline/README.md).
 // --quick skips those fits. The GEMM kinds (configs/calibration/h200-gemm-kinds.json) follow:
 // every kind's in-sample error per M range, and the held-out errors of docs/results/calibration.md.
 #include "cli/report/html.h"
@@ -33,13 +34,16 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kProfileFile = "configs/calibration/h200-profile.json";
+constexpr const char* kMoeFile = "configs/calibration/h200-moe-profile.json";
 constexpr const char* kKindsFile = "configs/calibration/h200-gemm-kinds.json";
 constexpr const char* kKindsResults = "docs/results/calibration.md";
 constexpr const char* kKindsCommand =
     "ltc calibrate --gpu h200 --measurements configs/calibration/h200-profile.json "
-    "configs/calibration/h200-gemm-kinds.json --markdown docs/results/calibration.md";
+    "configs/calibration/h200-gemm-kinds.json configs/calibration/h200-moe-profile.json "
+    "--hold-out configs/calibration/h200-moe-profile.json --markdown docs/results/calibration.md";
 constexpr const char* kCalibrateCommand =
-    "ltc calibrate --gpu h200 --measurements configs/calibration/h200-profile.json";
+    "ltc calibrate --gpu h200 --measurements configs/calibration/h200-profile.json "
+    "configs/calibration/h200-moe-profile.json";
 
 // The published anchors the leave-one-model-out error is set against
 // (docs/published-figures.md, "Accuracy of other performance models").
@@ -55,7 +59,8 @@ struct PhaseErrors {
 // The leave-one-model-out part: the fit with held-out models, its plot, a per-model table and
 // the comparisons.
 std::string held_out_html(SectionContext& ctx, const hw::GpuConfig& gpu) {
-  auto data = roofline::load_measurements({std::string(LTC_SOURCE_DIR) + "/" + kProfileFile});
+  auto data = roofline::load_measurements({std::string(LTC_SOURCE_DIR) + "/" + kProfileFile,
+                                           std::string(LTC_SOURCE_DIR) + "/" + kMoeFile});
   data.gemms.erase(std::remove_if(data.gemms.begin(), data.gemms.end(),
                                   [](const auto& g) { return g.dtype != "fp16"; }),
                    data.gemms.end());
@@ -80,7 +85,7 @@ std::string held_out_html(SectionContext& ctx, const hw::GpuConfig& gpu) {
   // The same fit on all models reproduces the committed file's step parameters (it is what
   // `ltc calibrate --out` wrote): the largest relative difference says whether it is current.
   double param_diff = 0;
-  for (const auto& p : roofline::step_parameters()) {
+  for (const auto& p : roofline::step_parameters(true, true)) {
     const double file = p.get(gpu.achievable), fit = p.get(r.fitted);
     param_diff = std::max(param_diff, std::abs(fit - file) / std::max(std::abs(file), 1e-9));
   }
@@ -96,19 +101,33 @@ std::string held_out_html(SectionContext& ctx, const hw::GpuConfig& gpu) {
     rows.push_back({p.group, std::to_string(p.cases), fmt::format("{:.2f}", 100 * p.mape),
                     fmt::format("{:.2f}", 100 * p.lomo_mape)});
   }
+  std::vector<std::vector<std::string>> family_rows;
+  for (const auto& f : r.by_layer_family) {
+    family_rows.push_back({f.group, std::to_string(f.cases), fmt::format("{:.2f}", 100 * f.mape),
+                           fmt::format("{:.2f}", 100 * f.lomo_mape)});
+  }
   std::string html = para(fmt::format(
       "Leave-one-model-out: for each of the {} models, the fit again on the other {} models' "
       "steps and FP16 GEMMs (every fit starts from the same generic values, so nothing of the "
-      "held-out model reaches it), then that model's steps estimated. Mean absolute error: "
-      "decode {:.2f}%, prefill {:.2f}% (in-sample {:.2f}% and {:.2f}%). Ten fits took {:.0f} s "
-      "here. The fit on all models matches configs/gpus/h200.json's step parameters to {:.2g}% "
-      "(the file is that fit, written by ltc calibrate --out). Published anchors: {}.",
+      "held-out model reaches it; a parameter only the held-out model's layers identify, as the "
+      "alignment-1 GEMMs of DeepSeek's latent attention, stays at its generic start), then that "
+      "model's steps estimated. Mean absolute error: decode {:.2f}%, prefill {:.2f}% (in-sample "
+      "{:.2f}% and {:.2f}%). {} fits took {:.0f} s here. The fit on all models matches "
+      "configs/gpus/h200.json's step parameters to {:.2g}% (the file is that fit, written by ltc "
+      "calibrate --out). Published anchors: {}.",
       r.by_model.size(), r.by_model.size() - 1, phase[0] ? 100 * phase[0]->lomo_mape : 0.0,
       phase[1] ? 100 * phase[1]->lomo_mape : 0.0, phase[0] ? 100 * phase[0]->mape : 0.0,
-      phase[1] ? 100 * phase[1]->mape : 0.0, seconds, 100 * param_diff, kAnchors));
+      phase[1] ? 100 * phase[1]->mape : 0.0, r.by_model.size() + 1, seconds, 100 * param_diff,
+      kAnchors));
   html += ctx.measured_vs_estimated("validation-h200-held-out",
                                     "H200 decoder layers, each model held out of the fit", cases);
   html += table({"model", "steps", "in-sample MAPE (%)", "held-out MAPE (%)"}, rows);
+  html += para(
+      "Per layer family (docs/performance-models.md) and phase; the fit on the dense profile "
+      "alone predicting the MoE, latent-attention and sliding-window steps (held out by "
+      "construction) is in the results file above (Steps by layer family).");
+  html += table({"layer family, phase", "steps", "in-sample MAPE (%)", "held-out MAPE (%)"},
+                family_rows);
   html += reproduce(kCalibrateCommand);
   for (int i = 0; i < 2; ++i) {
     if (!phase[i]) continue;
@@ -181,7 +200,8 @@ std::string gemm_kinds_html(SectionContext& ctx, const roofline::Machine& h200) 
   html += para(fmt::format(
       "Held out: {} (written by the command below) gives each GEMM kind's error with its (N, K) "
       "shape left out of the fit (LOSO) and with its model left out (LOMO), and each decode and "
-      "prefill step's with its model left out, per architecture (model_type) and model.",
+      "prefill step's with its model left out, per architecture (model_type), model and layer "
+      "family, and the MoE file's steps predicted by the fit without it.",
       kKindsResults));
   html += details(kKindsResults, "<pre>" + escape(results) + "</pre>");
   html += reproduce(kKindsCommand);
@@ -189,35 +209,56 @@ std::string gemm_kinds_html(SectionContext& ctx, const roofline::Machine& h200) 
 }
 
 std::string build(SectionContext& ctx) {
-  const std::string path = std::string(LTC_SOURCE_DIR) + "/" + kProfileFile;
-  const json profile = parse_json(read_text(path), path);
-  std::map<std::string, std::string> source;  // model name -> config path in the repository
-  for (const auto& m : profile.at("models")) source[m.at("name")] = m.at("source");
   const hw::GpuConfig gpu = hw::load_gpu("h200");
   const roofline::Machine h200(gpu);
+  std::map<std::string, std::string> source;  // model name -> config path in the repository
   std::map<std::string, llm::ModelConfig> models;
   std::vector<MeasuredCase> cases;
-  PhaseErrors in_sample;
+  PhaseErrors in_sample;  // the dense profile's steps
+  size_t dense_models = 0;
+  // Both files' steps per layer family and phase (roofline::layer_family).
+  std::vector<std::string> families;
+  std::map<std::string, std::pair<double, int>> family_errors;
   int step_index = 0;
-  for (const auto& s : profile.at("steps")) {
-    if (s.value("dtype", "fp16") != "fp16") continue;
-    const bool decode = s.at("phase") == "decode";
-    if (ctx.quick() && step_index++ % 6 != 0) continue;
-    const std::string name = s.at("model");
-    const std::string path = source.at(name);
-    if (!models.count(path))
-      models.emplace(path, llm::load_model(std::string(LTC_SOURCE_DIR) + "/" + path));
-    const roofline::StepRequest q = step_request(
-        path, "h200", decode ? llm::Phase::kDecode : llm::Phase::kPrefill, s.at("batch"),
-        decode ? s.at("context").get<int64_t>() : s.at("seq").get<int64_t>());
-    const roofline::StepEstimate e = roofline::estimate(h200, models.at(path), q);
-    const double measured = s.at("ms_per_layer");
-    cases.push_back(
-        {decode ? "decode layer" : "prefill layer", name, measured, e.layer_ms,
-         fmt::format("{} batch {} {} {}", name, q.batch, decode ? "context" : "seq", q.length),
-         step_command(q) + "   # layer_ms"});
-    in_sample.abs_err[decode ? 0 : 1] += std::abs(e.layer_ms - measured) / measured;
-    ++in_sample.count[decode ? 0 : 1];
+  for (const char* file : {kProfileFile, kMoeFile}) {
+    const std::string path = std::string(LTC_SOURCE_DIR) + "/" + file;
+    const json profile = parse_json(read_text(path), path);
+    for (const auto& m : profile.at("models")) source[m.at("name")] = m.at("source");
+    const bool dense_file = std::string(file) == kProfileFile;
+    if (dense_file) dense_models = profile.at("models").size();
+    for (const auto& s : profile.at("steps")) {
+      if (s.value("dtype", "fp16") != "fp16") continue;
+      const bool decode = s.at("phase") == "decode";
+      if (ctx.quick() && step_index++ % 6 != 0) continue;
+      const std::string name = s.at("model");
+      const std::string config = source.at(name);
+      if (!models.count(config))
+        models.emplace(config, llm::load_model(std::string(LTC_SOURCE_DIR) + "/" + config));
+      const roofline::StepRequest q = step_request(
+          config, "h200", decode ? llm::Phase::kDecode : llm::Phase::kPrefill, s.at("batch"),
+          decode ? s.at("context").get<int64_t>() : s.at("seq").get<int64_t>());
+      const roofline::StepEstimate e = roofline::estimate(h200, models.at(config), q);
+      const double measured = s.at("ms_per_layer");
+      const std::string family = roofline::layer_family(models.at(config));
+      cases.push_back(
+          {(decode ? "decode layer, " : "prefill layer, ") + family, name, measured, e.layer_ms,
+           fmt::format("{} batch {} {} {}", name, q.batch, decode ? "context" : "seq", q.length),
+           step_command(q) + "   # layer_ms"});
+      const double err = std::abs(e.layer_ms - measured) / measured;
+      if (dense_file) {
+        in_sample.abs_err[decode ? 0 : 1] += err;
+        ++in_sample.count[decode ? 0 : 1];
+      }
+      const std::string key = family + ", " + (decode ? "decode" : "prefill");
+      if (!family_errors.count(key)) families.push_back(key);
+      family_errors[key].first += err;
+      ++family_errors[key].second;
+    }
+  }
+  std::vector<std::vector<std::string>> family_rows;
+  for (const auto& f : families) {
+    const auto& [sum, n] = family_errors.at(f);
+    family_rows.push_back({f, std::to_string(n), fmt::format("{:.2f}", 100 * sum / n)});
   }
   std::string html = para(fmt::format(
       "One decoder layer (FP16, batch x context or sequence as in the file) measured on an H200 "
@@ -228,6 +269,12 @@ std::string build(SectionContext& ctx) {
       kProfileFile, in_sample.mape(0), in_sample.count[0], in_sample.mape(1), in_sample.count[1]));
   html += ctx.measured_vs_estimated("validation-h200-steps",
                                     "H200 decoder layers: roofline vs measured (in-sample)", cases);
+  html += para(fmt::format(
+      "The MoE, latent-attention and sliding-window reference steps ({}: Mixtral-8x7B, "
+      "Qwen1.5-MoE-A2.7B, Qwen3-30B-A3B, DeepSeek-V2-Lite, Mistral-7B) in the same fit, in "
+      "sample per layer family and phase (the dense profile's rows included):",
+      kMoeFile));
+  html += table({"layer family, phase", "steps", "in-sample MAPE (%)"}, family_rows);
   for (int phase = 0; phase < 2; ++phase) {
     if (!in_sample.count[phase]) continue;
     Comparison c;
@@ -236,7 +283,7 @@ std::string build(SectionContext& ctx) {
     c.paper = "5.21% (its simulator, A100/RTX 3090 layers)";
     const double mape = in_sample.mape(phase);
     c.ours =
-        fmt::format("{:.1f}% ({} steps, {} models)", mape, in_sample.count[phase], source.size());
+        fmt::format("{:.1f}% ({} steps, {} models)", mape, in_sample.count[phase], dense_models);
     c.paper_value = 5.21;
     c.ours_value = mape;
     c.verdict = mape <= 10 ? Comparison::Verdict::kMatch : Comparison::Verdict::kDiffers;

@@ -78,6 +78,38 @@ std::string sim_threads_markdown(const nlohmann::json& workloads) {
   return s;
 }
 
+std::string sim_moe_markdown(const nlohmann::json& result) {
+  const nlohmann::json steps = result.value("steps", nlohmann::json::array());
+  std::string s = fmt::format(
+      "The compiled FP16 steps of MoE and sliding-window models, simulated sampled on the H200 "
+      "(`ltc bench sim --only moe --markdown docs/results/sim-moe.md`; measurements: {}), per "
+      "decoder layer of the main kind, against the eager reference step measured there and the "
+      "roofline's two kernel plans. Mean |error| over {} steps: simulator vs measured {:.1f}%, "
+      "roofline (reference plan, the kernels that were measured) vs measured {:.1f}%, simulator "
+      "vs the roofline's compiled plan (the kernels that are simulated) {:.1f}%; {:.0f} s of "
+      "simulation.\n\n"
+      "The compiled kernels are not PyTorch's eager ones: one fused kernel per operator (RoPE, "
+      "the gated activation, the norms), no routing, cast, copy or `index_add_` kernels of the "
+      "eager MoE FFN, the experts' GEMMs as the compiler's FP16 MMA kernels instead of BF16 "
+      "`torch._grouped_mm`, attention as the compiler's split-KV FlashAttention. The simulator "
+      "times that step: it is below the measured eager step by what those kernels cost, as the "
+      "roofline's compiled plan is below its reference plan.\n\n",
+      std::filesystem::path(result.value("measurements", std::string())).filename().string(),
+      steps.size(), 100 * num(result, "sim_mape"), 100 * num(result, "roofline_reference_mape"),
+      100 * num(result, "sim_vs_roofline_compiled_mape"), num(result, "wall_s"));
+  s += "| step | family | measured ms | simulated ms | error | roofline (reference) ms | error | "
+       "roofline (compiled) ms | simulated vs compiled |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : steps) {
+    s += fmt::format(
+        "| {} | {} | {:.4f} | {:.4f} | {:+.1f}% | {:.4f} | {:+.1f}% | {:.4f} | {:+.1f}% |\n",
+        r.value("step", std::string()), r.value("family", std::string()), num(r, "measured_ms"),
+        num(r, "sim_ms"), 100 * num(r, "sim_error"), num(r, "roofline_reference_ms"),
+        100 * num(r, "roofline_reference_error"), num(r, "roofline_compiled_ms"),
+        100 * num(r, "sim_vs_roofline_compiled"));
+  }
+  return s;
+}
+
 std::string sim_h200_markdown(const nlohmann::json& result) {
   const nlohmann::json gemms = result.value("gemms", nlohmann::json::array());
   double small = 0, large = 0;

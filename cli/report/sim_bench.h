@@ -1,8 +1,9 @@
 // The results files of `ltc bench sim` (docs/results/sim*.md): each of its runs' JSON as Markdown,
 // written by `--markdown FILE`. One function per run: the simulator's speed (the default run), the
 // H200 GEMMs against their measurements (--only h200), the speed per host thread count
-// (--threads), sampled against full simulation (--only
-// sample) and the paper's kernel experiment (--only paper). Each starts with the command that
+// (--threads), sampled against full simulation (--only sample), the paper's kernel experiment
+// (--only paper) and the compiled MoE and sliding-window steps against their H200 reference steps
+// (--only moe). Each starts with the command that
 // regenerates it; tests/cli/bench_models_test.cpp checks the checked-in files against these heads.
 #pragma once
 
@@ -26,5 +27,7 @@ std::string sim_h200_markdown(const nlohmann::json& result);
 std::string sim_sample_markdown(const nlohmann::json& result);
 // The --only paper JSON object (report::to_json of the kernel experiment).
 std::string sim_paper_markdown(const nlohmann::json& result);
+// The --only moe JSON object (steps, the mean errors, wall_s).
+std::string sim_moe_markdown(const nlohmann::json& result);
 
 }  // namespace ltc::report

@@ -118,6 +118,8 @@ void achievable_fields(V&& v, A& x) {
   v("throttle_max", x.throttle_max);
   v("elementwise_bw_fraction", x.elementwise_bw_fraction);
   v("attention_bw_fraction", x.attention_bw_fraction);
+  v("unaligned_l2_fraction", x.unaligned_l2_fraction);
+  v("atomic_add_gops", x.atomic_add_gops);
   v("source", x.source);
 }
 
@@ -125,6 +127,7 @@ template <typename V, typename P>
 void gemm_path_fields(V&& v, P& p) {
   v("act", p.act, kRequired);
   v("weight", p.weight, kRequired);
+  v("kernel", p.kernel);
   v("tensor_fraction", p.tensor_fraction);
   v("dram_bw_fraction", p.dram_bw_fraction);
   v("tile_m", p.tile_m);
@@ -421,16 +424,23 @@ void GpuConfig::finalize() {
   fraction(w, "achievable.tensor_fraction", achievable.tensor_fraction);
   fraction(w, "achievable.cuda_core_fraction", achievable.cuda_core_fraction);
   fraction(w, "achievable.flash_attention_fraction", achievable.flash_attention_fraction);
-  for (const auto* key : {"elementwise_bw_fraction", "attention_bw_fraction"}) {
-    const double v = std::string(key) == "elementwise_bw_fraction"
-                         ? achievable.elementwise_bw_fraction
-                         : achievable.attention_bw_fraction;
+  for (const auto* key :
+       {"elementwise_bw_fraction", "attention_bw_fraction", "unaligned_l2_fraction"}) {
+    const std::string k = key;
+    const double v = k == "elementwise_bw_fraction" ? achievable.elementwise_bw_fraction
+                     : k == "attention_bw_fraction" ? achievable.attention_bw_fraction
+                                                    : achievable.unaligned_l2_fraction;
     if (v < 0 || v > 1) {
-      throw InputError(w + ": field 'achievable." + key +
-                       "' must be in [0, 1] (0: dram_bw_fraction)");
+      throw InputError(w + ": field 'achievable." + key + "' must be in [0, 1] (0: " +
+                       (k == "unaligned_l2_fraction" ? "l2_bw_fraction" : "dram_bw_fraction") +
+                       ")");
     }
   }
   for (const auto& p : achievable.gemm_paths) {
+    if (!p.kernel.empty() && p.kernel != "grouped") {
+      throw InputError(w + ": achievable.gemm_paths " + p.act + " x " + p.weight + ": kernel '" +
+                       p.kernel + "' is not known (valid: \"\" for the library's GEMMs, grouped)");
+    }
     if (p.tensor_fraction < 0 || p.tensor_fraction > 1 || p.small_tile_fraction < 0 ||
         p.small_tile_fraction > 1 || p.dram_bw_fraction < 0 || p.dram_bw_fraction > 1 ||
         p.tile_m < 0 || p.tile_m > 256 || p.fixed_us < 0 || p.max_split_k < 0 ||
@@ -444,6 +454,11 @@ void GpuConfig::finalize() {
     }
   }
   positive(w, "achievable.sm_dram_gbps", achievable.sm_dram_gbps);
+  if (!(achievable.atomic_add_gops >= 0 && achievable.atomic_add_gops <= 1e6)) {
+    throw InputError(w +
+                     ": field 'achievable.atomic_add_gops' must be in [0, 1e6] (G/s; 0: not "
+                     "limited)");
+  }
   if (achievable.overlap_exponent < 1) {
     throw InputError(w + ": field 'achievable.overlap_exponent' must be >= 1");
   }
@@ -677,10 +692,10 @@ void from_json(const json& j, GpuConfig& g) {
   g.finalize();
 }
 
-const GemmPathRates* AchievableRates::gemm_path(std::string_view act,
-                                                std::string_view weight) const {
+const GemmPathRates* AchievableRates::gemm_path(std::string_view act, std::string_view weight,
+                                                std::string_view kernel) const {
   for (const auto& p : gemm_paths) {
-    if (p.act == act && p.weight == weight) return &p;
+    if (p.act == act && p.weight == weight && p.kernel == kernel) return &p;
   }
   return nullptr;
 }

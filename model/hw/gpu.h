@@ -63,6 +63,11 @@ struct GemmPathRates {
   // Per thread-block tile: its prologue (pipeline fill) and epilogue (the output tile converted
   // and stored; INT32 for INT8) as the K depth of main loop they cost at the tile's tensor rate.
   double tile_overhead_k = 0;
+  // Which kernels: "" the library's GEMMs (cuBLAS, cuBLASLt, tinygemm); "grouped" the routed
+  // experts' grouped GEMM of the MoE reference step (torch._grouped_mm, one CUTLASS kernel over
+  // all groups; docs/performance-models.md). A grouped entry's 0 falls back to the plain entry of
+  // its (act, weight), then to the GPU-wide value.
+  std::string kernel{};
 };
 
 struct AchievableRates {
@@ -84,11 +89,20 @@ struct AchievableRates {
   // Decode attention (split-KV FlashAttention streaming the KV cache) vs DRAM peak; 0:
   // dram_bw_fraction.
   double attention_bw_fraction = 0;
+  // Operand feed from L2 of cuBLAS's alignment-1 kernels, vs L2 peak: a batched GEMM gets them
+  // when a row of an operand or of its output is not a multiple of 16 bytes (the MLA reference
+  // decode's score and value GEMMs over L + 1 cached latents), and they load element by element
+  // instead of in 16-byte vectors; 0: l2_bw_fraction.
+  double unaligned_l2_fraction = 0;
+  // Atomic adds per second into L2, in G/s (the MoE reference combine's index_add_ of FP16 rows:
+  // one atomic per element); 0: not limited beyond the eager kernels' bandwidth.
+  double atomic_add_gops = 0;
   std::vector<GemmPathRates> gemm_paths;
   std::string source;  // where these numbers come from
 
-  // The entry for (act, weight), or nullptr.
-  const GemmPathRates* gemm_path(std::string_view act, std::string_view weight) const;
+  // The entry for (act, weight) and kernel ("" or "grouped"), or nullptr.
+  const GemmPathRates* gemm_path(std::string_view act, std::string_view weight,
+                                 std::string_view kernel = "") const;
 };
 
 // The SM microarchitecture the cycle-level simulator (sim/) needs beyond the rates above: what

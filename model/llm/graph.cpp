@@ -111,9 +111,20 @@ class GraphBuilder {
         // banded prefill runs its causal head apart).
         op.launches = reference ? 4 : op.attention.banded() ? 3 : 2;
         // MLA's reference (docs/performance-models.md): decode copies the latent and RoPE key
-        // into their caches, scores as two matmuls and an add, softmax, the cast back, the
-        // values matmul; prefill copies both, concatenates the query and the key parts, SDPA.
-        if (reference && m_.is_mla()) op.launches = op.attention.latent ? 8 : 6;
+        // into their caches, scores as two matmuls (latent and RoPE parts), their add, the
+        // scale, softmax in FP32, the cast back, the values matmul (the roofline adds the
+        // split-K reduce kernels of those matmuls); prefill copies both, concatenates the query
+        // and the key parts, SDPA (two kernels), its output made contiguous.
+        if (reference && m_.is_mla()) op.launches = op.attention.latent ? 9 : 7;
+        // A prompt longer than the window: K and V repeated to every query head (no GQA with
+        // an explicit mask), then SDPA with the banded mask.
+        if (reference && masked_past_window(op.attention) &&
+            op.attention.kv_heads < op.attention.heads) {
+          op.launches += 2;
+          op.moved_bytes += 2.0 * double(op.attention.batch) * op.attention.q_len *
+                            double(op.attention.heads + op.attention.kv_heads) *
+                            op.attention.head_dim * hb_;
+        }
         break;
       case OpKind::kLinear:
         // The compiler lowers a grouped (MoE expert) LUT mpGEMM as one kernel per active
@@ -121,21 +132,47 @@ class GraphBuilder {
         if (!reference && op.gemm.batch > 1 && op.reads_tables) op.launches = int(op.gemm.batch);
         break;
       case OpKind::kRouting:
-        // Reference (docs/performance-models.md): router_topk as softmax, topk (+ sum and
-        // divide when renormalized); moe_dispatch as argsort, a scatter-add count (zeros, ones,
-        // scatter_add_), cumsum and the row gather; moe_combine as the weight multiply, a zeroed
-        // output, index_add_ (+ the shared expert's add, and its sigmoid gate's two kernels).
-        if (reference) {
-          if (op.name == "router_topk") op.launches = m_.moe.norm_topk ? 4 : 2;
-          if (op.name == "moe_dispatch") op.launches = 6;
-          if (op.name == "moe_combine") {
-            op.launches =
-                3 + (m_.moe.shared_intermediate > 0 ? 1 : 0) + (m_.moe.shared_gate ? 2 : 0);
-          }
-        }
+        if (reference) routing_launches(op);
         break;
       default:
         break;
+    }
+  }
+
+  // Prefill attention past a sliding window: the reference's SDPA with an explicit banded mask
+  // (the compiled plan's band and causal head: AttentionShape::banded).
+  static bool masked_past_window(const AttentionShape& a) {
+    return a.causal && a.window > 0 && a.q_len > a.window;
+  }
+
+  // The MoE routing ops' kernels in the reference step, as its kernel lists show them
+  // (configs/calibration/h200-moe-profile.json, docs/performance-models.md), and the bytes they
+  // move (ids and counts as int64, routing weights in FP32 until cast back).
+  void routing_launches(Op& op) const {
+    const MoeConfig& e = m_.moe;
+    const double rows = double(rows_), pairs = double(rows_ * e.top_k), h = double(m_.hidden);
+    const double experts = double(e.experts);
+    if (op.name == "router_topk") {
+      // softmax (or sigmoid) in FP32, topk (its select and its sort of the k winners), and
+      // when renormalized the sum and the divide.
+      op.launches = 3 + (e.norm_topk ? 2 : 0);
+      op.moved_bytes = rows * experts * (hb_ + 8) + pairs * 12 + (e.norm_topk ? pairs * 12 : 0);
+    } else if (op.name == "moe_dispatch") {
+      // argsort (three copies, the index fill, the sort), the count (zeros, ones, scatter_add_),
+      // order // k, the row gather, its cast to the experts' dtype, cumsum (two kernels), the
+      // offsets' cast: 14 kernels; the rows are read and written twice.
+      op.launches = 14;
+      op.moved_bytes = 4.0 * pairs * h * hb_ + 80 * pairs + 16 * experts;
+    } else if (op.name == "moe_combine") {
+      // The expert rows cast back, the routing weights gathered and cast, the weighted rows,
+      // a zeroed output, index_add_ into it (atomic adds), + the shared expert's output (+ its
+      // sigmoid gate and multiply in Qwen2-MoE).
+      const bool shared = e.shared_intermediate > 0;
+      op.launches = 6 + (shared ? 1 : 0) + (e.shared_gate ? 2 : 0);
+      op.moved_bytes = pairs * h * 5 * hb_ + pairs * 24 + rows * h * 2 * hb_ +
+                       (shared ? 3 * rows * h * hb_ : 0) +
+                       (e.shared_gate ? 2 * rows * h * hb_ + 3 * rows * hb_ : 0);
+      op.atomic_adds = int64_t(pairs * h);
     }
   }
 
@@ -309,6 +346,7 @@ class GraphBuilder {
     const int64_t groups = std::clamp<int64_t>(std::llround(routing_.active), 1, m_.moe.experts);
     op.gemm = {groups, ceil_div(pairs, groups), n, k};
     op.weight_bytes = routing_.active * double(n) * k * s_.weights.bits_per_weight() / 8;
+    op.grouped = true;
     return op;
   }
 

@@ -167,6 +167,10 @@ struct Op {
   // first of its group).
   std::string launch_with;
   int64_t passthrough_elements = 0;  // kRope: q/k elements outside the rotary dims (copied)
+  bool grouped = false;  // kLinear: a routed-expert GEMM, one group of rows per active expert
+  // Under the reference plan: elements the op adds into its output with atomics (the MoE
+  // combine's index_add_ of the expert rows back to token order).
+  int64_t atomic_adds = 0;
   // Under the step's KernelPlan: kernels the op launches (0: fused into its producer, or a
   // member of a launch group) and bytes they move (its unique bytes, plus the intermediates an
   // eager reference writes and reads back). Linear ops' GEMM kernels are the roofline's to tile

@@ -160,6 +160,7 @@ void read_profile(const std::string& path, const json& j, Measurements& out) {
       s.length = s.phase == llm::Phase::kDecode ? e.at("context").get<int64_t>()
                                                 : e.at("seq").get<int64_t>();
       s.ms = e.at("ms_per_layer").get<double>();
+      s.file = path;
     } catch (const json::exception& ex) {
       throw InputError(where + ": " + plain_json_error(ex));
     }
@@ -188,6 +189,7 @@ void read_profile(const std::string& path, const json& j, Measurements& out) {
         g.ms = e.at("ms").get<double>();
         g.group_size = e.value("int4_group_size", 0);
         g.with_steps = !steps.empty();
+        g.file = path;
       } catch (const json::exception& ex) {
         throw InputError(where + ": " + plain_json_error(ex));
       }
@@ -214,6 +216,7 @@ void read_gemm_list(const std::string& path, Measurements& out) {
     g.n = c.n;
     g.k = c.k;
     g.ms = c.measured_ms;
+    g.file = path;
     out.gemms.push_back(g);
   }
   if (!device.empty()) {
@@ -230,12 +233,38 @@ double clamp(double v, double lo, double hi) {
 }
 
 hw::GemmPathRates& path_entry(hw::AchievableRates& a, const std::string& act,
-                              const std::string& weight) {
+                              const std::string& weight, const std::string& kernel = "") {
   for (auto& p : a.gemm_paths) {
-    if (p.act == act && p.weight == weight) return p;
+    if (p.act == act && p.weight == weight && p.kernel == kernel) return p;
   }
-  a.gemm_paths.push_back(hw::GemmPathRates{act, weight, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+  hw::GemmPathRates e;
+  e.act = act;
+  e.weight = weight;
+  e.kernel = kernel;
+  a.gemm_paths.push_back(e);
   return a.gemm_paths.back();
+}
+
+// The grouped expert GEMM's entry: the MoE reference step runs a 16-bit float step's experts in
+// BF16 (model/roofline/cost.cpp).
+constexpr char kGroupedAct[] = "bf16", kGroupedWeight[] = "bf16", kGrouped[] = "grouped";
+
+FitParameter grouped_field(const std::string& name, double hw::GemmPathRates::*f, double lo,
+                           double hi, bool log_scale) {
+  FitParameter p;
+  p.name = std::string("gemm_paths[") + kGroupedAct + " x " + kGroupedWeight + " " + kGrouped +
+           "]." + name;
+  p.get = [f](const hw::AchievableRates& a) {
+    const auto* e = a.gemm_path(kGroupedAct, kGroupedWeight, kGrouped);
+    return e ? e->*f : 0.0;
+  };
+  p.set = [f](hw::AchievableRates& a, double v) {
+    path_entry(a, kGroupedAct, kGroupedWeight, kGrouped).*f = v;
+  };
+  p.lo = lo;
+  p.hi = hi;
+  p.log_scale = log_scale;
+  return p;
 }
 
 // The (act, weight) names of a dtype path's entry in the `achievable` section.
@@ -301,9 +330,10 @@ ErrorSummary summarize(const std::string& group, const std::vector<const CaseRes
   ErrorSummary s;
   s.group = group;
   s.cases = int(cases.size());
-  std::vector<double> in, out, shapes_out;
+  std::vector<double> in, out, shapes_out, held;
   for (const auto* c : cases) {
     in.push_back(c->error());
+    if (c->held_ms > 0) held.push_back(c->held_error());
     if (c->lomo_ms > 0) out.push_back(c->lomo_error());
     if (c->loso_ms > 0) shapes_out.push_back(c->loso_error());
     s.max_abs = std::max(s.max_abs, std::abs(c->error()));
@@ -311,6 +341,7 @@ ErrorSummary summarize(const std::string& group, const std::vector<const CaseRes
   s.mape = mean_abs(in);
   s.lomo_mape = mean_abs(out);
   s.loso_mape = mean_abs(shapes_out);
+  s.held_mape = mean_abs(held);
   return s;
 }
 
@@ -378,9 +409,19 @@ Measurements load_measurements(const std::vector<std::string>& files) {
   return out;
 }
 
-std::vector<FitParameter> step_parameters() {
+std::string layer_family(const llm::ModelConfig& c) {
+  if (c.is_mla()) return c.is_moe() ? "MLA + MoE" : "MLA";
+  if (c.is_moe()) return c.moe.shared_intermediate > 0 ? "MoE + shared experts" : "MoE";
+  int64_t windowed = 0;
+  for (int64_t l = 0; l < c.layers; ++l) windowed += c.layer_kind(l).window > 0;
+  if (windowed == c.layers && windowed > 0) return "sliding window";
+  if (windowed > 0) return "local + global attention";
+  return "dense";
+}
+
+std::vector<FitParameter> step_parameters(bool moe, bool mla) {
   using A = hw::AchievableRates;
-  return {
+  std::vector<FitParameter> p = {
       scalar("dram_bw_fraction", &A::dram_bw_fraction, 0.5, 1.0),
       scalar("tensor_fraction", &A::tensor_fraction, 0.4, 1.0),
       scalar("l2_bw_fraction", &A::l2_bw_fraction, 0.2, 1.0),
@@ -393,6 +434,34 @@ std::vector<FitParameter> step_parameters() {
       scalar("overlap_exponent", &A::overlap_exponent, 1, 16, true),
       scalar("throttle_per_efold", &A::throttle_per_efold, 0, 0.3),
   };
+  if (moe) {
+    // The grouped kernel's tiles (the efficiency of those under 128 rows and of the larger ones,
+    // the largest row tile), DRAM feed and launch; the combine's atomic adds.
+    p.push_back(grouped_field("small_tile_fraction", &hw::GemmPathRates::small_tile_fraction, 0.02,
+                              1.0, true));
+    p.push_back(
+        grouped_field("tensor_fraction", &hw::GemmPathRates::tensor_fraction, 0.02, 1.0, true));
+    FitParameter rows;
+    rows.name = std::string("gemm_paths[") + kGroupedAct + " x " + kGroupedWeight + " " + kGrouped +
+                "].max_tile_m";
+    rows.get = [](const hw::AchievableRates& a) {
+      const auto* e = a.gemm_path(kGroupedAct, kGroupedWeight, kGrouped);
+      return e ? double(e->max_tile_m) : 0.0;
+    };
+    rows.set = [](hw::AchievableRates& a, double v) {
+      path_entry(a, kGroupedAct, kGroupedWeight, kGrouped).max_tile_m = int(v);
+    };
+    rows.choices = {256, 128, 64};
+    p.push_back(rows);
+    p.push_back(
+        grouped_field("dram_bw_fraction", &hw::GemmPathRates::dram_bw_fraction, 0.1, 1.0, false));
+    p.push_back(grouped_field("fixed_us", &hw::GemmPathRates::fixed_us, 0.5, 30, true));
+    p.push_back(
+        grouped_field("tile_overhead_k", &hw::GemmPathRates::tile_overhead_k, 1, 4096, false));
+    p.push_back(scalar("atomic_add_gops", &A::atomic_add_gops, 10, 5000, true));
+  }
+  if (mla) p.push_back(scalar("unaligned_l2_fraction", &A::unaligned_l2_fraction, 1e-3, 1, true));
+  return p;
 }
 
 std::vector<FitParameter> path_parameters(const std::string& dtype) {
@@ -642,14 +711,38 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
     if (!g.model.empty()) models_seen.insert(g.model);
   }
   const std::vector<std::string> models(models_seen.begin(), models_seen.end());
+  for (const auto& f : o.hold_out) {
+    if (std::find(data.files.begin(), data.files.end(), f) == data.files.end()) {
+      throw InputError("--hold-out: '" + f + "' is not one of the --measurements files (" +
+                       format_files(data.files) + ")");
+    }
+  }
+  r.hold_out = o.hold_out;
+  auto held_file = [&](const std::string& f) {
+    return std::find(o.hold_out.begin(), o.hold_out.end(), f) != o.hold_out.end();
+  };
 
-  // Which cases each fit sees: steps (FP16), and each low-bit path's GEMMs.
-  auto step_ids = [&](const std::string& skip) {
+  // Which cases each fit sees: steps (FP16), and each low-bit path's GEMMs; `skip_held`: none of
+  // the held-out files'.
+  auto step_ids = [&](const std::string& skip, bool skip_held) {
     std::vector<size_t> ids;
     for (size_t i = 0; i < data.steps.size(); ++i) {
-      if (data.steps[i].model != skip) ids.push_back(i);
+      if (data.steps[i].model != skip && !(skip_held && held_file(data.steps[i].file))) {
+        ids.push_back(i);
+      }
     }
     return ids;
+  };
+  // The parameters a fit of these steps moves: the MoE and latent-attention ones only where
+  // its steps have such layers (else they stay at their generic start).
+  auto params_for = [&](const std::vector<size_t>& ids) {
+    bool moe = false, mla = false;
+    for (size_t i : ids) {
+      const auto& c = data.model(data.steps[i].model);
+      moe = moe || c.is_moe();
+      mla = mla || c.is_mla();
+    }
+    return step_parameters(moe, mla);
   };
   // Every GEMM path but FP16 (the steps' own, fitted with them) has its own entry.
   std::set<std::string> path_dtypes;
@@ -673,17 +766,19 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
     if (g.model.empty() || folds == 0) return -1;  // a GEMM-only file's cases are never fitted
     return shape_index.at({g.n, g.k}) % folds;
   };
-  auto gemm_ids = [&](const std::string& dtype, const std::string& skip, int skip_fold) {
+  auto gemm_ids = [&](const std::string& dtype, const std::string& skip, int skip_fold,
+                      bool skip_held) {
     std::vector<size_t> ids;
     for (size_t i = 0; i < data.gemms.size(); ++i) {
       const auto& g = data.gemms[i];
       if (g.dtype != dtype || (!skip.empty() && g.model == skip)) continue;
+      if (skip_held && held_file(g.file)) continue;
       if (skip_fold >= 0 && gemm_fold(g) == skip_fold) continue;
       ids.push_back(i);
     }
     return ids;
   };
-  const auto step_params = step_parameters();
+  const auto step_params = params_for(step_ids("", false));
   // Every fit starts from the same point, whatever the GPU file held: each fitted parameter at
   // its generic default (hw::AchievableRates' initializers; a path's entry absent, so its search
   // starts mid-range). A re-run on a fitted file gives the same fit, and a leave-one-model-out fit
@@ -696,7 +791,11 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
           return g.dtype == "fp16" && g.with_steps;
         });
     if (fits_steps) {
-      for (const auto& p : step_params) p.set(start, p.get(defaults));
+      for (const auto& p : step_parameters(true, true)) p.set(start, p.get(defaults));
+      auto& paths = start.gemm_paths;
+      paths.erase(std::remove_if(paths.begin(), paths.end(),
+                                 [](const hw::GemmPathRates& e) { return !e.kernel.empty(); }),
+                  paths.end());
     }
     for (const auto& dtype : path_dtypes) {
       const auto [act, weight] = path_names(dtype);
@@ -708,27 +807,29 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
                   paths.end());
     }
   }
-  // One fit: without the steps and GEMMs of model `skip` (none when empty) and without the GEMMs
-  // of shape fold `skip_fold` (none when negative).
-  auto fit = [&](const std::string& skip, int skip_fold) {
+  // One fit: without the steps and GEMMs of model `skip` (none when empty), without the GEMMs
+  // of shape fold `skip_fold` (none when negative), and with `skip_held` without the held-out
+  // files' cases.
+  auto fit = [&](const std::string& skip, int skip_fold, bool skip_held) {
     hw::AchievableRates a = start;
-    const auto ids = step_ids(skip);
+    const auto ids = step_ids(skip, skip_held);
+    const auto params = params_for(ids);
     // FP16 GEMMs of the profiles with steps (the same session as the steps; not those of
     // GEMM-only files or GEMM sweeps: they stay a test) pin the tensor and DRAM parameters the
     // steps share.
     std::vector<size_t> fp16;
-    for (size_t i : gemm_ids("fp16", skip, skip_fold)) {
+    for (size_t i : gemm_ids("fp16", skip, skip_fold, skip_held)) {
       if (data.gemms[i].with_steps) fp16.push_back(i);
     }
     if (!ids.empty() || !fp16.empty()) {
       a = coordinate_search(
-          a, step_params,
+          a, params,
           [&](const hw::AchievableRates& x) { return fit_objective(gpu, x, data, ids, fp16); }, o);
     }
     for (const auto& dtype : path_dtypes) {
-      const auto gids = gemm_ids(dtype, skip, skip_fold);
+      const auto gids = gemm_ids(dtype, skip, skip_fold, skip_held);
       if (gids.empty()) continue;
-      const auto params = path_parameters(dtype);
+      const auto path_params = path_parameters(dtype);
       auto objective = [&](const hw::AchievableRates& x) {
         return gemm_objective(gpu, x, data, gids);
       };
@@ -743,7 +844,7 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
       // The discrete parameters (tile rows, K splits) make the objective rugged: a quick fit of
       // the continuous ones for every combination of them, then the full search from the best.
       std::vector<FitParameter> continuous, discrete;
-      for (const auto& p : params) (p.choices.empty() ? continuous : discrete).push_back(p);
+      for (const auto& p : path_params) (p.choices.empty() ? continuous : discrete).push_back(p);
       CalibrateOptions quick = o;
       quick.sweeps = 2;
       quick.grid = 4;
@@ -770,12 +871,12 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
         while (i < pick.size() && ++pick[i] == discrete[i].choices.size()) pick[i++] = 0;
         if (i == pick.size()) break;
       }
-      a = coordinate_search(best, params, objective, o);
+      a = coordinate_search(best, path_params, objective, o);
     }
     return a;
   };
 
-  r.fitted = fit("", -1);
+  r.fitted = fit("", -1, false);
   if (!data.steps.empty()) {
     for (const auto& p : step_params) r.parameters.push_back(p.name);
   }
@@ -797,6 +898,7 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
       c.length = s.length;
       c.measured_ms = s.ms;
       c.estimated_ms = step_ms(m, data, s);
+      c.family = layer_family(data.model(s.model));
       r.steps.push_back(c);
       before_errors.push_back(step_ms(before, data, s) / s.ms - 1);
       start_errors.push_back(step_ms(from, data, s) / s.ms - 1);
@@ -852,12 +954,14 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
   struct HeldOut {
     std::string model;
     int fold = -1;
+    bool files = false;  // the fit without the held-out files
   };
   std::vector<HeldOut> jobs;
+  if (!o.hold_out.empty()) jobs.push_back({"", -1, true});
   if (o.lomo && models.size() > 1) {
-    for (const auto& name : models) jobs.push_back({name, -1});
+    for (const auto& name : models) jobs.push_back({name, -1, false});
   }
-  for (int f = 0; f < folds; ++f) jobs.push_back({"", f});
+  for (int f = 0; f < folds; ++f) jobs.push_back({"", f, false});
   r.shape_folds = folds;
   if (!jobs.empty()) {
     std::vector<hw::AchievableRates> held_out_fits(jobs.size());
@@ -867,7 +971,7 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
     auto worker = [&] {
       for (size_t k; (k = next++) < jobs.size();) {
         try {
-          held_out_fits[k] = fit(jobs[k].model, jobs[k].fold);
+          held_out_fits[k] = fit(jobs[k].model, jobs[k].fold, jobs[k].files);
         } catch (...) {
           const std::lock_guard<std::mutex> lock(failure_mutex);
           if (!failure) failure = std::current_exception();
@@ -884,6 +988,17 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
     if (failure) std::rethrow_exception(failure);
     for (size_t k = 0; k < jobs.size(); ++k) {
       const Machine m = machine_with(gpu, held_out_fits[k]);
+      if (jobs[k].files) {
+        for (size_t i = 0; i < data.steps.size(); ++i) {
+          if (held_file(data.steps[i].file)) r.steps[i].held_ms = step_ms(m, data, data.steps[i]);
+        }
+        for (size_t i = 0; i < data.gemms.size(); ++i) {
+          if (held_file(data.gemms[i].file)) {
+            r.gemms[i].held_ms = gemm_estimate_ms(m, data.gemms[i]);
+          }
+        }
+        continue;
+      }
       if (jobs[k].fold >= 0) {
         for (size_t i = 0; i < data.gemms.size(); ++i) {
           if (gemm_fold(data.gemms[i]) == jobs[k].fold) {
@@ -934,6 +1049,39 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
     });
     if (!cases.empty()) r.by_family.push_back(summarize(f.empty() ? "unknown" : f, cases));
   }
+  // The layer families and, for every model not dense, its phases.
+  std::vector<std::string> layer_families;
+  for (const auto& c : r.steps) {
+    if (std::find(layer_families.begin(), layer_families.end(), c.family) == layer_families.end()) {
+      layer_families.push_back(c.family);
+    }
+  }
+  for (const auto& f : layer_families) {
+    for (const char* phase : {"decode", "prefill"}) {
+      auto cases =
+          select(r.steps, [&](const CaseResult& c) { return c.family == f && c.phase == phase; });
+      if (!cases.empty()) r.by_layer_family.push_back(summarize(f + ", " + phase, cases));
+    }
+  }
+  for (const auto& file : data.files) {
+    const std::string name = fs::path(file).filename().string();
+    for (const char* phase : {"decode", "prefill"}) {
+      std::vector<const CaseResult*> cases;
+      for (size_t i = 0; i < data.steps.size(); ++i) {
+        if (data.steps[i].file == file && r.steps[i].phase == phase) cases.push_back(&r.steps[i]);
+      }
+      if (!cases.empty()) r.by_file_phase.push_back(summarize(name + ", " + phase, cases));
+    }
+  }
+  for (const auto& pm : data.models) {
+    const std::string family = layer_family(pm.config);
+    if (family == "dense" || family == "local + global attention") continue;
+    for (const char* phase : {"decode", "prefill"}) {
+      auto cases = select(
+          r.steps, [&](const CaseResult& c) { return c.model == pm.name && c.phase == phase; });
+      if (!cases.empty()) r.by_model_phase.push_back(summarize(pm.name + ", " + phase, cases));
+    }
+  }
   std::vector<std::string> dtypes;
   for (const auto& g : data.gemms) {
     if (std::find(dtypes.begin(), dtypes.end(), g.dtype) == dtypes.end()) {
@@ -976,6 +1124,7 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
       data.device.empty() ? "" : ", measured on an " + data.device, phases.empty() ? "n/a" : phases,
       fmt::format("{}", r.parameters.size()));
   r.command = "ltc calibrate --gpu " + gpu.name + " --measurements " + format_files(data.files);
+  for (const auto& f : o.hold_out) r.command += " --hold-out " + f;
   return r;
 }
 
@@ -1004,6 +1153,7 @@ std::string calibrated_gpu_json(const std::string& gpu_file, const CalibrationRe
                      {"max_tile_m", p.max_tile_m > 0 ? std::max(p.max_tile_m, p.tile_m) : 0},
                      {"l2_bw_fraction", round4(p.l2_bw_fraction)},
                      {"tile_overhead_k", std::round(p.tile_overhead_k)}});
+    if (!p.kernel.empty()) paths.back()["kernel"] = p.kernel;
   }
   // Fields in the order of hw::AchievableRates, as the GPU files write them.
   nlohmann::ordered_json a = {{"dram_bw_fraction", round4(f.dram_bw_fraction)},
@@ -1020,6 +1170,8 @@ std::string calibrated_gpu_json(const std::string& gpu_file, const CalibrationRe
                               {"throttle_max", round4(f.throttle_max)},
                               {"elementwise_bw_fraction", round4(f.elementwise_bw_fraction)},
                               {"attention_bw_fraction", round4(f.attention_bw_fraction)},
+                              {"unaligned_l2_fraction", round4(f.unaligned_l2_fraction)},
+                              {"atomic_add_gops", round4(f.atomic_add_gops)},
                               {"gemm_paths", paths},
                               {"source", f.source}};
   j["achievable"] = a;
@@ -1035,6 +1187,7 @@ void to_json(json& j, const CalibrationResult& r) {
                    {"mape", s.mape},
                    {"lomo_mape", s.lomo_mape},
                    {"loso_mape", s.loso_mape},
+                   {"held_mape", s.held_mape},
                    {"max_abs_error", s.max_abs}});
     }
     return a;
@@ -1049,6 +1202,7 @@ void to_json(json& j, const CalibrationResult& r) {
                 {"error", c.error()}};
       if (c.what == "step") {
         e["phase"] = c.phase;
+        e["family"] = c.family;
         e["batch"] = c.batch;
         e[c.phase == "decode" ? "context" : "seq"] = c.length;
       } else {
@@ -1065,6 +1219,10 @@ void to_json(json& j, const CalibrationResult& r) {
       if (c.loso_ms > 0) {
         e["loso_ms"] = c.loso_ms;
         e["loso_error"] = c.loso_error();
+      }
+      if (c.held_ms > 0) {
+        e["held_ms"] = c.held_ms;
+        e["held_error"] = c.held_error();
       }
       a.push_back(e);
     }
@@ -1085,6 +1243,10 @@ void to_json(json& j, const CalibrationResult& r) {
            {"by_phase", summaries(r.by_phase)},
            {"by_model", summaries(r.by_model)},
            {"by_family", summaries(r.by_family)},
+           {"by_layer_family", summaries(r.by_layer_family)},
+           {"by_model_phase", summaries(r.by_model_phase)},
+           {"by_file_phase", summaries(r.by_file_phase)},
+           {"hold_out", r.hold_out},
            {"by_dtype", summaries(r.by_dtype)},
            {"by_dtype_m", summaries(r.by_dtype_m)},
            {"shape_folds", r.shape_folds},
@@ -1118,15 +1280,21 @@ std::string format_calibration(const CalibrationResult& r) {
   }
   auto table = [&](const char* title, const std::vector<ErrorSummary>& v) {
     if (v.empty()) return;
-    s += fmt::format("{:<32} {:>6} {:>10} {:>10} {:>10} {:>10}\n", title, "cases", "MAPE",
-                     "LOMO MAPE", "LOSO MAPE", "max |err|");
+    const bool held = !r.hold_out.empty();
+    s += fmt::format("{:<32} {:>6} {:>10} {:>10} {:>10} {:>10}{}\n", title, "cases", "MAPE",
+                     "LOMO MAPE", "LOSO MAPE", "max |err|", held ? "  held-out file" : "");
     for (const auto& e : v) {
-      s += fmt::format("  {:<30} {:>6} {:>9.2f}% {:>9.2f}% {:>9.2f}% {:>9.1f}%\n", e.group, e.cases,
-                       100 * e.mape, 100 * e.lomo_mape, 100 * e.loso_mape, 100 * e.max_abs);
+      s += fmt::format(
+          "  {:<30} {:>6} {:>9.2f}% {:>9.2f}% {:>9.2f}% {:>9.1f}%{}\n", e.group, e.cases,
+          100 * e.mape, 100 * e.lomo_mape, 100 * e.loso_mape, 100 * e.max_abs,
+          held && e.held_mape > 0 ? fmt::format(" {:>13.2f}%", 100 * e.held_mape) : std::string());
     }
   };
   table("steps by phase", r.by_phase);
   table("steps by architecture", r.by_family);
+  table("steps by layer family", r.by_layer_family);
+  table("steps by model and phase", r.by_model_phase);
+  table("steps by file and phase", r.by_file_phase);
   table("steps by model", r.by_model);
   table("GEMMs by path", r.by_dtype);
   table("GEMMs by path and M", r.by_dtype_m);
@@ -1188,14 +1356,47 @@ std::string calibration_markdown(const CalibrationResult& r) {
   steps_table("Steps by phase", "phase", r.by_phase);
   steps_table("Steps by architecture", "model_type", r.by_family);
   steps_table("Steps by model", "model", r.by_model);
+  if (!r.by_layer_family.empty()) {
+    const bool with_held = !r.hold_out.empty();
+    std::string files;
+    for (const auto& f : r.hold_out) files += (files.empty() ? "`" : ", `") + f + "`";
+    s += "\n## Steps by layer family\n\nThe layer families of docs/performance-models.md "
+         "(MoE, MoE with shared experts, latent attention with MoE, sliding window on every "
+         "layer; local + global attention: Gemma-2's alternating layers; dense: every other "
+         "model), per phase, per measurement file and per model of the new families";
+    if (with_held) {
+      s += fmt::format(
+          "; held out by construction: the fit without {} predicting its steps (for a file of "
+          "new families, the fit on the dense profile alone: the parameters only those steps "
+          "identify stay at their generic start)",
+          files);
+    }
+    s += ".\n";
+    // One table: its header (first column `what`), then a row per summary.
+    auto rows = [&](const char* what, const std::vector<ErrorSummary>& v) {
+      if (v.empty()) return;
+      s += fmt::format("\n| {} | steps | in-sample | LOMO |{} max abs |\n|---|---|---|---|{}---|\n",
+                       what, with_held ? " fit without the file |" : "", with_held ? "---|" : "");
+      for (const auto& e : v) {
+        s += fmt::format("| {} | {} | {} | {} |", e.group, e.cases, pct(e.mape),
+                         held(e.lomo_mape, e.lomo_mape > 0));
+        if (with_held)
+          s += fmt::format(" {} |", e.held_mape > 0 ? pct(e.held_mape) : std::string("-"));
+        s += fmt::format(" {:.1f}% |\n", 100 * e.max_abs);
+      }
+    };
+    rows("family, phase", r.by_layer_family);
+    rows("measurement file, phase", r.by_file_phase);
+    rows("model, phase", r.by_model_phase);
+  }
   if (!r.fitted.gemm_paths.empty()) {
     s += "\n## Fitted GEMM paths\n\n| path | tensor | tiles < 128 rows | DRAM | L2 | fixed us | "
          "tile rows | tile overhead (K) | max split-K |\n|---|---|---|---|---|---|---|---|---|\n";
     for (const auto& p : r.fitted.gemm_paths) {
       s += fmt::format(
-          "| {} x {} | {:.4f} | {:.4f} | {:.4f} | {:.4f} | {:.2f} | {}..{} | {:.0f} | {} |\n",
-          p.act, p.weight, p.tensor_fraction, p.small_tile_fraction, p.dram_bw_fraction,
-          p.l2_bw_fraction, p.fixed_us, p.tile_m,
+          "| {} x {}{} | {:.4f} | {:.4f} | {:.4f} | {:.4f} | {:.2f} | {}..{} | {:.0f} | {} |\n",
+          p.act, p.weight, p.kernel.empty() ? "" : " " + p.kernel, p.tensor_fraction,
+          p.small_tile_fraction, p.dram_bw_fraction, p.l2_bw_fraction, p.fixed_us, p.tile_m,
           p.max_tile_m > 0 ? std::max(p.max_tile_m, p.tile_m) : 256, p.tile_overhead_k,
           p.max_split_k);
     }

@@ -31,6 +31,7 @@ struct StepMeasurement {
   int64_t batch = 1;
   int64_t length = 0;  // decode: context L; prefill: sequence S
   double ms = 0;       // per decoder layer
+  std::string file{};  // the measurement file it came from
 };
 
 // One measured GEMM Y[M,N] = X[M,K] W[N,K]^T on one path.
@@ -44,6 +45,7 @@ struct GemmMeasurement {
   // fit; those of GEMM-only files and GEMM sweeps are checked against it.
   bool with_steps = false;
   double ms = 0;
+  std::string file{};  // the measurement file it came from
 };
 
 struct ProfileModel {
@@ -97,7 +99,11 @@ struct CaseResult {
   double estimated_ms = 0;  // with the fit on all models
   double lomo_ms = 0;       // with the fit on all models but this one (0 when not computed)
   double loso_ms = 0;  // GEMMs: with the fit that never saw this (N, K) shape (0: not computed)
+  // With the fit that never saw this case's file (CalibrateOptions::hold_out; 0: not computed).
+  double held_ms = 0;
+  std::string family;  // steps: the layer family (layer_family)
   double error() const { return (estimated_ms - measured_ms) / measured_ms; }
+  double held_error() const { return (held_ms - measured_ms) / measured_ms; }
   double lomo_error() const { return (lomo_ms - measured_ms) / measured_ms; }
   double loso_error() const { return (loso_ms - measured_ms) / measured_ms; }
 };
@@ -108,6 +114,7 @@ struct ErrorSummary {
   int cases = 0;
   double mape = 0, lomo_mape = 0, max_abs = 0;
   double loso_mape = 0;  // GEMMs: leave-one-shape-out (0 when not computed)
+  double held_mape = 0;  // by the fit without the held-out files (0 when not computed)
 };
 
 // The most a fitted case's estimate may differ from its measurement, as a ratio either way, before
@@ -126,21 +133,30 @@ struct CalibrateOptions {
   int grid = 6;    // points tried per parameter and sweep, each side of the current value
   int polish_evaluations = 400;  // Nelder-Mead polish of the continuous parameters (0: none)
   int threads = 0;  // leave-one-model-out fits run in parallel (0: one per hardware thread)
+  // Measurement files (of those loaded) held out by construction: one more fit without any of
+  // their cases predicts them (CaseResult::held_ms), beside the fit on everything.
+  std::vector<std::string> hold_out;
 };
 
 struct CalibrationResult {
   std::string gpu;
   Measurements data;
   hw::AchievableRates fitted;
-  hw::AchievableRates before;            // the GPU file's section
-  std::vector<std::string> parameters;   // what the fit moved
-  std::vector<CaseResult> steps;         // every step case
-  std::vector<CaseResult> gemms;         // every GEMM case
-  std::vector<ErrorSummary> by_phase;    // decode, prefill, all
-  std::vector<ErrorSummary> by_model;    // steps per model
-  std::vector<ErrorSummary> by_family;   // steps per architecture (the configs' model_type)
-  std::vector<ErrorSummary> by_dtype;    // GEMMs per dtype path
-  std::vector<ErrorSummary> by_dtype_m;  // GEMMs per dtype path, M <= 256 and M > 256
+  hw::AchievableRates before;           // the GPU file's section
+  std::vector<std::string> parameters;  // what the fit moved
+  std::vector<CaseResult> steps;        // every step case
+  std::vector<CaseResult> gemms;        // every GEMM case
+  std::vector<ErrorSummary> by_phase;   // decode, prefill, all
+  std::vector<ErrorSummary> by_model;   // steps per model
+  std::vector<ErrorSummary> by_family;  // steps per architecture (the configs' model_type)
+  // Steps per layer family (layer_family) and phase: "MoE, decode", ...
+  std::vector<ErrorSummary> by_layer_family;
+  // Steps per model and phase ("mixtral-8x7b, prefill"), of the models of the held-out files.
+  std::vector<ErrorSummary> by_model_phase;
+  std::vector<ErrorSummary> by_file_phase;  // steps per measurement file and phase
+  std::vector<std::string> hold_out;        // CalibrateOptions::hold_out
+  std::vector<ErrorSummary> by_dtype;       // GEMMs per dtype path
+  std::vector<ErrorSummary> by_dtype_m;     // GEMMs per dtype path, M <= 256 and M > 256
   // Low-bit GEMMs the issue names: int8 at M < 32 (padded kernels), fp8, int4wo at M = 1.
   std::vector<ErrorSummary> low_bit;
   double before_step_mape = 0;  // the GPU file's section on the same steps
@@ -150,8 +166,15 @@ struct CalibrationResult {
   std::string command;          // the `ltc calibrate` command that reproduces it
 };
 
-// The step and low-bit parameters the fit moves (the GEMM paths of `data`'s dtypes).
-std::vector<FitParameter> step_parameters();
+// What a decoder layer's operators are, for the error tables: "dense", "MoE", "MoE + shared
+// experts", "MLA + MoE" (latent attention), "sliding window" (every layer), "local + global
+// attention" (some layers windowed).
+std::string layer_family(const llm::ModelConfig& c);
+
+// The step and low-bit parameters the fit moves (the GEMM paths of `data`'s dtypes). With MoE
+// steps: the grouped expert GEMM's rates and the combine's atomic rate; with latent-attention
+// steps: the alignment-1 GEMM efficiency of its reference decode.
+std::vector<FitParameter> step_parameters(bool moe = false, bool mla = false);
 std::vector<FitParameter> path_parameters(const std::string& dtype);
 
 // Minimizes `objective` over `params` from `start` by bounded coordinate search; returns the

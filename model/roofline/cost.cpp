@@ -91,17 +91,44 @@ std::string path_weight_name(const llm::WeightFormat& w) {
   return w.name();
 }
 
+// The rates of g's path: its entry in the `achievable` section (zeros where it has none). A
+// grouped GEMM (the MoE reference step's torch._grouped_mm, which runs a 16-bit float step's
+// experts in BF16: its FP16 kernel cannot be captured in a CUDA graph) takes the path's
+// "grouped" entry, each 0 of it from the plain entry; it never splits K.
+hw::GemmPathRates path_rates(const hw::AchievableRates& a, const GemmProblem& g) {
+  std::string act(golden::dtype_name(g.acts)), weight = path_weight_name(g.weights);
+  const bool half = (g.acts == DType::kFp16 || g.acts == DType::kBf16) &&
+                    g.weights.kind == llm::WeightFormatKind::kFloat &&
+                    (g.weights.dtype == DType::kFp16 || g.weights.dtype == DType::kBf16);
+  if (g.grouped && half) act = weight = "bf16";
+  const hw::GemmPathRates* plain = a.gemm_path(act, weight);
+  hw::GemmPathRates r = plain ? *plain : hw::GemmPathRates{};
+  if (!g.grouped) return r;
+  if (const hw::GemmPathRates* e = a.gemm_path(act, weight, "grouped")) {
+    for (auto f : {&hw::GemmPathRates::tensor_fraction, &hw::GemmPathRates::small_tile_fraction,
+                   &hw::GemmPathRates::dram_bw_fraction, &hw::GemmPathRates::fixed_us,
+                   &hw::GemmPathRates::l2_bw_fraction, &hw::GemmPathRates::tile_overhead_k}) {
+      if (e->*f > 0) r.*f = e->*f;
+    }
+    for (auto f : {&hw::GemmPathRates::tile_m, &hw::GemmPathRates::max_tile_m}) {
+      if (e->*f > 0) r.*f = e->*f;
+    }
+  }
+  r.max_split_k = 1;
+  return r;
+}
+
 }  // namespace
 
 OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
   const GemmPath path = m.gemm_path(g.weights, g.acts, g.tables);
   const auto& a = m.achievable();
   const int sms = m.sms();
-  // Paths whose kernels were measured apart (INT8, FP8, weight-only INT4) have their own rates.
-  const hw::GemmPathRates* rates =
-      path.unit == GemmUnit::kLut
-          ? nullptr
-          : a.gemm_path(golden::dtype_name(g.acts), path_weight_name(g.weights));
+  // Paths whose kernels were measured apart (INT8, FP8, weight-only INT4) have their own rates;
+  // a grouped GEMM its path's "grouped" entry over them.
+  const hw::GemmPathRates merged =
+      path.unit == GemmUnit::kLut ? hw::GemmPathRates{} : path_rates(a, g);
+  const hw::GemmPathRates* rates = path.unit == GemmUnit::kLut ? nullptr : &merged;
   const double tensor_fraction =
       rates && rates->tensor_fraction > 0 ? rates->tensor_fraction : a.tensor_fraction;
   const double per_sm_tensor = path.peak_tops * 1e12 * tensor_fraction / sms;
@@ -124,11 +151,16 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
   const int min_tile_m = rates ? rates->tile_m : 0;
   const int max_tile_m = rates && rates->max_tile_m > 0 ? rates->max_tile_m : 0;
   const double tile_overhead_k = rates ? rates->tile_overhead_k : 0.0;
-  const double l2_bw = rates && rates->l2_bw_fraction > 0
+  const double l2_bw = g.unaligned && a.unaligned_l2_fraction > 0
+                           ? m.gpu().l2.bw_gbps * 1e9 * a.unaligned_l2_fraction
+                       : rates && rates->l2_bw_fraction > 0
                            ? m.gpu().l2.bw_gbps * 1e9 * rates->l2_bw_fraction
                            : m.l2_bytes_per_s();
   const int max_split_k = rates && rates->max_split_k > 0 ? rates->max_split_k : kMaxSplitK;
-  const double fixed_s = rates && rates->fixed_us > 0 ? rates->fixed_us * 1e-6 : m.kernel_fixed_s();
+  // A grouped GEMM's setup kernel (the groups' problem descriptors) runs before it.
+  const double fixed_s =
+      (rates && rates->fixed_us > 0 ? rates->fixed_us * 1e-6 : m.kernel_fixed_s()) +
+      (g.grouped ? m.elementwise_fixed_s() : 0.0);
 
   OpCost best;
   double best_s = INFINITY;
@@ -245,8 +277,11 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
   best.kind = "gemm";
   best.ms = best_s * 1e3;
   best.flops = g.flops();
-  best.kernels = best.tile.split_k > 1 ? 2 : 1;  // + the split-K reduce kernel
+  // + the split-K reduce kernel, or the grouped GEMM's setup kernel
+  best.kernels = best.tile.split_k > 1 || g.grouped ? 2 : 1;
   best.execution_path = path.description;
+  if (g.grouped) best.execution_path += ", grouped (torch._grouped_mm)";
+  if (g.unaligned) best.execution_path += ", alignment-1 kernel";
   if (g.tables && g.tables_in_kernel) best.execution_path += ", tables built in kernel";
   best.tensor_busy_s = g.flops() / (path.peak_tops * 1e12);
   return best;
@@ -254,8 +289,65 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
 
 namespace {
 
+// The MLA decode of the reference step (absorbed, docs/performance-models.md) as the eager kernels
+// it launches: the latent and RoPE key copied into their caches; per sequence the scores as two
+// batched GEMMs of the heads' queries against the cached latents [L x kv_lora_rank] and RoPE keys
+// [L x rope], their add and the scale, softmax in FP32 and its cast back, and the values as a
+// batched GEMM of the probabilities against the latents again. The score rows are L = context + 1
+// long: when that is not a multiple of 16 bytes cuBLAS runs its alignment-1 kernels.
+OpCost latent_decode_cost(const Machine& m, const llm::Op& op, const llm::StepConfig& step) {
+  const auto& at = op.attention;
+  const double hb = llm::dtype_bytes(step.hidden);
+  const double b = double(at.batch), h = double(at.heads), len = double(at.kv_len);
+  const int64_t latent = at.v_dim(), rope = at.head_dim - at.v_dim();
+  const bool unaligned = (at.kv_len * int64_t(hb)) % 16 != 0;
+  auto batched = [&](int64_t n, int64_t k, double w_bytes, double x_bytes, double out_bytes) {
+    GemmProblem g;
+    g.batch = at.batch;
+    g.m = at.heads;
+    g.n = n;
+    g.k = k;
+    g.weights.dtype = step.hidden;
+    g.weights.bits = golden::dtype_bits(step.hidden);
+    g.acts = g.out = step.hidden;
+    g.weight_bytes = w_bytes;
+    g.x_bytes = x_bytes;
+    g.out_bytes = out_bytes;
+    g.unaligned = unaligned;
+    return gemm_cost(m, g);
+  };
+  const double scores = b * h * len;  // elements of one [B, heads, L] score tensor
+  const std::vector<OpCost> gemms = {
+      batched(at.kv_len, latent, b * len * latent * hb, b * h * latent * hb, scores * hb),
+      batched(at.kv_len, rope, b * len * rope * hb, b * h * rope * hb, scores * hb),
+      batched(latent, at.kv_len, b * len * latent * hb, scores * hb, b * h * latent * hb)};
+  // The two score parts added (read 2, write 1), scaled (1, 1), softmax to FP32 (1, 4 bytes),
+  // cast back (4 bytes, 1); the two cache copies (the step's new rows).
+  const double new_rows = b * double(at.q_len) * double(latent + rope) * hb;
+  const int elementwise = 6;
+  OpCost c = memory_bound(m, op.name, "attention", op.flops, scores * (7 * hb + 8) + 2 * new_rows,
+                          elementwise, DType::kFp32);
+  c.compute_ms = 0;
+  for (const auto& g : gemms) {
+    c.ms += g.ms;
+    c.compute_ms += g.compute_ms;
+    c.memory_ms += g.memory_ms;
+    c.bytes += g.bytes;
+    c.kernels += g.kernels;
+  }
+  c.bound = gemms[0].bound;
+  c.execution_path = "eager: 3 batched GEMMs (mac " + std::string(golden::dtype_name(step.hidden)) +
+                     (unaligned ? ", alignment-1 kernels" : "") + ") + softmax in fp32";
+  c.tile = gemms[0].tile;
+  c.tensor_busy_s = op.flops / (m.mac_tops(step.hidden) * 1e12);
+  return c;
+}
+
 OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig& step) {
   const auto& at = op.attention;
+  if (at.latent && step.kernels == llm::KernelPlan::kReference) {
+    return latent_decode_cost(m, op, step);
+  }
   const auto& a = m.achievable();
   const int sms = m.sms();
   const double peak = m.mac_tops(step.hidden) * 1e12;
@@ -270,6 +362,7 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
   c.kernels = op.launches;
   c.execution_path = "flash attention (mac " + std::string(golden::dtype_name(step.hidden)) + ")";
   int64_t units = at.batch * at.heads;
+  double extra_ms = 0;
   if (!at.causal && at.q_len <= 16) {
     // Decode: stream the KV cache. FlashAttention-2 folds the query heads of a KV group into
     // the row dimension when q_len is 1 (GQA), so a tile is (group x q_len) rows padded to the
@@ -303,13 +396,18 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
     const int64_t nq = ceil_div(at.q_len, kBlock), nk = ceil_div(at.kv_len, kBlock);
     const double t_block = 2.0 * kBlock * kBlock * double(at.head_dim + at.v_dim()) /
                            (peak * a.flash_attention_fraction / sms);
-    // A sliding window limits a query tile to the key tiles its window spans.
-    const int64_t window_tiles =
-        at.window > 0 ? ceil_div(at.window, kBlock) + 1 : std::numeric_limits<int64_t>::max();
+    // A sliding window limits a query tile to the key tiles its window spans. The reference
+    // step past the window passes the banded mask to SDPA explicitly: its kernel computes every
+    // query-key tile, and K and V are first repeated to every query head (llm graph's launches).
+    const bool masked = step.kernels == llm::KernelPlan::kReference && at.causal && at.window > 0 &&
+                        at.q_len > at.window;
+    const int64_t window_tiles = at.window > 0 && !masked ? ceil_div(at.window, kBlock) + 1
+                                                          : std::numeric_limits<int64_t>::max();
+    const bool causal = at.causal && !masked;
     double blocks = 0, longest = 0;
     for (int64_t i = 0; i < nq; ++i) {
       const double vis =
-          double(std::min(window_tiles, at.causal ? std::min(i + 1 + (nk - nq), nk) : nk));
+          double(std::min(window_tiles, causal ? std::min(i + 1 + (nk - nq), nk) : nk));
       blocks += vis + kTileOverheadBlocks;
       longest = std::max(longest, vis + kTileOverheadBlocks);
     }
@@ -317,11 +415,13 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
     c.compute_ms = std::max(total / sms, longest) * t_block * 1e3;
     c.memory_ms = c.bytes / m.dram_bytes_per_s() * 1e3;
     c.tile = TileChoice{kBlock, kBlock, 1, units * nq, ceil_div(units * nq, sms)};
+    // The K and V repeats before a masked SDPA (eager copies).
+    if (masked) extra_ms = (op.moved_bytes - op.bytes()) / m.elementwise_bytes_per_s() * 1e3;
   }
   const double fixed_s = m.kernel_fixed_s() + (c.kernels - 1) * m.elementwise_fixed_s();
   double t = overlap(c.compute_ms, c.memory_ms, a.overlap_exponent);
   if (c.compute_ms > c.memory_ms) t *= throttle(m, c.compute_ms * 1e-3);
-  c.ms = t + fixed_s * 1e3;
+  c.ms = t + fixed_s * 1e3 + extra_ms;
   c.bound = c.memory_ms >= c.compute_ms ? "dram" : "compute";
   if (fixed_s * 1e3 > std::max(c.compute_ms, c.memory_ms)) c.bound = "fixed";
   c.tensor_busy_s = op.flops / peak;
@@ -374,11 +474,25 @@ OpCost op_cost(const Machine& m, const llm::Op& op, const llm::StepConfig& step)
     case llm::OpKind::kEmbedding:
     case llm::OpKind::kNorm:
     case llm::OpKind::kResidual:
-    case llm::OpKind::kRouting:
+    case llm::OpKind::kRouting: {
       // The kernels and bytes of the step's kernel plan (llm::KernelPlan: the eager reference's
       // ten RoPE kernels moving 10 elements per rotated element, or one fused kernel).
-      return memory_bound(m, op.name, kind, op.flops, op.moved_bytes, op.launches, step.hidden,
-                          step.kernels);
+      OpCost c = memory_bound(m, op.name, kind, op.flops, op.moved_bytes, op.launches, step.hidden,
+                              step.kernels);
+      // The reference combine's index_add_: one atomic add in L2 per element, at the GPU's
+      // achievable atomic rate where that is the slower.
+      const double atomic_rate = m.achievable().atomic_add_gops * 1e9;
+      if (op.atomic_adds > 0 && atomic_rate > 0) {
+        const double t = double(op.atomic_adds) / atomic_rate * 1e3;
+        const double before = std::max(c.memory_ms, c.compute_ms);
+        if (t > before) {
+          c.ms += t - before;
+          c.memory_ms = t;
+          c.bound = "atomics";
+        }
+      }
+      return c;
+    }
   }
   return {};
 }

@@ -29,7 +29,8 @@ struct OpCost {
   std::string name;
   std::string kind;  // llm op kind, or "gemm"
   double ms = 0;
-  std::string bound;  // "dram", "l2", "compute", "dequant", "tables", "cuda", "fixed", "fused"
+  // "dram", "l2", "compute", "dequant", "tables", "cuda", "atomics", "fixed", "fused"
+  std::string bound;
   double flops = 0;
   double bytes = 0;            // DRAM bytes (unique, packed)
   int kernels = 0;             // launches under CUDA graphs (0: fused into its producer)

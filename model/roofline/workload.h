@@ -24,9 +24,17 @@ struct GemmProblem {
   golden::DType table = golden::DType::kFp16;  // table entry dtype (tables only)
   int lut_k = 4;                               // activations per table
   bool tables_in_kernel = false;  // tables: built inside the kernel from X (precompute inkernel)
-  double weight_bytes = 0;        // W at its packed size (+ scales, bias)
-  double x_bytes = 0;             // X (activations or tables)
-  double out_bytes = 0;           // Y
+  // The MoE reference step's grouped GEMM (torch._grouped_mm: one CUTLASS kernel over the
+  // `batch` groups, no split-K, a setup kernel before it); its rates: the path's "grouped" entry
+  // (hw::GemmPathRates::kernel).
+  bool grouped = false;
+  // A row of an operand or of the output is not a multiple of 16 bytes: cuBLAS runs its
+  // alignment-1 kernels, whose operands come from L2 element by element
+  // (hw::AchievableRates::unaligned_l2_fraction).
+  bool unaligned = false;
+  double weight_bytes = 0;  // W at its packed size (+ scales, bias)
+  double x_bytes = 0;       // X (activations or tables)
+  double out_bytes = 0;     // Y
 
   double flops() const { return 2.0 * double(batch) * m * n * k; }
   double bytes() const { return weight_bytes + x_bytes + out_bytes; }

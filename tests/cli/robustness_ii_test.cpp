@@ -149,6 +149,8 @@ TEST(Outputs, NoCommandOverwritesItsInput) {
   expect_bad_input("calibrate --gpu h200 --measurements " + m + " --markdown " + m, "--markdown");
   expect_bad_input("calibrate --gpu h200 --measurements " + m + " --shape-folds -1",
                    "--shape-folds: -1 is not valid");
+  expect_bad_input("calibrate --gpu h200 --measurements " + m + " --hold-out " + t,
+                   "--hold-out: '" + t + "' is not one of the --measurements files");
   EXPECT_EQ(read_file(t), read_file(kLutTrace));
 }
 
@@ -269,7 +271,8 @@ const std::map<std::string, std::string> kAlwaysApplies = {
      "--quantize-tables --kernels --json"},
     {"ltc prefill",
      "--model --gpu --gpu-set --batch --seq --weights --acts --quantize-tables --kernels --json"},
-    {"ltc calibrate", "--gpu --measurements --out --no-lomo --no-loso --markdown --json"},
+    {"ltc calibrate",
+     "--gpu --measurements --out --no-lomo --no-loso --markdown --hold-out --json"},
     {"ltc compile gemm",
      "--gpu-set --m --n --k --weights --acts --gpu --path --stages "
      "--quantize-tables --out --verify --json"},

@@ -228,25 +228,33 @@ TEST(CalibrationResults, FileIsTheCommittedFitsTables) {
   ASSERT_FALSE(text.empty()) << "ltc calibrate ... --markdown docs/results/calibration.md";
   EXPECT_EQ(text.rfind("The roofline's fit to H200 measurements (`ltc calibrate --gpu h200 "
                        "--measurements configs/calibration/h200-profile.json "
-                       "configs/calibration/h200-gemm-kinds.json`",
+                       "configs/calibration/h200-gemm-kinds.json "
+                       "configs/calibration/h200-moe-profile.json --hold-out "
+                       "configs/calibration/h200-moe-profile.json`",
                        0),
             0u);
   CalibrationResult fake;
   fake.by_dtype = {ErrorSummary{"x"}};
   fake.by_phase = fake.by_family = fake.by_model = {ErrorSummary{"x"}};
+  fake.by_layer_family = fake.by_file_phase = fake.by_model_phase = {ErrorSummary{"x"}};
+  fake.hold_out = {"f"};
   fake.fitted.gemm_paths = {hw::GemmPathRates{"a", "b"}};
   const std::string head = calibration_markdown(fake);
   for (const char* title :
        {"## GEMMs by kind\n\n|", "## Steps by phase\n\n|", "## Steps by architecture\n\n|",
-        "## Steps by model\n\n|", "## Fitted GEMM paths\n\n|"}) {
+        "## Steps by model\n\n|", "## Fitted GEMM paths\n\n|", "\n| family, phase |",
+        "\n| measurement file, phase |", "\n| model, phase |"}) {
     const size_t at = head.find(title);
     ASSERT_NE(at, std::string::npos) << title;
     const std::string columns = head.substr(at, head.find('\n', at + std::strlen(title)) - at);
     EXPECT_NE(text.find(columns), std::string::npos) << columns;
   }
-  for (const char* row : {"| llama |", "| qwen2 |", "| gemma2 |", "| phi |", "| falcon |",
-                          "| opt |", "| decode |", "| prefill |", "| bf16 x bf16 |",
-                          "| int8 x int8 |", "| fp8e4m3 x fp8e4m3 |", "| bf16 x int4 |"}) {
+  for (const char* row :
+       {"| llama |", "| qwen2 |", "| gemma2 |", "| phi |", "| falcon |", "| opt |", "| decode |",
+        "| prefill |", "| bf16 x bf16 |", "| int8 x int8 |", "| fp8e4m3 x fp8e4m3 |",
+        "| bf16 x int4 |", "| bf16 x bf16 grouped |", "| MoE, decode |",
+        "| MoE + shared experts, prefill |", "| MLA + MoE, decode |", "| sliding window, prefill |",
+        "| h200-moe-profile.json, decode |", "| deepseek-v2-lite, decode |"}) {
     EXPECT_NE(text.find(row), std::string::npos) << row;
   }
   const auto data = load_measurements(
@@ -273,7 +281,9 @@ TEST(CalibrationResults, FileIsTheCommittedFitsTables) {
 // 0.6 x 4.8 TB/s = 23.3 us, plus the 3 us launch: 26.3 us.
 TEST(Calibrate, SyntheticGemmsRecoverKnownPathParameters) {
   hw::GpuConfig gpu = hw::load_gpu("h200");
-  gpu.achievable.gemm_paths.clear();
+  // The GPU-wide rates at their generic values, not the committed fit's: what the search can
+  // tell apart (the path's smallest row tile) must not hinge on the current H200 file.
+  gpu.achievable = hw::AchievableRates{};
   hw::AchievableRates truth = gpu.achievable;
   truth.gemm_paths.push_back(hw::GemmPathRates{"int8", "int8", 0.5, 0.6, 32, 0.3, 3.0, 1});
   const Machine m_truth([&] {

@@ -80,23 +80,38 @@ TEST(MoeStep, LowBitExpertsOnLutCoresBeatFp16OnMacCores) {
 }
 
 TEST(MoeStep, SlidingWindowBoundsAttention) {
-  const auto swa = estimate(step("mistral-7b", "h200", llm::Phase::kPrefill, 1, 16384));
   std::ifstream in(std::string(LTC_SOURCE_DIR) + "/configs/models/mistral-7b.json");
   nlohmann::json j = nlohmann::json::parse(in);
   j["sliding_window"] = nullptr;
   const std::string path = ::testing::TempDir() + "mistral_full.json";
   std::ofstream(path) << j.dump();
-  const auto full = estimate(step(path, "h200", llm::Phase::kPrefill, 1, 16384));
   auto attention_ms = [](const StepEstimate& e) {
     for (const auto& c : e.layer) {
       if (c.name == "attention") return c.ms;
     }
     return 0.0;
   };
-  // 16384 queries over a 4096-key window: about 7/16 of the causal triangle's pairs.
-  const double ratio = attention_ms(swa) / attention_ms(full);
+  // The compiled FlashAttention kernel visits the window's tiles only: 16384 queries over a
+  // 4096-key window are about 7/16 of the causal triangle's pairs.
+  StepRequest r = step("mistral-7b", "h200", llm::Phase::kPrefill, 1, 16384);
+  r.kernels = llm::KernelPlan::kCompiled;
+  StepRequest f = step(path, "h200", llm::Phase::kPrefill, 1, 16384);
+  f.kernels = llm::KernelPlan::kCompiled;
+  const double ratio = attention_ms(estimate(r)) / attention_ms(estimate(f));
   EXPECT_GT(ratio, 0.35);
   EXPECT_LT(ratio, 0.55);
+  // The reference step passes the band to SDPA as an explicit mask: its kernel computes every
+  // query-key tile, twice the causal triangle, after repeating K and V to the 32 query heads.
+  const double masked =
+      attention_ms(estimate(step("mistral-7b", "h200", llm::Phase::kPrefill, 1, 16384))) /
+      attention_ms(estimate(step(path, "h200", llm::Phase::kPrefill, 1, 16384)));
+  EXPECT_GT(masked, 1.9);
+  EXPECT_LT(masked, 2.2);
+  // A prompt inside the window is plain causal SDPA, as without one.
+  const double inside =
+      attention_ms(estimate(step("mistral-7b", "h200", llm::Phase::kPrefill, 1, 4096))) /
+      attention_ms(estimate(step(path, "h200", llm::Phase::kPrefill, 1, 4096)));
+  EXPECT_NEAR(inside, 1.0, 1e-9);
 }
 
 TEST(MoeStep, EveryNewModelRunsDecodeAndPrefillOnEveryPath) {
