@@ -118,8 +118,7 @@ class GraphBuilder {
         if (reference && m_.is_mla()) op.launches = op.attention.latent ? 9 : 7;
         // A prompt longer than the window: K and V repeated to every query head (no GQA with
         // an explicit mask), then SDPA with the banded mask.
-        if (reference && masked_past_window(op.attention) &&
-            op.attention.kv_heads < op.attention.heads) {
+        if (reference && op.attention.past_window() && op.attention.kv_heads < op.attention.heads) {
           op.launches += 2;
           op.moved_bytes += 2.0 * double(op.attention.batch) * op.attention.q_len *
                             double(op.attention.heads + op.attention.kv_heads) *
@@ -137,12 +136,6 @@ class GraphBuilder {
       default:
         break;
     }
-  }
-
-  // Prefill attention past a sliding window: the reference's SDPA with an explicit banded mask
-  // (the compiled plan's band and causal head: AttentionShape::banded).
-  static bool masked_past_window(const AttentionShape& a) {
-    return a.causal && a.window > 0 && a.q_len > a.window;
   }
 
   // The MoE routing ops' kernels in the reference step, as its kernel lists show them
@@ -679,7 +672,7 @@ void StepConfig::validate() const {
 double AttentionShape::pairs() const {
   if (!causal) return double(q_len) * double(kv_len);
   const double q = double(q_len);
-  if (window <= 0 || window >= q_len) return q * (q + 1) / 2;
+  if (!past_window()) return q * (q + 1) / 2;
   const double w = double(window);  // the first w queries see a growing prefix, the rest w keys
   return w * (w + 1) / 2 + (q - w) * w;
 }

@@ -133,9 +133,11 @@ struct AttentionShape {
   static constexpr int64_t kBandTile = 64;
   int64_t band_window_tiles() const { return (window - 1 + kBandTile - 1) / kBandTile; }
   int64_t band_head_tiles() const { return band_window_tiles() + band_window_tiles() % 2; }
+  // A prefill whose prompt runs past its sliding window (the reference's SDPA takes an explicit
+  // banded mask).
+  bool past_window() const { return causal && window > 0 && window < q_len; }
   bool banded() const {
-    return causal && window > 0 && window < q_len &&
-           band_head_tiles() < (q_len + kBandTile - 1) / kBandTile;
+    return past_window() && band_head_tiles() < (q_len + kBandTile - 1) / kBandTile;
   }
   // Query-key pairs computed per (sequence, head): all in decode, the causal (banded) triangle
   // in prefill.
