@@ -196,10 +196,14 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
                                            : 0.0;
       const double t_dram =
           (g.bytes() + reduce_bytes) / std::min(dram_bw, active * m.sm_dram_bytes_per_s());
+      // Split-K: the partial sums are added by a second (reduce) kernel.
+      const double t_fixed = fixed_s + (!stream_k && s > 1 ? m.elementwise_fixed_s() : 0.0);
+      // Overlap and throttling never go below the slower part: a schedule that cannot beat
+      // the best so far is not costed further (the calibration's fits spend most time here).
+      if (std::max(t_compute, t_dram) + t_fixed >= best_s) return;
       double t_total = overlap(t_compute, t_dram, a.overlap_exponent);
       if (t_compute > t_dram) t_total *= throttle(m, t_compute);
-      // Split-K: the partial sums are added by a second (reduce) kernel.
-      t_total += fixed_s + (!stream_k && s > 1 ? m.elementwise_fixed_s() : 0.0);
+      t_total += t_fixed;
       if (t_total < best_s) {
         best_s = t_total;
         best.tile = TileChoice{t.tm, t.tn, stream_k ? 1 : s, tiles, waves, stream_k};
