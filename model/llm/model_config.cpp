@@ -146,6 +146,12 @@ void read_mla(const json& j, const std::string& src, ModelConfig& c) {
   a.qk_nope_dim = int_field(j, {"qk_nope_head_dim"}, src);
   a.qk_rope_dim = int_field(j, {"qk_rope_head_dim"}, src);
   a.v_head_dim = int_field(j, {"v_head_dim"}, src);
+  if (a.v_head_dim == 0 && c.model_type == "minicpm3" && c.heads > 0) {
+    // MiniCPM3's config has no v_head_dim: its attention takes hidden_size / heads.
+    a.v_head_dim = c.hidden / c.heads;
+    c.defaulted.push_back("v_head_dim = hidden_size / num_attention_heads = " +
+                          std::to_string(a.v_head_dim) + " (MiniCPM3's rule)");
+  }
   for (auto [field, v] :
        {std::pair{"qk_nope_head_dim", a.qk_nope_dim}, std::pair{"qk_rope_head_dim", a.qk_rope_dim},
         std::pair{"v_head_dim", a.v_head_dim}}) {

@@ -82,6 +82,29 @@ TEST(ModelFamily, Gemma2HasPostNormsAndHeadDim256) {
   EXPECT_EQ(g.find("o_proj")->gemm.k, 8 * 256);  // q_dim 2048, not hidden 2304
 }
 
+// The latent-attention models beside DeepSeek-V2-Lite: DeepSeek-V2 (query low-rank, 128 heads) and
+// MiniCPM3-4B, whose config has no v_head_dim (its attention takes hidden / heads).
+TEST(ModelFamily, LatentAttentionModelsReadTheirLowRanks) {
+  const auto ds = profile_model("deepseek-v2");
+  EXPECT_EQ(ds.mla.q_lora_rank, 1536);
+  EXPECT_EQ(ds.mla.kv_lora_rank, 512);
+  EXPECT_EQ(ds.moe.experts, 160);
+  EXPECT_NEAR(double(ds.parameters()), 236e9, 0.01 * 236e9);  // the model card's 236B
+
+  const auto mc = profile_model("minicpm3-4b");
+  EXPECT_EQ(mc.mla.v_head_dim, 64);
+  bool noted = false;
+  for (const auto& d : mc.defaulted) noted |= d.find("v_head_dim") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // One layer by hand: q_a 768 x 2560, q_b 40 x (64 + 32) x 768, kv_a (256 + 32) x 2560,
+  // kv_b 40 x (64 + 64) x 256, o 2560 x 40 x 64, gated FFN 3 x 2560 x 6400, norms 2 x 2560 +
+  // 768 + 256.
+  const int64_t attention = 768 * 2560 + 40 * 96 * 768 + 288 * 2560 + 40 * 128 * 256 + 2560 * 2560;
+  EXPECT_EQ(mc.layer_parameters(), attention + 3 * 2560 * 6400 + 2 * 2560 + 768 + 256);
+  const auto g = decode_graph(mc);
+  EXPECT_EQ(g.find("o_proj")->gemm.k, 40 * 64);
+}
+
 TEST(ModelFamily, Qwen2HasBiasOnTheQkvProjectionOnly) {
   const auto m = profile_model("qwen2.5-7b");
   EXPECT_TRUE(m.qkv_bias);

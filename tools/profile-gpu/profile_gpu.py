@@ -184,7 +184,8 @@ def moe_mla_window(mt, cfg, L, ffn):
     if cfg.get("kv_lora_rank"):
         mla = {"kv_lora": int(cfg["kv_lora_rank"]), "q_lora": int(cfg.get("q_lora_rank") or 0),
                "qk_nope": int(cfg["qk_nope_head_dim"]), "qk_rope": int(cfg["qk_rope_head_dim"]),
-               "v_head": int(cfg["v_head_dim"])}
+               # MiniCPM3's config has no v_head_dim: its attention takes hidden / heads.
+               "v_head": int(cfg.get("v_head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"])}
     W = cfg.get("sliding_window")
     sliding = [False] * L
     if isinstance(W, int) and not isinstance(W, bool) and W > 0 and \
