@@ -251,13 +251,16 @@ void run_moe(const BenchSimFlags& o) {
     int64_t batch, length;
   };
   const llm::Phase d = llm::Phase::kDecode, p = llm::Phase::kPrefill;
-  // Decode points across batch and context; the compiler's grouped MMA kernel takes at most 64
-  // rows per expert, so MoE prefill is not among them.
+  // Decode points across batch and context, and prefills: every family of the file (MoE, MoE with
+  // shared experts, latent attention with MoE, sliding window).
   const Case cases[] = {{"mixtral-8x7b", d, 1, 512},       {"mixtral-8x7b", d, 16, 4096},
-                        {"qwen1.5-moe-a2.7b", d, 16, 512}, {"qwen3-30b-a3b", d, 1, 512},
-                        {"qwen3-30b-a3b", d, 64, 512},     {"mistral-7b", d, 1, 512},
+                        {"mixtral-8x7b", p, 1, 512},       {"qwen1.5-moe-a2.7b", d, 16, 512},
+                        {"qwen1.5-moe-a2.7b", p, 1, 2048}, {"qwen3-30b-a3b", d, 1, 512},
+                        {"qwen3-30b-a3b", d, 64, 512},     {"qwen3-30b-a3b", p, 8, 512},
+                        {"deepseek-v2-lite", d, 1, 512},   {"deepseek-v2-lite", d, 16, 4096},
+                        {"deepseek-v2-lite", p, 1, 512},   {"mistral-7b", d, 1, 512},
                         {"mistral-7b", d, 64, 4096},       {"mistral-7b", d, 16, 16384},
-                        {"mistral-7b", p, 1, 512}};
+                        {"mistral-7b", p, 1, 512},         {"mistral-7b", p, 1, 8192}};
   const std::string path = config_dir("calibration") + "/h200-moe-profile.json";
   const roofline::Measurements data = roofline::load_measurements({path});
   const hw::GpuConfig gpu = hw::load_gpu("h200");

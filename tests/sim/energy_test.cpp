@@ -3,6 +3,7 @@
 // (docs/published-figures.md#energy-per-operation-and-per-access); the L2's dirty output written
 // back at the end of a run; and a part without a figure reported as unknown, not as 0.
 #include "sim/energy.h"
+#include "common/config_dir.h"
 #include "common/error.h"
 #include "model/hw/gpu.h"
 #include "sim/simulator.h"
@@ -11,6 +12,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 namespace ltc {
@@ -115,6 +119,43 @@ TEST(Energy, LutTilesPayTheGpuFilesPpaFigureForTheTracesPrecision) {
             std::string::npos)
       << f.lmma_source;
   EXPECT_NE(f.lmma_source.find("fallback"), std::string::npos);
+}
+
+// The built-in LUT GPUs' energy.lut entries are the PPA flow's NanGate 45 nm records shipped in
+// configs/ppa/, scaled to 7 nm at 0.7 V by hand here: dynamic energy per op = (internal +
+// switching) power x clock / ops per cycle, x (7 / 45) x (0.7 / 1.1)^2 (docs/energy.md).
+TEST(Energy, BuiltinLutGpusCarryTheFlowsRecordsScaledTo7nm) {
+  const std::string path = config_dir("ppa") + "/a100-lut4x-nangate45.jsonl";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  std::set<std::string> recorded;
+  for (const std::string name : {"a100-lut4x", "a100-lut8x", "a100-lut4x-drm"}) {
+    const hw::GpuConfig gpu = hw::load_gpu(name);
+    in.clear();
+    in.seekg(0);
+    std::string line;
+    int records = 0;
+    while (std::getline(in, line)) {
+      const auto r = nlohmann::json::parse(line);
+      ASSERT_NE(r.at("library").get<std::string>().find("1.1 V"), std::string::npos);
+      const double pj = (r.at("internal_mw").get<double>() + r.at("switching_mw").get<double>()) *
+                        r.at("clock_ns").get<double>() / r.at("ops_per_cycle").get<double>() *
+                        (7.0 / 45) * (0.7 / 1.1) * (0.7 / 1.1);
+      const std::string tile = r.at("id");
+      const hw::LutTileEnergy* e = gpu.energy.lut_entry(tile);
+      ASSERT_NE(e, nullptr) << name << " " << tile;
+      EXPECT_NEAR(e->pj_per_op, pj, 1e-9 * pj) << name << " " << tile;
+      EXPECT_NE(e->source.find("a100-lut4x-nangate45.jsonl"), std::string::npos) << e->source;
+      recorded.insert(tile);
+      ++records;
+    }
+    EXPECT_EQ(records, 8);
+    EXPECT_EQ(gpu.energy.lut.size(), size_t(records)) << name;  // no entry without its record
+  }
+  // The traces the report and the agreement bench simulate take their entry, not the fallback.
+  for (const char* tile : {"lut-m2n64k4-int8-w2-tint16-int32", "lut-m2n64k4-fp16-w1-fp32"}) {
+    EXPECT_EQ(recorded.count(tile), 1u) << tile;
+  }
 }
 
 TEST(Energy, AnEnergyLutEntryIsRefusedWithoutATileOrTwice) {
