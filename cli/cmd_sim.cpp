@@ -266,12 +266,26 @@ struct StepComparison {
 
 void print_energy(const sim::Energy& e, const sim::EnergyCoefficients& c,
                   const std::optional<StepComparison>& step) {
+  // A part the GPU file has no figure for is "unknown", never 0; a sum that leaves parts out
+  // says so.
+  auto unknown = [&](std::initializer_list<const char*> names) {
+    for (const char* n : names) {
+      if (std::find(e.unknown.begin(), e.unknown.end(), n) != e.unknown.end()) return true;
+    }
+    return false;
+  };
+  auto part = [&](double j, std::initializer_list<const char*> names) {
+    if (!unknown(names)) return si_text(j, "J");
+    return j > 0 ? si_text(j, "J") + " + unknown" : std::string("unknown");
+  };
+  const std::string some = e.unknown.empty() ? "" : " of the known parts";
   fmt::print(
-      "energy: {} (tensor {} of which LUT {}, cuda {}, smem {}, l1 {}, l2 {}, dram {}, static {}), "
-      "average {:.4g} W over {:.4g} ms\n",
-      si_text(e.total_j(), "J"), si_text(e.tensor_j, "J"), si_text(e.lmma_j, "J"),
-      si_text(e.cuda_j, "J"), si_text(e.smem_j, "J"), si_text(e.l1_j, "J"), si_text(e.l2_j, "J"),
-      si_text(e.dram_j, "J"), si_text(e.static_j, "J"), e.average_w(), e.time_s * 1e3);
+      "energy: {}{} (tensor {} of which LUT {}, cuda {}, smem {}, l1 {}, l2 {}, dram {}, static "
+      "{}), average {:.4g} W{} over {:.4g} ms\n",
+      si_text(e.total_j(), "J"), some, part(e.tensor_j, {"mma", "lmma"}), part(e.lmma_j, {"lmma"}),
+      part(e.cuda_j, {"cuda"}), part(e.smem_j, {"smem"}), part(e.l1_j, {"l1"}),
+      part(e.l2_j, {"l2"}), part(e.dram_j, {"dram"}), part(e.static_j, {"static"}), e.average_w(),
+      some, e.time_s * 1e3);
   if (e.lmma_j > 0 || !c.lmma_source.empty()) {
     fmt::print("LUT tile energy: {:.4g} pJ per op and weight plane: {}\n", c.lmma_pj_per_plane_op,
                c.lmma_source);
@@ -290,10 +304,10 @@ void print_energy(const sim::Energy& e, const sim::EnergyCoefficients& c,
     return known ? si_text(j / t, "J") : std::string("unknown");
   };
   fmt::print(
-      "per token ({} tokens): {} (tensor {}, dram {}); roofline, same step: {} (tensor {}, dram "
+      "per token ({} tokens): {}{} (tensor {}, dram {}); roofline, same step: {} (tensor {}, dram "
       "{}; it charges tensor cores at peak-rate busy time and DRAM bytes only)\n",
-      step->tokens, si_text(e.total_j() / t, "J"), si_text(e.tensor_j / t, "J"),
-      si_text(e.dram_j / t, "J"),
+      step->tokens, si_text(e.total_j() / t, "J"), some, part(e.tensor_j / t, {"mma", "lmma"}),
+      part(e.dram_j / t, {"dram"}),
       rf.tensor_energy_known && rf.dram_energy_known
           ? si_text((rf.tensor_energy_j + rf.dram_energy_j) / t, "J")
           : std::string("unknown"),

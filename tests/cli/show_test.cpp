@@ -329,5 +329,21 @@ TEST(SimUtilization, UsefulTensorOpsLeaveOutThePaddingToTheInstruction) {
   std::filesystem::remove(trace);
 }
 
+TEST(SimEnergy, APartWithoutAFigureIsUnknownNeverZero) {
+  // The H200 file has no MMA energy figure: the tensor part is unknown, the sum says it leaves
+  // parts out, and neither prints as 0 J.
+  const std::string trace = (std::filesystem::temp_directory_path() / "ltc_show_h200.lmt").string();
+  ASSERT_EQ(run("compile gemm --m 16 --n 256 --k 256 --gpu h200 --weights fp16 --acts fp16 --out " +
+                trace)
+                .code,
+            0);
+  const CliRun r = run("sim " + trace);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("of the known parts (tensor unknown"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("tensor 0 J"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("energy left out: mma"), std::string::npos) << r.out;
+  std::filesystem::remove(trace);
+}
+
 }  // namespace
 }  // namespace ltc
