@@ -90,10 +90,14 @@ AgreementResult run_agreement(const AgreementCase& c, bool full) {
   r.roofline_ms = est.latency_ms;
   r.sim_method = full ? "full" : run.sample_method;
   const sim::Energy energy = sim::run_energy(run, sim::energy_coefficients(gpu, &trace));
-  r.sim_tensor_j = energy.tensor_j;
-  r.sim_dram_j = energy.dram_j;
-  r.sim_total_j = energy.total_j();
   constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+  auto unknown = [&](const char* part) {
+    return std::find(energy.unknown.begin(), energy.unknown.end(), part) != energy.unknown.end();
+  };
+  r.sim_tensor_j = unknown("mma") || unknown("lmma") ? kUnknown : energy.tensor_j;
+  r.sim_dram_j = unknown("dram") ? kUnknown : energy.dram_j;
+  r.sim_total_j = energy.total_j();
+  r.sim_total_partial = !energy.unknown.empty();
   r.roofline_tensor_j = est.tensor_energy_known ? est.tensor_energy_j : kUnknown;
   r.roofline_dram_j = est.dram_energy_known ? est.dram_energy_j : kUnknown;
   r.tokens = step.rows();
@@ -160,10 +164,13 @@ nlohmann::json to_json(const AgreementResult& r) {
       {"wall_s", r.wall_s},
       {"energy",
        {{"tokens", r.tokens},
-        {"sim_tensor_j", r.sim_tensor_j},
-        {"sim_dram_j", r.sim_dram_j},
-        {"sim_total_j", r.sim_total_j},
         // JSON has no NaN: null is unknown.
+        {"sim_tensor_j",
+         std::isnan(r.sim_tensor_j) ? nlohmann::json(nullptr) : nlohmann::json(r.sim_tensor_j)},
+        {"sim_dram_j",
+         std::isnan(r.sim_dram_j) ? nlohmann::json(nullptr) : nlohmann::json(r.sim_dram_j)},
+        {"sim_total_j", r.sim_total_j},
+        {"sim_total_partial", r.sim_total_partial},
         {"roofline_tensor_j", std::isnan(r.roofline_tensor_j)
                                   ? nlohmann::json(nullptr)
                                   : nlohmann::json(r.roofline_tensor_j)},
@@ -186,12 +193,13 @@ AgreementResult agreement_from_json(const nlohmann::json& j) {
   r.wall_s = j.at("wall_s");
   const nlohmann::json& e = j.at("energy");
   r.tokens = e.at("tokens");
-  r.sim_tensor_j = e.at("sim_tensor_j");
-  r.sim_dram_j = e.at("sim_dram_j");
-  r.sim_total_j = e.at("sim_total_j");
   auto known = [](const nlohmann::json& v) {
     return v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
   };
+  r.sim_tensor_j = known(e.at("sim_tensor_j"));
+  r.sim_dram_j = known(e.at("sim_dram_j"));
+  r.sim_total_j = e.at("sim_total_j");
+  r.sim_total_partial = e.at("sim_total_partial");
   r.roofline_tensor_j = known(e.at("roofline_tensor_j"));
   r.roofline_dram_j = known(e.at("roofline_dram_j"));
   for (const auto& o : j.at("ops")) {
@@ -258,7 +266,7 @@ std::string energy_markdown(const std::vector<AgreementResult>& rows) {
                      mj(r.sim_tensor_j, r.tokens), mj(r.roofline_tensor_j, r.tokens),
                      ratio(r.sim_tensor_j, r.roofline_tensor_j), mj(r.sim_dram_j, r.tokens),
                      mj(r.roofline_dram_j, r.tokens), ratio(r.sim_dram_j, r.roofline_dram_j),
-                     mj(r.sim_total_j, r.tokens));
+                     mj(r.sim_total_j, r.tokens) + (r.sim_total_partial ? " (known parts)" : ""));
   }
   return s;
 }

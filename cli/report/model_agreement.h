@@ -41,8 +41,10 @@ struct AgreementResult {
   std::string sim_method;  // sampled simulation's method, or "full"
   std::vector<OpGap> ops;  // every operator, step order (layer operators summed over layers)
   // Energy of the step (docs/energy.md): the simulator's parts and total, the roofline's tensor
-  // and DRAM parts (NaN where its GPU file has no figure), and the tokens it produces.
+  // and DRAM parts (a part is NaN where the GPU file has no figure for it), and the tokens it
+  // produces.
   double sim_tensor_j = 0, sim_dram_j = 0, sim_total_j = 0;
+  bool sim_total_partial = false;  // sim_total_j leaves out parts without a figure
   double roofline_tensor_j = 0, roofline_dram_j = 0;
   int64_t tokens = 0;
   double wall_s = 0;

@@ -136,6 +136,8 @@ TEST(ResultsFiles, SimulatorFilesAreInStepWithTheBench) {
   expect_in_step("sim-threads.md", sim_threads_markdown(nlohmann::json::array()));
   expect_in_step("sim-paper.md", sim_paper_markdown(nlohmann::json::object()));
   expect_in_step("sim-moe.md", sim_moe_markdown(nlohmann::json::object()));
+  // ltc bench agreement --model llama2-7b --energy docs/results/energy.md (docs/energy.md).
+  expect_in_step("energy.md", energy_markdown({}));
 }
 
 // One sweep as `ltc sweep --json` prints it: a ratio, a crossover at two x, a ratio without data.
