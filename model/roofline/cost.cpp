@@ -208,10 +208,11 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
       // the best so far is not costed further (the calibration's fits spend most time here).
       if (std::max(t_compute, t_dram) + t_fixed >= best_s) return;
       double t_total = overlap(t_compute, t_dram, a.overlap_exponent);
-      // The sustained-power clock drop follows the tensor cores' power: a tile bound by its
-      // L2 feed or its dequantization (tinygemm) keeps them mostly idle and its clocks up.
-      if (t_compute > t_dram && t_tensor >= std::max(t_dequant, t_l2)) {
-        t_total *= throttle(m, t_compute);
+      // The sustained-power clock drop follows the tensor cores' power, so their duty: a tile
+      // that waits on its L2 feed or its dequantization (tinygemm) keeps its clocks up.
+      if (t_compute > t_dram) {
+        const double duty = t_tensor / std::max({t_tensor, t_dequant, t_l2});
+        t_total *= 1 + duty * (throttle(m, t_compute) - 1);
       }
       t_total += t_fixed;
       if (t_total < best_s) {

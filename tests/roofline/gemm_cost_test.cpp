@@ -278,9 +278,10 @@ TEST(GemmPath, DataParallelKernelsStepWithWaves) {
   EXPECT_FALSE(two.tile.stream_k);
 }
 
-// The sustained-power throttle follows tensor work: a long GEMM bound by its tensor cores
-// slows by throttle(t) = 1 + 0.2 ln(t / 0.5 ms) (capped at 1.25), one bound by its L2 feed
-// (tinygemm at M = 8192, about 20 ms) keeps its clocks.
+// The sustained-power throttle follows the tensor cores' duty: a long GEMM bound by its tensor
+// cores slows by throttle(t) = 1 + 0.2 ln(t / 0.5 ms) (capped at 1.25); one bound by its L2
+// feed (tinygemm at M = 8192, about 20 ms) slows by that excess times the share of its tile
+// time the tensor cores work: 2 x 16 x 8 x K at 989 TFLOP/s over 132 SMs against its L2 bytes.
 TEST(GemmPath, ThrottleFollowsTensorWork) {
   hw::GpuConfig gpu =
       one_tile_gpu(hw::GemmPathRates{"bf16", "int4", 1.0, 0.9, 16, 1.0, 1.0, 1}, 8, 0.2);
@@ -290,16 +291,22 @@ TEST(GemmPath, ThrottleFollowsTensorWork) {
   gpu.achievable.throttle_onset_ms = 0.5;
   gpu.achievable.throttle_max = 1.25;
   const Machine throttled(gpu);
+  auto slowdown = [](double compute_ms) {
+    return std::min(1.25, 1 + 0.2 * std::log(compute_ms / 0.5)) - 1;
+  };
   const auto w4 = make_gemm(8192, 12288, 4096, wf("int4:g=128"), golden::DType::kBf16);
   const auto a = gemm_cost(steady, w4), b = gemm_cost(throttled, w4);
   EXPECT_EQ(b.bound, "l2");
   EXPECT_GT(b.compute_ms, 10);
-  EXPECT_DOUBLE_EQ(b.ms, a.ms);
+  const double tensor_s = 2.0 * 16 * 8 * 4096 / (989e12 / 132);
+  const double l2_s = (16 * 2.0 + 8 * w4.w_bytes_per_element()) * 4096 / (20000e9 * 0.2 / 132);
+  const double duty = tensor_s / l2_s;
+  EXPECT_LT(duty, 0.05);
+  EXPECT_NEAR(b.ms - 1e-3, (a.ms - 1e-3) * (1 + duty * slowdown(a.compute_ms)), 1e-4 * b.ms);
   const auto i8 = make_gemm(8192, 8192, 8192, wf("int8"), golden::DType::kInt8);
   const auto c = gemm_cost(steady, i8), d = gemm_cost(throttled, i8);
   EXPECT_EQ(d.bound, "compute");
-  const double factor = std::min(1.25, 1 + 0.2 * std::log(c.compute_ms / 0.5));
-  EXPECT_NEAR(d.ms - 1e-3, (c.ms - 1e-3) * factor, 1e-3 * d.ms);
+  EXPECT_NEAR(d.ms - 1e-3, (c.ms - 1e-3) * (1 + slowdown(c.compute_ms)), 1e-3 * d.ms);
 }
 
 TEST(GemmPath, LutTensorCoreRunsLowBitGemmsFromTables) {
