@@ -137,6 +137,8 @@ void gemm_path_fields(V&& v, P& p) {
   v("max_tile_m", p.max_tile_m);
   v("l2_bw_fraction", p.l2_bw_fraction);
   v("tile_overhead_k", p.tile_overhead_k);
+  v("tile_n", p.tile_n);
+  v("data_parallel", p.data_parallel);
 }
 
 // The energy section (sim/energy.h: each figure's source in `source`).
@@ -446,11 +448,12 @@ void GpuConfig::finalize() {
         p.tile_m < 0 || p.tile_m > 256 || p.fixed_us < 0 || p.max_split_k < 0 ||
         p.max_split_k > 64 || p.max_tile_m < 0 || p.max_tile_m > 256 ||
         (p.max_tile_m > 0 && p.max_tile_m < p.tile_m) || p.l2_bw_fraction < 0 ||
-        p.l2_bw_fraction > 1 || !(p.tile_overhead_k >= 0 && p.tile_overhead_k <= 65536)) {
+        p.l2_bw_fraction > 1 || !(p.tile_overhead_k >= 0 && p.tile_overhead_k <= 65536) ||
+        p.tile_n < 0 || p.tile_n > 256 || (p.data_parallel != 0 && p.data_parallel != 1)) {
       throw InputError(w + ": achievable.gemm_paths " + p.act + " x " + p.weight +
                        ": fractions must be in [0, 1] (0: the GPU-wide value), tile_m in 0..256, "
                        "max_tile_m 0 or tile_m..256, fixed_us >= 0, max_split_k in 0..64, "
-                       "tile_overhead_k in 0..65536");
+                       "tile_overhead_k in 0..65536, tile_n in 0..256, data_parallel 0 or 1");
     }
   }
   positive(w, "achievable.sm_dram_gbps", achievable.sm_dram_gbps);

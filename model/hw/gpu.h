@@ -63,6 +63,14 @@ struct GemmPathRates {
   // Per thread-block tile: its prologue (pipeline fill) and epilogue (the output tile converted
   // and stored; INT32 for INT8) as the K depth of main loop they cost at the tile's tensor rate.
   double tile_overhead_k = 0;
+  // Columns of the path's one kernel tile, tile_m x tile_n (0: the library's tiles of
+  // tile_m..max_tile_m rows and 64..256 columns). tinygemm's thread block is one m16n8k16 tile,
+  // so each row of X present is read from L2 once per 8 output columns.
+  int tile_n = 0;
+  // 1: the path's kernels run whole tiles in waves over the SMs, never stream-K (cuBLASLt's
+  // INT8 CUTLASS sm80 kernels: their time steps with ceil(tiles / SMs)); 0: the library may
+  // deal K loops evenly over the SMs.
+  int data_parallel = 0;
   // Which kernels: "" the library's GEMMs (cuBLAS, cuBLASLt, tinygemm); "grouped" the routed
   // experts' grouped GEMM of the MoE reference step (torch._grouped_mm, one CUTLASS kernel over
   // all groups; docs/performance-models.md). A grouped entry's 0 falls back to the plain entry of

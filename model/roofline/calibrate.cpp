@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <cmath>
@@ -354,11 +355,23 @@ std::string format_files(const std::vector<std::string>& files) {
 }  // namespace
 
 double gemm_estimate_ms(const Machine& m, const GemmMeasurement& g) {
-  const auto spec = gemm_path_spec(g.dtype);
-  std::string weights = spec.weights;
-  if (g.dtype == "int4wo" && g.group_size > 0) weights = "int4:g=" + std::to_string(g.group_size);
-  const auto w = llm::parse_weight_format(weights);
-  const auto a = golden::parse_act_dtype(spec.acts, "GEMM acts");
+  // The operands of the last kind this thread parsed: a fit estimates thousands of GEMMs of a
+  // few kinds, and parsing them each time was a tenth of its time.
+  thread_local std::string dtype;
+  thread_local int group_size = -1;
+  thread_local llm::WeightFormat w;
+  thread_local golden::DType a = golden::DType::kFp16;
+  if (g.dtype != dtype || g.group_size != group_size) {
+    const auto spec = gemm_path_spec(g.dtype);
+    std::string weights = spec.weights;
+    if (g.dtype == "int4wo" && g.group_size > 0) {
+      weights = "int4:g=" + std::to_string(g.group_size);
+    }
+    w = llm::parse_weight_format(weights);
+    a = golden::parse_act_dtype(spec.acts, "GEMM acts");
+    dtype = g.dtype;
+    group_size = g.group_size;
+  }
   return gemm_cost(m, make_gemm(g.m_run, g.n, g.k, w, a)).ms;
 }
 
@@ -464,6 +477,9 @@ std::vector<FitParameter> step_parameters(bool moe, bool mla) {
   return p;
 }
 
+// The smallest row tiles a GEMM path's kernels may have (`tile_m`'s choices).
+constexpr std::array<int, 4> kTileRows = {1, 16, 32, 64};
+
 std::vector<FitParameter> path_parameters(const std::string& dtype) {
   const auto [act, weight] = path_names(dtype);
   const std::string pre = "gemm_paths[" + act + " x " + weight + "].";
@@ -496,12 +512,18 @@ std::vector<FitParameter> path_parameters(const std::string& dtype) {
     p.choices = std::move(choices);
     return p;
   };
-  const FitParameter tile = discrete("tile_m", &hw::GemmPathRates::tile_m, {1, 16, 32, 64});
+  const FitParameter tile = discrete("tile_m", &hw::GemmPathRates::tile_m,
+                                     std::vector<double>(kTileRows.begin(), kTileRows.end()));
   const FitParameter split = discrete("max_split_k", &hw::GemmPathRates::max_split_k, {16, 4, 1});
   // The largest row tile of the path's kernels (0: the library's 256): tinygemm repeats its
   // dequantization per m16 tile row, cuBLASLt's INT8 CUTLASS kernels keep 64..128-row tiles.
   const FitParameter max_tile =
       discrete("max_tile_m", &hw::GemmPathRates::max_tile_m, {0, 128, 64, 16, 1});
+  // The kernels' kind: tiles of the library's widths or tinygemm's n8 only; stream-K allowed or
+  // whole tiles in waves (cuBLASLt's INT8 CUTLASS sm80 kernels).
+  FitParameter width = discrete("tile_n", &hw::GemmPathRates::tile_n, {0, 8});
+  FitParameter waves = discrete("data_parallel", &hw::GemmPathRates::data_parallel, {0, 1});
+  width.kernel_kind = waves.kernel_kind = true;
   return {field("tensor_fraction", &hw::GemmPathRates::tensor_fraction, 0.005, 1.0, true),
           field("small_tile_fraction", &hw::GemmPathRates::small_tile_fraction, 0.005, 1.0, true),
           field("dram_bw_fraction", &hw::GemmPathRates::dram_bw_fraction, 0.05, 1.0, false),
@@ -510,7 +532,9 @@ std::vector<FitParameter> path_parameters(const std::string& dtype) {
           field("tile_overhead_k", &hw::GemmPathRates::tile_overhead_k, 0, 4096, false),
           tile,
           max_tile,
-          split};
+          split,
+          width,
+          waves};
 }
 
 hw::AchievableRates coordinate_search(
@@ -842,9 +866,12 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
         return gemm_objective(gpu, x, data, sample);
       };
       // The discrete parameters (tile rows, K splits) make the objective rugged: a quick fit of
-      // the continuous ones for every combination of them, then the full search from the best.
-      std::vector<FitParameter> continuous, discrete;
-      for (const auto& p : path_params) (p.choices.empty() ? continuous : discrete).push_back(p);
+      // the continuous ones for every combination of them, then (the kernels' kind: tile width,
+      // waves) a quick fit from the best for each other kind, then the full search from the best.
+      std::vector<FitParameter> continuous, discrete, kind;
+      for (const auto& p : path_params) {
+        (p.choices.empty() ? continuous : p.kernel_kind ? kind : discrete).push_back(p);
+      }
       CalibrateOptions quick = o;
       quick.sweeps = 2;
       quick.grid = 4;
@@ -871,7 +898,37 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
         while (i < pick.size() && ++pick[i] == discrete[i].choices.size()) pick[i++] = 0;
         if (i == pick.size()) break;
       }
+      // The other kernel kinds from the grid's best; a kernel of one tile (tile_n) at each of
+      // the smallest row tiles, its largest the same.
+      const auto [act, weight] = path_names(dtype);
+      std::vector<size_t> kind_pick(kind.size(), 0);
+      const hw::AchievableRates grid_best = best;
+      while (true) {
+        size_t i = 0;
+        while (i < kind_pick.size() && ++kind_pick[i] == kind[i].choices.size()) kind_pick[i++] = 0;
+        if (i == kind_pick.size()) break;
+        hw::AchievableRates start = grid_best;
+        for (size_t j = 0; j < kind.size(); ++j) kind[j].set(start, kind[j].choices[kind_pick[j]]);
+        const hw::GemmPathRates e = *start.gemm_path(act, weight);
+        const std::vector<int> rows = e.tile_n > 0
+                                          ? std::vector<int>(kTileRows.begin(), kTileRows.end())
+                                          : std::vector<int>{e.tile_m};
+        for (int r : rows) {
+          hw::AchievableRates trial_start = start;
+          auto& t = path_entry(trial_start, act, weight);
+          if (e.tile_n > 0) t.tile_m = t.max_tile_m = r;
+          const auto trial = coordinate_search(trial_start, continuous, quick_objective, quick);
+          const double f = quick_objective(trial);
+          if (f < best_f) {
+            best_f = f;
+            best = trial;
+          }
+        }
+      }
       a = coordinate_search(best, path_params, objective, o);
+      // A kernel of one tile: its smallest row tile is its largest.
+      auto& e = path_entry(a, act, weight);
+      if (e.tile_n > 0) e.max_tile_m = e.tile_m;
     }
     return a;
   };
@@ -1152,7 +1209,9 @@ std::string calibrated_gpu_json(const std::string& gpu_file, const CalibrationRe
                      // A largest row tile under the smallest is the smallest (cost.cpp).
                      {"max_tile_m", p.max_tile_m > 0 ? std::max(p.max_tile_m, p.tile_m) : 0},
                      {"l2_bw_fraction", round4(p.l2_bw_fraction)},
-                     {"tile_overhead_k", std::round(p.tile_overhead_k)}});
+                     {"tile_overhead_k", std::round(p.tile_overhead_k)},
+                     {"tile_n", p.tile_n},
+                     {"data_parallel", p.data_parallel}});
     if (!p.kernel.empty()) paths.back()["kernel"] = p.kernel;
   }
   // Fields in the order of hw::AchievableRates, as the GPU files write them.
@@ -1272,11 +1331,11 @@ std::string format_calibration(const CalibrationResult& r) {
     s += fmt::format(
         "  gemm path {} x {}: tensor_fraction {:.4f} (tiles < 128 rows {:.4f}), "
         "dram_bw_fraction {:.4f}, l2_bw_fraction {:.4f}, fixed_us {:.2f}, tile_m {}..{}, "
-        "tile_overhead_k {:.0f}, max_split_k {}\n",
+        "tile_overhead_k {:.0f}, max_split_k {}, tile_n {}, data_parallel {}\n",
         p.act, p.weight, p.tensor_fraction, p.small_tile_fraction, p.dram_bw_fraction,
         p.l2_bw_fraction, p.fixed_us, p.tile_m,
-        p.max_tile_m > 0 ? std::max(p.max_tile_m, p.tile_m) : 256, p.tile_overhead_k,
-        p.max_split_k);
+        p.max_tile_m > 0 ? std::max(p.max_tile_m, p.tile_m) : 256, p.tile_overhead_k, p.max_split_k,
+        p.tile_n, p.data_parallel);
   }
   auto table = [&](const char* title, const std::vector<ErrorSummary>& v) {
     if (v.empty()) return;
@@ -1391,14 +1450,17 @@ std::string calibration_markdown(const CalibrationResult& r) {
   }
   if (!r.fitted.gemm_paths.empty()) {
     s += "\n## Fitted GEMM paths\n\n| path | tensor | tiles < 128 rows | DRAM | L2 | fixed us | "
-         "tile rows | tile overhead (K) | max split-K |\n|---|---|---|---|---|---|---|---|---|\n";
+         "tile rows | tile columns | tile overhead (K) | max split-K | schedule |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const auto& p : r.fitted.gemm_paths) {
       s += fmt::format(
-          "| {} x {}{} | {:.4f} | {:.4f} | {:.4f} | {:.4f} | {:.2f} | {}..{} | {:.0f} | {} |\n",
+          "| {} x {}{} | {:.4f} | {:.4f} | {:.4f} | {:.4f} | {:.2f} | {}..{} | {} | {:.0f} | {} "
+          "| {} |\n",
           p.act, p.weight, p.kernel.empty() ? "" : " " + p.kernel, p.tensor_fraction,
           p.small_tile_fraction, p.dram_bw_fraction, p.l2_bw_fraction, p.fixed_us, p.tile_m,
-          p.max_tile_m > 0 ? std::max(p.max_tile_m, p.tile_m) : 256, p.tile_overhead_k,
-          p.max_split_k);
+          p.max_tile_m > 0 ? std::max(p.max_tile_m, p.tile_m) : 256,
+          p.tile_n > 0 ? std::to_string(p.tile_n) : "64..256", p.tile_overhead_k, p.max_split_k,
+          p.data_parallel == 1 ? "waves" : "waves or stream-K");
     }
   }
   return s;

@@ -87,6 +87,9 @@ struct FitParameter {
   double lo = 0, hi = 0;
   bool log_scale = false;
   std::vector<double> choices;  // a discrete parameter: the values tried (else lo..hi)
+  // A discrete parameter of the kernels' kind (tile width, waves): a GEMM path's fit tries its
+  // choices from the best point of the other discrete parameters' grid, not across that grid.
+  bool kernel_kind = false;
 };
 
 // One estimated case: a step (model, phase, batch, length) or a GEMM (dtype, shape).

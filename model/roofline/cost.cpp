@@ -110,7 +110,8 @@ hw::GemmPathRates path_rates(const hw::AchievableRates& a, const GemmProblem& g)
                    &hw::GemmPathRates::l2_bw_fraction, &hw::GemmPathRates::tile_overhead_k}) {
       if (e->*f > 0) r.*f = e->*f;
     }
-    for (auto f : {&hw::GemmPathRates::tile_m, &hw::GemmPathRates::max_tile_m}) {
+    for (auto f : {&hw::GemmPathRates::tile_m, &hw::GemmPathRates::max_tile_m,
+                   &hw::GemmPathRates::tile_n, &hw::GemmPathRates::data_parallel}) {
       if (e->*f > 0) r.*f = e->*f;
     }
   }
@@ -157,6 +158,8 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
                            ? m.gpu().l2.bw_gbps * 1e9 * rates->l2_bw_fraction
                            : m.l2_bytes_per_s();
   const int max_split_k = rates && rates->max_split_k > 0 ? rates->max_split_k : kMaxSplitK;
+  const int tile_n = rates ? rates->tile_n : 0;
+  const bool stream_k_allowed = !(rates && rates->data_parallel == 1);
   // A grouped GEMM's setup kernel (the groups' problem descriptors) runs before it.
   const double fixed_s =
       (rates && rates->fixed_us > 0 ? rates->fixed_us * 1e-6 : m.kernel_fixed_s()) +
@@ -179,7 +182,10 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
       const double t_tensor = 2.0 * t.tm * t.tn * (double(kk) + tile_overhead_k) /
                               (t.tm < kSmallTileRows ? per_sm_tensor_small : per_sm_tensor);
       const double t_dequant = dequant_s_per_weight * double(t.tn) * kk;
-      const double t_l2 = (t.tm * xb + t.tn * wb) * kk / (l2_bw / active);
+      // A tile loads only the rows of X that exist (bounds-checked loads, TMA's zero fill), so a
+      // tile taller than M reads M rows: tinygemm's time grows with the rows present.
+      const double rows = double(g.m) / double(ceil_div(g.m, t.tm));
+      const double t_l2 = (rows * xb + t.tn * wb) * kk / (l2_bw / active);
       // In-kernel tables: built per k step before the tensor core can use them (a barrier
       // between the two phases), once per warp tile along N.
       const double t_tables = g.tables && g.tables_in_kernel
@@ -202,7 +208,12 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
       // the best so far is not costed further (the calibration's fits spend most time here).
       if (std::max(t_compute, t_dram) + t_fixed >= best_s) return;
       double t_total = overlap(t_compute, t_dram, a.overlap_exponent);
-      if (t_compute > t_dram) t_total *= throttle(m, t_compute);
+      // The sustained-power clock drop follows the tensor cores' power, so their duty: a tile
+      // that waits on its L2 feed or its dequantization (tinygemm) keeps its clocks up.
+      if (t_compute > t_dram) {
+        const double duty = t_tensor / std::max({t_tensor, t_dequant, t_l2});
+        t_total *= 1 + duty * (throttle(m, t_compute) - 1);
+      }
       t_total += t_fixed;
       if (t_total < best_s) {
         best_s = t_total;
@@ -223,7 +234,7 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
       if (s > 1 && (base * s > sms || ceil_div(g.k, s) < kMinSplitKDepth)) break;
       evaluate(s, false);
     }
-    if (base > sms) evaluate(1, true);
+    if (base > sms && stream_k_allowed) evaluate(1, true);
   };
   if (path.unit == GemmUnit::kLut) {
     // The compiler's LUT kernel: the tile model/tiling picks at kernel level and the estimate it
@@ -260,6 +271,9 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
     if (best_s == INFINITY) {
       for (Tile t : kLutTiles) consider(t, true, m.gpu().lut_tensor->core.shape.n);
     }
+  } else if (tile_n > 0) {
+    // A path of one kernel tile, tile_m x tile_n (tinygemm's m16n8k16 thread block).
+    consider(Tile{min_tile_m > 0 ? min_tile_m : 16, tile_n}, true, kMacWarpN);
   } else if (min_tile_m > 0 || max_tile_m > 0) {
     // The path's kernels pad M up to their smallest tile (INT8 IMMA tiles of 32 rows; 1 for
     // GEMV-like weight-only kernels) and tile M with rows up to their largest (tinygemm: one

@@ -212,6 +212,103 @@ TEST(GemmPath, LargestRowTileMakesTimeLinearInRows) {
   EXPECT_LT(c.ms, 0.5 * t4);
 }
 
+// An H200 without throttling whose one GEMM path is `path`, its kernels one tile of
+// tile_m x tile_n rows and columns, fed from L2 at `l2_fraction`.
+hw::GpuConfig one_tile_gpu(hw::GemmPathRates path, int tile_n, double l2_fraction) {
+  hw::GpuConfig gpu = hw::load_gpu("h200");
+  gpu.achievable.throttle_per_efold = 0;
+  path.max_tile_m = path.tile_m;
+  path.tile_n = tile_n;
+  path.l2_bw_fraction = l2_fraction;
+  gpu.achievable.gemm_paths = {path};
+  return gpu;
+}
+
+// tinygemm's kernel (tile_n 8, one m16 row tile): each of its ceil(M / 16) x N / 8 tiles reads
+// the rows of X that exist and its 8 weight columns from L2, so an L2-bound GEMV grows with the
+// rows present, not the padded 16. Hand check, 12288 x 4096 bf16 x int4 (g = 128), L2 at
+// 0.1 x 20 TB/s over 132 SMs: 1536 tiles in 12 waves, a tile's bytes (rows x 2 + 8 x w) x K.
+TEST(GemmPath, OneColumnTileReadsTheRowsPresentFromL2) {
+  hw::GpuConfig gpu =
+      one_tile_gpu(hw::GemmPathRates{"bf16", "int4", 1.0, 0.9, 16, 1.0, 1.0, 1}, 8, 0.1);
+  gpu.achievable.gemm_paths[0].data_parallel = 1;
+  const Machine m(gpu);
+  const auto g1 = make_gemm(1, 12288, 4096, wf("int4:g=128"), golden::DType::kBf16);
+  const double w = g1.w_bytes_per_element();
+  EXPECT_NEAR(w, 0.5 + 4.0 / 128, 0.02);  // 4 bits and a 16-bit scale and zero per 128
+  const double l2_per_sm = 20000e9 * 0.1 / 132;
+  for (int64_t rows : {1, 4, 16}) {
+    const auto c =
+        gemm_cost(m, make_gemm(rows, 12288, 4096, wf("int4:g=128"), golden::DType::kBf16));
+    EXPECT_EQ(c.tile.tm, 16);
+    EXPECT_EQ(c.tile.tn, 8);
+    EXPECT_EQ(c.tile.tiles, 1536);
+    EXPECT_EQ(c.tile.waves, 12);
+    const double hand_ms = 12 * (rows * 2.0 + 8 * w) * 4096 / l2_per_sm * 1e3;
+    EXPECT_NEAR(c.compute_ms, hand_ms, 1e-3 * hand_ms) << rows;
+    EXPECT_EQ(c.bound, "l2") << rows;
+  }
+  // 100 rows in 7 row tiles: each reads 100 / 7 rows on average, in 82 waves.
+  const auto c = gemm_cost(m, make_gemm(100, 12288, 4096, wf("int4:g=128"), golden::DType::kBf16));
+  EXPECT_EQ(c.tile.tiles, 7 * 1536);
+  const double hand_ms = 82 * (100.0 / 7 * 2 + 8 * w) * 4096 / l2_per_sm * 1e3;
+  EXPECT_NEAR(c.compute_ms, hand_ms, 1e-3 * hand_ms);
+}
+
+// Data-parallel kernels (cuBLASLt's INT8 CUTLASS sm80 kernels) run whole tiles in waves: one
+// 128 x 128 tile past the 132 SMs' first wave takes a second wave, twice the compute time;
+// with stream-K the library deals the K loops evenly (144 / 132 x 1.05 of it).
+TEST(GemmPath, DataParallelKernelsStepWithWaves) {
+  hw::GpuConfig gpu =
+      one_tile_gpu(hw::GemmPathRates{"int8", "int8", 0.5, 0.9, 128, 0.5, 1.0, 1}, 128, 1.0);
+  const Machine stream_k(gpu);
+  gpu.achievable.gemm_paths[0].data_parallel = 1;
+  const Machine waves(gpu);
+  auto cost = [](const Machine& m, int64_t rows) {
+    return gemm_cost(m, make_gemm(rows, 1536, 8192, wf("int8"), golden::DType::kInt8));
+  };
+  const auto one = cost(waves, 1408), two = cost(waves, 1409);
+  EXPECT_EQ(one.tile.tiles, 132);
+  EXPECT_EQ(two.tile.tiles, 144);
+  EXPECT_EQ(two.tile.waves, 2);
+  EXPECT_NEAR(two.compute_ms / one.compute_ms, 2.0, 1e-9);
+  const auto dealt = cost(stream_k, 1409);
+  EXPECT_TRUE(dealt.tile.stream_k);
+  EXPECT_NEAR(dealt.compute_ms / one.compute_ms, 144.0 / 132 * 1.05, 1e-9);
+  EXPECT_FALSE(two.tile.stream_k);
+}
+
+// The sustained-power throttle follows the tensor cores' duty: a long GEMM bound by its tensor
+// cores slows by throttle(t) = 1 + 0.2 ln(t / 0.5 ms) (capped at 1.25); one bound by its L2
+// feed (tinygemm at M = 8192, about 20 ms) slows by that excess times the share of its tile
+// time the tensor cores work: 2 x 16 x 8 x K at 989 TFLOP/s over 132 SMs against its L2 bytes.
+TEST(GemmPath, ThrottleFollowsTensorWork) {
+  hw::GpuConfig gpu =
+      one_tile_gpu(hw::GemmPathRates{"bf16", "int4", 1.0, 0.9, 16, 1.0, 1.0, 1}, 8, 0.2);
+  gpu.achievable.gemm_paths.push_back(hw::GemmPathRates{"int8", "int8", 0.5, 0.9, 0, 0, 1.0, 1});
+  const Machine steady(gpu);
+  gpu.achievable.throttle_per_efold = 0.2;
+  gpu.achievable.throttle_onset_ms = 0.5;
+  gpu.achievable.throttle_max = 1.25;
+  const Machine throttled(gpu);
+  auto slowdown = [](double compute_ms) {
+    return std::min(1.25, 1 + 0.2 * std::log(compute_ms / 0.5)) - 1;
+  };
+  const auto w4 = make_gemm(8192, 12288, 4096, wf("int4:g=128"), golden::DType::kBf16);
+  const auto a = gemm_cost(steady, w4), b = gemm_cost(throttled, w4);
+  EXPECT_EQ(b.bound, "l2");
+  EXPECT_GT(b.compute_ms, 10);
+  const double tensor_s = 2.0 * 16 * 8 * 4096 / (989e12 / 132);
+  const double l2_s = (16 * 2.0 + 8 * w4.w_bytes_per_element()) * 4096 / (20000e9 * 0.2 / 132);
+  const double duty = tensor_s / l2_s;
+  EXPECT_LT(duty, 0.05);
+  EXPECT_NEAR(b.ms - 1e-3, (a.ms - 1e-3) * (1 + duty * slowdown(a.compute_ms)), 1e-4 * b.ms);
+  const auto i8 = make_gemm(8192, 8192, 8192, wf("int8"), golden::DType::kInt8);
+  const auto c = gemm_cost(steady, i8), d = gemm_cost(throttled, i8);
+  EXPECT_EQ(d.bound, "compute");
+  EXPECT_NEAR(d.ms - 1e-3, (c.ms - 1e-3) * (1 + slowdown(c.compute_ms)), 1e-3 * d.ms);
+}
+
 TEST(GemmPath, LutTensorCoreRunsLowBitGemmsFromTables) {
   const Machine lut4x = machine("a100-lut4x"), a100 = machine("a100");
   const auto p = lut4x.gemm_path(wf("int2"), golden::DType::kInt8, true);

@@ -123,6 +123,15 @@ TEST(GpuConfig, BadFilesAreRejectedNamingFileAndField) {
   j.erase("mac_tensor");
   EXPECT_THROW(load_gpu(write_temp("no_mac.json", j.dump())), InputError);
   EXPECT_THROW(load_gpu(write_temp("not_json.json", "{ sms: 3")), InputError);
+  // A GEMM path's kernel tile width and waves flag out of range name the path and the range.
+  for (auto [field, value] : {std::pair<const char*, int>{"tile_n", 300}, {"data_parallel", 2}}) {
+    j = load_gpu("h200");
+    j["achievable"]["gemm_paths"][0][field] = value;
+    const std::string file = write_temp(std::string("bad_") + field + ".json", j.dump());
+    const std::string e = input_error_of([&] { load_gpu(file); });
+    EXPECT_NE(e.find(file), std::string::npos) << e;
+    EXPECT_NE(e.find("tile_n in 0..256, data_parallel 0 or 1"), std::string::npos) << e;
+  }
   // A number past double's range is nlohmann's out_of_range, not a parse_error: still the file's
   // InputError (found by the config_json fuzzer).
   const std::string overflow = write_temp("overflow.json", R"({"name": "x", "sms": 1e999})");
