@@ -232,6 +232,8 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
       // The verilated tile (--tc rtl) is one model for all SMs: they step on one thread.
       pool_(tc.times_each_issue() ? 1 : std::max(1, options.threads)) {
   l2_.dram.bind(dram_.target);
+  // A few slice groups per thread, taken by whichever thread is free (one on one thread).
+  l2_.set_groups(pool_.threads() == 1 ? 1 : 4 * pool_.threads());
   if (options.start_state) {
     l2_.load(*options.start_state);
     next_address_ = options.start_state->next_address;
@@ -281,6 +283,7 @@ KernelStats Gpu::collect(Cycle end) {
   ks.clock_ghz = gpu_.loaded_clock_ghz(ks.tensor_utilization());
   // L2 and DRAM counters are global: this kernel's share is what they gained during it.
   // (The SMs count no L2 or DRAM traffic, the L2 and DRAM nothing else.)
+  l2_.flush_stats();
   for_each_memory_counter([](uint64_t& k, const uint64_t& g) { k += g; }, ks.mem, mem_);
   mem_ = MemoryStats{};
   return ks;
@@ -315,6 +318,8 @@ void Gpu::run() {
       for (auto& sm : sms_) any = sm->take_block(launch_) || any;
       if (!any) break;
     }
+    next_.resize(sms_.size());
+    for (size_t i = 0; i < sms_.size(); ++i) next_[i] = sms_[i]->next_cycle();
     in_kernel_ = true;
     if (observer_) observer_->begin_kernel(kernels_[running_]);
     progress_event_.notify(sc_core::SC_ZERO_TIME);
@@ -349,16 +354,35 @@ void Gpu::run() {
   // No sc_stop(): with every SM idle the event queue drains and sc_start() returns.
 }
 
+void Gpu::spread(bool parallel, size_t n, const std::function<void(size_t)>& fn) {
+  if (parallel) {
+    pool_.run(n, fn);
+  } else {
+    StepPool::run_here(n, fn);
+  }
+}
+
 Cycle Gpu::step(Cycle q0) {
   const Cycle qe = q0 + quantum_;
+  // What this thread reads of the SMs between quanta lies in a few arrays of its own (next_,
+  // requests_, lines_, retires_), written by each SM's batch item: an SM's own state stays in
+  // the cache of the thread that steps it.
   stepping_.clear();
-  for (auto& sm : sms_) {
-    if (sm->next_cycle() < qe) stepping_.push_back(sm.get());
+  for (size_t i = 0; i < sms_.size(); ++i) {
+    if (next_[i] < qe) stepping_.push_back(sms_[i].get());
   }
-  pool_.run(stepping_.size(), [&](size_t i) { stepping_[i]->step(q0, qe); });
+  requests_.resize(stepping_.size());
+  lines_.resize(stepping_.size());
+  retires_.resize(stepping_.size());
+  pool_.run(stepping_.size(), [&](size_t i) {
+    Sm& sm = *stepping_[i];
+    sm.step(q0, qe);
+    requests_[i] = sm.l2_requests();
+    lines_[i] = sm.l2_line_count();
+  });
   merge(q0, qe);
   Cycle next = kNever;
-  for (auto& sm : sms_) next = std::min(next, sm->next_cycle());
+  for (const Cycle c : next_) next = std::min(next, c);
   // A slot freeing later is filled at the merge of the quantum it frees in.
   for (const Ref& f : freed_) next = std::min(next, f.cycle);
   return std::max(next, qe);
@@ -366,31 +390,41 @@ Cycle Gpu::step(Cycle q0) {
 
 void Gpu::merge(Cycle q0, Cycle qe) {
   // The L2 (and DRAM behind it) takes the SMs' accesses in (issue cycle, SM, sequence) order,
-  // which also decides the cluster multicast copies; it serves them per slice and per channel
-  // in parallel (L2::serve_batch), in that order on each.
-  // Keys (cycle - q0, SM, index): one integer compare each.
-  keys_.clear();
-  for (Sm* sm : stepping_) {
-    const auto& a = sm->access_records();
-    for (uint32_t i = 0; i < a.size(); ++i) {
-      keys_.push_back(uint64_t(a[i].cycle - q0) << 48 | uint64_t(sm->id()) << 32 | i);
-    }
-  }
-  std::sort(keys_.begin(), keys_.end());
-  const auto sm_of = [](uint64_t key) { return size_t(key >> 32 & 0xffff); };
-  const auto index_of = [](uint64_t key) { return uint32_t(key); };
+  // which also decides the cluster multicast copies; it serves them per slice group and per
+  // channel group in parallel (L2::serve_batch), in that order on each.
+  const bool multicast = multicast_.active();
   multicast_.begin_merge();
-  batch_.clear();
-  for (const uint64_t key : keys_) sms_[sm_of(key)]->prepare(index_of(key), batch_);
-  l2_.serve_batch(batch_, sc_core::sc_time_stamp().value(), dram_, pool_);
-  for (Sm* sm : stepping_) sm->settle_reads(q0);
-  // Resolving is light: on the pool only when the quantum made many accesses.
-  constexpr size_t kParallelAccesses = 256;
-  if (keys_.size() >= kParallelAccesses) {
-    pool_.run(stepping_.size(), [&](size_t i) { stepping_[i]->resolve(); });
-  } else {
-    for (Sm* sm : stepping_) sm->resolve();
+  if (multicast) {
+    // Keys (cycle - q0, SM, index): one integer compare each.
+    keys_.clear();
+    for (Sm* sm : stepping_) {
+      const auto& a = sm->access_records();
+      for (const uint32_t i : sm->multicast_accesses()) {
+        keys_.push_back(uint64_t(a[i].cycle - q0) << 48 | uint64_t(sm->id()) << 32 | i);
+      }
+    }
+    std::sort(keys_.begin(), keys_.end());
+    for (const uint64_t key : keys_) sms_[size_t(key >> 32 & 0xffff)]->prepare(uint32_t(key));
   }
+  size_t lines = 0;
+  for (const size_t n : lines_) lines += n;
+  // A few lines are not worth three batches on the pool (each waits for every thread that took
+  // part of it).
+  constexpr size_t kParallelLines = 256;
+  const bool parallel = lines >= kParallelLines;
+  l2_.serve_batch(requests_, sc_core::sc_time_stamp().value(), quantum_, dram_, pool_, parallel);
+  // The reads' data times, then each SM's loads' (a multicast copy takes its partner's read's
+  // time: every read settled first).
+  if (multicast) {
+    for (Sm* sm : stepping_) sm->settle_reads(q0);
+  }
+  spread(parallel, stepping_.size(), [&](size_t i) {
+    Sm& sm = *stepping_[i];
+    if (!multicast) sm.settle_reads(q0);
+    sm.resolve();
+    next_[size_t(sm.id())] = sm.next_cycle();
+    retires_[i] = sm.retire_records().size();
+  });
   if (observer_) {
     order_.clear();
     for (Sm* sm : stepping_) {
@@ -408,7 +442,9 @@ void Gpu::merge(Cycle q0, Cycle qe) {
   // block's last warp may end after the quantum that retired it), starting at the quantum's
   // end; the slots freed in one quantum are filled SM by SM (the block scheduler walks the SMs
   // in order), each SM's in the order they freed.
-  for (Sm* sm : stepping_) {
+  for (size_t r = 0; r < stepping_.size(); ++r) {
+    if (retires_[r] == 0) continue;
+    const Sm* sm = stepping_[r];
     const auto& rs = sm->retire_records();
     for (uint32_t i = 0; i < rs.size(); ++i) {
       dispatcher_.retired(rs[i].id, rs[i].start, rs[i].at);
@@ -421,7 +457,10 @@ void Gpu::merge(Cycle q0, Cycle qe) {
   std::stable_sort(freed_.begin(), due, [](const Ref& a, const Ref& b) { return a.sm < b.sm; });
   for (auto f = freed_.begin(); f != due; ++f) {
     const int64_t id = dispatcher_.take();
-    if (id >= 0) sms_[size_t(f->sm)]->launch_at(id, qe);
+    if (id >= 0) {
+      sms_[size_t(f->sm)]->launch_at(id, qe);
+      next_[size_t(f->sm)] = sms_[size_t(f->sm)]->next_cycle();
+    }
   }
   freed_.erase(freed_.begin(), due);
 }

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -51,6 +52,8 @@ class Gpu : public sc_core::sc_module {
   // next quantum starts at (kNever: no SM has work).
   Cycle step(Cycle q0);
   void merge(Cycle q0, Cycle qe);
+  // fn(i) for i < n: on the pool when `parallel`, else on this thread.
+  void spread(bool parallel, size_t n, const std::function<void(size_t)>& fn);
 
   const traces::Trace& trace_;
   const hw::GpuConfig& gpu_;
@@ -84,10 +87,13 @@ class Gpu : public sc_core::sc_module {
       return cycle != o.cycle ? cycle < o.cycle : sm != o.sm ? sm < o.sm : seq < o.seq;
     }
   };
-  std::vector<Ref> order_;      // the merge's order of the records of one kind
-  std::vector<uint64_t> keys_;  // the merge's order of the L2 accesses
-  std::vector<L2Line*> batch_;  // their lines for the L2, in that order
-  std::vector<Ref> freed_;      // block slots freed, not yet filled (cycle, SM, -)
+  std::vector<Ref> order_;         // the merge's order of the records of one kind
+  std::vector<uint64_t> keys_;     // the merge's order of the multicast accesses
+  std::vector<Cycle> next_;        // by SM: Sm::next_cycle() as of the last merge
+  std::vector<SmLines> requests_;  // by stepping SM: its lines for the L2
+  std::vector<size_t> lines_;      // by stepping SM: how many
+  std::vector<size_t> retires_;    // by stepping SM: blocks retired
+  std::vector<Ref> freed_;         // block slots freed, not yet filled (cycle, SM, -)
 };
 
 }  // namespace ltc::sim
