@@ -232,8 +232,9 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
       // The verilated tile (--tc rtl) is one model for all SMs: they step on one thread.
       pool_(tc.times_each_issue() ? 1 : std::max(1, options.threads)) {
   l2_.dram.bind(dram_.target);
-  // A few slice groups per thread, taken by whichever thread is free (one on one thread).
-  l2_.set_groups(pool_.threads() == 1 ? 1 : 4 * pool_.threads());
+  // Two slice groups per thread, taken by whichever thread is free (one on one thread): each
+  // group reads every stepping SM's list of keys for it, so not many more.
+  l2_.set_groups(pool_.threads() == 1 ? 1 : 2 * pool_.threads());
   if (options.start_state) {
     l2_.load(*options.start_state);
     next_address_ = options.start_state->next_address;
@@ -320,6 +321,9 @@ void Gpu::run() {
     }
     next_.resize(sms_.size());
     for (size_t i = 0; i < sms_.size(); ++i) next_[i] = sms_[i]->next_cycle();
+    lines_.resize(sms_.size());
+    ahead_.assign(sms_.size(), 0);
+    due_.assign(sms_.size(), 0);
     in_kernel_ = true;
     if (observer_) observer_->begin_kernel(kernels_[running_]);
     progress_event_.notify(sc_core::SC_ZERO_TIME);
@@ -365,22 +369,29 @@ void Gpu::spread(bool parallel, size_t n, const std::function<void(size_t)>& fn)
 Cycle Gpu::step(Cycle q0) {
   const Cycle qe = q0 + quantum_;
   // What this thread reads of the SMs between quanta lies in a few arrays of its own (next_,
-  // requests_, lines_, retires_), written by each SM's batch item: an SM's own state stays in
-  // the cache of the thread that steps it.
+  // lines_, retires_, ...), written by each SM's batch item: an SM's own state stays in the
+  // cache of the thread that steps it. SMs the last merge stepped ahead through this quantum
+  // (merge) take part in its merge without stepping again.
   stepping_.clear();
+  to_step_.clear();
   for (size_t i = 0; i < sms_.size(); ++i) {
-    if (next_[i] < qe) stepping_.push_back(sms_[i].get());
+    if (ahead_[i]) {
+      if (ahead_q0_ != q0) throw std::logic_error("sim: an SM stepped ahead into another quantum");
+      ahead_[i] = 0;
+      stepping_.push_back(sms_[i].get());
+    } else if (next_[i] < qe) {
+      stepping_.push_back(sms_[i].get());
+      to_step_.push_back(sms_[i].get());
+    }
   }
-  requests_.resize(stepping_.size());
-  lines_.resize(stepping_.size());
-  retires_.resize(stepping_.size());
-  pool_.run(stepping_.size(), [&](size_t i) {
-    Sm& sm = *stepping_[i];
-    sm.step(q0, qe);
-    requests_[i] = sm.l2_requests();
-    lines_[i] = sm.l2_line_count();
-  });
-  merge(q0, qe);
+  pool_.run(to_step_.size(), [&](size_t i) { step_sm(*to_step_[i], q0, qe); });
+  requests_.clear();
+  size_t lines = 0;
+  for (const Sm* sm : stepping_) {
+    requests_.push_back(lines_[size_t(sm->id())].first);
+    lines += lines_[size_t(sm->id())].second;
+  }
+  merge(q0, qe, lines);
   Cycle next = kNever;
   for (const Cycle c : next_) next = std::min(next, c);
   // A slot freeing later is filled at the merge of the quantum it frees in.
@@ -388,7 +399,12 @@ Cycle Gpu::step(Cycle q0) {
   return std::max(next, qe);
 }
 
-void Gpu::merge(Cycle q0, Cycle qe) {
+void Gpu::step_sm(Sm& sm, Cycle q0, Cycle qe) {
+  sm.step(q0, qe);
+  lines_[size_t(sm.id())] = {sm.l2_requests(), sm.l2_line_count()};
+}
+
+void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   // The L2 (and DRAM behind it) takes the SMs' accesses in (issue cycle, SM, sequence) order,
   // which also decides the cluster multicast copies; it serves them per slice group and per
   // channel group in parallel (L2::serve_batch), in that order on each.
@@ -406,8 +422,6 @@ void Gpu::merge(Cycle q0, Cycle qe) {
     std::sort(keys_.begin(), keys_.end());
     for (const uint64_t key : keys_) sms_[size_t(key >> 32 & 0xffff)]->prepare(uint32_t(key));
   }
-  size_t lines = 0;
-  for (const size_t n : lines_) lines += n;
   // A few lines are not worth three batches on the pool (each waits for every thread that took
   // part of it).
   constexpr size_t kParallelLines = 256;
@@ -418,13 +432,33 @@ void Gpu::merge(Cycle q0, Cycle qe) {
   if (multicast) {
     for (Sm* sm : stepping_) sm->settle_reads(q0);
   }
+  // An SM that retired no block, has no slot due at this merge and has work by the quantum's end
+  // steps through the next quantum at once, in the same batch item: the next quantum starts at
+  // this one's end (its next cycle is there or before), and nothing this thread does before
+  // that quantum touches it (the dispatcher fills only the slots due; the observer, when there
+  // is one, wants every SM's issues first: then none steps ahead). The step is the one the next
+  // quantum would make: an SM's step reads only its own state and the quantum's bounds.
+  const bool ahead = parallel && pool_.threads() > 1 && !observer_ && !stop_.load();
+  if (ahead) {
+    for (const Ref& f : freed_) due_[size_t(f.sm)] |= f.cycle < qe;
+    ahead_q0_ = qe;
+  }
+  retires_.resize(stepping_.size());
   spread(parallel, stepping_.size(), [&](size_t i) {
     Sm& sm = *stepping_[i];
+    const size_t id = size_t(sm.id());
     if (!multicast) sm.settle_reads(q0);
     sm.resolve();
-    next_[size_t(sm.id())] = sm.next_cycle();
+    next_[id] = sm.next_cycle();
     retires_[i] = sm.retire_records().size();
+    if (ahead && retires_[i] == 0 && !due_[id] && next_[id] <= qe) {
+      step_sm(sm, qe, qe + quantum_);
+      ahead_[id] = 1;
+    }
   });
+  if (ahead) {
+    for (const Ref& f : freed_) due_[size_t(f.sm)] = 0;
+  }
   if (observer_) {
     order_.clear();
     for (Sm* sm : stepping_) {
