@@ -358,14 +358,6 @@ void Gpu::run() {
   // No sc_stop(): with every SM idle the event queue drains and sc_start() returns.
 }
 
-void Gpu::spread(bool parallel, size_t n, const std::function<void(size_t)>& fn) {
-  if (parallel) {
-    pool_.run(n, fn);
-  } else {
-    StepPool::run_here(n, fn);
-  }
-}
-
 Cycle Gpu::step(Cycle q0) {
   const Cycle qe = q0 + quantum_;
   // What this thread reads of the SMs between quanta lies in a few arrays of its own (next_,
@@ -444,7 +436,7 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
     ahead_q0_ = qe;
   }
   retires_.resize(stepping_.size());
-  spread(parallel, stepping_.size(), [&](size_t i) {
+  pool_.run(parallel, stepping_.size(), [&](size_t i) {
     Sm& sm = *stepping_[i];
     const size_t id = size_t(sm.id());
     if (!multicast) sm.settle_reads(q0);

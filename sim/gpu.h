@@ -15,7 +15,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -54,8 +53,6 @@ class Gpu : public sc_core::sc_module {
   Cycle step(Cycle q0);
   void merge(Cycle q0, Cycle qe, size_t lines);
   void step_sm(Sm& sm, Cycle q0, Cycle qe);  // steps `sm` and files its lines (lines_)
-  // fn(i) for i < n: on the pool when `parallel`, else on this thread.
-  void spread(bool parallel, size_t n, const std::function<void(size_t)>& fn);
 
   const traces::Trace& trace_;
   const hw::GpuConfig& gpu_;

@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -440,6 +439,21 @@ void L2::gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t
   }
 }
 
+template <class Looked>
+void L2::lookup_group(size_t index, const std::vector<SmLines>& sms, int64_t quantum, double now,
+                      Looked looked) {
+  Group& g = groups_[index];
+  gather(g, index, sms, quantum);
+  for (size_t i = 0; i < g.lines.size(); ++i) {
+    L2Line* l = g.lines[i];
+    // Host-side hint (no simulated effect): the tags and fills of a line a few ahead.
+    if (i + 4 < g.lines.size()) prefetch(g.lines[i + 4]->line.addr);
+    if (l->copy) continue;
+    lookup(*l, now);
+    looked(i, *l);
+  }
+}
+
 void L2::serve_batch(const std::vector<SmLines>& sms, uint64_t now_ticks, int64_t quantum,
                      Dram& dram, StepPool& pool, bool parallel) {
   if (sms.empty()) return;
@@ -448,51 +462,31 @@ void L2::serve_batch(const std::vector<SmLines>& sms, uint64_t now_ticks, int64_
   if (groups_.size() == 1) {
     // One line at a time (its lookup, its DRAM operations, its fills): the same order on each
     // slice, channel and fill table as the phases below, with the line still in the host's cache.
-    Group& g = groups_[0];
-    gather(g, 0, sms, quantum);
-    for (size_t i = 0; i < g.lines.size(); ++i) {
-      L2Line* l = g.lines[i];
-      // Host-side hint (no simulated effect): the tags and fills of a line a few ahead.
-      if (i + 4 < g.lines.size()) prefetch(g.lines[i + 4]->line.addr);
-      if (l->copy) continue;
-      lookup(*l, now);
-      for (int o = 0; o < l->nops; ++o) {
-        L2Line::Op& op = l->ops[o];
+    lookup_group(0, sms, quantum, now, [&](size_t, L2Line& l) {
+      for (int o = 0; o < l.nops; ++o) {
+        L2Line::Op& op = l.ops[o];
         op.ready = dram.serve(now_ticks, op.addr, op.bytes, op.write, op.at,
                               channel_stats_[dram.channel_of(op.addr)]);
       }
-      finish(*l, now);
-    }
+      finish(l, now);
+    });
     return;
   }
   const size_t channel_groups = std::min(groups_.size(), dram.channels());
-  const auto run = [&](size_t n, const std::function<void(size_t)>& fn) {
-    if (parallel) {
-      pool.run(n, fn);
-    } else {
-      StepPool::run_here(n, fn);
-    }
-  };
-  run(groups_.size(), [&](size_t gi) {
+  pool.run(parallel, groups_.size(), [&](size_t gi) {
     Group& g = groups_[gi];
-    gather(g, gi, sms, quantum);
     g.ops.resize(channel_groups);
     for (auto& v : g.ops) v.clear();
-    for (size_t i = 0; i < g.lines.size(); ++i) {
-      L2Line* l = g.lines[i];
-      // Host-side hint (no simulated effect): the tags and fills of a line a few ahead.
-      if (i + 4 < g.lines.size()) prefetch(g.lines[i + 4]->line.addr);
-      if (l->copy) continue;
-      lookup(*l, now);
-      for (int o = 0; o < l->nops; ++o) {
-        const uint32_t c = dram.channel_of(l->ops[o].addr);
+    lookup_group(gi, sms, quantum, now, [&](size_t i, L2Line& l) {
+      for (int o = 0; o < l.nops; ++o) {
+        const uint32_t c = dram.channel_of(l.ops[o].addr);
         g.ops[c * channel_groups / dram.channels()].push_back(
-            {g.keys[i] | uint64_t(o), c, &l->ops[o]});
+            {g.keys[i] | uint64_t(o), c, &l.ops[o]});
       }
-    }
+    });
   });
   channel_ops_.resize(channel_groups);
-  run(channel_groups, [&](size_t cg) {
+  pool.run(parallel, channel_groups, [&](size_t cg) {
     // Each slice group's operations are in the batch's order; together they are sorted again.
     std::vector<OpRef>& v = channel_ops_[cg];
     v.clear();
@@ -509,7 +503,7 @@ void L2::serve_batch(const std::vector<SmLines>& sms, uint64_t now_ticks, int64_
           dram.serve(now_ticks, op.addr, op.bytes, op.write, op.at, channel_stats_[r.channel]);
     }
   });
-  run(groups_.size(), [&](size_t gi) {
+  pool.run(parallel, groups_.size(), [&](size_t gi) {
     for (L2Line* l : groups_[gi].lines) {
       if (!l->copy) finish(*l, now);
     }

@@ -488,6 +488,11 @@ class L2 : public sc_core::sc_module {
   std::vector<std::vector<OpRef>> channel_ops_;  // per channel group: the batch's, sorted
   std::vector<MemoryStats> channel_stats_;       // per DRAM channel
   void gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t quantum);
+  // Gathers slice group `index`'s lines and looks them up in order; looked(i, line) after each
+  // (i: its position in the group).
+  template <class Looked>
+  void lookup_group(size_t index, const std::vector<SmLines>& sms, int64_t quantum, double now,
+                    Looked looked);
 };
 
 }  // namespace ltc::sim

@@ -36,6 +36,14 @@ class StepPool {
   static void run_here(size_t n, const std::function<void(size_t)>& fn) {
     for (size_t i = 0; i < n; ++i) fn(i);
   }
+  // run() when `parallel`, else run_here().
+  void run(bool parallel, size_t n, const std::function<void(size_t)>& fn) {
+    if (parallel) {
+      run(n, fn);
+    } else {
+      run_here(n, fn);
+    }
+  }
 
  private:
   // One thread's range of the batch: its epoch (bits 32..63), its end (16..31) and the next item
