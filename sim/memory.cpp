@@ -440,10 +440,7 @@ void L2::gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t
 }
 
 template <class Looked>
-void L2::lookup_group(size_t index, const std::vector<SmLines>& sms, int64_t quantum, double now,
-                      Looked looked) {
-  Group& g = groups_[index];
-  gather(g, index, sms, quantum);
+void L2::lookup_lines(Group& g, double now, Looked looked) {
   for (size_t i = 0; i < g.lines.size(); ++i) {
     L2Line* l = g.lines[i];
     // Host-side hint (no simulated effect): the tags and fills of a line a few ahead.
@@ -459,10 +456,28 @@ void L2::serve_batch(const std::vector<SmLines>& sms, uint64_t now_ticks, int64_
   if (sms.empty()) return;
   const double now = cycles_of(now_ticks);
   channel_stats_.resize(dram.channels());
-  if (groups_.size() == 1) {
+  if (groups_.size() == 1 || !parallel) {
     // One line at a time (its lookup, its DRAM operations, its fills): the same order on each
     // slice, channel and fill table as the phases below, with the line still in the host's cache.
-    lookup_group(0, sms, quantum, now, [&](size_t, L2Line& l) {
+    // The batch's order: one group's counting sort, or, a batch of a few lines filed in several
+    // groups, their keys sorted.
+    Group& g = groups_.size() == 1 ? groups_[0] : all_;
+    if (groups_.size() == 1) {
+      gather(g, 0, sms, quantum);
+    } else {
+      g.keys.clear();
+      for (size_t r = 0; r < sms.size(); ++r) {
+        for (size_t gi = 0; gi < groups_.size(); ++gi) {
+          for (const uint64_t k : sms[r].groups[gi]) g.keys.push_back(k | uint64_t(r) << 32);
+        }
+      }
+      std::sort(g.keys.begin(), g.keys.end());
+      g.lines.resize(g.keys.size());
+      for (size_t i = 0; i < g.keys.size(); ++i) {
+        g.lines[i] = &sms[g.keys[i] >> 32 & 0xffff].lines[uint32_t(g.keys[i]) >> 1];
+      }
+    }
+    lookup_lines(g, now, [&](size_t, L2Line& l) {
       for (int o = 0; o < l.nops; ++o) {
         L2Line::Op& op = l.ops[o];
         op.ready = dram.serve(now_ticks, op.addr, op.bytes, op.write, op.at,
@@ -473,11 +488,12 @@ void L2::serve_batch(const std::vector<SmLines>& sms, uint64_t now_ticks, int64_
     return;
   }
   const size_t channel_groups = std::min(groups_.size(), dram.channels());
-  pool.run(parallel, groups_.size(), [&](size_t gi) {
+  pool.run(groups_.size(), [&](size_t gi) {
     Group& g = groups_[gi];
     g.ops.resize(channel_groups);
     for (auto& v : g.ops) v.clear();
-    lookup_group(gi, sms, quantum, now, [&](size_t i, L2Line& l) {
+    gather(g, gi, sms, quantum);
+    lookup_lines(g, now, [&](size_t i, L2Line& l) {
       for (int o = 0; o < l.nops; ++o) {
         const uint32_t c = dram.channel_of(l.ops[o].addr);
         g.ops[c * channel_groups / dram.channels()].push_back(
@@ -486,7 +502,7 @@ void L2::serve_batch(const std::vector<SmLines>& sms, uint64_t now_ticks, int64_
     });
   });
   channel_ops_.resize(channel_groups);
-  pool.run(parallel, channel_groups, [&](size_t cg) {
+  pool.run(channel_groups, [&](size_t cg) {
     // Each slice group's operations are in the batch's order; together they are sorted again.
     std::vector<OpRef>& v = channel_ops_[cg];
     v.clear();
@@ -503,7 +519,7 @@ void L2::serve_batch(const std::vector<SmLines>& sms, uint64_t now_ticks, int64_
           dram.serve(now_ticks, op.addr, op.bytes, op.write, op.at, channel_stats_[r.channel]);
     }
   });
-  pool.run(parallel, groups_.size(), [&](size_t gi) {
+  pool.run(groups_.size(), [&](size_t gi) {
     for (L2Line* l : groups_[gi].lines) {
       if (!l->copy) finish(*l, now);
     }

@@ -428,9 +428,10 @@ class L2 : public sc_core::sc_module {
   uint32_t group_of(uint32_t slice) const { return group_of_slice_[slice]; }
   // Serves the lines of `sms` (those not a copy) as b_transport would serve them one burst
   // after another in (issue cycle, SM, index) order, at SystemC time `now` (ticks), with `dram`
-  // behind: each slice group's tags and ports, then each DRAM channel group, then each slice
-  // group's fills, on `pool` when `parallel` (each slice's and each channel's work in the
-  // lines' order, which is all that orders them). `quantum`: the cycles the keys' offsets span.
+  // behind: with `parallel`, each slice group's tags and ports, then each DRAM channel group,
+  // then each slice group's fills, on `pool` (each slice's and each channel's work in the lines'
+  // order, which is all that orders them); else one line after another on this thread.
+  // `quantum`: the cycles the keys' offsets span.
   void serve_batch(const std::vector<SmLines>& sms, uint64_t now, int64_t quantum, Dram& dram,
                    StepPool& pool, bool parallel);
   // The slices' and the batches' DRAM channels' counters into the L2's MemoryStats (serve_batch
@@ -488,11 +489,11 @@ class L2 : public sc_core::sc_module {
   std::vector<std::vector<OpRef>> channel_ops_;  // per channel group: the batch's, sorted
   std::vector<MemoryStats> channel_stats_;       // per DRAM channel
   void gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t quantum);
-  // Gathers slice group `index`'s lines and looks them up in order; looked(i, line) after each
-  // (i: its position in the group).
+  Group all_;  // a batch too small for the pool: its lines, in order
+  // Looks up `g`'s lines in order (those not a copy); looked(i, line) after each (i: its
+  // position in the group).
   template <class Looked>
-  void lookup_group(size_t index, const std::vector<SmLines>& sms, int64_t quantum, double now,
-                    Looked looked);
+  void lookup_lines(Group& g, double now, Looked looked);
 };
 
 }  // namespace ltc::sim
