@@ -821,6 +821,11 @@ void run_threads(const BenchSimFlags& o) {
       const nlohmann::json b = nlohmann::json::parse(text.substr(brace));
       row["baseline_wall_s"] = b.at("wall_s").get<double>();
       row["baseline_cycles"] = b.at("cycles").get<int64_t>();
+      if (!o.json) {
+        fmt::print("{}: the serial simulator ({}) {:.2f} s, {} cycles\n", w.name, o.baseline,
+                   row["baseline_wall_s"].get<double>(), row["baseline_cycles"].get<int64_t>());
+        std::fflush(stdout);
+      }
     }
     nlohmann::json reference;
     nlohmann::json runs = nlohmann::json::array();
@@ -862,12 +867,20 @@ void run_threads(const BenchSimFlags& o) {
                               row["baseline_wall_s"].get<double>())
                 : std::string(),
             r.cycles, load);
+        std::fflush(stdout);
+      }
+      // The table so far, rewritten after each run: a run cut off by a time limit keeps its
+      // finished rows.
+      if (!o.markdown.empty()) {
+        nlohmann::json done = out;
+        done.push_back(row);
+        done.back()["runs"] = runs;
+        write_text_atomic(o.markdown, report::sim_threads_markdown(done));
       }
     }
     row["runs"] = runs;
     out.push_back(row);
   }
-  if (!o.markdown.empty()) write_text_atomic(o.markdown, report::sim_threads_markdown(out));
   if (o.json)
     fmt::print("{}\n", nlohmann::json{{"bench", "sim-threads"}, {"workloads", out}}.dump());
 }
@@ -875,7 +888,7 @@ void run_threads(const BenchSimFlags& o) {
 void run(const BenchSimFlags& o) {
   // Outputs never overwrite an input (a case file, the calibration, the full runs' cache).
   std::vector<std::string> inputs = o.case_files;
-  for (const std::string& f : {o.calibration, o.full_cache}) {
+  for (const std::string& f : {o.calibration, o.full_cache, o.baseline}) {
     if (!f.empty()) inputs.push_back(f);
   }
   if (!o.markdown.empty()) check_not_an_input(o.markdown, "--markdown", inputs);
@@ -1024,7 +1037,9 @@ CommandRegistrar reg{
       s->add_option("--threads", o->threads,
                     "the speed table instead: the authors' GEMM and the LLaMA2-70B decode step "
                     "on these host thread counts (comma-separated; none: 1, 2 and the "
-                    "hardware's), the results checked identical at each")
+                    "hardware's; with --only gemm or decode: that workload), the results checked "
+                    "identical at each; each row printed (and --markdown rewritten) as it is "
+                    "measured")
           ->expected(0, -1)
           ->delimiter(',');
       s->add_option("--baseline", o->baseline,
@@ -1048,6 +1063,11 @@ CommandRegistrar reg{
         o->threads_table = s->get_option("--threads")->count() > 0;
         if (!o->baseline.empty() && !o->threads_table) {
           throw InputError("--baseline goes with --threads");
+        }
+        if (!o->baseline.empty() && (!std::filesystem::is_regular_file(o->baseline) ||
+                                     ::access(o->baseline.c_str(), X_OK) != 0)) {
+          throw InputError("--baseline: '" + o->baseline +
+                           "' is not an executable file (valid: an ltc binary)");
         }
         run(*o);
       });

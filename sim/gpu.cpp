@@ -232,6 +232,9 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
       // The verilated tile (--tc rtl) is one model for all SMs: they step on one thread.
       pool_(tc.times_each_issue() ? 1 : std::max(1, options.threads)) {
   l2_.dram.bind(dram_.target);
+  // Two slice groups per thread, taken by whichever thread is free (one on one thread): each
+  // group reads every stepping SM's list of keys for it, so not many more.
+  l2_.set_groups(pool_.threads() == 1 ? 1 : 2 * pool_.threads());
   if (options.start_state) {
     l2_.load(*options.start_state);
     next_address_ = options.start_state->next_address;
@@ -281,6 +284,7 @@ KernelStats Gpu::collect(Cycle end) {
   ks.clock_ghz = gpu_.loaded_clock_ghz(ks.tensor_utilization());
   // L2 and DRAM counters are global: this kernel's share is what they gained during it.
   // (The SMs count no L2 or DRAM traffic, the L2 and DRAM nothing else.)
+  l2_.flush_stats();
   for_each_memory_counter([](uint64_t& k, const uint64_t& g) { k += g; }, ks.mem, mem_);
   mem_ = MemoryStats{};
   return ks;
@@ -315,6 +319,11 @@ void Gpu::run() {
       for (auto& sm : sms_) any = sm->take_block(launch_) || any;
       if (!any) break;
     }
+    next_.resize(sms_.size());
+    for (size_t i = 0; i < sms_.size(); ++i) next_[i] = sms_[i]->next_cycle();
+    lines_.resize(sms_.size());
+    ahead_.assign(sms_.size(), 0);
+    due_.assign(sms_.size(), 0);
     in_kernel_ = true;
     if (observer_) observer_->begin_kernel(kernels_[running_]);
     progress_event_.notify(sc_core::SC_ZERO_TIME);
@@ -351,45 +360,96 @@ void Gpu::run() {
 
 Cycle Gpu::step(Cycle q0) {
   const Cycle qe = q0 + quantum_;
+  // What this thread reads of the SMs between quanta lies in a few arrays of its own (next_,
+  // lines_, retires_, ...), written by each SM's batch item: an SM's own state stays in the
+  // cache of the thread that steps it. SMs the last merge stepped ahead through this quantum
+  // (merge) take part in its merge without stepping again.
   stepping_.clear();
-  for (auto& sm : sms_) {
-    if (sm->next_cycle() < qe) stepping_.push_back(sm.get());
+  to_step_.clear();
+  for (size_t i = 0; i < sms_.size(); ++i) {
+    if (ahead_[i]) {
+      if (ahead_q0_ != q0) throw std::logic_error("sim: an SM stepped ahead into another quantum");
+      ahead_[i] = 0;
+      stepping_.push_back(sms_[i].get());
+    } else if (next_[i] < qe) {
+      stepping_.push_back(sms_[i].get());
+      to_step_.push_back(sms_[i].get());
+    }
   }
-  pool_.run(stepping_.size(), [&](size_t i) { stepping_[i]->step(q0, qe); });
-  merge(q0, qe);
+  pool_.run(to_step_.size(), [&](size_t i) { step_sm(*to_step_[i], q0, qe); });
+  requests_.clear();
+  size_t lines = 0;
+  for (const Sm* sm : stepping_) {
+    requests_.push_back(lines_[size_t(sm->id())].first);
+    lines += lines_[size_t(sm->id())].second;
+  }
+  merge(q0, qe, lines);
   Cycle next = kNever;
-  for (auto& sm : sms_) next = std::min(next, sm->next_cycle());
+  for (const Cycle c : next_) next = std::min(next, c);
   // A slot freeing later is filled at the merge of the quantum it frees in.
   for (const Ref& f : freed_) next = std::min(next, f.cycle);
   return std::max(next, qe);
 }
 
-void Gpu::merge(Cycle q0, Cycle qe) {
+void Gpu::step_sm(Sm& sm, Cycle q0, Cycle qe) {
+  sm.step(q0, qe);
+  lines_[size_t(sm.id())] = {sm.l2_requests(), sm.l2_line_count()};
+}
+
+void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   // The L2 (and DRAM behind it) takes the SMs' accesses in (issue cycle, SM, sequence) order,
-  // which also decides the cluster multicast copies; it serves them per slice and per channel
-  // in parallel (L2::serve_batch), in that order on each.
-  // Keys (cycle - q0, SM, index): one integer compare each.
-  keys_.clear();
-  for (Sm* sm : stepping_) {
-    const auto& a = sm->access_records();
-    for (uint32_t i = 0; i < a.size(); ++i) {
-      keys_.push_back(uint64_t(a[i].cycle - q0) << 48 | uint64_t(sm->id()) << 32 | i);
-    }
-  }
-  std::sort(keys_.begin(), keys_.end());
-  const auto sm_of = [](uint64_t key) { return size_t(key >> 32 & 0xffff); };
-  const auto index_of = [](uint64_t key) { return uint32_t(key); };
+  // which also decides the cluster multicast copies; it serves them per slice group and per
+  // channel group in parallel (L2::serve_batch), in that order on each.
+  const bool multicast = multicast_.active();
   multicast_.begin_merge();
-  batch_.clear();
-  for (const uint64_t key : keys_) sms_[sm_of(key)]->prepare(index_of(key), batch_);
-  l2_.serve_batch(batch_, sc_core::sc_time_stamp().value(), dram_, pool_);
-  for (Sm* sm : stepping_) sm->settle_reads(q0);
-  // Resolving is light: on the pool only when the quantum made many accesses.
-  constexpr size_t kParallelAccesses = 256;
-  if (keys_.size() >= kParallelAccesses) {
-    pool_.run(stepping_.size(), [&](size_t i) { stepping_[i]->resolve(); });
-  } else {
-    for (Sm* sm : stepping_) sm->resolve();
+  if (multicast) {
+    // Keys (cycle - q0, SM, index): one integer compare each.
+    keys_.clear();
+    for (Sm* sm : stepping_) {
+      const auto& a = sm->access_records();
+      for (const uint32_t i : sm->multicast_accesses()) {
+        keys_.push_back(uint64_t(a[i].cycle - q0) << 48 | uint64_t(sm->id()) << 32 | i);
+      }
+    }
+    std::sort(keys_.begin(), keys_.end());
+    for (const uint64_t key : keys_) sms_[size_t(key >> 32 & 0xffff)]->prepare(uint32_t(key));
+  }
+  // A few lines are not worth three batches on the pool (each waits for every thread that took
+  // part of it).
+  constexpr size_t kParallelLines = 256;
+  const bool parallel = lines >= kParallelLines;
+  l2_.serve_batch(requests_, sc_core::sc_time_stamp().value(), quantum_, dram_, pool_, parallel);
+  // The reads' data times, then each SM's loads' (a multicast copy takes its partner's read's
+  // time: every read settled first).
+  if (multicast) {
+    for (Sm* sm : stepping_) sm->settle_reads(q0);
+  }
+  // An SM that retired no block, has no slot due at this merge and has work by the quantum's end
+  // steps through the next quantum at once, in the same batch item: the next quantum starts at
+  // this one's end (its next cycle is there or before), and nothing this thread does before
+  // that quantum touches it (the dispatcher fills only the slots due; the observer, when there
+  // is one, wants every SM's issues first: then none steps ahead). The step is the one the next
+  // quantum would make: an SM's step reads only its own state and the quantum's bounds.
+  const bool ahead = parallel && pool_.threads() > 1 && !observer_ && !stop_.load();
+  if (ahead) {
+    for (const Ref& f : freed_) due_[size_t(f.sm)] |= f.cycle < qe;
+    ahead_q0_ = qe;
+  }
+  retires_.resize(stepping_.size());
+  pool_.run(parallel, stepping_.size(), [&](size_t i) {
+    Sm& sm = *stepping_[i];
+    const size_t id = size_t(sm.id());
+    if (!multicast) sm.settle_reads(q0);
+    sm.resolve();
+    next_[id] = sm.next_cycle();
+    retires_[i] = sm.retire_records().size();
+    if (ahead && retires_[i] == 0 && !due_[id] && next_[id] <= qe) {
+      step_sm(sm, qe, qe + quantum_);
+      ahead_[id] = 1;
+    }
+  });
+  if (ahead) {
+    for (const Ref& f : freed_) due_[size_t(f.sm)] = 0;
   }
   if (observer_) {
     order_.clear();
@@ -408,7 +468,9 @@ void Gpu::merge(Cycle q0, Cycle qe) {
   // block's last warp may end after the quantum that retired it), starting at the quantum's
   // end; the slots freed in one quantum are filled SM by SM (the block scheduler walks the SMs
   // in order), each SM's in the order they freed.
-  for (Sm* sm : stepping_) {
+  for (size_t r = 0; r < stepping_.size(); ++r) {
+    if (retires_[r] == 0) continue;
+    const Sm* sm = stepping_[r];
     const auto& rs = sm->retire_records();
     for (uint32_t i = 0; i < rs.size(); ++i) {
       dispatcher_.retired(rs[i].id, rs[i].start, rs[i].at);
@@ -421,7 +483,10 @@ void Gpu::merge(Cycle q0, Cycle qe) {
   std::stable_sort(freed_.begin(), due, [](const Ref& a, const Ref& b) { return a.sm < b.sm; });
   for (auto f = freed_.begin(); f != due; ++f) {
     const int64_t id = dispatcher_.take();
-    if (id >= 0) sms_[size_t(f->sm)]->launch_at(id, qe);
+    if (id >= 0) {
+      sms_[size_t(f->sm)]->launch_at(id, qe);
+      next_[size_t(f->sm)] = sms_[size_t(f->sm)]->next_cycle();
+    }
   }
   freed_.erase(freed_.begin(), due);
 }

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace ltc::sim {
@@ -50,7 +51,8 @@ class Gpu : public sc_core::sc_module {
   // Steps every SM with work through [q0, q0 + quantum_), then merges; returns the cycle the
   // next quantum starts at (kNever: no SM has work).
   Cycle step(Cycle q0);
-  void merge(Cycle q0, Cycle qe);
+  void merge(Cycle q0, Cycle qe, size_t lines);
+  void step_sm(Sm& sm, Cycle q0, Cycle qe);  // steps `sm` and files its lines (lines_)
 
   const traces::Trace& trace_;
   const hw::GpuConfig& gpu_;
@@ -84,10 +86,17 @@ class Gpu : public sc_core::sc_module {
       return cycle != o.cycle ? cycle < o.cycle : sm != o.sm ? sm < o.sm : seq < o.seq;
     }
   };
-  std::vector<Ref> order_;      // the merge's order of the records of one kind
-  std::vector<uint64_t> keys_;  // the merge's order of the L2 accesses
-  std::vector<L2Line*> batch_;  // their lines for the L2, in that order
-  std::vector<Ref> freed_;      // block slots freed, not yet filled (cycle, SM, -)
+  std::vector<Ref> order_;                         // the merge's order of the records of one kind
+  std::vector<uint64_t> keys_;                     // the merge's order of the multicast accesses
+  std::vector<Cycle> next_;                        // by SM: Sm::next_cycle() as of the last merge
+  std::vector<std::pair<SmLines, size_t>> lines_;  // by SM: its last step's lines, how many
+  std::vector<uint8_t> ahead_;     // by SM: stepped through the quantum after the last merge's
+  std::vector<uint8_t> due_;       // by SM: a slot of it is filled at this merge
+  Cycle ahead_q0_ = 0;             // the quantum SMs stepped ahead into
+  std::vector<Sm*> to_step_;       // the stepping SMs not stepped ahead
+  std::vector<SmLines> requests_;  // by stepping SM: its lines for the L2
+  std::vector<size_t> retires_;    // by stepping SM: blocks retired
+  std::vector<Ref> freed_;         // block slots freed, not yet filled (cycle, SM, -)
 };
 
 }  // namespace ltc::sim

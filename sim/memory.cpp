@@ -232,6 +232,7 @@ L2::L2(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stat
   hit_latency_cycles_ = gpu.l2.latency_ns * gpu.clock_ghz;
   target.register_b_transport(this, &L2::b_transport);
   dram_payload_.set_extension(&dram_ops_);
+  set_groups(1);
 }
 
 L2::~L2() {
@@ -411,63 +412,125 @@ void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
   p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-void L2::serve_batch(const std::vector<L2Line*>& lines, uint64_t now_ticks, Dram& dram,
-                     StepPool& pool) {
-  if (lines.empty()) return;
+void L2::set_groups(int groups) {
+  const size_t n = slices_.size();
+  const size_t g = std::clamp<size_t>(size_t(std::max(groups, 1)), 1, n);
+  groups_.assign(g, Group{});
+  group_of_slice_.resize(n);
+  for (size_t s = 0; s < n; ++s) group_of_slice_[s] = uint32_t(s * g / n);
+}
+
+void L2::gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t quantum) {
+  // A counting sort on the issue cycle's offset: the SMs in rank order, each one's lines in its
+  // order, so that lines of one cycle stay in (SM, index) order.
+  g.at.assign(size_t(quantum) + 1, 0);
+  for (const SmLines& m : sms) {
+    for (const uint64_t k : m.groups[index]) ++g.at[size_t(k >> 48) + 1];
+  }
+  for (size_t i = 1; i < g.at.size(); ++i) g.at[i] += g.at[i - 1];
+  g.lines.resize(g.at.back());
+  g.keys.resize(g.at.back());
+  for (size_t r = 0; r < sms.size(); ++r) {
+    for (const uint64_t k : sms[r].groups[index]) {
+      const uint32_t pos = g.at[size_t(k >> 48)]++;
+      g.keys[pos] = k | uint64_t(r) << 32;
+      g.lines[pos] = &sms[r].lines[uint32_t(k) >> 1];
+    }
+  }
+}
+
+template <class Looked>
+void L2::lookup_lines(Group& g, double now, Looked looked) {
+  for (size_t i = 0; i < g.lines.size(); ++i) {
+    L2Line* l = g.lines[i];
+    // Host-side hint (no simulated effect): the tags and fills of a line a few ahead.
+    if (i + 4 < g.lines.size()) prefetch(g.lines[i + 4]->line.addr);
+    if (l->copy) continue;
+    lookup(*l, now);
+    looked(i, *l);
+  }
+}
+
+void L2::serve_batch(const std::vector<SmLines>& sms, uint64_t now_ticks, int64_t quantum,
+                     Dram& dram, StepPool& pool, bool parallel) {
+  if (sms.empty()) return;
   const double now = cycles_of(now_ticks);
-  // A few lines are not worth three batches on the pool (each waits for every thread that took
-  // part of it).
-  constexpr size_t kParallelLines = 256;
-  if (pool.threads() == 1 || lines.size() < kParallelLines) {
+  channel_stats_.resize(dram.channels());
+  if (groups_.size() == 1 || !parallel) {
     // One line at a time (its lookup, its DRAM operations, its fills): the same order on each
     // slice, channel and fill table as the phases below, with the line still in the host's cache.
-    channel_stats_.resize(1);
-    for (size_t i = 0; i < lines.size(); ++i) {
-      L2Line* l = lines[i];
-      // Host-side hint (no simulated effect): the tags and fills of a line a few ahead.
-      if (i + 4 < lines.size()) prefetch(lines[i + 4]->line.addr);
-      lookup(*l, now);
-      for (int o = 0; o < l->nops; ++o) {
-        L2Line::Op& op = l->ops[o];
-        op.ready = dram.serve(now_ticks, op.addr, op.bytes, op.write, op.at, channel_stats_[0]);
+    // The batch's order: one group's counting sort, or, a batch of a few lines filed in several
+    // groups, their keys sorted.
+    Group& g = groups_.size() == 1 ? groups_[0] : all_;
+    if (groups_.size() == 1) {
+      gather(g, 0, sms, quantum);
+    } else {
+      g.keys.clear();
+      for (size_t r = 0; r < sms.size(); ++r) {
+        for (size_t gi = 0; gi < groups_.size(); ++gi) {
+          for (const uint64_t k : sms[r].groups[gi]) g.keys.push_back(k | uint64_t(r) << 32);
+        }
       }
-      finish(*l, now);
+      std::sort(g.keys.begin(), g.keys.end());
+      g.lines.resize(g.keys.size());
+      for (size_t i = 0; i < g.keys.size(); ++i) {
+        g.lines[i] = &sms[g.keys[i] >> 32 & 0xffff].lines[uint32_t(g.keys[i]) >> 1];
+      }
     }
-    for_each_memory_counter([](uint64_t& a, uint64_t& b) { a += b, b = 0; }, stats_,
-                            channel_stats_[0]);
-    add_slice_stats();
+    lookup_lines(g, now, [&](size_t, L2Line& l) {
+      for (int o = 0; o < l.nops; ++o) {
+        L2Line::Op& op = l.ops[o];
+        op.ready = dram.serve(now_ticks, op.addr, op.bytes, op.write, op.at,
+                              channel_stats_[dram.channel_of(op.addr)]);
+      }
+      finish(l, now);
+    });
     return;
   }
-  by_slice_.resize(slices_.size());
-  for (auto& v : by_slice_) v.clear();
-  for (L2Line* l : lines) by_slice_[l->slice].push_back(l);
-  pool.run(by_slice_.size(), [&](size_t s) {
-    const std::vector<L2Line*>& v = by_slice_[s];
-    for (size_t i = 0; i < v.size(); ++i) {
-      // Host-side hint (no simulated effect): the tags and fills of a line a few ahead.
-      if (i + 4 < v.size()) prefetch(v[i + 4]->line.addr);
-      lookup(*v[i], now);
+  const size_t channel_groups = std::min(groups_.size(), dram.channels());
+  pool.run(groups_.size(), [&](size_t gi) {
+    Group& g = groups_[gi];
+    g.ops.resize(channel_groups);
+    for (auto& v : g.ops) v.clear();
+    gather(g, gi, sms, quantum);
+    lookup_lines(g, now, [&](size_t i, L2Line& l) {
+      for (int o = 0; o < l.nops; ++o) {
+        const uint32_t c = dram.channel_of(l.ops[o].addr);
+        g.ops[c * channel_groups / dram.channels()].push_back(
+            {g.keys[i] | uint64_t(o), c, &l.ops[o]});
+      }
+    });
+  });
+  channel_ops_.resize(channel_groups);
+  pool.run(channel_groups, [&](size_t cg) {
+    // Each slice group's operations are in the batch's order; together they are sorted again.
+    std::vector<OpRef>& v = channel_ops_[cg];
+    v.clear();
+    int sources = 0;
+    for (const Group& g : groups_) {
+      if (g.ops[cg].empty()) continue;
+      v.insert(v.end(), g.ops[cg].begin(), g.ops[cg].end());
+      ++sources;
+    }
+    if (sources > 1) std::sort(v.begin(), v.end());
+    for (const OpRef& r : v) {
+      L2Line::Op& op = *r.op;
+      op.ready =
+          dram.serve(now_ticks, op.addr, op.bytes, op.write, op.at, channel_stats_[r.channel]);
     }
   });
-  by_channel_.resize(dram.channels());
-  channel_stats_.resize(dram.channels());
-  for (auto& v : by_channel_) v.clear();
-  for (L2Line* l : lines) {
-    for (int o = 0; o < l->nops; ++o)
-      by_channel_[dram.channel_of(l->ops[o].addr)].push_back(&l->ops[o]);
-  }
-  pool.run(by_channel_.size(), [&](size_t c) {
-    for (L2Line::Op* op : by_channel_[c]) {
-      op->ready = dram.serve(now_ticks, op->addr, op->bytes, op->write, op->at, channel_stats_[c]);
+  pool.run(groups_.size(), [&](size_t gi) {
+    for (L2Line* l : groups_[gi].lines) {
+      if (!l->copy) finish(*l, now);
     }
   });
+}
+
+void L2::flush_stats() {
+  add_slice_stats();
   for (MemoryStats& c : channel_stats_) {
     for_each_memory_counter([](uint64_t& a, uint64_t& b) { a += b, b = 0; }, stats_, c);
   }
-  pool.run(by_slice_.size(), [&](size_t s) {
-    for (L2Line* l : by_slice_[s]) finish(*l, now);
-  });
-  add_slice_stats();
 }
 
 }  // namespace ltc::sim

@@ -341,6 +341,7 @@ class StepPool;
 struct L2Line {
   LineBurst::Line line;  // enter ticks after the batch's time; ready set for reads
   bool write = false;
+  bool copy = false;  // a cluster partner's copy (sim/cluster.h): not served
   uint32_t slice = 0;
   SectorCache::Result found;
   double done = 0;  // cycles
@@ -348,6 +349,18 @@ struct L2Line {
   Op ops[2];
   uint8_t nops = 0;
 };
+
+// One SM's lines of a quantum for L2::serve_batch: its requests by index and, per group of
+// slices (L2::group_of), the keys of its lines that go there, in the order it issued them: the
+// issue cycle's offset in the quantum (bits 48..63) and the index (bits 1..31). The batch orders
+// all lines by (issue cycle, SM, index): the SM's rank among the batch's SMs goes in bits 32..47.
+struct SmLines {
+  L2Line* lines = nullptr;
+  const std::vector<uint64_t>* groups = nullptr;  // one per slice group
+};
+inline uint64_t line_key(uint64_t offset, uint32_t index) {
+  return offset << 48 | uint64_t(index) << 1;
+}
 
 class Dram : public sc_core::sc_module {
  public:
@@ -408,11 +421,22 @@ class L2 : public sc_core::sc_module {
   uint32_t slice_of(uint64_t line_addr) const {
     return slice_of_(mix_line(line_addr >> line_shift_));
   }
-  // Serves `lines` (each with its slice set) as b_transport would serve them one burst after
-  // another in this order, at SystemC time `now` (ticks), with `dram` behind: the slices' tags
-  // and ports, the DRAM channels and the slices' fills each in parallel on `pool` (each slice's
-  // and each channel's work in the lines' order, which is all that orders them).
-  void serve_batch(const std::vector<L2Line*>& lines, uint64_t now, Dram& dram, StepPool& pool);
+  // The slices in `groups` groups (contiguous runs of slices) that serve_batch serves in
+  // parallel; 1 by default.
+  void set_groups(int groups);
+  int groups() const { return int(groups_.size()); }
+  uint32_t group_of(uint32_t slice) const { return group_of_slice_[slice]; }
+  // Serves the lines of `sms` (those not a copy) as b_transport would serve them one burst
+  // after another in (issue cycle, SM, index) order, at SystemC time `now` (ticks), with `dram`
+  // behind: with `parallel`, each slice group's tags and ports, then each DRAM channel group,
+  // then each slice group's fills, on `pool` (each slice's and each channel's work in the lines'
+  // order, which is all that orders them); else one line after another on this thread.
+  // `quantum`: the cycles the keys' offsets span.
+  void serve_batch(const std::vector<SmLines>& sms, uint64_t now, int64_t quantum, Dram& dram,
+                   StepPool& pool, bool parallel);
+  // The slices' and the batches' DRAM channels' counters into the L2's MemoryStats (serve_batch
+  // keeps them apart until asked).
+  void flush_stats();
   // Spreads consecutive lines over slices / channels the way address hashing does on real GPUs
   // (strided streams must not all land on one slice).
   static uint64_t mix_line(uint64_t x) {
@@ -446,10 +470,30 @@ class L2 : public sc_core::sc_module {
   DramBurst dram_ops_;
   LineBurst one_line_;               // a payload without a LineBurst
   std::vector<L2Line> burst_lines_;  // b_transport's burst as L2Lines
-  // serve_batch: each slice's lines and each channel's operations, in order.
-  std::vector<std::vector<L2Line*>> by_slice_;
-  std::vector<std::vector<L2Line::Op*>> by_channel_;
-  std::vector<MemoryStats> channel_stats_;
+  // serve_batch: per slice group, its lines in the batch's order and the DRAM operations they
+  // cause, per channel group; per channel group, its operations in the batch's order.
+  struct OpRef {
+    uint64_t key;  // the line's key, its operation's index in bit 0
+    uint32_t channel;
+    L2Line::Op* op;
+    bool operator<(const OpRef& o) const { return key < o.key; }
+  };
+  struct Group {
+    std::vector<uint32_t> at;  // counting sort: lines per issue cycle offset, then positions
+    std::vector<L2Line*> lines;
+    std::vector<uint64_t> keys;
+    std::vector<std::vector<OpRef>> ops;  // per channel group
+  };
+  std::vector<Group> groups_;
+  std::vector<uint32_t> group_of_slice_;
+  std::vector<std::vector<OpRef>> channel_ops_;  // per channel group: the batch's, sorted
+  std::vector<MemoryStats> channel_stats_;       // per DRAM channel
+  void gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t quantum);
+  Group all_;  // a batch too small for the pool: its lines, in order
+  // Looks up `g`'s lines in order (those not a copy); looked(i, line) after each (i: its
+  // position in the group).
+  template <class Looked>
+  void lookup_lines(Group& g, double now, Looked looked);
 };
 
 }  // namespace ltc::sim

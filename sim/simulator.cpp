@@ -8,6 +8,7 @@
 
 #include <systemc>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -57,12 +58,17 @@ RunStats simulate(const traces::Trace& trace, const hw::GpuConfig& gpu, const Si
   if (options.quantum_cycles < 1) throw InputError("quantum_cycles must be >= 1");
   // A load's data is resolved after the quantum that sent it (sim/README.md, "Parallel
   // stepping"): a quantum longer than the L2's hit latency would delay it.
+  // The merge orders a quantum's lines by their cycle's offset in it, in 16 bits (memory.h,
+  // SmLines).
   const int64_t l2_cycles = int64_t(std::floor(gpu.l2.latency_ns * gpu.clock_ghz));
-  if (options.quantum_cycles > l2_cycles) {
+  const int64_t longest = std::min<int64_t>(l2_cycles, 65535);
+  if (options.quantum_cycles > longest) {
     throw InputError("quantum_cycles: " + std::to_string(options.quantum_cycles) +
-                     " is longer than the L2 hit latency of '" + gpu.name + "' (" +
-                     std::to_string(l2_cycles) + " cycles; valid: 1 to " +
-                     std::to_string(l2_cycles) + ")");
+                     (l2_cycles <= 65535 ? " is longer than the L2 hit latency of '" + gpu.name +
+                                               "' (" + std::to_string(l2_cycles) + " cycles"
+                                         : std::string(" is too long (the simulator orders a "
+                                                       "quantum's accesses in 16 bits")) +
+                     "; valid: 1 to " + std::to_string(longest) + ")");
   }
   if (gpu.sms < 1 || gpu.sms > 65535) {  // the merge's keys (Gpu::merge) hold 16 bits of SM
     throw InputError("gpu '" + gpu.name + "': " + std::to_string(gpu.sms) +

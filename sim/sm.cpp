@@ -144,6 +144,9 @@ void Sm::step(Cycle q0, Cycle qe) {
   ++quantum_;
   qe_ = qe;
   l2_lines_.clear();
+  group_keys_.resize(size_t(l2_->groups()));
+  for (auto& k : group_keys_) k.clear();
+  multicast_accesses_.clear();
   q0_ = q0;
   cycle_ = std::max(cycle_, q0);
   if (resident_blocks_ > 0) run_until(qe);
@@ -548,6 +551,8 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
     b.line.enter = ticks_of(enter - double(q0_));
     b.write = write;
     b.slice = l2_->slice_of(base);
+    group_keys_[l2_->group_of(b.slice)].push_back(
+        line_key(uint64_t(c - q0_), uint32_t(l2_lines_.size() - 1)));
     return l;
   };
   const bool multicast = in.op == Opcode::kLdGlobalAsync && w.dec->cluster_shared && multicast_ &&
@@ -602,6 +607,7 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
   a.block = blocks_[size_t(w.block)].id;
   a.write = write;
   a.done = done;
+  if (multicast) multicast_accesses_.push_back(index);
   if (write) return done;
   a.warp = int(&w - warps_.data());
   a.load_async = in.op == Opcode::kLdGlobalAsync;
@@ -613,23 +619,22 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
   return std::max(done, qe_);
 }
 
-void Sm::prepare(size_t i, std::vector<L2Line*>& out) {
+void Sm::prepare(size_t i) {
   AccessRecord& a = accesses_[i];
   RecordedLine* rl = &lines_[a.first_line];
   for (uint32_t k = 0; k < a.lines; ++k) {
     RecordedLine& l = rl[k];
-    if (l.multicast) {
-      const ClusterMulticast::Taken t = multicast_->take(a.block, l.addr >> line_shift_);
-      l.to_l2 = !t.copy;
-      if (t.copy) {
-        stats_.mem.multicast_bytes += uint64_t(32 * popcount4(l.sectors));
-        l.copy_token = t.token;
-        l.ready = std::max(t.ready, l.copy_floor);  // a token's: in resolve()
-        continue;
-      }
-      l.read_token = multicast_->read(a.block, l.addr >> line_shift_);
+    if (!l.multicast) continue;
+    const ClusterMulticast::Taken t = multicast_->take(a.block, l.addr >> line_shift_);
+    l.to_l2 = !t.copy;
+    if (t.copy) {
+      l2_lines_[size_t(&l - lines_.data())].copy = true;
+      stats_.mem.multicast_bytes += uint64_t(32 * popcount4(l.sectors));
+      l.copy_token = t.token;
+      l.ready = std::max(t.ready, l.copy_floor);  // a token's: in resolve()
+      continue;
     }
-    out.push_back(&l2_lines_[size_t(&l - lines_.data())]);
+    l.read_token = multicast_->read(a.block, l.addr >> line_shift_);
   }
 }
 

@@ -189,10 +189,15 @@ class Sm : public sc_core::sc_module {
   const std::vector<AccessRecord>& access_records() const { return accesses_; }
   const std::vector<RetireRecord>& retire_records() const { return retires_; }
   const std::vector<IssueRecord>& issue_records() const { return issues_; }
-  // The merge, in its order (SystemC's thread): access record `i`'s lines for the L2 go to
-  // `out` (L2::serve_batch), its multicast lines become a partner's copy where one read the line
-  // first.
-  void prepare(size_t i, std::vector<L2Line*>& out);
+  // The quantum's lines for the L2 (L2::serve_batch).
+  SmLines l2_requests() { return {l2_lines_.data(), group_keys_.data()}; }
+  size_t l2_line_count() const { return l2_lines_.size(); }
+  // The access records with cluster multicast lines (sim/cluster.h), in the SM's order.
+  const std::vector<uint32_t>& multicast_accesses() const { return multicast_accesses_; }
+  // The merge, in (cycle, SM, sequence) order over the multicast accesses (SystemC's thread):
+  // access record `i`'s multicast lines become a partner's copy where one read the line first,
+  // else a read whose copy the partners take.
+  void prepare(size_t i);
   // After the L2 served them: the reads' data times (and the multicast reads' for partners).
   void settle_reads(Cycle q0);
   // After every delivery: the loads' data times into the warps (scoreboards, cp.async groups,
@@ -332,7 +337,10 @@ class Sm : public sc_core::sc_module {
   FillTimes l1_fills_;  // its lines' L2 reads in flight
   KernelStats stats_;
   std::vector<L2Line> l2_lines_;  // lines_'s requests for the L2 (the same index)
-  Cycle q0_ = 0;                  // the quantum's start (SystemC's time at the merge)
+  // Per slice group of the L2 (L2::group_of): the keys of l2_lines_ that go there (SmLines).
+  std::vector<std::vector<uint64_t>> group_keys_;
+  std::vector<uint32_t> multicast_accesses_;
+  Cycle q0_ = 0;  // the quantum's start (SystemC's time at the merge)
   // The quantum's records (cleared by step).
   std::vector<AccessRecord> accesses_;
   std::vector<RecordedLine> lines_;

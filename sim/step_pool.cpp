@@ -1,5 +1,7 @@
 #include "sim/step_pool.h"
 
+#include <algorithm>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -17,16 +19,18 @@ inline void cpu_relax() {
 // microseconds while a kernel runs, and a sleeping thread takes tens of microseconds to wake.
 constexpr int kSpins = 2000, kYields = 4000;
 
-// StepPool::state_: the batch's epoch (bits 32..63), its item count (16..31), the next item to
-// claim (0..15).
-constexpr uint64_t epoch_of(uint64_t s) {
-  return s >> 32;
+// Range::word: the batch's epoch (its low 32 bits), the range's end and its next item.
+constexpr uint64_t pack(uint64_t epoch, uint64_t end, uint64_t next) {
+  return (epoch & 0xffffffff) << 32 | end << 16 | next;
 }
-constexpr uint64_t count_of(uint64_t s) {
-  return s >> 16 & 0xffff;
+constexpr uint64_t epoch_of(uint64_t w) {
+  return w >> 32;
 }
-constexpr uint64_t next_of(uint64_t s) {
-  return s & 0xffff;
+constexpr uint64_t end_of(uint64_t w) {
+  return w >> 16 & 0xffff;
+}
+constexpr uint64_t next_of(uint64_t w) {
+  return w & 0xffff;
 }
 
 }  // namespace
@@ -36,8 +40,8 @@ int hardware_threads() {
   return n > 0 ? int(n) : 1;
 }
 
-StepPool::StepPool(int threads) {
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+StepPool::StepPool(int threads) : ranges_(std::make_unique<Range[]>(size_t(std::max(threads, 1)))) {
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });
 }
 
 StepPool::~StepPool() {
@@ -49,41 +53,64 @@ StepPool::~StepPool() {
   for (auto& t : workers_) t.join();
 }
 
-bool StepPool::claim_and_run() {
-  uint64_t s = state_.load(std::memory_order_acquire);
-  while (next_of(s) < count_of(s)) {
-    if (state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel)) {
-      // The item is this thread's; the batch's function and errors stay as they are until
-      // every claimed item is done (run() waits for it), so they are read safely here.
-      const size_t i = size_t(next_of(s));
-      try {
-        (*fn_)(i);
-      } catch (...) {
-        errors_[i] = std::current_exception();
-      }
-      done_.fetch_add(1, std::memory_order_release);
+bool StepPool::claim(Range& r, uint64_t epoch, size_t& item) {
+  uint64_t w = r.word.load(std::memory_order_acquire);
+  while (epoch_of(w) == (epoch & 0xffffffff) && next_of(w) < end_of(w)) {
+    // Acquire: the batch's function (run() wrote it before it released the ranges).
+    if (r.word.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel,
+                                     std::memory_order_acquire)) {
+      item = size_t(next_of(w));
       return true;
     }
   }
   return false;
 }
 
+size_t StepPool::run_batch(int self, uint64_t epoch) {
+  const int threads = this->threads();
+  size_t ran = 0, i = 0;
+  for (int k = 0; k < threads; ++k) {
+    Range& r = ranges_[size_t((self + k) % threads)];
+    while (claim(r, epoch, i)) {
+      // The item is this thread's; the batch's function stays as it is until every claimed
+      // item is done (run() waits for it).
+      try {
+        (*fn_)(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex_);
+        if (!error_ || i < error_item_) {
+          error_ = std::current_exception();
+          error_item_ = i;
+        }
+      }
+      ++ran;
+    }
+  }
+  return ran;
+}
+
 void StepPool::run(size_t n, const std::function<void(size_t)>& fn) {
   if (n == 0) return;
+  if (workers_.empty() || n == 1) return run_here(n, fn);
   if (n > 0xffff) throw std::length_error("StepPool: more than 65535 items");
   fn_ = &fn;
-  errors_.assign(n, nullptr);
+  error_ = nullptr;
   done_.store(0, std::memory_order_relaxed);
-  const uint64_t epoch = (epoch_of(state_.load(std::memory_order_relaxed)) + 1) & 0xffffffff;
-  state_.store(epoch << 32 | uint64_t(n) << 16);  // seq_cst: see work()
-  if (!workers_.empty() && n > 1 && sleepers_.load() > 0) {
+  const uint64_t epoch = epoch_.load(std::memory_order_relaxed) + 1;
+  const size_t threads = size_t(this->threads());
+  for (size_t t = 0; t < threads; ++t) {
+    ranges_[t].word.store(pack(epoch, (t + 1) * n / threads, t * n / threads),
+                          std::memory_order_release);
+  }
+  epoch_.store(epoch);  // seq_cst: see work()
+  if (sleepers_.load() > 0) {
     std::lock_guard<std::mutex> lock(mutex_);
     wake_.notify_all();
   }
-  // The caller claims items too: with the host busy elsewhere it may run them all, and waits
-  // only for items a worker has claimed.
-  while (claim_and_run()) {
-  }
+  // The caller runs its range and takes what the others leave: with the host busy elsewhere it
+  // may run them all, and waits only for items a worker has claimed.
+  const size_t ran = run_batch(0, epoch);
+  done_.fetch_add(ran, std::memory_order_acq_rel);
   for (int spins = 0; done_.load(std::memory_order_acquire) < n; ++spins) {
     if (spins < kSpins) {
       cpu_relax();
@@ -91,15 +118,21 @@ void StepPool::run(size_t n, const std::function<void(size_t)>& fn) {
       std::this_thread::yield();
     }
   }
-  for (auto& e : errors_) {
-    if (e) std::rethrow_exception(e);
-  }
+  if (error_) std::rethrow_exception(error_);
 }
 
-void StepPool::work() {
+void StepPool::work(int self) {
+  uint64_t seen = 0;
   for (int idle = 0;;) {
-    if (claim_and_run()) {
+    const uint64_t epoch = epoch_.load(std::memory_order_acquire);
+    if (epoch != seen) {
+      seen = epoch;
       idle = 0;
+      // Every item this thread ran is counted before it looks for the next batch: run() does
+      // not start one before all are.
+      if (const size_t ran = run_batch(self, epoch)) {
+        done_.fetch_add(ran, std::memory_order_acq_rel);
+      }
       continue;
     }
     if (quit_.load(std::memory_order_relaxed)) return;
@@ -108,15 +141,12 @@ void StepPool::work() {
     } else if (idle < kSpins + kYields) {
       std::this_thread::yield();
     } else {
-      // Sleeps until a batch has items to claim. sleepers_ and state_ are sequentially
-      // consistent with run()'s store and load: either run() sees this sleeper and notifies, or
-      // this thread sees the new batch before it waits.
+      // Sleeps until a new batch. sleepers_ and epoch_ are sequentially consistent with run()'s
+      // store and load: either run() sees this sleeper and notifies, or this thread sees the
+      // new batch before it waits.
       std::unique_lock<std::mutex> lock(mutex_);
       sleepers_.fetch_add(1);
-      wake_.wait(lock, [&] {
-        const uint64_t s = state_.load();
-        return quit_.load() || next_of(s) < count_of(s);
-      });
+      wake_.wait(lock, [&] { return quit_.load() || epoch_.load() != seen; });
       sleepers_.fetch_sub(1);
       idle = 0;
     }

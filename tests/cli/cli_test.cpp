@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
+#include <unistd.h>
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -137,12 +138,33 @@ TEST(Cli, BenchSimFlagsGoWithTheirRunsOnly) {
       {"bench sim --only h200 --full", "--only paper"},
       {"bench sim --only paper --case x", "--only sample, --only h200"},
       {"bench sim --only gemm --slice 4", "--only sample"},
+      {"bench sim --only sample --threads 2", "--threads goes with"},
+      {"bench sim --only h200 --threads", "--threads goes with"},
+      {"bench sim --only moe --baseline ltc", "--baseline goes with"},
+      {"bench sim --only gemm --baseline ltc", "--baseline goes with --threads"},
+      {"bench sim --threads 0", "--threads: '0'"},
+      {"bench sim --only gemm --threads 1 --baseline /nonexistent/ltc",
+       "--baseline: '/nonexistent/ltc' is not an executable file"},
+      {"bench sim --only gemm --threads 1 --baseline " LTC_SOURCE_DIR "/README.md",
+       "is not an executable file"},
   };
   for (const auto& [args, want] : cases) {
     const CliRun r = run(args);
     EXPECT_EQ(r.code, 2) << args;
     EXPECT_NE(r.err.find(want), std::string::npos) << args << ": " << r.err;
   }
+  // The speed table may not overwrite the serial simulator's binary.
+  const std::string bin =
+      (std::filesystem::temp_directory_path() / ("ltc-baseline-" + std::to_string(::getpid())))
+          .string();
+  { std::ofstream(bin) << "#!/bin/sh\nexit 1\n"; }
+  std::filesystem::permissions(bin, std::filesystem::perms::owner_all);
+  const CliRun r =
+      run("bench sim --only gemm --threads 1 --baseline " + bin + " --markdown " + bin);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--markdown: '" + bin + "' is the input file"), std::string::npos) << r.err;
+  EXPECT_EQ(ltc::read_text(bin), "#!/bin/sh\nexit 1\n");
+  std::filesystem::remove(bin);
 }
 
 // The sampled bench's "work": the full run's warp instructions over those the sampled run

@@ -10,11 +10,14 @@
 #include "model/llm/precision.h"
 #include "sim/sampler/sampling.h"
 #include "sim/simulator.h"
+#include "sim/step_pool.h"
 #include "tests/sim/sim_test_util.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -97,6 +100,35 @@ TEST(Parallel, ARunRepeatedAtEightThreadsNeverDiffers) {
   const nlohmann::json one = run_json(c, 1, false, false);
   for (int rep = 0; rep < 12; ++rep) {
     ASSERT_EQ(run_json(c, 8, false, false), one) << "repetition " << rep;
+  }
+}
+
+// The pool runs every item of every batch once, whatever the batch's size against the threads,
+// and rethrows the exception of the least item that threw, then goes on with the next batch.
+TEST(StepPool, EveryItemRunsOnceAndTheLeastItemsExceptionComesBack) {
+  for (const int threads : {1, 2, 3, 8}) {
+    sim::StepPool pool(threads);
+    std::vector<std::atomic<int>> runs(700);
+    for (size_t n = 0; n < runs.size(); n += 1 + n / 3) {
+      for (auto& r : runs) r.store(0);
+      pool.run(n, [&](size_t i) { runs[i].fetch_add(1); });
+      for (size_t i = 0; i < runs.size(); ++i) {
+        ASSERT_EQ(runs[i].load(), i < n ? 1 : 0) << threads << " threads, " << n << " items";
+      }
+    }
+    for (int rep = 0; rep < 20; ++rep) {
+      try {
+        pool.run(64, [&](size_t i) {
+          if (i == 41 || i == 17 || i == 63) throw std::runtime_error(std::to_string(i));
+        });
+        FAIL() << "expected an exception";
+      } catch (const std::runtime_error& e) {
+        EXPECT_EQ(std::string(e.what()), "17") << threads << " threads";
+      }
+      std::atomic<size_t> sum{0};
+      pool.run(100, [&](size_t i) { sum.fetch_add(i); });
+      EXPECT_EQ(sum.load(), 4950u);
+    }
   }
 }
 
