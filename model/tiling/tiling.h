@@ -99,6 +99,19 @@ inline constexpr int kDequantIntOpsPerCode = 2;
 // this shared memory.
 GemmProblem mac_mpgemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
                                golden::DType act, int weight_bits);
+// The compiler's MMA kernel (compiler/gemm_lowering.h, lower_mma_gemm) for operands `a` x `b`:
+// 8- and 16-bit float or int8 activations as they are (others as FP16); `weight_bits` > 0: packed
+// codes dequantized into `a`'s type (mac_mpgemm_problem), else `b` as stored (mac_gemm_problem).
+GemmProblem mma_kernel_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
+                               golden::DType a, golden::DType b, int weight_bits = 0);
+// The MMA operands of a linear layer's kernel (compiler/model_lowering.cpp): INT8 MMAs where
+// low-bit weights meet integer activations, else FP16; low-bit weights as codes of
+// ceil(bits per weight) bits (0: dense weights in the MMA's type).
+struct LinearMma {
+  golden::DType a = golden::DType::kFp16;
+  int weight_bits = 0;
+};
+LinearMma linear_mma(bool low_bit, golden::DType acts, double bits_per_weight);
 // Dequantize-then-MAC on mma.sync warps: each warp dequantizes the B fragments it reads in
 // registers, as weight-only kernels do (every warp row of a block repeats its column's work; the
 // tiling counts that). A warpgroup MMA reads B from shared memory, so there the block dequantizes
