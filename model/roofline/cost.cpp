@@ -416,6 +416,7 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
   const auto& a = m.achievable();
   const int sms = m.sms();
   const double peak = m.mac_tops(step.hidden) * 1e12;
+  const bool compiled = step.kernels == llm::KernelPlan::kCompiled;
   OpCost c;
   c.name = op.name;
   c.kind = "attention";
@@ -440,7 +441,8 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
             ? 1
             : std::max<int64_t>(1, std::min(ceil_div(sms, units), ceil_div(at.kv_len, 256)));
     const double active = double(std::min<int64_t>(units * splits, sms));
-    const double bw = std::min(m.attention_bytes_per_s(), active * m.sm_dram_bytes_per_s());
+    const double bw = std::min(compiled ? m.gpu().dram_sim_gbps() * 1e9 : m.attention_bytes_per_s(),
+                               active * m.sm_dram_bytes_per_s());
     c.memory_ms = c.bytes / bw * 1e3;
     const double padded_rows = 16.0 * ceil_div(rows, 16);
     const double padded_flops =
@@ -478,12 +480,16 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
     }
     const double total = double(units) * blocks;
     c.compute_ms = std::max(total / sms, longest) * t_block * 1e3;
-    c.memory_ms = c.bytes / m.dram_bytes_per_s() * 1e3;
+    c.memory_ms = c.bytes / (compiled ? m.gpu().dram_sim_gbps() * 1e9 : m.dram_bytes_per_s()) * 1e3;
     c.tile = TileChoice{kBlock, kBlock, 1, units * nq, ceil_div(units * nq, sms)};
     // The K and V repeats before a masked SDPA (eager copies).
     if (masked) extra_ms = (op.moved_bytes - op.bytes()) / m.elementwise_bytes_per_s() * 1e3;
   }
-  const double fixed_s = m.kernel_fixed_s() + (c.kernels - 1) * m.elementwise_fixed_s();
+  // The compiled kernels pay the simulator's boundary each (one round trip, the kernel gap),
+  // as compiled_row_kernels does.
+  const double fixed_s = compiled
+                             ? c.kernels * (m.gpu().dram_round_trip_ns() * 1e-9 + kernel_gap_s(m))
+                             : m.kernel_fixed_s() + (c.kernels - 1) * m.elementwise_fixed_s();
   double t = overlap(c.compute_ms, c.memory_ms, a.overlap_exponent);
   if (c.compute_ms > c.memory_ms) t *= throttle(m, c.compute_ms * 1e-3);
   c.ms = t + fixed_s * 1e3 + extra_ms;
