@@ -743,9 +743,7 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   op.b = weight_bits > 0 ? op.a : b;
   op.acc = int8 ? DType::kInt32 : DType::kFp32;
   op.out = op.acc;
-  const tiling::GemmProblem prob = weight_bits > 0
-                                       ? tiling::mac_mpgemm_problem(gpu, m, n, k, op.a, weight_bits)
-                                       : tiling::mac_gemm_problem(gpu, m, n, k, op.a, op.b);
+  const tiling::GemmProblem prob = tiling::mma_kernel_problem(gpu, m, n, k, a, b, weight_bits);
   tiling::TileChoice tc = tiling::require_tiles(prob, gpu);
   op.shape = prob.instr;
   traces::validate(op, "gemm " + name);

@@ -1095,9 +1095,10 @@ class ModelLowerer {
         } else {
           // Dense, or dequantize-then-MAC for low-bit weights on a GPU without LUT cores; a
           // grouped GEMM as one batched kernel.
-          const DType a = op.low_bit && golden::is_int(g_.step.acts) ? DType::kInt8 : DType::kFp16;
-          const int wbits = op.low_bit ? int(std::ceil(g_.step.weights.bits_per_weight())) : 0;
-          t.kernels.push_back(cached_mma(name, op.gemm.batch, op.gemm.m, n, op.gemm.k, a, wbits));
+          const tiling::LinearMma mma =
+              tiling::linear_mma(op.low_bit, g_.step.acts, g_.step.weights.bits_per_weight());
+          t.kernels.push_back(
+              cached_mma(name, op.gemm.batch, op.gemm.m, n, op.gemm.k, mma.a, mma.weight_bits));
         }
         break;
       }

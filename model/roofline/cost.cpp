@@ -58,8 +58,16 @@ double cuda_rate(const Machine& m, DType t) {
   return m.cuda_flops_per_s(t);
 }
 
-// A CUDA-core operator's kernels stream at the eager reference's fitted rate, or (the
-// compiler's fused kernels) at DRAM's streaming rate.
+// The kernel boundary the simulator waits after each kernel of a compiled step
+// (GpuConfig::step_kernel_gap_cycles), in seconds.
+double kernel_gap_s(const Machine& m) {
+  return double(m.gpu().step_kernel_gap_cycles()) / (m.gpu().clock_ghz * 1e9);
+}
+
+// A CUDA-core operator's kernels: the eager reference's stream at its fitted rate, each at the
+// fitted per-kernel floor; the compiler's fused kernels as the simulator runs them: every load
+// of a row issued before the first use (one L2 + DRAM round trip), the bytes at the simulator's
+// DRAM bandwidth, and the kernel boundary after the kernel.
 OpCost memory_bound(const Machine& m, const std::string& name, const std::string& kind,
                     double flops, double bytes, int kernels, DType t,
                     llm::KernelPlan plan = llm::KernelPlan::kReference) {
@@ -70,17 +78,53 @@ OpCost memory_bound(const Machine& m, const std::string& name, const std::string
   c.bytes = bytes;
   c.kernels = kernels;
   c.execution_path = "cuda cores";
+  const bool compiled = plan == llm::KernelPlan::kCompiled;
   c.memory_ms =
-      bytes /
-      (plan == llm::KernelPlan::kCompiled ? m.dram_bytes_per_s() : m.elementwise_bytes_per_s()) *
-      1e3;
+      bytes / (compiled ? m.gpu().dram_sim_gbps() * 1e9 : m.elementwise_bytes_per_s()) * 1e3;
   c.compute_ms = flops / cuda_rate(m, t) * 1e3;
-  const double fixed_ms = kernels * m.elementwise_fixed_s() * 1e3;
+  const double fixed_ms =
+      kernels *
+      (compiled ? m.gpu().dram_round_trip_ns() * 1e-9 + kernel_gap_s(m) : m.elementwise_fixed_s()) *
+      1e3;
   c.ms = std::max(c.memory_ms, c.compute_ms) + fixed_ms;
   c.bound = kernels == 0                                     ? "fused"
             : fixed_ms > std::max(c.memory_ms, c.compute_ms) ? "fixed"
             : c.memory_ms >= c.compute_ms                    ? "dram"
                                                              : "cuda";
+  return c;
+}
+
+// The compiler's row kernels of a CUDA-core operator (compiler/model_lowering.cpp: one block
+// per token row) as the simulator runs them. Memory: the larger of the bytes over the simulator's
+// DRAM and L2 bandwidths and one SM's rows over its port into L2 (sm.noc_bytes_per_cycle: what
+// binds a decode step's few rows). What the kernel just before it wrote (`prev_write` bytes) is
+// read from L2 when it fits in half of it; the rest of its reads, and what it writes, are DRAM
+// traffic. Then memory_bound's round trip and kernel boundary.
+OpCost compiled_row_kernels(const Machine& m, const llm::Op& op, const llm::StepConfig& step,
+                            const std::string& kind, double bytes, DType t, double prev_write) {
+  OpCost c =
+      memory_bound(m, op.name, kind, op.flops, bytes, op.launches, t, llm::KernelPlan::kCompiled);
+  const hw::GpuConfig& gpu = m.gpu();
+  const double writes = std::min(bytes, op.write_bytes);
+  const double reads = std::max(0.0, bytes - writes - op.weight_bytes);
+  const double from_l2 = prev_write <= gpu.l2_bytes() / 2 ? std::min(reads, prev_write) : 0.0;
+  const double dram = bytes - from_l2;
+  const double rows = double(std::max<int64_t>(1, step.rows()));
+  const double rows_per_sm = std::ceil(rows / double(gpu.sms));
+  const double port_s =
+      bytes / rows * rows_per_sm / (gpu.sm.noc_bytes_per_cycle * gpu.clock_ghz * 1e9);
+  const double l2_s = bytes / (gpu.l2_sim_bytes_per_cycle() * gpu.clock_ghz * 1e9);
+  const double dram_s = dram / (gpu.dram_sim_gbps() * 1e9);
+  const double fixed_ms = c.ms - std::max(c.memory_ms, c.compute_ms);
+  c.memory_ms = std::max({dram_s, l2_s, port_s}) * 1e3;
+  c.ms = std::max(c.memory_ms, c.compute_ms) + fixed_ms;
+  if (c.kernels > 0 && fixed_ms <= std::max(c.memory_ms, c.compute_ms)) {
+    c.bound = c.compute_ms > c.memory_ms         ? "cuda"
+              : port_s >= std::max(dram_s, l2_s) ? "sm port"
+              : l2_s > dram_s                    ? "l2"
+                                                 : "dram";
+  }
+  c.bytes = dram;
   return c;
 }
 
@@ -236,15 +280,19 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
     }
     if (base > sms && stream_k_allowed) evaluate(1, true);
   };
-  if (path.unit == GemmUnit::kLut) {
-    // The compiler's LUT kernel: the tile model/tiling picks at kernel level and the estimate it
-    // ranks tiles by (tensor cores, the shared-memory data path, L2 and DRAM at the simulator's
-    // bandwidths, waves, the first round trip) is this GEMM's cost, plus the kernel boundary
-    // the simulator puts after it (GpuConfig::step_kernel_gap_cycles). A batch of independent
-    // GEMMs runs as one grid: their weights side by side in N.
+  // The compiler's kernel: the tile model/tiling picks at kernel level and the estimate it ranks
+  // tiles by (tensor cores, the shared-memory data path, dequantize, L2 and DRAM at the
+  // simulator's bandwidths, waves, the first round trip) is this GEMM's cost, plus the kernel
+  // boundary the simulator puts after it (GpuConfig::step_kernel_gap_cycles). A LUT GEMM always
+  // (a LUT GPU has no measured kernels to fit; a batch of independent GEMMs runs as one grid,
+  // their weights side by side in N); a MAC or dequantize-then-MAC GEMM of the compiled plan
+  // with the MMA operands the compiler's lowering gives it (tiling::linear_mma).
+  const bool lut = path.unit == GemmUnit::kLut;
+  Machine::KernelTile kernel;
+  if (lut) {
     const Machine::TileKey key{g.m,          g.n * g.batch, g.k, g.weights.planes(),
-                               int(xb * 64), int(wb * 64)};
-    const Machine::LutTile k = m.lut_tile(key, [&]() -> Machine::LutTile {
+                               int(xb * 64), int(wb * 64),  0};
+    kernel = m.kernel_tile(key, [&]() -> Machine::KernelTile {
       auto p =
           tiling::lut_gemm_problem(m.gpu(), g.m, g.n * g.batch, g.k, g.acts, g.weights.planes(),
                                    wb * 8 - g.weights.planes(), g.table == DType::kInt8);
@@ -254,19 +302,32 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
       if (!p.invalid_reason().empty()) return std::nullopt;
       return tiling::choose_tiles(p, m.gpu());
     });
-    if (k && !g.tables_in_kernel) {
-      best.tile = TileChoice{int(k->block.m), int(k->block.n), 1, k->blocks(), k->waves, false};
-      best.compute_ms = k->compute_us * 1e-3;
-      best.memory_ms = k->memory_us * 1e-3;
-      const double gap_s = double(m.gpu().step_kernel_gap_cycles()) / (m.gpu().clock_ghz * 1e9);
-      best.bound = k->bound;
-      if (gap_s * 1e6 > std::max(k->compute_us, k->memory_us)) best.bound = "fixed";
-      best.bytes = k->dram_bytes;
-      best_s = k->estimated_us * 1e-6 + gap_s;
-    } else if (k) {
+  } else if (g.compiled && g.batch == 1 && !g.tables) {
+    const tiling::LinearMma mma =
+        tiling::linear_mma(g.weights.is_low_bit(), g.acts, g.weights.bits_per_weight());
+    const Machine::TileKey key{g.m, g.n, g.k, mma.weight_bits, int(mma.a), 0, 1};
+    kernel = m.kernel_tile(key, [&]() -> Machine::KernelTile {
+      const auto p =
+          tiling::mma_kernel_problem(m.gpu(), g.m, g.n, g.k, mma.a, mma.a, mma.weight_bits);
+      if (!p.invalid_reason().empty()) return std::nullopt;
+      return tiling::choose_tiles(p, m.gpu());
+    });
+  }
+  if (kernel && !g.tables_in_kernel) {
+    const tiling::TileChoice& k = *kernel;
+    best.tile = TileChoice{int(k.block.m), int(k.block.n), 1, k.blocks(), k.waves, false};
+    best.compute_ms = k.compute_us * 1e-3;
+    best.memory_ms = k.memory_us * 1e-3;
+    const double gap_s = kernel_gap_s(m);
+    best.bound = k.bound;
+    if (gap_s * 1e6 > std::max(k.compute_us, k.memory_us)) best.bound = "fixed";
+    best.bytes = k.dram_bytes;
+    best_s = k.estimated_us * 1e-6 + gap_s;
+  } else if (lut) {
+    if (kernel) {
       // Tables built in the kernel (not a compiled kernel): the roofline's costs of that tile,
       // with the table-building work.
-      consider(Tile{int(k->block.m), int(k->block.n)}, false, int(k->warp.n));
+      consider(Tile{int(kernel->block.m), int(kernel->block.n)}, false, int(kernel->warp.n));
     }
     if (best_s == INFINITY) {
       for (Tile t : kLutTiles) consider(t, true, m.gpu().lut_tensor->core.shape.n);
@@ -369,6 +430,7 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
   const auto& a = m.achievable();
   const int sms = m.sms();
   const double peak = m.mac_tops(step.hidden) * 1e12;
+  const bool compiled = step.kernels == llm::KernelPlan::kCompiled;
   OpCost c;
   c.name = op.name;
   c.kind = "attention";
@@ -393,7 +455,8 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
             ? 1
             : std::max<int64_t>(1, std::min(ceil_div(sms, units), ceil_div(at.kv_len, 256)));
     const double active = double(std::min<int64_t>(units * splits, sms));
-    const double bw = std::min(m.attention_bytes_per_s(), active * m.sm_dram_bytes_per_s());
+    const double bw = std::min(compiled ? m.gpu().dram_sim_gbps() * 1e9 : m.attention_bytes_per_s(),
+                               active * m.sm_dram_bytes_per_s());
     c.memory_ms = c.bytes / bw * 1e3;
     const double padded_rows = 16.0 * ceil_div(rows, 16);
     const double padded_flops =
@@ -431,12 +494,16 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
     }
     const double total = double(units) * blocks;
     c.compute_ms = std::max(total / sms, longest) * t_block * 1e3;
-    c.memory_ms = c.bytes / m.dram_bytes_per_s() * 1e3;
+    c.memory_ms = c.bytes / (compiled ? m.gpu().dram_sim_gbps() * 1e9 : m.dram_bytes_per_s()) * 1e3;
     c.tile = TileChoice{kBlock, kBlock, 1, units * nq, ceil_div(units * nq, sms)};
     // The K and V repeats before a masked SDPA (eager copies).
     if (masked) extra_ms = (op.moved_bytes - op.bytes()) / m.elementwise_bytes_per_s() * 1e3;
   }
-  const double fixed_s = m.kernel_fixed_s() + (c.kernels - 1) * m.elementwise_fixed_s();
+  // The compiled kernels pay the simulator's boundary each (one round trip, the kernel gap),
+  // as compiled_row_kernels does.
+  const double fixed_s = compiled
+                             ? c.kernels * (m.gpu().dram_round_trip_ns() * 1e-9 + kernel_gap_s(m))
+                             : m.kernel_fixed_s() + (c.kernels - 1) * m.elementwise_fixed_s();
   double t = overlap(c.compute_ms, c.memory_ms, a.overlap_exponent);
   if (c.compute_ms > c.memory_ms) t *= throttle(m, c.compute_ms * 1e-3);
   c.ms = t + fixed_s * 1e3 + extra_ms;
@@ -467,7 +534,11 @@ OpCost linear_cost(const Machine& m, GemmProblem g, int launches) {
 
 }  // namespace
 
-OpCost op_cost(const Machine& m, const llm::Op& op, const llm::StepConfig& step) {
+namespace {
+
+// op_cost, for an op after a kernel that wrote `prev_write` bytes (0: unknown).
+OpCost op_cost_after(const Machine& m, const llm::Op& op, const llm::StepConfig& step,
+                     double prev_write) {
   const std::string kind(llm::op_kind_name(op.kind));
   switch (op.kind) {
     case llm::OpKind::kLinear: {
@@ -482,8 +553,10 @@ OpCost op_cost(const Machine& m, const llm::Op& op, const llm::StepConfig& step)
       // Fused: the producer computes tables instead of writing activations (no launch, no
       // activation round trip); separate: its own kernel reading activations.
       const bool fused = !op.fused_into.empty();
-      OpCost c = memory_bound(m, op.name, kind, op.flops, op.bytes(), op.launches, step.acts,
-                              step.kernels);
+      OpCost c = step.kernels == llm::KernelPlan::kCompiled
+                     ? compiled_row_kernels(m, op, step, kind, op.bytes(), step.acts, prev_write)
+                     : memory_bound(m, op.name, kind, op.flops, op.bytes(), op.launches, step.acts,
+                                    step.kernels);
       if (fused) c.execution_path = "cuda cores, fused into " + op.fused_into;
       return c;
     }
@@ -495,8 +568,11 @@ OpCost op_cost(const Machine& m, const llm::Op& op, const llm::StepConfig& step)
     case llm::OpKind::kRouting: {
       // The kernels and bytes of the step's kernel plan (llm::KernelPlan: the eager reference's
       // ten RoPE kernels moving 10 elements per rotated element, or one fused kernel).
-      OpCost c = memory_bound(m, op.name, kind, op.flops, op.moved_bytes, op.launches, step.hidden,
-                              step.kernels);
+      OpCost c =
+          step.kernels == llm::KernelPlan::kCompiled && op.kind != llm::OpKind::kRouting
+              ? compiled_row_kernels(m, op, step, kind, op.moved_bytes, step.hidden, prev_write)
+              : memory_bound(m, op.name, kind, op.flops, op.moved_bytes, op.launches, step.hidden,
+                             step.kernels);
       // The reference combine's index_add_: one atomic add in L2 per element, at the GPU's
       // achievable atomic rate where that is the slower.
       const double atomic_rate = m.achievable().atomic_add_gops * 1e9;
@@ -515,14 +591,44 @@ OpCost op_cost(const Machine& m, const llm::Op& op, const llm::StepConfig& step)
   return {};
 }
 
+}  // namespace
+
+OpCost op_cost(const Machine& m, const llm::Op& op, const llm::StepConfig& step) {
+  return op_cost_after(m, op, step, 0);
+}
+
 namespace {
+
+// Bytes the kernel before `op` in `ops` wrote: the last op before it that launches a kernel, with
+// its launch group's members (a fused precompute's tables, written by its producer, count with
+// it).
+double previous_kernel_writes(const std::vector<llm::Op>& ops, const llm::Op& op) {
+  const llm::Op* prev = nullptr;
+  for (const auto& o : ops) {
+    if (&o == &op) break;
+    if (o.launches > 0) prev = &o;
+  }
+  if (prev == nullptr) return 0;
+  double bytes = 0;
+  for (const auto& o : ops) {
+    if (&o == prev ||
+        (!prev->name.empty() && (o.launch_with == prev->name || o.fused_into == prev->name))) {
+      bytes += o.write_bytes;
+    }
+  }
+  return bytes;
+}
 
 // A linear op of a launch group (llm::Op::launch_with: the fused QKV or gate+up linear) costs
 // its share, by N, of the group's one GEMM (N concatenated, the input read once); the group's
 // first op carries its launches. Any other op: op_cost.
 OpCost launch_group_cost(const Machine& m, const std::vector<llm::Op>& ops, const llm::Op& op,
                          const llm::StepConfig& step) {
-  if (op.kind != llm::OpKind::kLinear) return op_cost(m, op, step);
+  if (op.kind != llm::OpKind::kLinear) {
+    return op_cost_after(
+        m, op, step,
+        step.kernels == llm::KernelPlan::kCompiled ? previous_kernel_writes(ops, op) : 0.0);
+  }
   const std::string& leader = op.launch_with.empty() ? op.name : op.launch_with;
   const llm::Op* first = nullptr;
   std::vector<const llm::Op*> members;

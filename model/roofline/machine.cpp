@@ -118,17 +118,17 @@ GemmPath Machine::gemm_path(const llm::WeightFormat& w, DType act, bool tables) 
   return p;
 }
 
-Machine::LutTile Machine::lut_tile(const TileKey& key,
-                                   const std::function<LutTile()>& choose) const {
+Machine::KernelTile Machine::kernel_tile(const TileKey& key,
+                                         const std::function<KernelTile()>& choose) const {
   {
-    std::lock_guard<std::mutex> lock(lut_tiles_->mutex);
-    const auto it = lut_tiles_->tiles.find(key);
-    if (it != lut_tiles_->tiles.end()) return it->second;
+    std::lock_guard<std::mutex> lock(kernel_tiles_->mutex);
+    const auto it = kernel_tiles_->tiles.find(key);
+    if (it != kernel_tiles_->tiles.end()) return it->second;
   }
   // The search runs unlocked; two threads racing on one key compute the same answer.
-  const LutTile tile = choose();
-  std::lock_guard<std::mutex> lock(lut_tiles_->mutex);
-  return lut_tiles_->tiles.emplace(key, tile).first->second;
+  const KernelTile tile = choose();
+  std::lock_guard<std::mutex> lock(kernel_tiles_->mutex);
+  return kernel_tiles_->tiles.emplace(key, tile).first->second;
 }
 
 }  // namespace ltc::roofline

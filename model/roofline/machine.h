@@ -63,20 +63,21 @@ class Machine {
   // Dense activation x activation products (attention) in `t`: the MAC rate for t x t.
   double mac_tops(golden::DType t) const;
 
-  // The compiler's LUT kernel (model/tiling at kernel level: its tiles and estimate; nullopt for
-  // none) per (m, n, k, planes, table bits x 64, weight bits x 64): `choose` runs once per key
-  // (the choice is a search, and sweeps repeat shapes) and the answer is remembered. Safe to call
-  // from several threads; copies of a Machine share the memo (they describe the same GPU).
-  using TileKey = std::tuple<int64_t, int64_t, int64_t, int, int, int>;
-  using LutTile = std::optional<tiling::TileChoice>;
-  LutTile lut_tile(const TileKey& key, const std::function<LutTile()>& choose) const;
+  // The compiler's kernel of a GEMM (model/tiling at kernel level: its tiles and estimate;
+  // nullopt for none) per key: LUT (m, n, k, planes, table bits x 64, weight bits x 64, 0), MMA
+  // (m, n, k, code bits, A dtype, B dtype, 1). `choose` runs once per key (the choice is a
+  // search, and sweeps repeat shapes) and the answer is remembered. Safe to call from several
+  // threads; copies of a Machine share the memo (they describe the same GPU).
+  using TileKey = std::tuple<int64_t, int64_t, int64_t, int, int, int, int>;
+  using KernelTile = std::optional<tiling::TileChoice>;
+  KernelTile kernel_tile(const TileKey& key, const std::function<KernelTile()>& choose) const;
 
  private:
-  struct LutTileMemo {
+  struct KernelTileMemo {
     std::mutex mutex;
-    std::map<TileKey, LutTile> tiles;
+    std::map<TileKey, KernelTile> tiles;
   };
-  std::shared_ptr<LutTileMemo> lut_tiles_ = std::make_shared<LutTileMemo>();
+  std::shared_ptr<KernelTileMemo> kernel_tiles_ = std::make_shared<KernelTileMemo>();
   hw::GpuConfig gpu_;
   double dram_bps_ = 0, l2_bps_ = 0, sm_dram_bps_ = 0, elementwise_bps_ = 0, attention_bps_ = 0;
 };

@@ -32,6 +32,9 @@ struct GemmProblem {
   // alignment-1 kernels, whose operands come from L2 element by element
   // (hw::AchievableRates::unaligned_l2_fraction).
   bool unaligned = false;
+  // The compiler's kernel (llm::KernelPlan::kCompiled): costed as model/tiling ranks and
+  // estimates it (gemm_cost), whatever the path.
+  bool compiled = false;
   double weight_bytes = 0;  // W at its packed size (+ scales, bias)
   double x_bytes = 0;       // X (activations or tables)
   double out_bytes = 0;     // Y

@@ -149,6 +149,23 @@ GemmProblem mac_mpgemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, i
   return p;
 }
 
+GemmProblem mma_kernel_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
+                               golden::DType a, golden::DType b, int weight_bits) {
+  using golden::DType;
+  const bool native =
+      a == DType::kInt8 || a == DType::kFp8E4M3 || a == DType::kFp8E5M2 || a == DType::kBf16;
+  const DType mma_a = native ? a : DType::kFp16;
+  return weight_bits > 0 ? mac_mpgemm_problem(gpu, m, n, k, mma_a, weight_bits)
+                         : mac_gemm_problem(gpu, m, n, k, mma_a, b);
+}
+
+LinearMma linear_mma(bool low_bit, golden::DType acts, double bits_per_weight) {
+  LinearMma r;
+  r.a = low_bit && golden::is_int(acts) ? golden::DType::kInt8 : golden::DType::kFp16;
+  r.weight_bits = low_bit ? int(std::ceil(bits_per_weight)) : 0;
+  return r;
+}
+
 bool dequantizes_in_registers(const GemmProblem& p) {
   return p.dequant_bits > 0 && p.tile_warpgroup() == 1;
 }
@@ -277,15 +294,18 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
                                    (gpu.clock_ghz * 1e3);
   // Dequantize-then-MAC: the block dequantizes its W tile's codes once per K step on the SM's
   // CUDA cores, beside the tensor cores (what binds it when the block is short in M); in
-  // registers every warp row repeats it. Ranked at the FP32 lanes' rate, not
-  // GpuConfig::cuda_core_cycles (which the simulator and the roofline time it by: twice as fast
-  // on the A100): this estimate has no latency model, and a faster rate here picks tiles whose
-  // dequantize then binds in the simulator.
+  // registers every warp row repeats it. The estimate times it as the simulator and the roofline
+  // do (GpuConfig::cuda_core_cycles: FP32 and INT32 lanes side by side); tiles are ranked at the
+  // FP32 lanes' rate alone (half that on the A100): the ranking has no latency model, and the
+  // faster rate picks tiles whose dequantize then binds in the simulator.
   const double dequant_readers = dequantizes_in_registers(p) ? double(block.m / warp.m) : 1.0;
+  const double dequant_codes = p.dequant_bits > 0 ? double(block.n) * k_pad * dequant_readers : 0;
   const double dequant_us_per_block =
-      p.dequant_bits > 0 ? double(kDequantOpsPerCode) * double(block.n) * k_pad * dequant_readers /
-                               (double(gpu.fp32_lanes_per_sm()) * gpu.clock_ghz * 1e3)
-                         : 0.0;
+      dequant_codes *
+      gpu.cuda_core_cycles(kDequantOpsPerCode - kDequantIntOpsPerCode, kDequantIntOpsPerCode) /
+      (gpu.clock_ghz * 1e3);
+  const double dequant_rank_us_per_block = dequant_codes * double(kDequantOpsPerCode) /
+                                           (double(gpu.fp32_lanes_per_sm()) * gpu.clock_ghz * 1e3);
   // One warp's tensor-core instructions on one accumulator tile depend on each other: per K step
   // it issues its warp tile's instructions, and the next step's on the same tile wait for the
   // result. Resident blocks overlap their chains, so each wave takes at least one chain.
@@ -296,12 +316,25 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
       k_pad / double(c.instr.k * k_slices) *
       std::max(warp_tiles * double(op.issue_cycles), double(op.latency_cycles));
   c.chain_us = double(c.waves) * chain_cycles / (gpu.clock_ghz * 1e3);
-  auto in_turn_us = [&](int64_t blocks, int64_t resident) {
-    return double(blocks) *
-           std::max({block_tensor_us(resident), smem_us_per_block, dequant_us_per_block});
+  // Per K step a warp waits at the block's barrier, loads its fragments from shared memory and
+  // then issues the tensor-core instructions that read them. A sub-partition holding one warp
+  // (the resident blocks' warps no more than the sub-partitions) has no other warp to issue
+  // while that one loads: there the K step's shared-memory (and dequantize) time and its
+  // tensor-core time add up. The estimate of an MMA kernel times this per-K-step
+  // synchronization (checked against simulated A100 GEMMs: 1024 x 5120 x 5120, whose second wave
+  // runs one 4-warp block per SM, 240.8 us simulated, 236.5 us estimated, 181.6 us without);
+  // the ranking (`serial` false) and the LUT kernels' estimate do not.
+  auto in_turn_us = [&](int64_t blocks, int64_t resident, double dequant_us, bool serial) {
+    const double tensor = block_tensor_us(resident), cuda = std::max(smem_us_per_block, dequant_us);
+    const bool alone = serial && p.lut_tiles_per_core == 0 &&
+                       int64_t(c.warps_per_block) * resident <= int64_t(gpu.sub_partitions_per_sm);
+    return double(blocks) * (alone ? tensor + cuda : std::max(tensor, cuda));
   };
-  const double compute_us =
-      std::max(c.chain_us, in_turn_us(full_blocks, bps) + in_turn_us(tail_blocks, tail_blocks));
+  auto compute_at = [&](double dequant_us, bool serial) {
+    return std::max(c.chain_us, in_turn_us(full_blocks, bps, dequant_us, serial) +
+                                    in_turn_us(tail_blocks, tail_blocks, dequant_us, serial));
+  };
+  const double compute_us = compute_at(dequant_us_per_block, true);
   {
     const double tensor = double(full_blocks) * block_tensor_us(bps) +
                           double(tail_blocks) * block_tensor_us(tail_blocks);
@@ -383,9 +416,11 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   // roofline's rule), between the pipeline's fill and drain, in which one does not overlap the
   // other: the first stage's round trip through L2 and DRAM before anything computes, and after
   // the last stage arrives its K step's work and the output's trip to L2.
-  c.bottleneck_us = std::max(compute_us, memory_us);
-  const double drain_us = in_turn_us(1, std::min<int64_t>(bps, c.blocks())) / double(c.k_steps) +
-                          gpu.l2.latency_ns * 1e-3;
+  c.bottleneck_us = std::max(compute_at(dequant_rank_us_per_block, false), memory_us);
+  const double drain_us =
+      in_turn_us(1, std::min<int64_t>(bps, c.blocks()), dequant_us_per_block, true) /
+          double(c.k_steps) +
+      gpu.l2.latency_ns * 1e-3;
   c.estimated_us = round_trip_us + drain_us +
                    hw::overlap(compute_us, memory_us, gpu.achievable.overlap_exponent);
   c.compute_us = compute_us;

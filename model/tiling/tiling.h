@@ -4,11 +4,11 @@
 // plane, an fp32 accumulator), candidates that do not fit registers or shared memory are dropped,
 // and the rest are ranked by their bottleneck = max(compute over waves, DRAM + L2 traffic).
 // The tiles are the compiler's kernels, costed as the simulator runs them; the chosen tile's
-// estimate is the LUT GEMM's cost in both performance models (docs/performance-models.md "One cost
-// per kernel"). Accumulators live in registers (as for MMA), which caps the warp tile: the paper's
-// W1A8 tile (block [128,512,32], warp [64,256,32]) needs 512 accumulator registers per thread and
-// does not fit a 255-register thread; the -drm GPUs (doubled register file) allow more resident
-// warps.
+// estimate is the roofline's cost of a LUT GEMM and of every GEMM of the compiled plan
+// (docs/performance-models.md "One cost per kernel"). Accumulators live in registers (as for MMA),
+// which caps the warp tile: the paper's W1A8 tile (block [128,512,32], warp [64,256,32]) needs 512
+// accumulator registers per thread and does not fit a 255-register thread; the -drm GPUs (doubled
+// register file) allow more resident warps.
 //
 //   Y[M,N] = A[M,K] * W[N,K]^T       block tile  [bm, bn, bk]  (one thread block, one k step)
 //                                     warp tile   [wm, wn, bk]  (one warp's accumulators)
@@ -99,6 +99,19 @@ inline constexpr int kDequantIntOpsPerCode = 2;
 // this shared memory.
 GemmProblem mac_mpgemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
                                golden::DType act, int weight_bits);
+// The compiler's MMA kernel (compiler/gemm_lowering.h, lower_mma_gemm) for operands `a` x `b`:
+// 8- and 16-bit float or int8 activations as they are (others as FP16); `weight_bits` > 0: packed
+// codes dequantized into `a`'s type (mac_mpgemm_problem), else `b` as stored (mac_gemm_problem).
+GemmProblem mma_kernel_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
+                               golden::DType a, golden::DType b, int weight_bits = 0);
+// The MMA operands of a linear layer's kernel (compiler/model_lowering.cpp): INT8 MMAs where
+// low-bit weights meet integer activations, else FP16; low-bit weights as codes of
+// ceil(bits per weight) bits (0: dense weights in the MMA's type).
+struct LinearMma {
+  golden::DType a = golden::DType::kFp16;
+  int weight_bits = 0;
+};
+LinearMma linear_mma(bool low_bit, golden::DType acts, double bits_per_weight);
 // Dequantize-then-MAC on mma.sync warps: each warp dequantizes the B fragments it reads in
 // registers, as weight-only kernels do (every warp row of a block repeats its column's work; the
 // tiling counts that). A warpgroup MMA reads B from shared memory, so there the block dequantizes
@@ -130,10 +143,12 @@ struct TileChoice {
   double smem_bytes_per_block = 0;  // stages x stage_bytes, + the dequantized W tile
   double stage_bytes = 0;           // one pipeline stage: the block's A and W tiles of one K step
   int registers_per_thread = 0;
-  double global_bytes = 0;   // A + W reads of all blocks (DRAM or L2), plus the output
-  double bottleneck_us = 0;  // the ranking score: max(compute_us, memory_us)
+  double global_bytes = 0;  // A + W reads of all blocks (DRAM or L2), plus the output
+  // The ranking score: max(compute, memory), the dequantize pass at the FP32 lanes' rate and no
+  // lone-warp K step serialization (what the estimate adds to compute_us).
+  double bottleneck_us = 0;
   // The kernel's time: the pipeline's fill and drain + compute and memory overlapped (the
-  // roofline's LUT GEMM cost, model/roofline/cost.cpp).
+  // roofline's cost of the compiler's GEMM kernels, model/roofline/cost.cpp).
   double estimated_us = 0;
   double compute_us = 0;  // tensor cores, shared-memory data path, dequantize, chains
   double memory_us = 0;   // DRAM and L2 traffic, hot lines, bytes in flight

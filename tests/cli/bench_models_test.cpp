@@ -62,7 +62,8 @@ TEST(SkinnyKernels, CasesAreTheDecoderLaunchGroups) {
 }
 
 // One step on both models: the roofline's operators add up to its latency, the simulator's to
-// its time less the gaps between kernels; a launch group is one operator.
+// its time (each kernel booked with the boundary after it, as the roofline costs one per launch);
+// a launch group is one operator.
 TEST(ModelAgreement, OperatorsAddUpToTheStep) {
   AgreementCase c{"llama2-7b", "a100-lut4x", "int2", "int8", llm::Phase::kDecode, 1, 1024};
   const AgreementResult r = run_agreement(c, false);
@@ -75,12 +76,15 @@ TEST(ModelAgreement, OperatorsAddUpToTheStep) {
     k_proj = k_proj || g.op == "k_proj";
   }
   EXPECT_NEAR(roof, r.roofline_ms, 1e-9 * r.roofline_ms);
-  // The rest is whole kernel boundaries: at least ten kernels a layer for 32 layers.
+  EXPECT_NEAR(sim, r.sim_ms, 1e-9 * r.sim_ms);
+  // Every operator but the last (the LM head) carries a boundary per kernel: at least one.
   const hw::GpuConfig gpu = hw::load_gpu(c.gpu);
   const double gap_ms = double(gpu.step_kernel_gap_cycles()) / (gpu.clock_ghz * 1e6);
-  const double gaps = (r.sim_ms - sim) / gap_ms;
-  EXPECT_NEAR(gaps, std::round(gaps), 1e-3);
-  EXPECT_GE(gaps, 320);
+  for (size_t i = 0; i + 1 < r.ops.size(); ++i) {
+    if (r.ops[i].sim_ms > 0) {
+      EXPECT_GT(r.ops[i].sim_ms, gap_ms) << r.ops[i].op;
+    }
+  }
   EXPECT_TRUE(qkv);
   EXPECT_FALSE(k_proj);
   EXPECT_NEAR(r.diff(), r.sim_ms / r.roofline_ms - 1, 1e-12);

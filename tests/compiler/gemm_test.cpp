@@ -572,7 +572,10 @@ TEST(GemmLowering, DequantizeThenMacTilesCountTheDequantizedTile) {
         (c.wbits == 8 && c.act == DType::kInt8) || in_registers ? 0 : tc.block.n * tc.block.k * eb;
     EXPECT_EQ(int64_t(k.smem_bytes), tc.stages * stage + dq);
     // The tiling's estimate covers the CUDA-core work the kernel issues (the dequantize pass),
-    // spread over every SM's FP32 lanes: counted here from the trace's ALU instructions.
+    // spread over every SM's FP32 and INT32 lanes as the simulator issues it
+    // (GpuConfig::cuda_core_cycles, tiling::kDequantIntOpsPerCode of every
+    // tiling::kDequantOpsPerCode on the INT32 lanes): counted here from the trace's ALU
+    // instructions.
     double thread_ops = 0;
     std::vector<double> mult = {1};
     for (const traces::Instr& in : k.program) {
@@ -581,8 +584,10 @@ TEST(GemmLowering, DequantizeThenMacTilesCountTheDequantizedTile) {
       if (in.op == traces::Opcode::kAlu) thread_ops += mult.back() * double(in.count);
     }
     thread_ops *= double(k.warps_per_block() * k.blocks());
+    const double int_share = double(tiling::kDequantIntOpsPerCode) / tiling::kDequantOpsPerCode;
     const double alu_us =
-        thread_ops / (double(gpu.fp32_lanes_per_sm()) * gpu.sms * gpu.clock_ghz * 1e3);
+        gpu.cuda_core_cycles(thread_ops * (1 - int_share), thread_ops * int_share) /
+        (double(gpu.sms) * gpu.clock_ghz * 1e3);
     EXPECT_GE(tc.estimated_us, alu_us);
   }
 }

@@ -306,6 +306,43 @@ TEST(ModelLowering, LaunchGroupsAreOneGemmWithTheirMembersN) {
   EXPECT_EQ(groups, 2);  // QKV, gate+up
 }
 
+// One cost per kernel: the roofline costs each GEMM of the compiled plan as the kernel the
+// compiler emits for it (model/roofline/cost.cpp): the same block tile and grid, on every path
+// (LUT, dequantize-then-MAC, dense MMA; the LUT GPU's dense LM head), decode and prefill.
+TEST(ModelLowering, RooflineCostsTheCompiledGemmKernels) {
+  for (const Step& s :
+       {make("llama2-7b", true, 1, 128, "a100", "int4"), make("llama2-7b", true, 16, 128, "a100"),
+        make("llama2-7b", false, 1, 256, "h200"),
+        make("llama2-7b", true, 1, 128, "a100-lut4x", "int2", golden::DType::kInt8),
+        make("llama2-7b", false, 1, 256, "a100-lut4x", "int1")}) {
+    llm::StepConfig step = graph_of(s).step;
+    step.kernels = llm::KernelPlan::kCompiled;
+    const llm::StepGraph g = llm::build_step_graph(s.model, step);
+    const roofline::StepEstimate e = roofline::estimate_step(roofline::Machine(s.gpu), g);
+    const Trace t = compile_model(s.model, s.step, s.gpu);
+    int gemms = 0;
+    for (const auto& k : t.kernels) {
+      if (k.gemm.m == 0) continue;
+      const auto [prefix, op] = op_of(k.name, g);
+      const std::vector<roofline::OpCost>* costs = prefix == "L0"     ? &e.layer
+                                                   : prefix == "head" ? &e.head
+                                                                      : nullptr;
+      if (costs == nullptr) continue;
+      const std::string what =
+          s.gpu.name + " " + std::string(llm::phase_name(s.step.phase)) + " " + k.name;
+      const roofline::OpCost* c = nullptr;
+      for (const auto& x : *costs) c = x.name == op ? &x : c;
+      ASSERT_NE(c, nullptr) << what;
+      EXPECT_EQ(c->tile.tm, k.tiles.block[0]) << what;
+      EXPECT_EQ(c->tile.tn, k.tiles.block[1]) << what;
+      EXPECT_EQ(c->tile.tiles, int64_t(k.grid_x) * int64_t(k.grid_y)) << what;
+      EXPECT_EQ(c->kernels, 1) << what;
+      ++gemms;
+    }
+    EXPECT_GE(gemms, 4) << s.gpu.name;  // QKV, o_proj, gate+up, down_proj (+ the LM head)
+  }
+}
+
 // Decode and prefill, tiny and llama2-7b, LUT and MAC GPUs: the CUDA-core ops and attention move
 // the graph's bytes within 1% (prefill attention: its padding to whole tiles, none at S = 512)
 // and do its CUDA-core work (alu, sfu, table precompute) within 6% (the norms' block reductions

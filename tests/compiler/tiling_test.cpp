@@ -99,6 +99,46 @@ TEST(Tiling, LutOperandSizesAreTableBitsAndPlanes) {
   EXPECT_EQ(p.instr, (golden::LmmaShape{2, 64, 4}));
 }
 
+// A dequantize-bound W4A16 GEMV on the A100, by hand: block [16,16,512] with 16 K slices, warp
+// [16,16,32]; 256 blocks at 2 per SM on 108 SMs run as one full wave of two blocks in turn and a
+// tail of one. Each block dequantizes 16 x 4096 codes (one warp row: no repeats). The estimate
+// times them as the simulator does, 2 FP32 + 2 INT32 instructions per code on 64 + 64 lanes (1/32
+// cycle per code); the ranking at 4 instructions on the 64 FP32 lanes (1/16).
+TEST(Tiling, DequantizeIsEstimatedAtTheSimulatorsRateAndRankedAtTheFp32Lanes) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100");
+  const GemmProblem p = mac_mpgemm_problem(gpu, 1, 4096, 4096, golden::DType::kFp16, 4);
+  bool fits = false;
+  const TileChoice c = evaluate_tiles(p, gpu, {16, 16, 512}, {16, 16, 32}, &fits, 16);
+  ASSERT_TRUE(fits);
+  ASSERT_EQ(c.blocks_per_sm, 2);
+  ASSERT_EQ(c.waves, 2);
+  const double codes = 16.0 * 4096, clock_mhz = 1410;
+  EXPECT_STREQ(c.bound, "dram");
+  EXPECT_NEAR(c.compute_us, 3 * codes / 32 / clock_mhz, 1e-9);
+  EXPECT_NEAR(c.bottleneck_us, std::max(3 * codes / 16 / clock_mhz, c.memory_us), 1e-9);
+}
+
+// Per-K-step synchronization, by hand: the A100's 1024 x 5120 x 5120 FP16 GEMM on block
+// [128,128,32], warp [64,64,32] (4 warps) runs 320 blocks at 2 per SM: a full wave of two blocks
+// in turn, then one block alone on 104 SMs, one warp per sub-partition. Per block the tensor
+// cores take 2 x 128 x 128 x 5120 MACs at the SM's rate; the shared-memory path reads 1 KB of
+// fragments per K column (A and B, 128 x 128 / 64 x 2 B each) at 128 B/cycle and fills 256 rows
+// of one 128 B line per K tile (160 of them). The full wave overlaps the two; the lone block
+// adds them. The ranking score overlaps both waves.
+TEST(Tiling, LoneWarpPerSubPartitionAddsItsLoadsAndMmas) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100");
+  const GemmProblem p = mac_gemm_problem(gpu, 1024, 5120, 5120);
+  bool fits = false;
+  const TileChoice c = evaluate_tiles(p, gpu, {128, 128, 32}, {64, 64, 32}, &fits);
+  ASSERT_TRUE(fits);
+  ASSERT_EQ(c.blocks_per_sm, 2);
+  ASSERT_EQ(c.waves, 2);
+  const double tensor_us = 2.0 * 128 * 128 * 5120 / (p.tensor_tops * 1e6 / 108);
+  const double smem_us = (1024.0 * 5120 / 128 + 256.0 * 160) / 1410;
+  EXPECT_NEAR(c.compute_us, 2 * std::max(tensor_us, smem_us) + tensor_us + smem_us, 1e-6);
+  EXPECT_NEAR(c.bottleneck_us, 3 * std::max(tensor_us, smem_us), 1e-6);
+}
+
 TEST(Tiling, ChosenTilesFitRegistersAndSharedMemory) {
   const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
   for (int64_t m : {1, 2, 7, 64, 2048}) {
