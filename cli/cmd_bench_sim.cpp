@@ -313,10 +313,7 @@ void run_moe(const BenchSimFlags& o) {
     }
     if (spans == 0) throw std::logic_error(what + ": no two consecutive layers of the main kind");
     const double sim_ms = cycles / spans / (r.clock_ghz * 1e6);
-    roofline::StepRequest q;
-    q.phase = c.phase;
-    q.batch = c.batch;
-    q.length = c.length;
+    roofline::StepRequest q = roofline::step_request(*m);
     const double ref_ms = roofline::estimate(machine, model, q).layer_ms;
     q.kernels = llm::KernelPlan::kCompiled;
     const double cmp_ms = roofline::estimate(machine, model, q).layer_ms;

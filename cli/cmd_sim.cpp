@@ -268,14 +268,10 @@ void print_energy(const sim::Energy& e, const sim::EnergyCoefficients& c,
                   const std::optional<StepComparison>& step) {
   // A part the GPU file has no figure for is "unknown", never 0; a sum that leaves parts out
   // says so.
-  auto unknown = [&](std::initializer_list<const char*> names) {
-    for (const char* n : names) {
-      if (std::find(e.unknown.begin(), e.unknown.end(), n) != e.unknown.end()) return true;
-    }
-    return false;
-  };
   auto part = [&](double j, std::initializer_list<const char*> names) {
-    if (!unknown(names)) return si_text(j, "J");
+    if (std::none_of(names.begin(), names.end(), [&](const char* n) { return e.is_unknown(n); })) {
+      return si_text(j, "J");
+    }
     return j > 0 ? si_text(j, "J") + " + unknown" : std::string("unknown");
   };
   const std::string some = e.unknown.empty() ? "" : " of the known parts";

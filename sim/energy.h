@@ -13,7 +13,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <algorithm>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ltc::sim {
@@ -43,6 +45,10 @@ struct Energy {
   double dynamic_j() const { return tensor_j + cuda_j + smem_j + l1_j + l2_j + dram_j; }
   double total_j() const { return dynamic_j() + static_j; }
   double average_w() const { return time_s > 0 ? total_j() / time_s : 0; }
+  // Whether part `name` ("mma", "lmma", "dram", ...) was left out for want of a figure.
+  bool is_unknown(std::string_view name) const {
+    return std::find(unknown.begin(), unknown.end(), name) != unknown.end();
+  }
 };
 
 // One kernel (or a sum of kernels with their summed time): the parts its counters used.

@@ -91,11 +91,9 @@ AgreementResult run_agreement(const AgreementCase& c, bool full) {
   r.sim_method = full ? "full" : run.sample_method;
   const sim::Energy energy = sim::run_energy(run, sim::energy_coefficients(gpu, &trace));
   constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
-  auto unknown = [&](const char* part) {
-    return std::find(energy.unknown.begin(), energy.unknown.end(), part) != energy.unknown.end();
-  };
-  r.sim_tensor_j = unknown("mma") || unknown("lmma") ? kUnknown : energy.tensor_j;
-  r.sim_dram_j = unknown("dram") ? kUnknown : energy.dram_j;
+  r.sim_tensor_j =
+      energy.is_unknown("mma") || energy.is_unknown("lmma") ? kUnknown : energy.tensor_j;
+  r.sim_dram_j = energy.is_unknown("dram") ? kUnknown : energy.dram_j;
   r.sim_total_j = energy.total_j();
   r.sim_total_partial = !energy.unknown.empty();
   r.roofline_tensor_j = est.tensor_energy_known ? est.tensor_energy_j : kUnknown;

@@ -278,6 +278,8 @@ std::pair<std::string, std::string> path_names(const std::string& dtype) {
   return {spec.acts, weight};
 }
 
+}  // namespace
+
 StepRequest step_request(const StepMeasurement& s) {
   StepRequest r;
   r.model = s.model;
@@ -286,6 +288,8 @@ StepRequest step_request(const StepMeasurement& s) {
   r.length = s.length;
   return r;
 }
+
+namespace {
 
 double step_ms(const Machine& m, const Measurements& data, const StepMeasurement& s) {
   return estimate(m, data.model(s.model), step_request(s)).layer_ms;

@@ -13,6 +13,7 @@
 #include "model/hw/gpu.h"
 #include "model/llm/graph.h"
 #include "model/llm/model_config.h"
+#include "model/roofline/estimate.h"
 #include "model/roofline/machine.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -77,6 +78,9 @@ struct GemmPathSpec {
 GemmPathSpec gemm_path_spec(const std::string& dtype);  // throws InputError on an unknown dtype
 // The roofline's time of a measured GEMM on `m`: its dtype path's problem at the M its kernel ran.
 double gemm_estimate_ms(const Machine& m, const GemmMeasurement& g);
+// The roofline request of a measured step: its model, phase, batch and length (the reference
+// kernel plan, as measured).
+StepRequest step_request(const StepMeasurement& s);
 
 // A parameter the fit may move: a number inside hw::AchievableRates, its bounds, and whether
 // the search steps it on a log scale.

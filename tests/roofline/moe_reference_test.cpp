@@ -33,14 +33,6 @@ CalibrateOptions quick(int sweeps, int grid, int polish) {
   return o;
 }
 
-StepRequest request(const StepMeasurement& s) {
-  StepRequest r;
-  r.phase = s.phase;
-  r.batch = s.batch;
-  r.length = s.length;
-  return r;
-}
-
 TEST(MoeReference, ProfileLoadsAndTheFitAcceptsIt) {
   const auto data = load_measurements({calibration_file("h200-moe-profile.json")});
   EXPECT_EQ(data.models.size(), 5u);
@@ -82,7 +74,7 @@ TEST(MoeReference, RooflineLaunchesTheProfiledKernels) {
     s.batch = k.at("batch");
     s.length = s.phase == llm::Phase::kDecode ? k.at("context").get<int64_t>()
                                               : k.at("seq").get<int64_t>();
-    const auto e = estimate(h200, data.model(k.at("model")), request(s));
+    const auto e = estimate(h200, data.model(k.at("model")), step_request(s));
     int ours = 0;
     for (const auto& c : e.layer) ours += c.kernels;
     const int theirs = int(k.at("kernels").size());
@@ -172,8 +164,9 @@ TEST(MoeReference, HeldOutMoeModelsWithinBounds) {
     int n[2] = {0, 0};
     for (const auto& s : held) {
       const int p = s.phase == llm::Phase::kDecode ? 0 : 1;
-      err[p] += std::abs(estimate(m, data.model(s.model), request(s)).layer_ms / s.ms - 1);
-      bare_err[p] += std::abs(estimate(bare, data.model(s.model), request(s)).layer_ms / s.ms - 1);
+      err[p] += std::abs(estimate(m, data.model(s.model), step_request(s)).layer_ms / s.ms - 1);
+      bare_err[p] +=
+          std::abs(estimate(bare, data.model(s.model), step_request(s)).layer_ms / s.ms - 1);
       ++n[p];
     }
     std::printf("%s held out: decode %.2f%% prefill %.2f%% (without the MoE rates %.2f%% %.2f%%)\n",
