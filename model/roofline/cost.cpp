@@ -443,6 +443,7 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
   c.execution_path = "flash attention (mac " + std::string(golden::dtype_name(step.hidden)) + ")";
   int64_t units = at.batch * at.heads;
   double extra_ms = 0;
+  bool serial_tiles = false;
   if (!at.causal && at.q_len <= 16) {
     // Decode: stream the KV cache. FlashAttention-2 folds the query heads of a KV group into
     // the row dimension when q_len is 1 (GQA), so a tile is (group x q_len) rows padded to the
@@ -464,6 +465,15 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
     c.compute_ms = padded_flops / (peak * a.flash_attention_fraction) * 1e3;
     c.tile = TileChoice{int(padded_rows), 256, int(splits), units * splits,
                         ceil_div(units * splits, sms)};
+    // The reference kernel (cuDNN's flash forward, four warps, a 16-row query tile and 128-key
+    // K and V tiles in shared memory) holds one block per SM where those tiles take more than
+    // half of it (head_dim 256): no other block's loads then hide a block's MMA and softmax, so
+    // the SM's time is their sum, not their overlap.
+    if (!compiled) {
+      const int64_t d = std::max(at.head_dim, at.v_dim());
+      const int64_t smem = (16 + 2 * 128) * d * int64_t(llm::dtype_bytes(step.hidden));
+      serial_tiles = hw::block_occupancy(m.gpu(), 4, 1, smem).blocks_per_sm <= 1;
+    }
     // The compiled plan's split-KV combine (the reference's second SDPA kernel is in its four).
     if (step.kernels == llm::KernelPlan::kCompiled && splits > 1) ++c.kernels;
   } else {
@@ -504,7 +514,8 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
   const double fixed_s = compiled
                              ? c.kernels * (m.gpu().dram_round_trip_ns() * 1e-9 + kernel_gap_s(m))
                              : m.kernel_fixed_s() + (c.kernels - 1) * m.elementwise_fixed_s();
-  double t = overlap(c.compute_ms, c.memory_ms, a.overlap_exponent);
+  double t = serial_tiles ? c.compute_ms + c.memory_ms
+                          : overlap(c.compute_ms, c.memory_ms, a.overlap_exponent);
   if (c.compute_ms > c.memory_ms) t *= throttle(m, c.compute_ms * 1e-3);
   c.ms = t + fixed_s * 1e3 + extra_ms;
   c.bound = c.memory_ms >= c.compute_ms ? "dram" : "compute";

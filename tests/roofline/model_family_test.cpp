@@ -82,6 +82,35 @@ TEST(ModelFamily, Gemma2HasPostNormsAndHeadDim256) {
   EXPECT_EQ(g.find("o_proj")->gemm.k, 8 * 256);  // q_dim 2048, not hidden 2304
 }
 
+// Decode attention at head_dim 256: the reference kernel's tiles (16 query rows, 128-key K and V
+// tiles: (16 + 2 x 128) x 256 x 2 bytes = 139,264 B) leave room for one block per H200 SM (228 KB),
+// so a block's MMA and softmax add to its loads; at head_dim 128 (69,632 B, three blocks) they
+// overlap. LLaMA-3-8B (8 KV heads of 128) reads the same KV bytes as Gemma-2-2B (4 of 256) and
+// pads its query group to the same 16 rows: the same memory and compute terms (but for the query
+// and output), combined two ways.
+TEST(ModelFamily, HeadDim256DecodeAttentionDoesNotOverlapItsTiles) {
+  const Machine h200(hw::load_gpu("h200"));
+  EXPECT_EQ(hw::block_occupancy(h200.gpu(), 4, 1, (16 + 2 * 128) * 256 * 2).blocks_per_sm, 1);
+  EXPECT_EQ(hw::block_occupancy(h200.gpu(), 4, 1, (16 + 2 * 128) * 128 * 2).blocks_per_sm, 3);
+  StepRequest r;
+  r.batch = 64;
+  r.length = 4096;
+  auto attention = [&](const char* model) {
+    for (const auto& c : estimate(h200, profile_model(model), r).layer) {
+      if (c.kind == "attention") return c;
+    }
+    throw std::runtime_error("no attention");
+  };
+  const OpCost gemma = attention("gemma-2-2b"), llama = attention("llama3-8b");
+  EXPECT_NEAR(gemma.memory_ms, llama.memory_ms, 1e-3 * llama.memory_ms);  // Q and O differ
+  EXPECT_NEAR(gemma.compute_ms, llama.compute_ms, 1e-3 * llama.compute_ms);
+  const auto& a = h200.gpu().achievable;
+  const double fixed_ms = (h200.kernel_fixed_s() + 3 * h200.elementwise_fixed_s()) * 1e3;
+  EXPECT_NEAR(gemma.ms, gemma.compute_ms + gemma.memory_ms + fixed_ms, 1e-9);
+  EXPECT_NEAR(llama.ms,
+              hw::overlap(llama.compute_ms, llama.memory_ms, a.overlap_exponent) + fixed_ms, 1e-9);
+  EXPECT_GT(gemma.ms, 1.1 * llama.ms);
+}
 // The latent-attention models beside DeepSeek-V2-Lite: DeepSeek-V2 (query low-rank, 128 heads) and
 // MiniCPM3-4B, whose config has no v_head_dim (its attention takes hidden / heads).
 TEST(ModelFamily, LatentAttentionModelsReadTheirLowRanks) {
