@@ -111,6 +111,7 @@ void achievable_fields(V&& v, A& x) {
   v("kernel_fixed_us", x.kernel_fixed_us);
   v("elementwise_fixed_us", x.elementwise_fixed_us);
   v("flash_attention_fraction", x.flash_attention_fraction);
+  v("decode_attention_fraction", x.decode_attention_fraction);
   v("sm_dram_gbps", x.sm_dram_gbps);
   v("overlap_exponent", x.overlap_exponent);
   v("throttle_per_efold", x.throttle_per_efold);
@@ -426,12 +427,13 @@ void GpuConfig::finalize() {
   fraction(w, "achievable.tensor_fraction", achievable.tensor_fraction);
   fraction(w, "achievable.cuda_core_fraction", achievable.cuda_core_fraction);
   fraction(w, "achievable.flash_attention_fraction", achievable.flash_attention_fraction);
-  for (const auto* key :
-       {"elementwise_bw_fraction", "attention_bw_fraction", "unaligned_l2_fraction"}) {
+  for (const auto* key : {"elementwise_bw_fraction", "attention_bw_fraction",
+                          "unaligned_l2_fraction", "decode_attention_fraction"}) {
     const std::string k = key;
-    const double v = k == "elementwise_bw_fraction" ? achievable.elementwise_bw_fraction
-                     : k == "attention_bw_fraction" ? achievable.attention_bw_fraction
-                                                    : achievable.unaligned_l2_fraction;
+    const double v = k == "elementwise_bw_fraction"     ? achievable.elementwise_bw_fraction
+                     : k == "attention_bw_fraction"     ? achievable.attention_bw_fraction
+                     : k == "decode_attention_fraction" ? achievable.decode_attention_fraction
+                                                        : achievable.unaligned_l2_fraction;
     if (v < 0 || v > 1) {
       throw InputError(w + ": field 'achievable." + key + "' must be in [0, 1] (0: " +
                        (k == "unaligned_l2_fraction" ? "l2_bw_fraction" : "dram_bw_fraction") +

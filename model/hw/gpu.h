@@ -86,6 +86,9 @@ struct AchievableRates {
   double kernel_fixed_us = 5.0;            // per kernel under CUDA graphs: ramp-up, tail, drain
   double elementwise_fixed_us = 2.0;       // per small memory-bound kernel under CUDA graphs
   double flash_attention_fraction = 0.45;  // prefill attention vs dense tensor peak
+  // Decode attention's MMA and softmax on its query tile (one KV group's heads padded to 16 rows)
+  // vs dense tensor peak; 0: flash_attention_fraction.
+  double decode_attention_fraction = 0;
   double sm_dram_gbps = 30;        // DRAM bandwidth one SM can pull (outstanding loads / latency)
   double overlap_exponent = 4;     // compute/memory overlap: t = (c^p + m^p)^(1/p); large = max
   double throttle_per_efold = 0;   // sustained-power clock drop per e-fold of busy time

@@ -462,7 +462,7 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
     const double padded_rows = 16.0 * ceil_div(rows, 16);
     const double padded_flops =
         2.0 * units * padded_rows * at.kv_len * double(at.head_dim + at.v_dim());
-    c.compute_ms = padded_flops / (peak * a.flash_attention_fraction) * 1e3;
+    c.compute_ms = padded_flops / (peak * m.decode_attention_fraction()) * 1e3;
     c.tile = TileChoice{int(padded_rows), 256, int(splits), units * splits,
                         ceil_div(units * splits, sms)};
     // The reference kernel (cuDNN's flash forward, four warps, a 16-row query tile and 128-key

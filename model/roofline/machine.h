@@ -49,6 +49,12 @@ class Machine {
   double sm_dram_bytes_per_s() const { return sm_dram_bps_; }
   double elementwise_bytes_per_s() const { return elementwise_bps_; }  // eager CUDA-core kernels
   double attention_bytes_per_s() const { return attention_bps_; }      // decode KV streaming
+  // Decode attention's tensor efficiency on its padded query tiles (a fraction of the peak).
+  double decode_attention_fraction() const {
+    const auto& a = gpu_.achievable;
+    return a.decode_attention_fraction > 0 ? a.decode_attention_fraction
+                                           : a.flash_attention_fraction;
+  }
   double l2_capacity_bytes() const { return gpu_.l2_bytes(); }
   double register_bytes_per_sm() const { return gpu_.register_file_kb_per_sm * 1024.0; }
   // CUDA-core rate (FLOP/s, achievable) for elementwise work in `t` (fp16/bf16 use the half rate).
