@@ -211,17 +211,17 @@ SliceCut slice_cut(const traces::Kernel& k, const hw::GpuConfig& gpu, const Samp
         gpu.sm.dram_channels % f != 0 || double(f - 1) * all_share > 0.01) {
       continue;
     }
-    // A grid z's groups share nothing: 1 / f of them keeps each group's sharing as it is.
-    if (k.grid_z > 1) {
-      if (k.grid_z % f == 0) return {int(f), k.grid_x, k.grid_y, k.grid_z / f, streaming};
-      continue;
-    }
     const bool by_y = k.grid_y % f == 0;
     const bool by_x = k.grid_x % f == 0 && (k.grid_x / f) % k.cluster_x == 0;
     // Whole rows keep a row-shared tile's sharing; whole columns' share of each wave (as many
     // rows per wave) a column-shared one's.
-    if (by_y && (major == 0 || rows)) return {int(f), k.grid_x, k.grid_y / f, 1, streaming};
-    if (by_x && (major == 0 || !rows)) return {int(f), k.grid_x / f, k.grid_y, 1, streaming};
+    // A grid z (a grouped GEMM's groups, which share nothing) keeps its groups, each cut alike.
+    if (by_y && (major == 0 || rows)) {
+      return {int(f), k.grid_x, k.grid_y / f, k.grid_z, streaming};
+    }
+    if (by_x && (major == 0 || !rows)) {
+      return {int(f), k.grid_x / f, k.grid_y, k.grid_z, streaming};
+    }
   }
   return {};
 }
