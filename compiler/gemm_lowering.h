@@ -88,10 +88,11 @@ int64_t precompute_table_groups(int64_t k_cols, int64_t k_group);
 // independent GEMMs of one shape (a grouped GEMM: MoE experts, MLA's heads) as the grid's z, one
 // block per (GEMM, M tile, N tile), the tile chosen for the whole grid (tiling::GemmProblem::
 // batch). Operands: tensor 0 = A [batch][Mp][Kp], 1 = B [batch][Np][Kp], 2 = out [batch][Mp][Np]
-// fp16 (each GEMM padded to whole tiles). `weight_bits` > 0: B holds low-bit codes (per-channel fp16 scale and zero point, tensor
-// 3), dequantized per K tile on the CUDA cores into A's dtype before the MMAs (dequantize-then-
-// MAC, how a GPU without LUT tensor cores runs an mpGEMM); int8 activations with 8-bit codes run
-// the codes directly (int8 MMA) and scale in the epilogue. `stages` 0: the tiling's choice.
+// fp16 (each GEMM padded to whole tiles). `weight_bits` > 0: B holds low-bit codes (per-channel
+// fp16 scale and zero point, tensor 3), dequantized per K tile on the CUDA cores into A's dtype
+// before the MMAs (dequantize-then-MAC, how a GPU without LUT tensor cores runs an mpGEMM); int8
+// activations with 8-bit codes run the codes directly (int8 MMA) and scale in the epilogue.
+// `stages` 0: the tiling's choice.
 traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m, int64_t n,
                               int64_t k, golden::DType a, golden::DType b, const hw::GpuConfig& gpu,
                               tiling::TileChoice* tiles = nullptr, int weight_bits = 0,
