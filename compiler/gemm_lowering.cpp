@@ -743,7 +743,8 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   op.b = weight_bits > 0 ? op.a : b;
   op.acc = int8 ? DType::kInt32 : DType::kFp32;
   op.out = op.acc;
-  const tiling::GemmProblem prob = tiling::mma_kernel_problem(gpu, m, n, k, a, b, weight_bits);
+  tiling::GemmProblem prob = tiling::mma_kernel_problem(gpu, m, n, k, a, b, weight_bits);
+  prob.batch = batch;
   tiling::TileChoice tc = tiling::require_tiles(prob, gpu);
   op.shape = prob.instr;
   traces::validate(op, "gemm " + name);
@@ -764,12 +765,10 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   // dependency on it); else the block dequantizes each K tile into shared memory.
   const bool register_dequant = dequant && tiling::dequantizes_in_registers(prob);
   const int64_t Mp = m_blocks * bm, Np = grid_x * bn, Kp = k_tiles * bk;
-  // A batch of GEMMs (MoE experts) runs one block row per GEMM. GEMMs taller than a block tile
-  // run one GEMM's block rows as grid y and each block walks the batch's GEMMs in turn: the
-  // blocks of one column then read the same weights at once (from L2). (Walking the rows of one
-  // GEMM instead keeps more blocks but re-reads each weight tile after a K loop: on Mixtral's
-  // down projection at 256 rows per expert, 1.4x slower in the simulator.)
-  const bool walk_batch = batch > 1 && m_blocks > 1;
+  // A batch of GEMMs (a grouped GEMM's groups: MoE experts, attention heads) is the grid's z:
+  // block (bx, by, bz) computes tile (by, bx) of GEMM bz, so every (group, M tile, N tile) is a
+  // block of its own, and the blocks of one group, adjacent in launch order, read its weight
+  // tiles together (from L2 after the first).
   // Low-bit B (dequantize-then-MAC): packed codes, unpacked and scaled on the CUDA cores.
   const int64_t b_row_bytes = weight_bits > 0 ? Kp * weight_bits / 8 : Kp * eb;
   const int64_t b_tile_bytes = weight_bits > 0 ? bk * weight_bits / 8 : bk * eb;
@@ -794,10 +793,14 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   out.wn = wn;
   out.warps_x = bn / wn;
   out.slices = P;
-  out.origin = affine(0, {by(bm * Np * 2), wy(P > 1 ? 0 : wm * Np * 2), bx(bn * 2), wx(wn * 2)});
-  // Per GEMM of a walked batch (set once its loop is open): A, B, scales offsets, M rows.
-  traces::Affine walk_a = constant(0), walk_b = constant(0), walk_s = constant(0),
-                 walk_m = constant(0);
+  // GEMM bz's A, B, scales, output offsets and its first row of the stacked M (no bz term for
+  // a single GEMM, whose trace then needs no grid z).
+  const int64_t z = batch > 1 ? 1 : 0;
+  const traces::Affine group_a = affine(0, {bz(z * Mp * Kp * eb)}),
+                       group_b = affine(0, {bz(z * Np * b_row_bytes)}),
+                       group_s = affine(0, {bz(z * Np * 4)}), group_m = affine(0, {bz(z * Mp)});
+  out.origin = affine(0, {by(bm * Np * 2), bz(z * Mp * Np * 2), wy(P > 1 ? 0 : wm * Np * 2),
+                          bx(bn * 2), wx(wn * 2)});
   out.row_bytes = Np * 2;
   const int64_t smem_bytes = std::max(S * stage_bytes + smem_dq, slice_reduction_smem(out));
   tc.stage_bytes = double(stage_bytes);
@@ -807,7 +810,8 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   traces::Kernel kr;
   kr.name = name;
   kr.grid_x = grid_x;
-  kr.grid_y = walk_batch ? m_blocks : m_blocks * batch;
+  kr.grid_y = m_blocks;
+  kr.grid_z = batch;
   kr.warps_x = bn / wn;
   kr.warps_y = bm / wm * P;
   kr.smem_bytes = uint64_t(smem_bytes);
@@ -822,9 +826,8 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   kr.tiles.block = {bm, bn, bk};
   kr.tiles.warp = {wm, wn, bk / P};
   kr.tiles.instr = {op.shape.m, op.shape.n, op.shape.k};
-  // Batched operands are stacked: block row by covers rows by*bm of the stacked A and out; B
-  // and scales of GEMM `by` (one block row per GEMM when batched; a walked batch's loop instead).
-  const int64_t b_batch = batch > 1 && !walk_batch ? Np * b_row_bytes : 0;
+  // Batched operands are stacked, each GEMM's padded to whole tiles: A [batch][Mp][Kp],
+  // B [batch][Np][Kp], out [batch][Mp][Np].
   kr.tensors = {{0, "a", uint64_t(batch * Mp * Kp * eb)},
                 {1, "b", uint64_t(batch * Np * b_row_bytes)},
                 {2, "out", uint64_t(batch * Mp * Np * 2)}};
@@ -840,19 +843,9 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   }
 
   ProgramBuilder p;
-  ProgramBuilder::Var walk{};
-  if (walk_batch) {
-    walk = p.loop(uint64_t(batch));
-    walk_a = affine(0, {iv(walk, Mp * Kp * eb)});
-    walk_b = affine(0, {iv(walk, Np * b_row_bytes)});
-    walk_s = affine(0, {iv(walk, Np * 4)});
-    walk_m = affine(0, {iv(walk, Mp)});
-    out.origin = plus(out.origin, affine(0, {iv(walk, Mp * Np * 2)}));
-  }
   if (weight_bits > 0) {
     // Per-channel fp16 scale and zero point of the block's columns.
-    p.emit(mem(Opcode::kLdGlobal, 3, uint64_t(bn * 4),
-               plus(affine(0, {bx(bn * 4), by(batch > 1 && !walk_batch ? Np * 4 : 0)}), walk_s)));
+    p.emit(mem(Opcode::kLdGlobal, 3, uint64_t(bn * 4), plus(affine(0, {bx(bn * 4)}), group_s)));
   }
   KPipeline kp;
   kp.groups = 1;
@@ -862,7 +855,7 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   kp.load = [&](const traces::Affine& t) {
     BlockSlice as;
     as.tensor = 0;
-    as.origin = plus(plus(times(t, bk * eb), affine(0, {by(bm * Kp * eb)})), walk_a);
+    as.origin = plus(plus(times(t, bk * eb), affine(0, {by(bm * Kp * eb)})), group_a);
     // A GEMM shorter than one block tile loads only its M rows; the rest of the stage stays
     // zero, as CUTLASS's predicated copies leave it (no traffic for padding rows).
     as.rows = m_blocks == 1 ? m : bm;
@@ -873,8 +866,7 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
     load_block_slice(p, as, kr.warps_x, kr.warps_y);
     BlockSlice bs;
     bs.tensor = 1;
-    bs.origin =
-        plus(plus(times(t, b_tile_bytes), affine(0, {bx(bn * b_row_bytes), by(b_batch)})), walk_b);
+    bs.origin = plus(plus(times(t, b_tile_bytes), affine(0, {bx(bn * b_row_bytes)})), group_b);
     bs.rows = bn;
     bs.row_stride = b_row_bytes;
     bs.row_bytes = b_tile_bytes;
@@ -922,7 +914,7 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
     Instr mm;
     mm.op = Opcode::kMma;
     mm.mma = op;
-    mm.m = plus(affine(0, {by(bm), wy(P > 1 ? 0 : wm), iv(ia, op.shape.m)}), walk_m);
+    mm.m = plus(affine(0, {by(bm), wy(P > 1 ? 0 : wm), iv(ia, op.shape.m)}), group_m);
     mm.n = affine(0, {bx(bn), wx(wn), iv(ib, op.shape.n)});
     mm.k = plus(times(t, bk), plus(times(q, ik), affine(0, {wy(P > 1 ? bk / P : 0)})));
     mm.frag = buf;
@@ -964,7 +956,6 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   emit_pipeline(p, kp);
   emit_slice_reduction(p, out);
   emit_output_store(p, out);
-  if (walk_batch) p.end(walk);
   kr.program = p.take();
   return kr;
 }

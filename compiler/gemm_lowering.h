@@ -84,14 +84,15 @@ traces::Kernel lower_precompute(const std::string& name, int64_t m, int64_t k_co
 // LUT groups per table row that the precompute kernel's warps cover for K = k_cols.
 int64_t precompute_table_groups(int64_t k_cols, int64_t k_group);
 
-// A GEMM on the MAC tensor cores (mma.m16n8k16 fp16 / bf16, m16n8k32 int8 / fp8), `batch`
-// independent GEMMs as grid y slices (attention: sequences x heads; MoE experts), or, where a
-// GEMM is taller than the block tile, its block rows as grid y and each block walking the batch.
-// Operands: tensor 0 = A [batch][M][K], 1 = B [batch][N][K], 2 = out [batch][M][N]
-// fp16. `weight_bits` > 0: B holds low-bit codes (per-channel fp16 scale and zero point, tensor
-// 3), dequantized per K tile on the CUDA cores into A's dtype before the MMAs (dequantize-then-
-// MAC, how a GPU without LUT tensor cores runs an mpGEMM); int8 activations with 8-bit codes run
-// the codes directly (int8 MMA) and scale in the epilogue. `stages` 0: the tiling's choice.
+// A GEMM on the MAC tensor cores (mma.m16n8k16 fp16 / bf16, m16n8k32 int8 / fp8); `batch`
+// independent GEMMs of one shape (a grouped GEMM: MoE experts, MLA's heads) as the grid's z, one
+// block per (GEMM, M tile, N tile), the tile chosen for the whole grid (tiling::GemmProblem::
+// batch). Operands: tensor 0 = A [batch][Mp][Kp], 1 = B [batch][Np][Kp], 2 = out [batch][Mp][Np]
+// fp16 (each GEMM padded to whole tiles). `weight_bits` > 0: B holds low-bit codes (per-channel
+// fp16 scale and zero point, tensor 3), dequantized per K tile on the CUDA cores into A's dtype
+// before the MMAs (dequantize-then-MAC, how a GPU without LUT tensor cores runs an mpGEMM); int8
+// activations with 8-bit codes run the codes directly (int8 MMA) and scale in the epilogue.
+// `stages` 0: the tiling's choice.
 traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m, int64_t n,
                               int64_t k, golden::DType a, golden::DType b, const hw::GpuConfig& gpu,
                               tiling::TileChoice* tiles = nullptr, int weight_bits = 0,

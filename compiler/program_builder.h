@@ -42,7 +42,7 @@ class ProgramBuilder {
 
 // base + sum of (variable, stride) terms; loop variables that were elided contribute nothing.
 struct AffineTerm {
-  enum Kind { kBx, kBy, kWx, kWy, kLoop } kind;
+  enum Kind { kBx, kBy, kWx, kWy, kLoop, kBz } kind;
   int64_t stride;
   ProgramBuilder::Var var{};
 };
@@ -52,6 +52,8 @@ inline traces::Affine affine(int64_t base, std::initializer_list<AffineTerm> ter
   for (const AffineTerm& t : terms) {
     if (t.kind == AffineTerm::kLoop) {
       if (t.var.depth >= 0) a.coef[size_t(4 + t.var.depth)] += t.stride;
+    } else if (t.kind == AffineTerm::kBz) {
+      a.coef[size_t(traces::AffineVar::kBz)] += t.stride;
     } else {
       a.coef[size_t(t.kind)] += t.stride;
     }
@@ -80,6 +82,9 @@ inline AffineTerm bx(int64_t s) {
 }
 inline AffineTerm by(int64_t s) {
   return {AffineTerm::kBy, s};
+}
+inline AffineTerm bz(int64_t s) {
+  return {AffineTerm::kBz, s};
 }
 inline AffineTerm wx(int64_t s) {
   return {AffineTerm::kWx, s};

@@ -16,8 +16,8 @@ namespace ltc::sim {
 class DispatchPolicy {
  public:
   virtual ~DispatchPolicy() = default;
-  // Kernel `k` launches; its blocks 0 .. blocks - 1 (launch order: id = by * grid_x + bx) are
-  // handed out in order.
+  // Kernel `k` launches; its blocks 0 .. blocks - 1 (launch order: id = (bz * grid_y + by) * grid_x
+  // + bx) are handed out in order.
   virtual void begin_kernel(const traces::Kernel& k, int64_t blocks) = 0;
   // Before block `id` is handed out: false ends the grid there (blocks from `id` on never run;
   // the kernel ends when those handed out have retired).

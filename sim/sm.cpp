@@ -212,7 +212,9 @@ void Sm::launch_block(int64_t block_id, Cycle at) {
   b.retire = at;
   b.warps.clear();
   ++resident_blocks_;
-  const int64_t bx = block_id % k.grid_x, by = block_id / k.grid_x;
+  // Launch order (traces/trace.h): id = (bz * grid_y + by) * grid_x + bx.
+  const int64_t bx = block_id % k.grid_x, row = block_id / k.grid_x;
+  const int64_t by = row % k.grid_y, bz = row / k.grid_y;
   int ws = 0;
   for (int64_t wy = 0; wy < k.warps_y; ++wy) {
     for (int64_t wx = 0; wx < k.warps_x; ++wx) {
@@ -222,7 +224,7 @@ void Sm::launch_block(int64_t block_id, Cycle at) {
       Warp& w = warps_[size_t(ws)];
       w = Warp{};
       w.active = true;
-      w.stream = traces::WarpStream(&k.program, bx, by, wx, wy);
+      w.stream = traces::WarpStream(&k.program, bx, by, wx, wy, bz);
       w.block = slot;
       w.sp = ws % int(sps_.size());
       w.age = next_age_++;

@@ -199,7 +199,8 @@ struct GemmExecutor::State {
   std::string where(const Instr& in, const Affine::Point& p) const {
     const std::string name = cur < t.kernels.size() ? t.kernels[cur].name : "?";
     return "kernel " + name + " block (" + std::to_string(p.bx) + "," + std::to_string(p.by) +
-           ") warp (" + std::to_string(p.wx) + "," + std::to_string(p.wy) + "): " + in.str();
+           (p.bz > 0 ? "," + std::to_string(p.bz) : std::string()) + ") warp (" +
+           std::to_string(p.wx) + "," + std::to_string(p.wy) + "): " + in.str();
   }
   [[noreturn]] void bad(const Instr& in, const Affine::Point& p, const std::string& why) const {
     throw std::runtime_error("interpreter: " + where(in, p) + ": " + why);
@@ -753,16 +754,18 @@ std::vector<double> execute_gemm(const Trace& trace, size_t gemm_kernel, const G
     // through shared memory): each warp runs up to its next bar, warp by warp, then the next
     // phase, as far as the block's program reaches.
     std::vector<WarpStream> warps;
-    for (int64_t by = 0; by < k.grid_y; ++by) {
+    // Blocks in launch order: row = bz * grid_y + by.
+    for (int64_t row = 0; row < k.grid_y * k.grid_z; ++row) {
+      const int64_t by = row % k.grid_y, bz = row / k.grid_y;
       for (int64_t bx = 0; bx < k.grid_x; ++bx) {
         warps.clear();
         for (int64_t wy = 0; wy < k.warps_y; ++wy) {
           for (int64_t wx = 0; wx < k.warps_x; ++wx) {
             ++ex.stats().warps;
-            warps.emplace_back(&k.program, bx, by, wx, wy);
+            warps.emplace_back(&k.program, bx, by, wx, wy, bz);
           }
         }
-        const int64_t first_id = (by * k.grid_x + bx) * k.warps_per_block();
+        const int64_t first_id = (row * k.grid_x + bx) * k.warps_per_block();
         for (bool running = true; running;) {
           running = false;
           for (size_t w = 0; w < warps.size(); ++w) {

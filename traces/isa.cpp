@@ -13,8 +13,8 @@ namespace {
 
 using golden::DType;
 
-constexpr const char* kVarNames[kAffineVars] = {"bx", "by", "wx", "wy", "i0",
-                                                "i1", "i2", "i3", "i4", "i5"};
+constexpr const char* kVarNames[kAffineVars] = {"bx", "by", "wx", "wy", "i0", "i1",
+                                                "i2", "i3", "i4", "i5", "bz"};
 constexpr int64_t kMaxMagnitude = int64_t(1) << 62;
 
 using detail::fail;
@@ -137,7 +137,10 @@ std::string Affine::str() const {
       s += std::to_string(mag);
     }
   };
-  for (int v = 0; v < kAffineVars; ++v) term(coef[v], kVarNames[v]);
+  // The block's coordinates first (bx, by, bz), then the warp's and the loop counters.
+  static_assert(kAffineVars == 11 && int(AffineVar::kBz) == 10);
+  constexpr int kOrder[kAffineVars] = {0, 1, 10, 2, 3, 4, 5, 6, 7, 8, 9};
+  for (int v : kOrder) term(coef[v], kVarNames[v]);
   term(base, nullptr);
   return s.empty() ? "0" : s;
 }
@@ -181,7 +184,8 @@ Affine Affine::parse(std::string_view s, const std::string& where) {
       if (var == kVarNames[v]) idx = v;
     }
     if (idx < 0) {
-      fail(where, "unknown variable '" + std::string(var) + "' (valid: bx, by, wx, wy, i0..i5)");
+      fail(where,
+           "unknown variable '" + std::string(var) + "' (valid: bx, by, bz, wx, wy, i0..i5)");
     }
     a.coef[idx] += value;
     if (a.coef[idx] >= kMaxMagnitude || a.coef[idx] <= -kMaxMagnitude) {

@@ -2,9 +2,9 @@
 // the contract between compiler and simulator, so the simulator links it without the compiler.
 //
 // Every operand that varies between warps or iterations is an Affine expression of the block
-// coordinates (bx, by), the warp coordinates in the block (wx, wy) and the counters of the
-// enclosing loops (i0 outermost .. i5): the trace stays small and still says exactly which address
-// or tile each warp touches in each iteration.
+// coordinates (bx, by, and bz in a kernel with a grid z: trace version 5), the warp coordinates in
+// the block (wx, wy) and the counters of the enclosing loops (i0 outermost .. i5): the trace stays
+// small and still says exactly which address or tile each warp touches in each iteration.
 //
 // Text syntax of one instruction (one line; fields key=value, absent fields are zero):
 //   lmma.m2n64k4.i8.i2.i32.i32 m=by*32+wy*2 n=bx*1024+wx*64+i1*128 k=i0*256+i2*4
@@ -56,9 +56,10 @@ namespace ltc::traces {
 inline constexpr int kMaxLoopDepth = 6;
 inline constexpr uint32_t kMaxFragBuffers = 4;
 
-// Variables an Affine may use, in this order in the binary encoding.
-enum class AffineVar : uint8_t { kBx, kBy, kWx, kWy, kI0, kI1, kI2, kI3, kI4, kI5 };
-inline constexpr int kAffineVars = 4 + kMaxLoopDepth;
+// Variables an Affine may use, in this order in the binary encoding. bz (the block's grid z
+// coordinate, trace version 5) comes last so that the encodings of versions 2 .. 4 stand.
+enum class AffineVar : uint8_t { kBx, kBy, kWx, kWy, kI0, kI1, kI2, kI3, kI4, kI5, kBz };
+inline constexpr int kAffineVars = 5 + kMaxLoopDepth;
 
 struct Affine {
   int64_t base = 0;
@@ -67,11 +68,13 @@ struct Affine {
   struct Point {
     int64_t bx = 0, by = 0, wx = 0, wy = 0;
     std::array<int64_t, kMaxLoopDepth> i{};
+    int64_t bz = 0;
   };
   // `depth`: only the first `depth` loop counters are read; the same value when the deeper
   // loops' coefficients are zero (loop_depth() gives the smallest such depth).
   int64_t eval(const Point& p, int depth = kMaxLoopDepth) const {
-    int64_t v = base + coef[0] * p.bx + coef[1] * p.by + coef[2] * p.wx + coef[3] * p.wy;
+    int64_t v = base + coef[0] * p.bx + coef[1] * p.by + coef[2] * p.wx + coef[3] * p.wy +
+                coef[size_t(AffineVar::kBz)] * p.bz;
     for (int d = 0; d < depth; ++d) v += coef[size_t(4 + d)] * p.i[size_t(d)];
     return v;
   }

@@ -39,18 +39,29 @@ const TensorDecl* Kernel::tensor(std::string_view n) const {
 }
 
 bool Kernel::operator==(const Kernel& o) const {
-  return name == o.name && grid_x == o.grid_x && grid_y == o.grid_y && warps_x == o.warps_x &&
-         warps_y == o.warps_y && smem_bytes == o.smem_bytes &&
+  return name == o.name && grid_x == o.grid_x && grid_y == o.grid_y && grid_z == o.grid_z &&
+         warps_x == o.warps_x && warps_y == o.warps_y && smem_bytes == o.smem_bytes &&
          regs_per_thread == o.regs_per_thread && cluster_x == o.cluster_x && tiles == o.tiles &&
          gemm == o.gemm && tensors == o.tensors && program == o.program;
 }
 
+namespace {
+bool uses_bz(const Instr& in) {
+  for (const Affine* a : {&in.addr, &in.m, &in.n, &in.k, &in.g}) {
+    if (a->coef[size_t(AffineVar::kBz)] != 0) return true;
+  }
+  return false;
+}
+}  // namespace
+
 int Trace::minimum_version() const {
   int v = kMinTraceVersion;
   for (const auto& k : kernels) {
+    if (k.grid_z > 1) return 5;
     if (k.cluster_x > 1) v = std::max(v, 3);
     for (const auto& in : k.program) {
-      if (in.op == Opcode::kAlu && in.int_ops > 0) return 4;
+      if (uses_bz(in)) return 5;
+      if (in.op == Opcode::kAlu && in.int_ops > 0) v = 4;
     }
   }
   return v;

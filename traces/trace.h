@@ -1,10 +1,10 @@
 // LMMA traces: what the compiler emits and the simulator executes. Format version kTraceVersion.
 //
 // A trace holds the tensor cores it was compiled for and a list of kernels. A kernel holds its
-// grid (blocks in x, y), its block (warps in x, y), its resources, the tiles the scheduler chose,
-// the global tensors it reads and writes, and ONE warp program parameterised by the block and warp
-// coordinates (traces/isa.h): every warp of the grid runs it with its own (bx, by, wx, wy).
-// Repetition is `loop N ... endloop`, never unrolled, so a whole LLM step stays a few MB while
+// grid (blocks in x, y and z), its block (warps in x, y), its resources, the tiles the scheduler
+// chose, the global tensors it reads and writes, and ONE warp program parameterised by the block
+// and warp coordinates (traces/isa.h): every warp of the grid runs it with its own (bx, by, wx,
+// wy). Repetition is `loop N ... endloop`, never unrolled, so a whole LLM step stays a few MB while
 // expand_warp() still yields each warp's exact instruction stream.
 //
 // Text form (`#` starts a comment; indentation is free; the example's line breaks are the format,
@@ -50,9 +50,9 @@ namespace ltc::traces {
 
 // The newest version this build reads and writes; files of kMinTraceVersion .. kTraceVersion
 // load. 2: commit / wait; 3: a kernel's thread-block cluster (`cluster`); 4: an alu's share on
-// the INT32 lanes (`int=`). A trace is written at the oldest version that holds it
-// (Trace::minimum_version).
-inline constexpr int kTraceVersion = 4;
+// the INT32 lanes (`int=`); 5: a grid z (`grid X Y Z`, the affine variable bz). A trace is
+// written at the oldest version that holds it (Trace::minimum_version).
+inline constexpr int kTraceVersion = 5;
 inline constexpr int kMinTraceVersion = 2;
 // Upper bound on the instructions one warp program may expand to (loop counts multiply);
 // larger programs are rejected as overflowing.
@@ -116,7 +116,9 @@ golden::KSlices kernel_k_slices(const Kernel& k);  // one slice unless the kerne
 
 struct Kernel {
   std::string name;
-  int64_t grid_x = 1, grid_y = 1;
+  // Blocks along x, y and z (version 5: z > 1, e.g. a grouped GEMM's groups, each block row of
+  // group bz at by). Launch order: id = (bz * grid_y + by) * grid_x + bx.
+  int64_t grid_x = 1, grid_y = 1, grid_z = 1;
   int64_t warps_x = 1, warps_y = 1;
   uint64_t smem_bytes = 0;
   uint32_t regs_per_thread = 0;
@@ -130,21 +132,21 @@ struct Kernel {
   std::vector<TensorDecl> tensors;
   std::vector<Instr> program;
 
-  int64_t blocks() const { return grid_x * grid_y; }
+  int64_t blocks() const { return grid_x * grid_y * grid_z; }
   int64_t warps_per_block() const { return warps_x * warps_y; }
   const TensorDecl* tensor(std::string_view name) const;
   bool operator==(const Kernel& o) const;
 };
 
 struct Trace {
-  int version = kMinTraceVersion;  // 3 when a kernel has cluster_x > 1, 4 with an alu int=
+  int version = kMinTraceVersion;  // 3 with cluster_x > 1, 4 with an alu int=, 5 with grid_z > 1
   std::string gpu;                 // name of the GPU configuration it was compiled for
   std::vector<CoreSpec> cores;
   std::vector<Kernel> kernels;
   bool operator==(const Trace& o) const;
-  // The oldest format version that holds these kernels: 4 when an alu has an INT32 share, 3 when
-  // a kernel has a cluster, else kMinTraceVersion (what a compiler writes, so traces without
-  // them stay byte-identical).
+  // The oldest format version that holds these kernels: 5 when a kernel has a grid z (or an
+  // affine uses bz), 4 when an alu has an INT32 share, 3 when a kernel has a cluster, else
+  // kMinTraceVersion (what a compiler writes, so traces without them stay byte-identical).
   int minimum_version() const;
 };
 
@@ -199,18 +201,28 @@ double expanded_sum(const std::vector<Instr>& program,
                     const std::function<double(const Instr&)>& weight);
 
 // One warp's exact instruction stream: calls `f(instr, point)` for every executed instruction in
-// order, with the point holding bx, by, wx, wy and the live loop counters (evaluate affines with
-// it). Loop / endloop markers are not reported.
+// order, with the point holding bx, by, bz, wx, wy and the live loop counters (evaluate affines
+// with it). Loop / endloop markers are not reported. The first form is block (bx, by, 0).
 template <typename F>
 void expand_warp(const Kernel& k, int64_t bx, int64_t by, int64_t wx, int64_t wy, F&& f);
+template <typename F>
+void expand_warp(const Kernel& k, int64_t bx, int64_t by, int64_t bz, int64_t wx, int64_t wy,
+                 F&& f);
 
 // ---- implementation of the template (the program must have passed validate()) -----------------
 template <typename F>
 void expand_warp(const Kernel& k, int64_t bx, int64_t by, int64_t wx, int64_t wy, F&& f) {
+  expand_warp(k, bx, by, 0, wx, wy, std::forward<F>(f));
+}
+
+template <typename F>
+void expand_warp(const Kernel& k, int64_t bx, int64_t by, int64_t bz, int64_t wx, int64_t wy,
+                 F&& f) {
   const std::vector<Instr>& prog = k.program;
   Affine::Point p;
   p.bx = bx;
   p.by = by;
+  p.bz = bz;
   p.wx = wx;
   p.wy = wy;
   struct Frame {

@@ -204,6 +204,7 @@ class BinaryReader {
       k.smem_bytes = bounded(uint64_t(1) << 40);
       k.regs_per_thread = uint32_t(bounded(65535));
       if (t.version >= 3) k.cluster_x = int64_t(bounded(16));
+      if (t.version >= 5) k.grid_z = int64_t(bounded(uint64_t(1) << 31));
       k.tiles.core = int(svarint());
       if (k.tiles.core < -1 || k.tiles.core > 1 << 20) fail(where(), "bad core index");
       for (auto* tr : {&k.tiles.block, &k.tiles.warp, &k.tiles.instr}) {
@@ -307,7 +308,9 @@ class BinaryReader {
   }
   Affine affine() {
     Affine a;
-    const uint64_t mask = bounded((uint64_t(1) << (kAffineVars + 1)) - 1);
+    // bz (the last variable) from trace version 5 on.
+    const int vars = version_ >= 5 ? kAffineVars : kAffineVars - 1;
+    const uint64_t mask = bounded((uint64_t(1) << (vars + 1)) - 1);
     if (mask & 1) a.base = svarint();
     for (int v = 0; v < kAffineVars; ++v) {
       if (mask & (uint64_t(1) << (v + 1))) a.coef[v] = svarint();
@@ -462,6 +465,7 @@ std::string write_binary(const Trace& t) {
     w.varint(k.smem_bytes);
     w.varint(k.regs_per_thread);
     if (t.version >= 3) w.varint(uint64_t(k.cluster_x));
+    if (t.version >= 5) w.varint(uint64_t(k.grid_z));
     w.svarint(k.tiles.core);
     for (const auto* tr : {&k.tiles.block, &k.tiles.warp, &k.tiles.instr}) {
       for (int64_t v : *tr) w.varint(uint64_t(v));

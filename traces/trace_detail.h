@@ -31,9 +31,9 @@ inline constexpr size_t kChecksumBytes = 4;
 // write_binary ends with; tests and the fuzzer use it to reach the parser with edited bytes.
 void seal_binary(std::string& bin);
 
-// The trace versions this build reads, kMinTraceVersion .. kTraceVersion, as "2 .. 4".
+// The trace versions this build reads, kMinTraceVersion .. kTraceVersion, as "2 .. 5".
 std::string supported_versions();
-// "trace version N is not supported (this reader: 2 .. 4)" unless N is one of them.
+// "trace version N is not supported (this reader: 2 .. 5)" unless N is one of them.
 void check_trace_version(int version, const std::string& where);
 
 // "loop count must be >= 1": the one rule for a loop's trips, in every form.

@@ -34,7 +34,9 @@ std::string write_text(const Trace& t) {
   }
   for (const Kernel& k : t.kernels) {
     o << "kernel " << k.name << "\n";
-    o << "  grid " << k.grid_x << " " << k.grid_y << "\n";
+    o << "  grid " << k.grid_x << " " << k.grid_y;
+    if (k.grid_z > 1) o << " " << k.grid_z;
+    o << "\n";
     o << "  block " << k.warps_x << " " << k.warps_y << "\n";
     o << "  resources smem=" << k.smem_bytes << " regs=" << k.regs_per_thread << "\n";
     if (k.cluster_x > 1) o << "  cluster " << k.cluster_x << "\n";
@@ -126,9 +128,14 @@ class TextReader {
         k = &t.kernels.back();
         k->name = std::string(tok[1]);
       } else if (k && kw == "grid") {
-        want(tok, 3);
+        // `grid X Y`, or `grid X Y Z` from trace version 5 on.
+        if (tok.size() != 3 && (tok.size() != 4 || t.version < 5)) {
+          fail(where(), t.version < 5 ? "'grid' takes 2 field(s) (a grid z needs trace version 5)"
+                                      : "'grid' takes 2 or 3 field(s)");
+        }
         k->grid_x = num(tok[1], "grid");
         k->grid_y = num(tok[2], "grid");
+        if (tok.size() == 4) k->grid_z = num(tok[3], "grid");
       } else if (k && kw == "block") {
         want(tok, 3);
         k->warps_x = num(tok[1], "block");

@@ -81,6 +81,7 @@ uint64_t check_extents(const Kernel& k, const std::string& kw) {
   max_value[1] = k.grid_y - 1;
   max_value[2] = k.warps_x - 1;
   max_value[3] = k.warps_y - 1;
+  max_value[size_t(AffineVar::kBz)] = k.grid_z - 1;
   int depth = 0;
   for (size_t i = 0; i < k.program.size(); ++i) {
     const Instr& in = k.program[i];
@@ -202,10 +203,11 @@ void validate(const Trace& t, const std::string& origin) {
     const std::string kw = origin + ": kernel " + k.name;
     if (!valid_name(k.name))
       fail(origin, "kernel name '" + k.name + "' is empty or has bad characters");
-    if (k.grid_x < 1 || k.grid_y < 1 || k.grid_x > (int64_t(1) << 31) ||
-        k.grid_y > (int64_t(1) << 16)) {
-      fail(kw, "grid must be 1..2^31 x 1..65536 blocks");
+    if (k.grid_x < 1 || k.grid_y < 1 || k.grid_z < 1 || k.grid_x > (int64_t(1) << 31) ||
+        k.grid_y > (int64_t(1) << 16) || k.grid_z > (int64_t(1) << 16)) {
+      fail(kw, "grid must be 1..2^31 x 1..65536 x 1..65536 blocks");
     }
+    if (k.grid_z > 1 && t.version < 5) fail(kw, "a grid z needs trace version 5");
     if (k.cluster_x < 1 || k.cluster_x > 16) fail(kw, "cluster must be 1..16 blocks");
     if (k.cluster_x > 1 && t.version < 3) fail(kw, "a cluster needs trace version 3");
     if (k.warps_x < 1 || k.warps_y < 1 || k.warps_per_block() > 32) {
@@ -239,9 +241,15 @@ void validate(const Trace& t, const std::string& origin) {
     max_value[1] = double(k.grid_y - 1);
     max_value[2] = double(k.warps_x - 1);
     max_value[3] = double(k.warps_y - 1);
+    max_value[size_t(AffineVar::kBz)] = double(k.grid_z - 1);
     for (size_t i = 0; i < k.program.size(); ++i) {
       const Instr& in = k.program[i];
       const std::string w = kw + ": instruction " + std::to_string(i);
+      if (t.version < 5) {
+        for (const Affine* a : {&in.addr, &in.m, &in.n, &in.k, &in.g}) {
+          if (a->coef[size_t(AffineVar::kBz)] != 0) fail(w, "bz needs trace version 5");
+        }
+      }
       if (in.op == Opcode::kAlu && in.int_ops > 0) {
         if (t.version < 4) fail(w, "an alu's int= needs trace version 4");
         if (in.int_ops > in.count) {
@@ -328,12 +336,14 @@ AddressCheck check_addresses(const Trace& t, const std::string& origin,
       size_t instr;
     };
     std::vector<Store> st;
-    for (int64_t by = 0; by < k.grid_y; ++by) {
+    // Blocks in launch order: row = bz * grid_y + by.
+    for (int64_t row = 0; row < k.grid_y * k.grid_z; ++row) {
+      const int64_t by = row % k.grid_y, bz = row / k.grid_y;
       for (int64_t bx = 0; bx < k.grid_x; ++bx) {
         for (int64_t wy = 0; wy < k.warps_y; ++wy) {
           for (int64_t wx = 0; wx < k.warps_x; ++wx) {
-            const int64_t warp = ((by * k.grid_x + bx) * k.warps_y + wy) * k.warps_x + wx;
-            expand_warp(k, bx, by, wx, wy, [&](const Instr& in, const Affine::Point& p) {
+            const int64_t warp = ((row * k.grid_x + bx) * k.warps_y + wy) * k.warps_x + wx;
+            expand_warp(k, bx, by, bz, wx, wy, [&](const Instr& in, const Affine::Point& p) {
               if (in.op != Opcode::kStGlobal || in.bytes == 0) return;
               const int64_t a = in.addr.eval(p);
               st.push_back(
@@ -348,9 +358,10 @@ AddressCheck check_addresses(const Trace& t, const std::string& origin,
     });
     auto warp_name = [&](int64_t w) {
       const int64_t wx = w % k.warps_x, wy = w / k.warps_x % k.warps_y;
-      const int64_t b = w / k.warps_per_block();
-      return "block (" + std::to_string(b % k.grid_x) + "," + std::to_string(b / k.grid_x) +
-             ") warp (" + std::to_string(wx) + "," + std::to_string(wy) + ")";
+      const int64_t b = w / k.warps_per_block(), row = b / k.grid_x;
+      return "block (" + std::to_string(b % k.grid_x) + "," + std::to_string(row % k.grid_y) +
+             (k.grid_z > 1 ? "," + std::to_string(row / k.grid_y) : std::string()) + ") warp (" +
+             std::to_string(wx) + "," + std::to_string(wy) + ")";
     };
     // Sweep: the store reaching furthest, and the furthest one of any other warp.
     const Store* far1 = nullptr;

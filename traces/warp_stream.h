@@ -13,10 +13,12 @@ class WarpStream {
  public:
   WarpStream() = default;
   // The program must have passed validate() (matched loops, depth <= kMaxLoopDepth).
-  WarpStream(const std::vector<Instr>* program, int64_t bx, int64_t by, int64_t wx, int64_t wy)
+  WarpStream(const std::vector<Instr>* program, int64_t bx, int64_t by, int64_t wx, int64_t wy,
+             int64_t bz = 0)
       : prog_(program) {
     point_.bx = bx;
     point_.by = by;
+    point_.bz = bz;
     point_.wx = wx;
     point_.wy = wy;
   }

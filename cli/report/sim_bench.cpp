@@ -90,8 +90,9 @@ std::string sim_moe_markdown(const nlohmann::json& result) {
       "simulation.\n\n"
       "The compiled kernels are not PyTorch's eager ones: one fused kernel per operator (RoPE, "
       "the gated activation, the norms), no routing, cast, copy or `index_add_` kernels of the "
-      "eager MoE FFN, the experts' GEMMs as the compiler's FP16 MMA kernels instead of BF16 "
-      "`torch._grouped_mm`, attention as the compiler's split-KV FlashAttention. The simulator "
+      "eager MoE FFN, the experts' GEMMs as the compiler's grouped FP16 MMA kernels (one per "
+      "projection, the experts its grid z) instead of BF16 `torch._grouped_mm`, attention as the "
+      "compiler's split-KV FlashAttention. The simulator "
       "times that step: it is below the measured eager step by what those kernels cost, as the "
       "roofline's compiled plan is below its reference plan.\n\n",
       std::filesystem::path(result.value("measurements", std::string())).filename().string(),

@@ -302,13 +302,14 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
       if (!p.invalid_reason().empty()) return std::nullopt;
       return tiling::choose_tiles(p, m.gpu());
     });
-  } else if (g.compiled && g.batch == 1 && !g.tables) {
+  } else if (g.compiled && !g.tables) {
+    // A batch (a grouped GEMM's groups) is the kernel's grid z (tiling::GemmProblem::batch).
     const tiling::LinearMma mma =
         tiling::linear_mma(g.weights.is_low_bit(), g.acts, g.weights.bits_per_weight());
-    const Machine::TileKey key{g.m, g.n, g.k, mma.weight_bits, int(mma.a), 0, 1};
+    const Machine::TileKey key{g.m, g.n, g.k, mma.weight_bits, int(mma.a), 0, int(g.batch)};
     kernel = m.kernel_tile(key, [&]() -> Machine::KernelTile {
-      const auto p =
-          tiling::mma_kernel_problem(m.gpu(), g.m, g.n, g.k, mma.a, mma.a, mma.weight_bits);
+      auto p = tiling::mma_kernel_problem(m.gpu(), g.m, g.n, g.k, mma.a, mma.a, mma.weight_bits);
+      p.batch = g.batch;
       if (!p.invalid_reason().empty()) return std::nullopt;
       return tiling::choose_tiles(p, m.gpu());
     });

@@ -71,7 +71,7 @@ class Machine {
 
   // The compiler's kernel of a GEMM (model/tiling at kernel level: its tiles and estimate;
   // nullopt for none) per key: LUT (m, n, k, planes, table bits x 64, weight bits x 64, 0), MMA
-  // (m, n, k, code bits, A dtype, B dtype, 1). `choose` runs once per key (the choice is a
+  // (m, n, k, code bits, A dtype, B dtype, batch >= 1). `choose` runs once per key (the choice is a
   // search, and sweeps repeat shapes) and the answer is remembered. Safe to call from several
   // threads; copies of a Machine share the memo (they describe the same GPU).
   using TileKey = std::tuple<int64_t, int64_t, int64_t, int, int, int, int>;

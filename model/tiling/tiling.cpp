@@ -69,6 +69,7 @@ std::string GemmProblem::invalid_reason() const {
     return "gemm: M, N, K must be >= 1 (got " + std::to_string(m) + ", " + std::to_string(n) +
            ", " + std::to_string(k) + ")";
   }
+  if (batch < 1) return "gemm: batch must be >= 1 (got " + std::to_string(batch) + ")";
   if (instr.m < 1 || instr.n < 1 || instr.k < 1) return "gemm: bad instruction shape";
   if (!(a_bits > 0 && w_bits > 0 && acc_bits > 0 && out_bits > 0)) {
     return "gemm: operand sizes must be positive";
@@ -230,7 +231,7 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   // keep more bytes in flight (what memory-bound tiles need, see memory_us below).
   const double stage_bytes = c.stage_bytes;
   const int64_t k_tiles = ceil_div(p.k, block.k);
-  const int64_t grid_blocks = ceil_div(p.m, block.m) * ceil_div(p.n, block.n);
+  const int64_t grid_blocks = ceil_div(p.m, block.m) * ceil_div(p.n, block.n) * p.batch;
   const int64_t resident = std::min<int64_t>(fit_blocks, ceil_div(grid_blocks, gpu.sms));
   while (c.stages < kMaxStages && c.stages <= k_tiles &&
          (c.stages + 1) * stage_bytes + dequant_bytes <= smem_block_limit &&
@@ -244,6 +245,7 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   c.grid_m = ceil_div(p.m, block.m);
   c.grid_n = ceil_div(p.n, block.n);
   c.k_steps = ceil_div(p.k, block.k);
+  c.grid_z = p.batch;
   const int64_t slots = int64_t(gpu.sms) * bps;
   c.waves = ceil_div(c.blocks(), slots);
   const double k_pad = double(c.k_steps) * block.k;
@@ -348,13 +350,16 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   // Traffic: A is read once per block column, W once per block row. An operand whose unique
   // bytes fit in half of L2 is fetched from DRAM once and re-read from L2. So is every operand
   // when one wave's working set fits there: blocks run in raster order (bx fastest), so the
-  // blocks that share a row of A or a column of W run in the same or the next wave.
+  // blocks that share a row of A or a column of W run in the same or the next wave. A batch's
+  // GEMMs share nothing and run one after another (grid z outermost): each GEMM's traffic, with
+  // at most its own blocks in a wave, times the batch.
   const double a_unique = double(c.grid_m * block.m) * k_pad * p.a_bits / 8;
   const double w_unique = double(c.grid_n * block.n) * k_pad * p.w_bits / 8;
   const double out_bytes = double(p.m) * p.n * p.out_bits / 8;
-  c.global_bytes = a_unique * c.grid_n + w_unique * c.grid_m + out_bytes;
+  const double batch = double(p.batch);
+  c.global_bytes = (a_unique * c.grid_n + w_unique * c.grid_m + out_bytes) * batch;
   const double l2_half = gpu.l2_bytes() / 2;
-  const double wave_blocks = double(std::min<int64_t>(slots, c.blocks()));
+  const double wave_blocks = double(std::min<int64_t>(slots, c.grid_m * c.grid_n));
   const double wave_bytes =
       (std::ceil(wave_blocks / double(c.grid_n)) * double(block.m) * p.a_bits +
        std::min(wave_blocks, double(c.grid_n)) * double(block.n) * p.w_bits) *
@@ -378,6 +383,8 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
       l2_bytes += unique * (double(reads) - fetches);
     }
   }
+  dram_bytes *= batch;
+  l2_bytes *= batch;
   // Few resident blocks cannot pull the whole bandwidth: one SM draws at most kSmBandwidthShare
   // times its fair share (so a 27-block grid on 108 SMs is not DRAM-peak bound).
   const double active = std::min<double>(gpu.sms, double(c.blocks()));
@@ -406,7 +413,8 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   // the active SMs cannot pull more than that per DRAM latency.
   const double round_trip_us = gpu.dram_round_trip_ns() * 1e-3;
   if (gpu.dram.latency_ns > 0) {
-    const double in_flight = wave_blocks * (c.stages - 1) * stage_bytes;
+    const double in_flight =
+        double(std::min<int64_t>(slots, c.blocks())) * (c.stages - 1) * stage_bytes;
     const double latency_bound_us = dram_bytes / (in_flight / round_trip_us);
     if (latency_bound_us > memory_us) memory_bound = "latency";
     memory_us = std::max(memory_us, latency_bound_us);

@@ -41,6 +41,9 @@ struct Tile {
 // One GEMM and what each operand costs in memory.
 struct GemmProblem {
   int64_t m = 0, n = 0, k = 0;
+  // Independent GEMMs of this shape, each with its own A, W and output (a grouped GEMM's groups,
+  // e.g. MoE experts): the grid's z (compiler/gemm_lowering.h, lower_mma_gemm).
+  int64_t batch = 1;
   golden::LmmaShape instr{2, 64, 4};  // instruction shape (LMMA, or 16x8x16 for an FP16 MMA)
   double a_bits = 16;          // bits per A element as stored: activation, or half-table bits per
                                // activation for LUT (2^(ik-1) entries x entry bits / ik)
@@ -137,7 +140,8 @@ struct TileChoice {
   int warps_per_block = 0;
   int stages = 2;  // shared-memory pipeline depth
   int64_t grid_m = 0, grid_n = 0, k_steps = 0;
-  int64_t blocks() const { return grid_m * grid_n; }
+  int64_t grid_z = 1;  // GemmProblem::batch
+  int64_t blocks() const { return grid_m * grid_n * grid_z; }
   int blocks_per_sm = 0;  // resident blocks, limited by registers and shared memory
   int64_t waves = 0;
   double smem_bytes_per_block = 0;  // stages x stage_bytes, + the dequantized W tile

@@ -153,6 +153,10 @@ Sharing block_sharing(const traces::Kernel& k) {
     for (size_t d = 0; d < trips.size(); ++d) extent += c(4 + d) * double(trips[d] - 1);
     const double cx = c(size_t(traces::AffineVar::kBx)), cy = c(size_t(traces::AffineVar::kBy));
     const double gx = double(k.grid_x), gy = double(k.grid_y);
+    // A grid z (a grouped GEMM's groups): spans |cz| apart along bz are each group's own; a
+    // load without a bz term is the same for every group.
+    const double cz = c(size_t(traces::AffineVar::kBz));
+    const double gz = cz > 0 ? double(k.grid_z) : 1.0;
     const double moved = double(in.bytes) * double(k.warps_per_block()) * mult.back();
     sh.moved += moved;
     // The spans `ga` apart by `ca` along one coordinate disjoint, and their `gb` lines apart by
@@ -164,12 +168,12 @@ Sharing block_sharing(const traces::Kernel& k) {
       sh.own_lines += std::min(extent, moved) * double(k.blocks());
     } else if (gx > 1 && gy > 1 && cy >= extent + cx * (gx - 1)) {
       sh.row_moved += moved;
-      sh.row_lines += (extent + cx * (gx - 1)) * gy;
+      sh.row_lines += (extent + cx * (gx - 1)) * gy * gz;
     } else if (gx > 1 && gy > 1 && cx >= extent + cy * (gy - 1)) {
       sh.column_moved += moved;
-      sh.column_lines += (extent + cy * (gy - 1)) * gx;
+      sh.column_lines += (extent + cy * (gy - 1)) * gx * gz;
     } else {
-      shared[in.tensor] += extent + cx * (gx - 1) + cy * (gy - 1);
+      shared[in.tensor] += (extent + cx * (gx - 1) + cy * (gy - 1)) * gz;
     }
   }
   for (const auto& [id, bytes] : shared) {
@@ -211,8 +215,13 @@ SliceCut slice_cut(const traces::Kernel& k, const hw::GpuConfig& gpu, const Samp
     const bool by_x = k.grid_x % f == 0 && (k.grid_x / f) % k.cluster_x == 0;
     // Whole rows keep a row-shared tile's sharing; whole columns' share of each wave (as many
     // rows per wave) a column-shared one's.
-    if (by_y && (major == 0 || rows)) return {int(f), k.grid_x, k.grid_y / f, streaming};
-    if (by_x && (major == 0 || !rows)) return {int(f), k.grid_x / f, k.grid_y, streaming};
+    // A grid z (a grouped GEMM's groups, which share nothing) keeps its groups, each cut alike.
+    if (by_y && (major == 0 || rows)) {
+      return {int(f), k.grid_x, k.grid_y / f, k.grid_z, streaming};
+    }
+    if (by_x && (major == 0 || !rows)) {
+      return {int(f), k.grid_x / f, k.grid_y, k.grid_z, streaming};
+    }
   }
   return {};
 }
@@ -408,6 +417,7 @@ Runs run_plan(const Plan& p, const traces::Kernel& k, const traces::Trace& trace
       if (slice > 1) {
         one.kernels[0].grid_x = r.cut.grid_x;
         one.kernels[0].grid_y = r.cut.grid_y;
+        one.kernels[0].grid_z = r.cut.grid_z;
       }
       SimOptions o = options;
       o.kernel.clear();

@@ -46,10 +46,10 @@ hw::GpuConfig slice_gpu(const hw::GpuConfig& gpu, int f);
 double busiest_over_mean(double pieces, double ports);
 
 // The sub-grid a kernel runs on a slice of the GPU (README.md, the method): f = 1 when it is not
-// sliced, else its blocks bx < grid_x, by < grid_y, 1 / f of the grid.
+// sliced, else its blocks bx < grid_x, by < grid_y, bz < grid_z, 1 / f of the grid.
 struct SliceCut {
   int f = 1;
-  int64_t grid_x = 0, grid_y = 0;
+  int64_t grid_x = 0, grid_y = 0, grid_z = 1;
   bool streaming = false;  // its blocks move each line through the L2 less than twice
 };
 SliceCut slice_cut(const traces::Kernel& k, const hw::GpuConfig& gpu, const SampleOptions& so);

@@ -468,7 +468,7 @@ TEST(Wording, LoopCountsAndVersionsSayOneThing) {
                      std::string("loop count must be >= 1 (got ") + count + ")");
   }
   expect_bad_input("sim " + write_file("empty.lmt", ""),
-                   "expected 'ltc-trace V' on the first line, V one of 2 .. 4");
+                   "expected 'ltc-trace V' on the first line, V one of 2 .. 5");
 }
 
 }  // namespace

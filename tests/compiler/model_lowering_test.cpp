@@ -308,19 +308,22 @@ TEST(ModelLowering, LaunchGroupsAreOneGemmWithTheirMembersN) {
 
 // One cost per kernel: the roofline costs each GEMM of the compiled plan as the kernel the
 // compiler emits for it (model/roofline/cost.cpp): the same block tile and grid, on every path
-// (LUT, dequantize-then-MAC, dense MMA; the LUT GPU's dense LM head), decode and prefill.
+// (LUT, dequantize-then-MAC, dense MMA; the LUT GPU's dense LM head), decode and prefill, and
+// the grouped expert GEMMs of MoE steps (one kernel, the experts its grid z).
 TEST(ModelLowering, RooflineCostsTheCompiledGemmKernels) {
   for (const Step& s :
        {make("llama2-7b", true, 1, 128, "a100", "int4"), make("llama2-7b", true, 16, 128, "a100"),
         make("llama2-7b", false, 1, 256, "h200"),
         make("llama2-7b", true, 1, 128, "a100-lut4x", "int2", golden::DType::kInt8),
-        make("llama2-7b", false, 1, 256, "a100-lut4x", "int1")}) {
+        make("llama2-7b", false, 1, 256, "a100-lut4x", "int1"),
+        make("qwen3-30b-a3b", false, 2, 256, "h200"), make("mixtral-8x7b", true, 16, 512, "h200"),
+        make(kTinyMoe, false, 2, 64, "a100", "int4")}) {
     llm::StepConfig step = graph_of(s).step;
     step.kernels = llm::KernelPlan::kCompiled;
     const llm::StepGraph g = llm::build_step_graph(s.model, step);
     const roofline::StepEstimate e = roofline::estimate_step(roofline::Machine(s.gpu), g);
     const Trace t = compile_model(s.model, s.step, s.gpu);
-    int gemms = 0;
+    int gemms = 0, grouped = 0;
     for (const auto& k : t.kernels) {
       if (k.gemm.m == 0) continue;
       const auto [prefix, op] = op_of(k.name, g);
@@ -335,11 +338,16 @@ TEST(ModelLowering, RooflineCostsTheCompiledGemmKernels) {
       ASSERT_NE(c, nullptr) << what;
       EXPECT_EQ(c->tile.tm, k.tiles.block[0]) << what;
       EXPECT_EQ(c->tile.tn, k.tiles.block[1]) << what;
-      EXPECT_EQ(c->tile.tiles, int64_t(k.grid_x) * int64_t(k.grid_y)) << what;
+      EXPECT_EQ(c->tile.tiles, k.blocks()) << what;
       EXPECT_EQ(c->kernels, 1) << what;
+      if (k.gemm.batch > 1) {
+        EXPECT_EQ(k.grid_z, k.gemm.batch) << what;
+        ++grouped;
+      }
       ++gemms;
     }
     EXPECT_GE(gemms, 4) << s.gpu.name;  // QKV, o_proj, gate+up, down_proj (+ the LM head)
+    EXPECT_EQ(grouped, s.model.is_moe() ? 2 : 0) << s.model.name;  // the experts' gate+up, down
   }
 }
 
@@ -513,7 +521,7 @@ TEST(ModelLowering, PrintsPerOpBytesAgainstTheRoofline) {
 // ---- MoE and sliding-window layers (tiny-moe: layer 0 full attention, layer 1 a 64-key window)
 
 // Every layer's kernels are its group's graph ops with the compiled plan's launches: a grouped
-// expert GEMM is one LUT mpGEMM per active expert (".e<i>") or one batched MMA kernel.
+// expert GEMM is one LUT mpGEMM per active expert (".e<i>") or one grouped MMA kernel (grid z).
 TEST(ModelLowering, MoeLayersEmitTheirGroupsLaunches) {
   for (const Step& s : {make(kTinyMoe, true, 4, 100, "a100-lut4x", "int2", golden::DType::kInt8),
                         make(kTinyMoe, true, 3, 100, "a100"),
@@ -601,8 +609,7 @@ TEST(ModelLowering, LatentDecodeAttentionReadsTheLatentCacheOnce) {
 // key tiles, the head kernel the causal triangle of the first head tiles, and nothing else.
 TEST(ModelLowering, BandedPrefillRunsEachTilesWindow) {
   for (const int64_t seq : {512, 500}) {
-    // (A LUT GPU: its experts are one mpGEMM each; a batched MMA kernel takes at most one
-    // block row per expert.)
+    // (A LUT GPU: its experts are one mpGEMM each.)
     const Step s = make(kTinyMoe, false, 2, seq, "a100-lut4x", "int2", golden::DType::kInt8);
     llm::StepConfig compiled = graph_of(s).step;
     compiled.kernels = llm::KernelPlan::kCompiled;

@@ -203,6 +203,42 @@ TEST(Tiling, MacProblemUsesMmaShape) {
   EXPECT_GE(c.block.m * c.block.n, 64 * 64) << c.block.name();
 }
 
+// A batch (a grouped GEMM's groups, the grid's z): Qwen3-30B-A3B's expert gate+up projection at
+// prefill B8 S512 (128 experts of 256 token rows, N 1536, K 2048, FP16) on the H200. Every group
+// is grid_m x grid_n blocks; each group's bytes come from DRAM once (its 6.3 MB of weights fit
+// in half of the L2), by hand: A, W padded to whole tiles, and the output, times the groups.
+TEST(Tiling, BatchRunsEveryGroupsBlocksAndCountsEachGroupsTraffic) {
+  const hw::GpuConfig gpu = hw::load_gpu("h200");
+  GemmProblem p = mac_gemm_problem(gpu, 256, 1536, 2048);
+  p.batch = 128;
+  const TileChoice c = require_tiles(p, gpu);
+  expect_fits(c, p, gpu);
+  EXPECT_EQ(c.grid_z, 128);
+  EXPECT_EQ(c.blocks(), 128 * c.grid_m * c.grid_n);
+  const double kp = double(c.k_steps * c.block.k);
+  const double by_hand = 128.0 * (double(c.grid_m * c.block.m) * kp * 2 +
+                                  double(c.grid_n * c.block.n) * kp * 2 + 256.0 * 1536 * 2);
+  EXPECT_NEAR(c.dram_bytes, by_hand, 1.0);
+  // One group alone with the same tile: a 128th of the blocks and of the bytes, and a grid too
+  // small for the GPU, so more than a 128th of the time.
+  GemmProblem one = p;
+  one.batch = 1;
+  bool fits = false;
+  const TileChoice c1 = evaluate_tiles(one, gpu, c.block, c.warp, &fits, c.k_slices);
+  ASSERT_TRUE(fits);
+  EXPECT_EQ(c.blocks(), 128 * c1.blocks());
+  EXPECT_NEAR(c.dram_bytes, 128 * c1.dram_bytes, 1.0);
+  EXPECT_NEAR(c.global_bytes, 128 * c1.global_bytes, 1.0);
+  EXPECT_LT(c.estimated_us, 128 * c1.estimated_us / 4);
+  // Never below the tensor cores' peak over the FLOPs, nor DRAM's bandwidth over the bytes.
+  const double flops = 2.0 * 128 * 256 * 1536 * 2048;
+  EXPECT_GE(c.compute_us, flops / (p.tensor_tops * 1e6));
+  EXPECT_GE(c.memory_us, by_hand / (gpu.dram.bw_gbps * 1e3));
+  // The batch is validated.
+  p.batch = 0;
+  EXPECT_THROW(p.validate(), InputError);
+}
+
 }  // namespace
 }  // namespace ltc::tiling
 

@@ -656,6 +656,62 @@ TEST(AddressCheck, OverlappingStoresOfTwoWarpsAreAnInputError) {
   EXPECT_EQ(check_addresses(t, "o.lmt", 2).overlap_skipped, 1);
 }
 
+// A grid z (trace version 5): `grid X Y Z` and the affine variable bz round-trip through text
+// and binary, every block (bx, by, bz) runs in launch order with its own coordinates, the extent
+// check covers bz's range, and a version-4 trace refuses both.
+TEST(TraceFormat, GridZNeedsVersion5AndIndexesItsBlocks) {
+  const std::string head =
+      "ltc-trace 5\ngpu x\nkernel k\n  grid 2 1 3\n  block 2 1\n  resources smem=0 regs=32\n"
+      "  tiles core=-1 block=0,0,0 warp=0,0,0 instr=0,0,0\n  tensor 0 out bytes=";
+  // Every warp of 2 x 1 x 3 blocks of 2 warps stores its own 8 bytes: 96 bytes.
+  const std::string body = "\n  program\n    stg t=0 bytes=8 addr=bz*32+bx*16+wx*8\n  end\nend\n";
+  const Trace t = read_text(head + "96" + body, "z.lmt");
+  const Kernel& k = t.kernels.at(0);
+  EXPECT_EQ(k.grid_z, 3);
+  EXPECT_EQ(k.blocks(), 6);
+  EXPECT_EQ(t.minimum_version(), 5);
+  EXPECT_NE(write_text(t).find("  grid 2 1 3\n"), std::string::npos);
+  EXPECT_NE(write_text(t).find("addr=bx*16+bz*32+wx*8"), std::string::npos);
+  EXPECT_EQ(read_text(write_text(t), "z.lmt"), t);
+  EXPECT_EQ(read_binary(write_binary(t), "z.ltcb"), t);
+  // Expansion: block (1, 0, 2) warp 1 stores at 2*32 + 16 + 8.
+  std::vector<int64_t> addrs;
+  expand_warp(k, 1, 0, 2, 1, 0,
+              [&](const Instr& in, const Affine::Point& p) { addrs.push_back(in.addr.eval(p)); });
+  EXPECT_EQ(addrs, std::vector<int64_t>{88});
+  const AddressCheck c = check_addresses(t, "z.lmt");
+  EXPECT_EQ(c.overlap_kernels, 1);
+  // bz's range (0..2) is checked: 95 bytes are one too few.
+  EXPECT_NE(message_of([&] {
+              read_text(head + "95" + body, "z.lmt");
+            }).find("reaches bytes [0, 96) outside tensor 0 'out' of 95 bytes"),
+            std::string::npos);
+  // Two groups storing the same bytes (no bz term) overlap, named by their z.
+  const Trace same =
+      read_text(head + "96\n  program\n    stg t=0 bytes=8 addr=bx*16+wx*8\n  end\nend\n", "s.lmt");
+  const std::string msg = message_of([&] { check_addresses(same, "s.lmt"); });
+  EXPECT_NE(msg.find("block (0,0,1) warp (0,0)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("overlap at byte 0 of tensor 0"), std::string::npos) << msg;
+  // Version 4 has neither a grid z nor bz.
+  std::string v4 = head + "96" + body;
+  v4.replace(10, 1, "4");
+  EXPECT_NE(message_of([&] { read_text(v4, "v4.lmt"); }).find("a grid z needs trace version 5"),
+            std::string::npos);
+  std::string v4bz = v4;
+  v4bz.replace(v4bz.find("grid 2 1 3"), 10, "grid 2 1");
+  EXPECT_NE(message_of([&] { read_text(v4bz, "v4.lmt"); }).find("bz needs trace version 5"),
+            std::string::npos);
+  Trace old = t;
+  old.version = 4;
+  EXPECT_NE(message_of([&] { validate(old, "old"); }).find("a grid z needs trace version 5"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] {
+              read_text(head + "96\n  program\n    stg t=0 bytes=8 addr=bq*8\n  end\nend\n",
+                        "q.lmt");
+            }).find("unknown variable 'bq' (valid: bx, by, bz, wx, wy, i0..i5)"),
+            std::string::npos);
+}
+
 TEST(AddressCheck, CompiledGemmOfTheReviewIsExact) {
   // `ltc compile gemm --m 3 --n 100 --k 70`: once wrote the 864-byte tables tensor up to byte
   // 2624 with overlapping stores.

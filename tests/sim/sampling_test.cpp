@@ -771,6 +771,22 @@ TEST(Sampling, AGemmsSliceKeepsItsLargerTilesSharing) {
   streaming.slice_streaming = true;
   EXPECT_EQ(slice_cut(gemv, gpu, streaming).f, 4);
   EXPECT_TRUE(slice_cut(gemv, gpu, streaming).streaming);
+  // A grid z (the same GEMM as two groups of its own operands): every group keeps its blocks'
+  // sharing, so the cut is the one GEMM's, and both groups stay.
+  traces::Kernel grouped = wide;
+  grouped.grid_z = 2;
+  for (traces::Instr& in : grouped.program) {
+    if (in.op == traces::Opcode::kLdGlobalAsync || in.op == traces::Opcode::kLdGlobal) {
+      const traces::TensorDecl* t = nullptr;
+      for (const auto& d : grouped.tensors) t = d.id == in.tensor ? &d : t;
+      in.addr.coef[size_t(traces::AffineVar::kBz)] = int64_t(t->bytes);
+    }
+  }
+  const SliceCut z = slice_cut(grouped, gpu, so);
+  EXPECT_EQ(z.f, 4);
+  EXPECT_EQ(z.grid_x * 4, grouped.grid_x);
+  EXPECT_EQ(z.grid_y, grouped.grid_y);
+  EXPECT_EQ(z.grid_z, 2);
 }
 
 // On its slice a GEMM of one wave samples its loop too; one of several waves keeps its whole

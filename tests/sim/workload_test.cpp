@@ -62,22 +62,27 @@ TEST(Functional, MmaGemmsMatchTheGoldenMacBitForBit) {
       "--path mac on a LUT GPU");
 }
 
-// A batch of GEMMs (MoE experts) each taller than the block tile: the grid runs one GEMM's block
-// rows and every block walks the batch; dense and dequantize-then-MAC.
-TEST(Functional, BatchedMmaGemmsTallerThanABlockMatchBitForBit) {
-  const hw::GpuConfig a100 = hw::load_gpu("a100");
+// A grouped GEMM (MoE experts): one block per (group, M tile, N tile), the groups along the grid's
+// z; groups taller than a block tile (several block rows each) and shorter ones (a decode's few
+// tokens per expert), dense and dequantize-then-MAC, on the A100 (mma.sync) and the H200
+// (warpgroup MMAs in clusters of two), bit for bit against the golden model.
+TEST(Functional, GroupedMmaGemmsMatchBitForBit) {
   struct Case {
+    const char* gpu;
     int64_t batch, m;
   };
-  for (const Case c : {Case{3, 300}, Case{2, 700}}) {
+  for (const Case c : {Case{"a100", 3, 300}, Case{"a100", 5, 3}, Case{"h200", 4, 130}}) {
+    const hw::GpuConfig gpu = hw::load_gpu(c.gpu);
     for (const int wbits : {0, 4}) {
       tiling::TileChoice tc;
       traces::Kernel k =
           compiler::lower_mma_gemm("experts", c.batch, c.m, 64, 96, golden::DType::kFp16,
-                                   golden::DType::kFp16, a100, &tc, wbits);
+                                   golden::DType::kFp16, gpu, &tc, wbits);
       const int64_t rows = (c.m + tc.block.m - 1) / tc.block.m;
-      ASSERT_GT(rows, 1) << "a walk must be taken";
       EXPECT_EQ(k.grid_y, rows);
+      EXPECT_EQ(k.grid_z, c.batch);
+      EXPECT_EQ(tc.grid_z, c.batch);
+      EXPECT_EQ(k.blocks(), tc.blocks());
       k.gemm.path = traces::GemmPath::kMma;
       k.gemm.batch = c.batch;
       k.gemm.m = c.m;
@@ -87,14 +92,16 @@ TEST(Functional, BatchedMmaGemmsTallerThanABlockMatchBitForBit) {
       k.gemm.wbits = wbits;
       k.gemm.act = golden::DType::kFp16;
       traces::Trace t;
-      t.gpu = a100.name;
+      t.gpu = gpu.name;
       t.kernels.push_back(k);
       t.version = t.minimum_version();
-      traces::validate(t, "batched");
-      expect_bit_exact(t, a100,
-                       std::to_string(c.batch) + " x " + std::to_string(c.m) + "x64x96 " +
-                           (wbits ? "int4 x fp16" : "fp16") + ", " + std::to_string(rows) +
-                           " block rows");
+      ASSERT_EQ(t.version, 5);
+      traces::validate(t, "grouped");
+      traces::check_addresses(t, "grouped");
+      expect_bit_exact(t, gpu,
+                       std::string(c.gpu) + " " + std::to_string(c.batch) + " x " +
+                           std::to_string(c.m) + "x64x96 " + (wbits ? "int4 x fp16" : "fp16") +
+                           ", " + std::to_string(rows) + " block rows per group");
     }
   }
 }
