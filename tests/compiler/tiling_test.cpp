@@ -124,7 +124,8 @@ TEST(Tiling, DequantizeIsEstimatedAtTheSimulatorsRateAndRankedAtTheFp32Lanes) {
 // cores take 2 x 128 x 128 x 5120 MACs at the SM's rate; the shared-memory path reads 1 KB of
 // fragments per K column (A and B, 128 x 128 / 64 x 2 B each) at 128 B/cycle and fills 256 rows
 // of one 128 B line per K tile (160 of them). The full wave overlaps the two; the lone block
-// adds them. The ranking score overlaps both waves.
+// adds them. The ranking score overlaps both waves. The SM's rate: an m16n8k16 (4096 ops) every
+// 8 cycles on each of its 4 tensor cores at 1.41 GHz.
 TEST(Tiling, LoneWarpPerSubPartitionAddsItsLoadsAndMmas) {
   const hw::GpuConfig gpu = hw::load_gpu("a100");
   const GemmProblem p = mac_gemm_problem(gpu, 1024, 5120, 5120);
@@ -133,10 +134,38 @@ TEST(Tiling, LoneWarpPerSubPartitionAddsItsLoadsAndMmas) {
   ASSERT_TRUE(fits);
   ASSERT_EQ(c.blocks_per_sm, 2);
   ASSERT_EQ(c.waves, 2);
-  const double tensor_us = 2.0 * 128 * 128 * 5120 / (p.tensor_tops * 1e6 / 108);
+  const double tensor_us = 2.0 * 128 * 128 * 5120 / (4096.0 / 8 * 4 * 1410);
   const double smem_us = (1024.0 * 5120 / 128 + 256.0 * 160) / 1410;
   EXPECT_NEAR(c.compute_us, 2 * std::max(tensor_us, smem_us) + tensor_us + smem_us, 1e-6);
   EXPECT_NEAR(c.bottleneck_us, 3 * std::max(tensor_us, smem_us), 1e-6);
+}
+
+// The power cap, by hand: the H200 (1.98 GHz; sustained tensor work holds 1.546 GHz) runs an
+// m16n8k16 in 4 cycles on each of 528 tensor cores. The estimate of a kernel is its cycles at
+// the clock its tensor cores' duty allows, the duty being the instructions' busy cycles (the
+// padded MACs of every block) over the kernel's cycles on every tensor core, as the simulator
+// times it (sim/stats.h, KernelStats::clock_ghz); the same tile on the H200 without a cap runs
+// at 1.98 GHz.
+TEST(Tiling, EstimateRunsTheKernelsCyclesAtThePowerCappedClock) {
+  const hw::GpuConfig gpu = hw::load_gpu("h200");
+  hw::GpuConfig uncapped = gpu;
+  uncapped.sm.tensor_load_clock_ghz = 0;
+  const GemmProblem p = mac_gemm_problem(gpu, 1024, 22016, 4096);
+  bool fits = false;
+  const TileChoice c = evaluate_tiles(p, gpu, {256, 128, 64}, {64, 64, 64}, &fits);
+  ASSERT_TRUE(fits);
+  const TileChoice u = evaluate_tiles(p, uncapped, {256, 128, 64}, {64, 64, 64}, &fits);
+  ASSERT_TRUE(fits);
+  EXPECT_DOUBLE_EQ(u.clock_ghz, 1.98);
+  const double busy_us = double(c.blocks()) * 2 * 256 * 128 * 4096 / (4096.0 / 4 * 528 * 1980);
+  const double duty = busy_us / u.estimated_us;
+  const double clock = 1.98 - (1.98 - 1.546) * duty;
+  EXPECT_NEAR(c.clock_ghz, clock, 1e-9);
+  EXPECT_NEAR(c.estimated_us, u.estimated_us * 1.98 / clock, 1e-6);
+  EXPECT_NEAR(c.compute_us, u.compute_us * 1.98 / clock, 1e-6);
+  // A compute-bound kernel: most of its cycles keep the tensor cores busy.
+  EXPECT_GT(duty, 0.6);
+  EXPECT_LT(c.clock_ghz, 1.75);
 }
 
 TEST(Tiling, ChosenTilesFitRegistersAndSharedMemory) {
