@@ -329,15 +329,24 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   // then issues the tensor-core instructions that read them. A sub-partition holding one warp
   // (the resident blocks' warps no more than the sub-partitions) has no other warp to issue
   // while that one loads: there the K step's shared-memory (and dequantize) time and its
-  // tensor-core time add up. The estimate of an MMA kernel times this per-K-step
-  // synchronization (checked against simulated A100 GEMMs: 1024 x 5120 x 5120, whose second wave
-  // runs one 4-warp block per SM, 240.8 us simulated, 236.5 us estimated, 181.6 us without);
-  // the ranking (`serial` false) and the LUT kernels' estimate do not.
+  // tensor-core time add up. With more warps a sub-partition issues one warp's MMAs while
+  // another loads, but a warp waiting on the shared-memory path (or its dequantize) issues none:
+  // the two overlap as far as the roofline overlaps two resources a kernel uses in turn
+  // (achievable.overlap_exponent), not as their maximum. The estimate of an MMA kernel times
+  // both; the ranking (`serial` false) and the LUT kernels' estimate take the maximum. Simulated
+  // A100 GEMMs (ltc sim, us; estimate with the overlap, with the maximum; the last three in the
+  // llama2-7b prefill step, kernel boundary included): 1024 x 5120 x 5120 FP16
+  // (a second wave of one 4-warp block per SM) 240.8 vs 260.3, 236.5; 1024 x 22016 x 4096 FP16
+  // 833 vs 769, 721; W4A16 1024 x 12288 x 4096 419 vs 415, 356 and 1024 x 22016 x 4096 783 vs
+  // 660, 643 (the step's sum: docs/results/agreement.md).
   auto in_turn_us = [&](int64_t blocks, int64_t resident, double dequant_us, bool serial) {
     const double tensor = block_tensor_us(resident), cuda = std::max(smem_us_per_block, dequant_us);
-    const bool alone = serial && p.lut_tiles_per_core == 0 &&
-                       int64_t(c.warps_per_block) * resident <= int64_t(gpu.sub_partitions_per_sm);
-    return double(blocks) * (alone ? tensor + cuda : std::max(tensor, cuda));
+    const bool mma = serial && p.lut_tiles_per_core == 0;
+    const bool alone =
+        mma && int64_t(c.warps_per_block) * resident <= int64_t(gpu.sub_partitions_per_sm);
+    return double(blocks) * (alone ? tensor + cuda
+                             : mma ? hw::overlap(tensor, cuda, gpu.achievable.overlap_exponent)
+                                   : std::max(tensor, cuda));
   };
   auto compute_at = [&](double dequant_us, bool serial) {
     return std::max(c.chain_us, in_turn_us(full_blocks, bps, dequant_us, serial) +
