@@ -442,18 +442,33 @@ struct KvSegment {
 };
 
 void emit_kv_pipeline(ProgramBuilder& p, const std::vector<KvSegment>& segs,
-                      const std::function<void()>& load_q, const std::function<void()>& use_q) {
-  // Q in its own group ahead of the first K/V tile; waiting for all but the newest group lands Q.
-  if (load_q) {
+                      const std::function<void()>& load_q, const std::function<void()>& use_q,
+                      bool q_shares_stages = false) {
+  if (q_shares_stages) {
+    // Q's buffer is the K/V stages' (FlashAttention-2's Share_Q_K_smem): every warp takes its Q
+    // rows into registers, and only after the barrier that follows may the first K/V tile land.
     load_q();
     p.emit(commit());
-  }
-  segs[0].load(constant(0));
-  p.emit(commit());
-  if (load_q) {
-    p.emit(wait_groups(1));
+    p.emit(wait_groups(0));
     p.emit(barrier());
-    if (use_q) use_q();
+    use_q();
+    p.emit(barrier());
+    segs[0].load(constant(0));
+    p.emit(commit());
+  } else {
+    // Q in its own group ahead of the first K/V tile; waiting for all but the newest group lands
+    // Q.
+    if (load_q) {
+      load_q();
+      p.emit(commit());
+    }
+    segs[0].load(constant(0));
+    p.emit(commit());
+    if (load_q) {
+      p.emit(wait_groups(1));
+      p.emit(barrier());
+      if (use_q) use_q();
+    }
   }
   for (size_t s = 0; s < segs.size(); ++s) {
     const KvSegment& g = segs[s];
@@ -742,17 +757,20 @@ std::vector<traces::Kernel> decode_attention(const std::string& name, const llm:
 }
 
 // A prefill attention kernel's launch: (KV head, sequence) blocks of tile/16 warps holding
-// `slots` query tiles and two K/V stages; tensors q, k_cache, v_cache, out.
+// `slots` query tiles and two K/V stages (in one buffer when `q_shares_stages`); tensors q,
+// k_cache, v_cache, out.
+constexpr uint32_t kPrefillRegisters = 255;
 traces::Kernel prefill_kernel(const std::string& name, const AttentionLayout& l, int64_t grid_x,
-                              int64_t slots) {
+                              int64_t slots, bool q_shares_stages = false) {
   const int64_t row = l.row_bytes(), v_row = l.v_row_bytes(), tile = l.tile;
+  const int64_t q_bytes = slots * tile * row, stage_bytes = 2 * tile * (row + v_row);
   traces::Kernel k;
   k.name = name;
   k.grid_x = grid_x;
   k.grid_y = l.batch * l.kv_heads;
   k.warps_y = tile / 16;
-  k.regs_per_thread = 255;
-  k.smem_bytes = uint64_t(slots * tile * row + 2 * tile * (row + v_row));
+  k.regs_per_thread = kPrefillRegisters;
+  k.smem_bytes = uint64_t(q_shares_stages ? std::max(q_bytes, stage_bytes) : q_bytes + stage_bytes);
   k.tiles.core = -1;
   k.tiles.block = {tile, tile, l.head_dim};
   k.tiles.warp = {16, tile, l.head_dim};
@@ -775,17 +793,27 @@ traces::Kernel prefill_kernel(const std::string& name, const AttentionLayout& l,
 // once; only which of the head's key tiles stand in for which row's is not the real kernel's
 // (row p's real tiles are 0..p, row T-1-p's 0..T-1-p). Grid: (group x T/2 pairs, seq x KV head),
 // so GQA heads of a KV group share its K/V through L2. One tile (T = 1): no pairing.
-traces::Kernel prefill_attention(const std::string& name, const AttentionLayout& l) {
+// Q's shared memory holds the K/V stages once every warp has Q in registers (FlashAttention-2's
+// Share_Q_K_smem) where that keeps more blocks on an SM (A100, head dim 128: one 96 KB block
+// (4 warps) an SM apart, two of 64 KB shared), at the cost of Q's load before the first K/V
+// tile's instead of beside it.
+traces::Kernel prefill_attention(const std::string& name, const AttentionLayout& l,
+                                 const hw::GpuConfig& gpu) {
   const int64_t row = l.row_bytes(), v_row = l.v_row_bytes(), tile = l.tile, warps = tile / 16;
   const int64_t slots = l.paired() ? 2 : 1;
   const int64_t tile_bytes = tile * row, v_tile_bytes = tile * v_row;
-  traces::Kernel k = prefill_kernel(name, l, l.group * l.pairs(), slots);
+  auto resident = [&](bool share) {
+    const traces::Kernel k = prefill_kernel(name, l, 1, slots, share);
+    return hw::block_occupancy(gpu, warps, k.regs_per_thread, int64_t(k.smem_bytes)).blocks_per_sm;
+  };
+  const bool share = resident(true) > resident(false);
+  traces::Kernel k = prefill_kernel(name, l, l.group * l.pairs(), slots, share);
   ProgramBuilder p;
   // Slot s of this block: q (out) bytes and its first query row (mma m, per head).
   const Affine block_q = affine(0, {by(l.group * l.q_slots * row), bx(slots * tile_bytes)});
   const Affine block_o = affine(0, {by(l.group * l.q_slots * v_row), bx(slots * v_tile_bytes)});
   auto slot_row = [&](int64_t s) { return affine(s * tile, {bx(slots * tile), wy(16)}); };
-  const int64_t stage_k = slots * tile_bytes, stage_v = stage_k + tile_bytes;
+  const int64_t stage_k = share ? 0 : slots * tile_bytes, stage_v = stage_k + tile_bytes;
   auto load_kv = [&](const Affine& key_tile) {
     for (uint32_t t : {1u, 2u}) {
       const int64_t r = t == 1 ? row : v_row, share = tile * r / warps;
@@ -826,7 +854,8 @@ traces::Kernel prefill_attention(const std::string& name, const AttentionLayout&
           p.emit(mem(Opcode::kLdShared, 0, uint64_t(16 * row),
                      affine(s * tile_bytes, {wy(16 * row)})));
         }
-      });
+      },
+      share);
   k.program = p.take();
   return k;
 }
@@ -1123,7 +1152,7 @@ class ModelLowerer {
           if (layout_.banded()) {
             append(t, banded_prefill_attention(name, layout_));
           } else {
-            t.kernels.push_back(prefill_attention(name, layout_));
+            t.kernels.push_back(prefill_attention(name, layout_, gpu_));
           }
         } else {
           append(t, decode_attention(name, a, layout_,

@@ -260,6 +260,15 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
           ? std::min(1.0, double((c.instr.m / p.instr.m) * (c.instr.n / p.instr.n)) /
                               p.lut_tiles_per_core)
           : 1.0;
+  // The tensor cores' rate at the SM clock, as the simulator issues them: a MAC instruction takes
+  // its mma_timing issue cycles (the H200's m16n8k16 4 cycles: 1070 TOP/s at 1.98 GHz, the
+  // datasheet's 989 being that rate at sm.tensor_rate_clock_ghz); a LUT problem's rate
+  // (GpuConfig::lut_tops) comes from its instructions' cycles already.
+  const double tensor_tops = p.lut_tiles_per_core == 0 && p.mma_timing.issue_cycles > 0
+                                 ? 2.0 * double(p.instr.m * p.instr.n * p.instr.k) /
+                                       double(p.mma_timing.issue_cycles) * gpu.tensor_cores() *
+                                       gpu.clock_ghz * 1e-3
+                                 : p.tensor_tops;
   // Each sub-partition owns its tensor cores and runs the warps dealt to it: an SM with `blocks`
   // resident goes at the pace of its busiest sub-partition (6 warps on 4: two hold 2, so 3/4 of
   // the SM's rate; fewer warps than sub-partitions leave some idle).
@@ -267,7 +276,7 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
     const double warps = double(c.warps_per_block * blocks);
     const double sps = gpu.sub_partitions_per_sm;
     const double balance = warps / (sps * std::ceil(warps / sps));
-    return block_ops / (p.tensor_tops * 1e6 / gpu.sms * tile_share * balance);
+    return block_ops / (tensor_tops * 1e6 / gpu.sms * tile_share * balance);
   };
   // Closed form over the waves: every full wave runs bps blocks per SM back to back; the last
   // wave runs ceil(left / SMs) on its busiest SM, at the pace those blocks' warps set.
@@ -322,15 +331,24 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   // then issues the tensor-core instructions that read them. A sub-partition holding one warp
   // (the resident blocks' warps no more than the sub-partitions) has no other warp to issue
   // while that one loads: there the K step's shared-memory (and dequantize) time and its
-  // tensor-core time add up. The estimate of an MMA kernel times this per-K-step
-  // synchronization (checked against simulated A100 GEMMs: 1024 x 5120 x 5120, whose second wave
-  // runs one 4-warp block per SM, 240.8 us simulated, 236.5 us estimated, 181.6 us without);
-  // the ranking (`serial` false) and the LUT kernels' estimate do not.
+  // tensor-core time add up. With more warps a sub-partition issues one warp's MMAs while
+  // another loads, but a warp waiting on the shared-memory path (or its dequantize) issues none:
+  // the two overlap as far as the roofline overlaps two resources a kernel uses in turn
+  // (achievable.overlap_exponent), not as their maximum. The estimate of an MMA kernel times
+  // both; the ranking (`serial` false) and the LUT kernels' estimate take the maximum. Simulated
+  // A100 GEMMs (ltc sim, us; estimate with the overlap, with the maximum; the last three in the
+  // llama2-7b prefill step, kernel boundary included): 1024 x 5120 x 5120 FP16
+  // (a second wave of one 4-warp block per SM) 240.8 vs 260.3, 236.5; 1024 x 22016 x 4096 FP16
+  // 833 vs 769, 721; W4A16 1024 x 12288 x 4096 419 vs 415, 356 and 1024 x 22016 x 4096 783 vs
+  // 660, 643 (the step's sum: docs/results/agreement.md).
   auto in_turn_us = [&](int64_t blocks, int64_t resident, double dequant_us, bool serial) {
     const double tensor = block_tensor_us(resident), cuda = std::max(smem_us_per_block, dequant_us);
-    const bool alone = serial && p.lut_tiles_per_core == 0 &&
-                       int64_t(c.warps_per_block) * resident <= int64_t(gpu.sub_partitions_per_sm);
-    return double(blocks) * (alone ? tensor + cuda : std::max(tensor, cuda));
+    const bool mma = serial && p.lut_tiles_per_core == 0;
+    const bool alone =
+        mma && int64_t(c.warps_per_block) * resident <= int64_t(gpu.sub_partitions_per_sm);
+    return double(blocks) * (alone ? tensor + cuda
+                             : mma ? hw::overlap(tensor, cuda, gpu.achievable.overlap_exponent)
+                                   : std::max(tensor, cuda));
   };
   auto compute_at = [&](double dequant_us, bool serial) {
     return std::max(c.chain_us, in_turn_us(full_blocks, bps, dequant_us, serial) +
@@ -431,8 +449,17 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
       gpu.l2.latency_ns * 1e-3;
   c.estimated_us = round_trip_us + drain_us +
                    hw::overlap(compute_us, memory_us, gpu.achievable.overlap_exponent);
-  c.compute_us = compute_us;
-  c.memory_us = memory_us;
+  // Those are the kernel's cycles at the SM clock. The simulator runs a kernel's cycles at the
+  // clock its tensor cores' duty allows (GpuConfig::loaded_clock_ghz: the H200's power cap holds
+  // sustained wgmma at 1.546 of its 1.98 GHz), the duty being every issued instruction's busy
+  // cycles (padding included) over the kernel's cycles on every tensor core.
+  const double tensor_busy_us = double(c.blocks()) * block_ops / (tensor_tops * 1e6 * tile_share);
+  c.clock_ghz = gpu.loaded_clock_ghz(tensor_busy_us / c.estimated_us);
+  const double slower = gpu.clock_ghz / c.clock_ghz;
+  c.estimated_us *= slower;
+  c.chain_us *= slower;
+  c.compute_us = compute_us * slower;
+  c.memory_us = memory_us * slower;
   c.dram_bytes = dram_bytes;
   if (memory_us > compute_us) c.bound = memory_bound;
   *fits = true;

@@ -156,6 +156,9 @@ struct TileChoice {
   double estimated_us = 0;
   double compute_us = 0;  // tensor cores, shared-memory data path, dequantize, chains
   double memory_us = 0;   // DRAM and L2 traffic, hot lines, bytes in flight
+  // The SM clock the estimate runs the kernel's cycles at (hw::GpuConfig::loaded_clock_ghz of
+  // its tensor cores' duty; estimated_us, compute_us, memory_us and chain_us are at this clock).
+  double clock_ghz = 0;
   double dram_bytes = 0;  // of global_bytes, those that come from DRAM
   // What binds the estimate: "compute" (tensor cores), "smem" (shared-memory data path),
   // "dequant", "chain", "dram", "l2" (traffic or hot lines) or "latency" (bytes in flight).

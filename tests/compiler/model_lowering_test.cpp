@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace ltc::compiler {
@@ -455,6 +456,40 @@ TEST(ModelLowering, CausalPrefillSkipsTheMaskedTiles) {
       EXPECT_EQ(traffic(k).mmas, pairs * per_pair) << c.model << " S=" << c.seq;
       EXPECT_EQ(k.blocks(), a.batch * a.heads * std::max<int64_t>(tiles / 2, 1));
     }
+  }
+}
+
+// Prefill attention at head dim 128, 64-row tiles (4 warps of 255 registers: two blocks fill
+// the register file): Q's two tiles (32 KB) beside two K/V stages (64 KB) leave an A100 SM (164
+// KB) one block, so there the stages reuse Q's buffer once Q is in registers, and two blocks
+// fit; an H200 SM (228 KB) holds two blocks either way and keeps Q's load beside the first K/V
+// tile's.
+TEST(ModelLowering, PrefillAttentionSharesQsBufferOnlyWhereThatFitsMoreBlocks) {
+  for (const auto& [gpu, smem, first_kv_after_q] :
+       {std::tuple{"a100", 65536u, true}, std::tuple{"a100-lut4x", 65536u, true},
+        std::tuple{"h200", 98304u, false}}) {
+    const Step s = make("llama2-7b", false, 1, 1024, gpu);
+    const Trace t = compile_model(s.model, s.step, s.gpu);
+    const auto k = std::find_if(t.kernels.begin(), t.kernels.end(),
+                                [](const Kernel& x) { return x.name == "L0.attention"; });
+    ASSERT_NE(k, t.kernels.end());
+    EXPECT_EQ(k->smem_bytes, smem) << gpu;
+    EXPECT_EQ(
+        hw::block_occupancy(s.gpu, k->warps_per_block(), k->regs_per_thread, int64_t(k->smem_bytes))
+            .blocks_per_sm,
+        2)
+        << gpu;
+    // Program order: the first K/V tile's ldgsts (tensor 1) comes after Q's lds into registers
+    // exactly where the buffer is shared.
+    bool q_read = false, kv_after_q = false;
+    for (const auto& in : k->program) {
+      if (in.op == Opcode::kLdShared) q_read = true;
+      if (in.op == Opcode::kLdGlobalAsync && in.tensor == 1) {
+        kv_after_q = q_read;
+        break;
+      }
+    }
+    EXPECT_EQ(kv_after_q, first_kv_after_q) << gpu;
   }
 }
 

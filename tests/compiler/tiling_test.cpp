@@ -103,7 +103,9 @@ TEST(Tiling, LutOperandSizesAreTableBitsAndPlanes) {
 // [16,16,32]; 256 blocks at 2 per SM on 108 SMs run as one full wave of two blocks in turn and a
 // tail of one. Each block dequantizes 16 x 4096 codes (one warp row: no repeats). The estimate
 // times them as the simulator does, 2 FP32 + 2 INT32 instructions per code on 64 + 64 lanes (1/32
-// cycle per code); the ranking at 4 instructions on the 64 FP32 lanes (1/16).
+// cycle per code), overlapped with the block's tensor-core work (2 x 16 x 16 x 4096 MACs, an
+// m16n8k16 every 8 cycles on each of 4 tensor cores) by achievable.overlap_exponent; the ranking
+// at 4 instructions on the 64 FP32 lanes (1/16), the larger of the two.
 TEST(Tiling, DequantizeIsEstimatedAtTheSimulatorsRateAndRankedAtTheFp32Lanes) {
   const hw::GpuConfig gpu = hw::load_gpu("a100");
   const GemmProblem p = mac_mpgemm_problem(gpu, 1, 4096, 4096, golden::DType::kFp16, 4);
@@ -114,7 +116,12 @@ TEST(Tiling, DequantizeIsEstimatedAtTheSimulatorsRateAndRankedAtTheFp32Lanes) {
   ASSERT_EQ(c.waves, 2);
   const double codes = 16.0 * 4096, clock_mhz = 1410;
   EXPECT_STREQ(c.bound, "dram");
-  EXPECT_NEAR(c.compute_us, 3 * codes / 32 / clock_mhz, 1e-9);
+  const double dequant_us = codes / 32 / clock_mhz;
+  const double tensor_us = 2.0 * 16 * 16 * 4096 / (4096.0 / 8 * 4 * clock_mhz);
+  const double p_ovl = gpu.achievable.overlap_exponent;
+  EXPECT_NEAR(c.compute_us,
+              3 * std::pow(std::pow(dequant_us, p_ovl) + std::pow(tensor_us, p_ovl), 1 / p_ovl),
+              1e-9);
   EXPECT_NEAR(c.bottleneck_us, std::max(3 * codes / 16 / clock_mhz, c.memory_us), 1e-9);
 }
 
@@ -123,8 +130,10 @@ TEST(Tiling, DequantizeIsEstimatedAtTheSimulatorsRateAndRankedAtTheFp32Lanes) {
 // in turn, then one block alone on 104 SMs, one warp per sub-partition. Per block the tensor
 // cores take 2 x 128 x 128 x 5120 MACs at the SM's rate; the shared-memory path reads 1 KB of
 // fragments per K column (A and B, 128 x 128 / 64 x 2 B each) at 128 B/cycle and fills 256 rows
-// of one 128 B line per K tile (160 of them). The full wave overlaps the two; the lone block
-// adds them. The ranking score overlaps both waves.
+// of one 128 B line per K tile (160 of them). The full wave overlaps the two by the roofline's
+// rule (achievable.overlap_exponent); the lone block adds them. The ranking score overlaps both
+// waves. The SM's rate: an m16n8k16 (4096 ops) every 8 cycles on each of its 4 tensor cores at 1.41
+// GHz.
 TEST(Tiling, LoneWarpPerSubPartitionAddsItsLoadsAndMmas) {
   const hw::GpuConfig gpu = hw::load_gpu("a100");
   const GemmProblem p = mac_gemm_problem(gpu, 1024, 5120, 5120);
@@ -133,10 +142,40 @@ TEST(Tiling, LoneWarpPerSubPartitionAddsItsLoadsAndMmas) {
   ASSERT_TRUE(fits);
   ASSERT_EQ(c.blocks_per_sm, 2);
   ASSERT_EQ(c.waves, 2);
-  const double tensor_us = 2.0 * 128 * 128 * 5120 / (p.tensor_tops * 1e6 / 108);
+  const double tensor_us = 2.0 * 128 * 128 * 5120 / (4096.0 / 8 * 4 * 1410);
   const double smem_us = (1024.0 * 5120 / 128 + 256.0 * 160) / 1410;
-  EXPECT_NEAR(c.compute_us, 2 * std::max(tensor_us, smem_us) + tensor_us + smem_us, 1e-6);
+  const double p_ovl = gpu.achievable.overlap_exponent;
+  const double both_us = std::pow(std::pow(tensor_us, p_ovl) + std::pow(smem_us, p_ovl), 1 / p_ovl);
+  EXPECT_NEAR(c.compute_us, 2 * both_us + tensor_us + smem_us, 1e-6);
   EXPECT_NEAR(c.bottleneck_us, 3 * std::max(tensor_us, smem_us), 1e-6);
+}
+
+// The power cap, by hand: the H200 (1.98 GHz; sustained tensor work holds 1.546 GHz) runs an
+// m16n8k16 in 4 cycles on each of 528 tensor cores. The estimate of a kernel is its cycles at
+// the clock its tensor cores' duty allows, the duty being the instructions' busy cycles (the
+// padded MACs of every block) over the kernel's cycles on every tensor core, as the simulator
+// times it (sim/stats.h, KernelStats::clock_ghz); the same tile on the H200 without a cap runs
+// at 1.98 GHz.
+TEST(Tiling, EstimateRunsTheKernelsCyclesAtThePowerCappedClock) {
+  const hw::GpuConfig gpu = hw::load_gpu("h200");
+  hw::GpuConfig uncapped = gpu;
+  uncapped.sm.tensor_load_clock_ghz = 0;
+  const GemmProblem p = mac_gemm_problem(gpu, 1024, 22016, 4096);
+  bool fits = false;
+  const TileChoice c = evaluate_tiles(p, gpu, {256, 128, 64}, {64, 64, 64}, &fits);
+  ASSERT_TRUE(fits);
+  const TileChoice u = evaluate_tiles(p, uncapped, {256, 128, 64}, {64, 64, 64}, &fits);
+  ASSERT_TRUE(fits);
+  EXPECT_DOUBLE_EQ(u.clock_ghz, 1.98);
+  const double busy_us = double(c.blocks()) * 2 * 256 * 128 * 4096 / (4096.0 / 4 * 528 * 1980);
+  const double duty = busy_us / u.estimated_us;
+  const double clock = 1.98 - (1.98 - 1.546) * duty;
+  EXPECT_NEAR(c.clock_ghz, clock, 1e-9);
+  EXPECT_NEAR(c.estimated_us, u.estimated_us * 1.98 / clock, 1e-6);
+  EXPECT_NEAR(c.compute_us, u.compute_us * 1.98 / clock, 1e-6);
+  // A compute-bound kernel: most of its cycles keep the tensor cores busy.
+  EXPECT_GT(duty, 0.6);
+  EXPECT_LT(c.clock_ghz, 1.75);
 }
 
 TEST(Tiling, ChosenTilesFitRegistersAndSharedMemory) {
