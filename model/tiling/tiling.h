@@ -129,6 +129,14 @@ inline constexpr int64_t kMinLmmaIssueCycles = 4;
 golden::LmmaShape choose_lmma_shape(const golden::LmmaShape& core, int tiles_per_core, int wbits,
                                     const Tile& warp);
 
+// Lines hashed over `slices` L2 slices (sim/memory.h: a mix of the line number picks the slice)
+// fall as balls into bins: the expected lines of the fullest slice, which serves a K step's
+// readers last (the hot-line term of a skinny GEMM's estimate). P(max <= x) =
+// P(Binomial(lines, 1 / slices) <= x) ^ slices (the slices' loads taken as independent),
+// E[max] = sum over x >= 0 of 1 - P(max <= x); at least 1 line (for lines >= 1) and
+// lines / slices.
+double max_lines_per_slice(double lines, int slices);
+
 struct TileChoice {
   Tile block;
   Tile warp;         // warp.k = block.k / k_slices
