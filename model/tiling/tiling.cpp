@@ -182,6 +182,14 @@ LinearMma linear_mma(bool low_bit, golden::DType acts, double bits_per_weight) {
   return r;
 }
 
+int64_t mma_cluster(const GemmProblem& p, const hw::GpuConfig& gpu, int64_t grid_n) {
+  const bool shares_a = p.tile_warpgroup() > 1 || p.m <= kSkinnyRows;
+  return p.lut_tiles_per_core == 0 && shares_a && gpu.sm.tma && gpu.sm.cluster_size > 1 &&
+                 grid_n > 1
+             ? int64_t(gpu.sm.cluster_size)
+             : 1;
+}
+
 bool dequantizes_in_registers(const GemmProblem& p) {
   return p.dequant_bits > 0 && p.tile_warpgroup() == 1;
 }
@@ -384,8 +392,15 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   const double rows_per_wave =
       std::clamp(std::floor(wave_blocks / double(c.grid_n)), 1.0, double(c.grid_m));
   const double cols_per_wave = std::min(wave_blocks, double(c.grid_n));
+  // A cluster's blocks read their shared A tile from L2 once (mma_cluster: TMA multicast). The
+  // estimate counts it for skinny GEMMs, whose A re-reads bind them; the warpgroup GEMMs'
+  // estimate (compute-bound, fit to the simulated H200 GEMMs) leaves it out.
+  const bool skinny = p.m <= kSkinnyRows;
+  const int64_t cluster = skinny ? mma_cluster(p, gpu, c.grid_n) : 1;
+  const int64_t a_reads = ceil_div(c.grid_n, cluster);
+  const double a_readers_per_wave = std::max(1.0, std::ceil(cols_per_wave / double(cluster)));
   double dram_bytes = out_bytes, l2_bytes = 0;
-  for (auto [unique, reads, per_wave] : {std::tuple{a_unique, c.grid_n, cols_per_wave},
+  for (auto [unique, reads, per_wave] : {std::tuple{a_unique, a_reads, a_readers_per_wave},
                                          std::tuple{w_unique, c.grid_m, rows_per_wave}}) {
     if (unique <= l2_half || wave_fits) {
       dram_bytes += unique;
@@ -414,7 +429,6 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   // reader of a K step asks for its lines at once, so the step waits for the fullest slice
   // (max_lines_per_slice), and each wave pays its K steps again.
   const double slice_per_us = l2_sim_per_us / double(gpu.sm.l2_slices);
-  const bool skinny = p.m <= kSkinnyRows;
   auto hot_us = [&](double readers, double tile_bytes) {
     const double lines = std::ceil(tile_bytes / gpu.sm.line_bytes);
     if (skinny) {
@@ -424,7 +438,7 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
     return readers * tile_bytes / (std::min(lines, double(gpu.sm.l2_slices)) * slice_per_us);
   };
   const double per_k_step =
-      std::max(hot_us(cols_per_wave, a_rows * block.k * p.a_bits / 8),
+      std::max(hot_us(a_readers_per_wave, a_rows * block.k * p.a_bits / 8),
                hot_us(rows_per_wave, double(block.n) * block.k * p.w_bits / 8));
   const double hot_total = per_k_step * double(c.k_steps) * (skinny ? double(c.waves) : 1.0);
   if (hot_total > memory_us) memory_bound = "l2";

@@ -104,6 +104,12 @@ GemmProblem mac_mpgemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, i
 // codes dequantized into `a`'s type (mac_mpgemm_problem), else `b` as stored (mac_gemm_problem).
 GemmProblem mma_kernel_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
                                golden::DType a, golden::DType b, int weight_bits = 0);
+// Blocks per thread-block cluster of the compiler's MMA kernel (compiler/gemm_lowering.cpp) for
+// `p` over `grid_n` block columns: on a GPU with TMA multicast (hw::SmConfig::tma, cluster_size
+// > 1), warpgroup kernels (as CUTLASS's sm90 kernels run) and skinny kernels (M <= 16, where every
+// block column reads the same A tile) run clusters of cluster_size blocks along N, which read
+// their shared A tile from L2 once per cluster (sim/cluster.h); else 1 (LUT problems too).
+int64_t mma_cluster(const GemmProblem& p, const hw::GpuConfig& gpu, int64_t grid_n);
 // The MMA operands of a linear layer's kernel (compiler/model_lowering.cpp): INT8 MMAs where
 // low-bit weights meet integer activations, else FP16; low-bit weights as codes of
 // ceil(bits per weight) bits (0: dense weights in the MMA's type).

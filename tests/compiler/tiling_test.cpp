@@ -107,14 +107,21 @@ TEST(Tiling, LutOperandSizesAreTableBitsAndPlanes) {
 // tail of one. Each block dequantizes 16 x 4096 codes (one warp row: no repeats). The estimate
 // times them as the simulator does, 2 FP32 + 2 INT32 instructions per code on 64 + 64 lanes (1/32
 // cycle per code); the ranking at 4 instructions on the 64 FP32 lanes (1/16).
-TEST(Tiling, DequantizeIsEstimatedAtTheSimulatorsRateAndRankedAtTheFp32Lanes) {
-  const hw::GpuConfig gpu = hw::load_gpu("a100");
-  const GemmProblem p = mac_mpgemm_problem(gpu, 1, 4096, 4096, golden::DType::kFp16, 4);
+// LLaMA2-7B's o_proj (4096 x 4096) at `rows` rows, W4A16 on the A100, on block [16,16,512] with
+// 16 K slices (warp [16,16,32]): 256 blocks at 2 per SM, two waves.
+TileChoice a100_o_proj_w4(const hw::GpuConfig& gpu, int64_t rows) {
+  const GemmProblem p = mac_mpgemm_problem(gpu, rows, 4096, 4096, golden::DType::kFp16, 4);
   bool fits = false;
   const TileChoice c = evaluate_tiles(p, gpu, {16, 16, 512}, {16, 16, 32}, &fits, 16);
-  ASSERT_TRUE(fits);
-  ASSERT_EQ(c.blocks_per_sm, 2);
-  ASSERT_EQ(c.waves, 2);
+  EXPECT_TRUE(fits);
+  EXPECT_EQ(c.blocks_per_sm, 2);
+  EXPECT_EQ(c.waves, 2);
+  return c;
+}
+
+TEST(Tiling, DequantizeIsEstimatedAtTheSimulatorsRateAndRankedAtTheFp32Lanes) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100");
+  const TileChoice c = a100_o_proj_w4(gpu, 1);
   const double codes = 16.0 * 4096, clock_mhz = 1410;
   EXPECT_GT(c.memory_us, c.compute_us);  // memory-bound (L2 hot lines of A, the next test)
   EXPECT_NEAR(c.compute_us, 3 * codes / 32 / clock_mhz, 1e-9);
@@ -156,12 +163,8 @@ TEST(Tiling, FullestSliceMatchesHashingLinesAtRandom) {
 // runs the 8 K steps: 216 x E[max] x 128 B / 90.24 B/ns x 8 x 2.
 TEST(Tiling, SkinnyGemmWaitsForItsHottestL2SliceEveryWave) {
   const hw::GpuConfig gpu = hw::load_gpu("a100");
-  const GemmProblem p = mac_mpgemm_problem(gpu, 16, 4096, 4096, golden::DType::kFp16, 4);
+  const TileChoice c = a100_o_proj_w4(gpu, 16);
   bool fits = false;
-  const TileChoice c = evaluate_tiles(p, gpu, {16, 16, 512}, {16, 16, 32}, &fits, 16);
-  ASSERT_TRUE(fits);
-  ASSERT_EQ(c.blocks_per_sm, 2);
-  ASSERT_EQ(c.waves, 2);
   const double slice_bytes_per_us = gpu.l2_sim_bytes_per_cycle() * 1410 / 80;
   ASSERT_NEAR(slice_bytes_per_us, 7200e3 / 80, 1);
   const double hot_us = 216 * max_lines_per_slice(128, 80) * 128 / slice_bytes_per_us * 8 * 2;
@@ -172,6 +175,36 @@ TEST(Tiling, SkinnyGemmWaitsForItsHottestL2SliceEveryWave) {
   const TileChoice t = evaluate_tiles(tall, gpu, {16, 16, 512}, {16, 16, 512}, &fits);
   ASSERT_TRUE(fits);
   EXPECT_LT(t.memory_us / double(t.grid_m), c.memory_us);
+}
+
+// Clusters (TMA multicast, mma_cluster): on the H200 a skinny GEMM's clusters of 2 blocks read
+// their A tile from L2 once, so half as many readers wait on the hot slices. o_proj at 16 rows,
+// W4A16, block [16,32,512] with 16 K slices: 128 blocks in one wave, 8 K steps, a 16 KB A tile
+// (128 lines) on 96 slices of 4612 / 96 B/cycle at 1.98 GHz: 64 readers (clusters) per step,
+// 128 without clusters.
+TEST(Tiling, SkinnyClustersHalveTheHotLineReaders) {
+  hw::GpuConfig gpu = hw::load_gpu("h200");
+  const GemmProblem p = mac_mpgemm_problem(gpu, 16, 4096, 4096, golden::DType::kFp16, 4);
+  EXPECT_EQ(mma_cluster(p, gpu, 128), 2);
+  EXPECT_EQ(mma_cluster(p, gpu, 1), 1);  // one block column: nothing to share
+  EXPECT_EQ(mma_cluster(p, hw::load_gpu("a100"), 128), 1);
+  EXPECT_EQ(mma_cluster(lut_gemm_problem(hw::load_gpu("a100-lut4x"), 16, 4096, 4096,
+                                         golden::DType::kFp16, 2),
+                        gpu, 128),
+            1);
+  bool fits = false;
+  const TileChoice c = evaluate_tiles(p, gpu, {16, 32, 512}, {16, 32, 32}, &fits, 16);
+  ASSERT_TRUE(fits);
+  ASSERT_EQ(c.waves, 1);
+  ASSERT_EQ(c.blocks(), 128);
+  const double slice_per_us = 4612.0 / 96 * gpu.clock_ghz * 1e3;
+  const double step_us = max_lines_per_slice(128, 96) * 128 / slice_per_us;
+  EXPECT_STREQ(c.bound, "l2");
+  EXPECT_NEAR(c.memory_us, 64 * step_us * 8, 1e-9);
+  gpu.sm.cluster_size = 1;
+  const TileChoice flat = evaluate_tiles(p, gpu, {16, 32, 512}, {16, 32, 32}, &fits, 16);
+  ASSERT_TRUE(fits);
+  EXPECT_NEAR(flat.memory_us, 128 * step_us * 8, 1e-9);
 }
 
 // A MAC GEMM shorter than its block tile loads only its rows of A (as the compiler does): a
