@@ -2,7 +2,8 @@
 // (Zhu et al., OSDI'22): candidate tiles are aligned to the tensor-core instruction, each operand
 // is charged the bytes it actually occupies (a half-table entry per K/k activations, a W-bit weight
 // plane, an fp32 accumulator), candidates that do not fit registers or shared memory are dropped,
-// and the rest are ranked by their bottleneck = max(compute over waves, DRAM + L2 traffic).
+// and the rest are ranked by their bottleneck = max(compute over waves, DRAM + L2 traffic)
+// (skinny MAC GEMMs, M <= 16, by the estimate: choose_tiles).
 // The tiles are the compiler's kernels, costed as the simulator runs them; the chosen tile's
 // estimate is the roofline's cost of a LUT GEMM and of every GEMM of the compiled plan
 // (docs/performance-models.md "One cost per kernel"). Accumulators live in registers (as for MMA),
