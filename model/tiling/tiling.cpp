@@ -393,10 +393,10 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
       std::clamp(std::floor(wave_blocks / double(c.grid_n)), 1.0, double(c.grid_m));
   const double cols_per_wave = std::min(wave_blocks, double(c.grid_n));
   // A cluster's blocks read their shared A tile from L2 once (mma_cluster: TMA multicast). The
-  // estimate counts it for skinny GEMMs, whose A re-reads bind them; the warpgroup GEMMs'
-  // estimate (compute-bound, fit to the simulated H200 GEMMs) leaves it out.
+  // estimate counts it for skinny mma.sync kernels, whose A re-reads bind them; the warpgroup
+  // GEMMs' estimate (fit to the simulated H200 GEMMs and decode steps) leaves it out.
   const bool skinny = p.m <= kSkinnyRows;
-  const int64_t cluster = skinny ? mma_cluster(p, gpu, c.grid_n) : 1;
+  const int64_t cluster = skinny && warpgroup == 1 ? mma_cluster(p, gpu, c.grid_n) : 1;
   const int64_t a_reads = ceil_div(c.grid_n, cluster);
   const double a_readers_per_wave = std::max(1.0, std::ceil(cols_per_wave / double(cluster)));
   double dram_bytes = out_bytes, l2_bytes = 0;
