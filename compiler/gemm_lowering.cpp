@@ -816,12 +816,10 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
   kr.warps_y = bm / wm * P;
   kr.smem_bytes = uint64_t(smem_bytes);
   kr.regs_per_thread = uint32_t(tc.registers_per_thread);
-  // Warpgroup (wgmma) kernels on a GPU with thread-block clusters run as CUTLASS's sm90 kernels
-  // do: clusters of hw::SmConfig::cluster_size blocks along N, which share the block row's A
-  // tile (TMA multicast: read from L2 once per cluster).
-  if (prob.warpgroup > 1 && gpu.sm.tma && gpu.sm.cluster_size > 1 && grid_x > 1) {
-    kr.cluster_x = gpu.sm.cluster_size;
-  }
+  // Warpgroup (wgmma) kernels and skinny kernels on a GPU with thread-block clusters run
+  // clusters of blocks along N that share the block row's A tile (TMA multicast: read from L2
+  // once per cluster), as CUTLASS's sm90 kernels do (tiling::mma_cluster).
+  kr.cluster_x = tiling::mma_cluster(prob, gpu, grid_x);
   kr.tiles.core = -1;
   kr.tiles.block = {bm, bn, bk};
   kr.tiles.warp = {wm, wn, bk / P};

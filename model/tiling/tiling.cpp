@@ -60,6 +60,22 @@ golden::LmmaShape choose_lmma_shape(const golden::LmmaShape& core, int tiles_per
   return s;
 }
 
+double max_lines_per_slice(double lines, int slices) {
+  if (lines <= 0) return 0;
+  if (slices <= 1) return lines;
+  const int64_t n = int64_t(std::llround(lines));
+  const double q = 1.0 / slices;
+  double pmf = std::pow(1.0 - q, double(n)), cdf = 0, expected = 0;
+  for (int64_t x = 0; x < n; ++x) {
+    cdf += pmf;
+    const double below = std::pow(std::min(1.0, cdf), double(slices));
+    if (1.0 - below < 1e-9) break;
+    expected += 1.0 - below;
+    pmf *= double(n - x) / double(x + 1) * q / (1.0 - q);
+  }
+  return std::max({expected, 1.0, lines / slices});
+}
+
 std::string Tile::name() const {
   return "[" + std::to_string(m) + "," + std::to_string(n) + "," + std::to_string(k) + "]";
 }
@@ -165,6 +181,14 @@ LinearMma linear_mma(bool low_bit, golden::DType acts, double bits_per_weight) {
   r.a = low_bit && golden::is_int(acts) ? golden::DType::kInt8 : golden::DType::kFp16;
   r.weight_bits = low_bit ? int(std::ceil(bits_per_weight)) : 0;
   return r;
+}
+
+int64_t mma_cluster(const GemmProblem& p, const hw::GpuConfig& gpu, int64_t grid_n) {
+  const bool shares_a = p.tile_warpgroup() > 1 || p.m <= kSkinnyRows;
+  return p.lut_tiles_per_core == 0 && shares_a && gpu.sm.tma && gpu.sm.cluster_size > 1 &&
+                 grid_n > 1
+             ? int64_t(gpu.sm.cluster_size)
+             : 1;
 }
 
 bool dequantizes_in_registers(const GemmProblem& p) {
@@ -371,17 +395,19 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   // blocks that share a row of A or a column of W run in the same or the next wave. A batch's
   // GEMMs share nothing and run one after another (grid z outermost): each GEMM's traffic, with
   // at most its own blocks in a wave, times the batch.
-  const double a_unique = double(c.grid_m * block.m) * k_pad * p.a_bits / 8;
+  // A MAC GEMM shorter than its block tile loads only its M rows (compiler/gemm_lowering.cpp);
+  // a LUT kernel loads the block's table rows, padding included.
+  const double a_rows = !lut && c.grid_m == 1 ? double(std::min(p.m, block.m)) : double(block.m);
+  const double a_unique = double(c.grid_m) * a_rows * k_pad * p.a_bits / 8;
   const double w_unique = double(c.grid_n * block.n) * k_pad * p.w_bits / 8;
   const double out_bytes = double(p.m) * p.n * p.out_bits / 8;
   const double batch = double(p.batch);
   c.global_bytes = (a_unique * c.grid_n + w_unique * c.grid_m + out_bytes) * batch;
   const double l2_half = gpu.l2_bytes() / 2;
   const double wave_blocks = double(std::min<int64_t>(slots, c.grid_m * c.grid_n));
-  const double wave_bytes =
-      (std::ceil(wave_blocks / double(c.grid_n)) * double(block.m) * p.a_bits +
-       std::min(wave_blocks, double(c.grid_n)) * double(block.n) * p.w_bits) *
-      k_pad / 8;
+  const double wave_bytes = (std::ceil(wave_blocks / double(c.grid_n)) * a_rows * p.a_bits +
+                             std::min(wave_blocks, double(c.grid_n)) * double(block.n) * p.w_bits) *
+                            k_pad / 8;
   const bool wave_fits = wave_bytes <= l2_half;
   // The blocks of one wave walk K together, so those sharing a slice of A (one
   // block row) or of W (one block column) read it from L2 after the first; only later waves
@@ -389,8 +415,15 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   const double rows_per_wave =
       std::clamp(std::floor(wave_blocks / double(c.grid_n)), 1.0, double(c.grid_m));
   const double cols_per_wave = std::min(wave_blocks, double(c.grid_n));
+  // A cluster's blocks read their shared A tile from L2 once (mma_cluster: TMA multicast). The
+  // estimate counts it for skinny mma.sync kernels, whose A re-reads bind them; the warpgroup
+  // GEMMs' estimate (fit to the simulated H200 GEMMs and decode steps) leaves it out.
+  const bool skinny = p.m <= kSkinnyRows;
+  const int64_t cluster = skinny && warpgroup == 1 ? mma_cluster(p, gpu, c.grid_n) : 1;
+  const int64_t a_reads = ceil_div(c.grid_n, cluster);
+  const double a_readers_per_wave = std::max(1.0, std::ceil(cols_per_wave / double(cluster)));
   double dram_bytes = out_bytes, l2_bytes = 0;
-  for (auto [unique, reads, per_wave] : {std::tuple{a_unique, c.grid_n, cols_per_wave},
+  for (auto [unique, reads, per_wave] : {std::tuple{a_unique, a_reads, a_readers_per_wave},
                                          std::tuple{w_unique, c.grid_m, rows_per_wave}}) {
     if (unique <= l2_half || wave_fits) {
       dram_bytes += unique;
@@ -416,28 +449,39 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
       l2_bytes / l2_sim_per_us > dram_bytes / dram_sim_per_us ? "l2" : "dram";
   // Hot lines: the blocks of a wave that share a K slice of A (or W) ask for the same lines at
   // about the same time, and each line is served by one L2 slice, so a K step takes at least
-  // readers x slice bytes / (the slices holding them x one slice's bandwidth).
+  // readers x slice bytes / (the slices holding them x one slice's bandwidth). A skinny GEMM's
+  // blocks start together and run the same short K loop in lockstep, wave after wave: every
+  // reader of a K step asks for its lines at once, so the step waits for the fullest slice
+  // (max_lines_per_slice), and each wave pays its K steps again.
   const double slice_per_us = l2_sim_per_us / double(gpu.sm.l2_slices);
   auto hot_us = [&](double readers, double tile_bytes) {
     const double lines = std::ceil(tile_bytes / gpu.sm.line_bytes);
+    if (skinny) {
+      return readers * max_lines_per_slice(lines, gpu.sm.l2_slices) * gpu.sm.line_bytes /
+             slice_per_us;
+    }
     return readers * tile_bytes / (std::min(lines, double(gpu.sm.l2_slices)) * slice_per_us);
   };
   const double per_k_step =
-      std::max(hot_us(cols_per_wave, double(block.m) * block.k * p.a_bits / 8),
+      std::max(hot_us(a_readers_per_wave, a_rows * block.k * p.a_bits / 8),
                hot_us(rows_per_wave, double(block.n) * block.k * p.w_bits / 8));
-  if (per_k_step * double(c.k_steps) > memory_us) memory_bound = "l2";
-  memory_us = std::max(memory_us, per_k_step * double(c.k_steps));
+  const double hot_total = per_k_step * double(c.k_steps) * (skinny ? double(c.waves) : 1.0);
+  if (hot_total > memory_us) memory_bound = "l2";
+  memory_us = std::max(memory_us, hot_total);
   // Little's law: an SM has at most (stages - 1) stages of each resident block in flight, so
   // the active SMs cannot pull more than that per DRAM latency.
   const double round_trip_us = gpu.dram_round_trip_ns() * 1e-3;
   if (gpu.dram.latency_ns > 0) {
+    const double loaded_stage_bytes =
+        (a_rows * block.k * p.a_bits + double(block.n) * block.k * p.w_bits) / 8;
     const double in_flight =
-        double(std::min<int64_t>(slots, c.blocks())) * (c.stages - 1) * stage_bytes;
+        double(std::min<int64_t>(slots, c.blocks())) * (c.stages - 1) * loaded_stage_bytes;
     const double latency_bound_us = dram_bytes / (in_flight / round_trip_us);
     if (latency_bound_us > memory_us) memory_bound = "latency";
     memory_us = std::max(memory_us, latency_bound_us);
   }
-  // Tiles are ranked by their bottleneck. The time: the SM's work and the memory
+  // Tiles are ranked by their bottleneck (skinny MAC GEMMs by the estimate, choose_tiles). The
+  // time: the SM's work and the memory
   // system overlap as far as measured kernels overlap them (achievable.overlap_exponent, the
   // roofline's rule), between the pipeline's fill and drain, in which one does not overlap the
   // other: the first stage's round trip through L2 and DRAM before anything computes, and after
@@ -476,6 +520,7 @@ std::optional<TileChoice> choose_tiles(const GemmProblem& p, const hw::GpuConfig
   // Skinny GEMMs stream their weights: longer K tiles keep more bytes in flight per block.
   const int64_t max_bk = std::min<int64_t>(std::max<int64_t>(in.k, pow2_at_least(p.k)),
                                            p.m <= kSkinnyRows ? 1024 : 256);
+  const bool skinny_mac = p.m <= kSkinnyRows && p.lut_tiles_per_core == 0;
   TileChoice best;
   bool have = false;
   for (int64_t bm = in.m; bm <= std::max<int64_t>(max_bm, in.m); bm *= 2) {
@@ -489,19 +534,23 @@ std::optional<TileChoice> choose_tiles(const GemmProblem& p, const hw::GpuConfig
               bool fits = false;
               TileChoice c = evaluate_tiles(p, gpu, {bm, bn, bk}, {wm, wn, bk}, &fits, ks);
               if (!fits) continue;
-              // Lower bottleneck (to 1%); then more SMs in use (each pulls memory through its own
+              // Lower bottleneck (to 1%; a skinny MAC GEMM's estimate: its tiles trade A re-reads
+              // from L2 against SMs in use and bytes in flight, which only the estimate weighs
+              // together; LUT kernels keep the bottleneck, whose picks the simulator runs faster
+              // at M <= 16); then more SMs in use (each pulls memory through its own
               // port); then more resident warps, up to two per sub-partition of every SM (one warp
               // issues while the other waits at a barrier or on shared memory); then more bytes in
               // flight per SM (stages beyond the one computing); then less traffic, fewer
               // padded MACs, larger warp tiles.
               const int64_t enough = int64_t(gpu.sms) * 2 * gpu.sub_partitions_per_sm;
-              auto key = [enough, &gpu](const TileChoice& t) {
+              auto key = [enough, &gpu, skinny_mac](const TileChoice& t) {
                 const int64_t resident = std::min<int64_t>(
                     enough, std::min<int64_t>(t.blocks(), int64_t(gpu.sms) * t.blocks_per_sm) *
                                 t.warps_per_block);
                 const int64_t active_sms = std::min<int64_t>(t.blocks(), gpu.sms);
                 // Estimates within 1% of each other tie (they differ by rounding, not design).
-                const double bucket = std::round(std::log(std::max(t.bottleneck_us, 1e-9)) / 0.01);
+                const double rank_us = skinny_mac ? t.estimated_us : t.bottleneck_us;
+                const double bucket = std::round(std::log(std::max(rank_us, 1e-9)) / 0.01);
                 const double in_flight =
                     double(t.stages - 1) * t.stage_bytes * double(t.blocks_per_sm);
                 return std::make_tuple(bucket, -active_sms, -resident, -in_flight, t.global_bytes,

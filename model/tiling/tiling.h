@@ -2,7 +2,8 @@
 // (Zhu et al., OSDI'22): candidate tiles are aligned to the tensor-core instruction, each operand
 // is charged the bytes it actually occupies (a half-table entry per K/k activations, a W-bit weight
 // plane, an fp32 accumulator), candidates that do not fit registers or shared memory are dropped,
-// and the rest are ranked by their bottleneck = max(compute over waves, DRAM + L2 traffic).
+// and the rest are ranked by their bottleneck = max(compute over waves, DRAM + L2 traffic)
+// (skinny MAC GEMMs, M <= 16, by the estimate: choose_tiles).
 // The tiles are the compiler's kernels, costed as the simulator runs them; the chosen tile's
 // estimate is the roofline's cost of a LUT GEMM and of every GEMM of the compiled plan
 // (docs/performance-models.md "One cost per kernel"). Accumulators live in registers (as for MMA),
@@ -107,6 +108,12 @@ GemmProblem mac_mpgemm_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, i
 // codes dequantized into `a`'s type (mac_mpgemm_problem), else `b` as stored (mac_gemm_problem).
 GemmProblem mma_kernel_problem(const hw::GpuConfig& gpu, int64_t m, int64_t n, int64_t k,
                                golden::DType a, golden::DType b, int weight_bits = 0);
+// Blocks per thread-block cluster of the compiler's MMA kernel (compiler/gemm_lowering.cpp) for
+// `p` over `grid_n` block columns: on a GPU with TMA multicast (hw::SmConfig::tma, cluster_size
+// > 1), warpgroup kernels (as CUTLASS's sm90 kernels run) and skinny kernels (M <= 16, where every
+// block column reads the same A tile) run clusters of cluster_size blocks along N, which read
+// their shared A tile from L2 once per cluster (sim/cluster.h); else 1 (LUT problems too).
+int64_t mma_cluster(const GemmProblem& p, const hw::GpuConfig& gpu, int64_t grid_n);
 // The MMA operands of a linear layer's kernel (compiler/model_lowering.cpp): INT8 MMAs where
 // low-bit weights meet integer activations, else FP16; low-bit weights as codes of
 // ceil(bits per weight) bits (0: dense weights in the MMA's type).
@@ -131,6 +138,14 @@ using hw::lmma_issue_cycles;
 inline constexpr int64_t kMinLmmaIssueCycles = 4;
 golden::LmmaShape choose_lmma_shape(const golden::LmmaShape& core, int tiles_per_core, int wbits,
                                     const Tile& warp);
+
+// Lines hashed over `slices` L2 slices (sim/memory.h: a mix of the line number picks the slice)
+// fall as balls into bins: the expected lines of the fullest slice, which serves a K step's
+// readers last (the hot-line term of a skinny GEMM's estimate). P(max <= x) =
+// P(Binomial(lines, 1 / slices) <= x) ^ slices (the slices' loads taken as independent),
+// E[max] = sum over x >= 0 of 1 - P(max <= x); at least 1 line (for lines >= 1) and
+// lines / slices.
+double max_lines_per_slice(double lines, int slices);
 
 struct TileChoice {
   Tile block;

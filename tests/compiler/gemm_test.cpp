@@ -642,6 +642,30 @@ TEST(GemmLowering, WarpgroupMmaKernelsReadBOnceForTheGroup) {
   }
 }
 
+// Skinny MMA kernels on a GPU with TMA multicast run clusters along N (tiling::mma_cluster): every
+// block column reads the same A tile, which a cluster reads from L2 once. A GPU without clusters
+// and the LUT path run plain grids; the results stay bit-exact either way.
+TEST(GemmLowering, SkinnyMmaKernelsRunClustersWhereTheGpuHasThem) {
+  for (const char* w : {"int4", "fp16"}) {
+    SCOPED_TRACE(w);
+    GemmSpec spec = spec_of(16, 4096, 4096, w, DType::kFp16);
+    spec.path = traces::GemmPath::kMma;
+    const traces::Kernel h = compile_gemm(spec, hw::load_gpu("h200")).kernels.at(0);
+    EXPECT_EQ(h.cluster_x, 2);
+    EXPECT_GT(h.grid_x, 1);
+    EXPECT_EQ(compile_gemm(spec, hw::load_gpu("a100")).kernels.at(0).cluster_x, 1);
+  }
+  const traces::Trace lut =
+      compile_gemm(spec_of(16, 4096, 4096, "int2", DType::kFp16), hw::load_gpu("a100-lut4x"));
+  EXPECT_EQ(lut.kernels.back().cluster_x, 1);
+  GemmSpec small = spec_of(3, 300, 500, "int3", DType::kFp16);
+  small.path = traces::GemmPath::kMma;
+  const traces::Trace st = compile_gemm(small, hw::load_gpu("h200"));
+  EXPECT_EQ(st.kernels.at(0).cluster_x, st.kernels.at(0).grid_x > 1 ? 2 : 1);
+  const uint32_t seed = uint32_t(ltc::test_support::test_seed(12));
+  EXPECT_EQ(check_gemm_trace(st, seed).mismatches, 0u) << "seed " << seed;
+}
+
 TEST(GemmLowering, MacPathRejectsWhatTheMacCoresCannotRun) {
   GemmSpec spec = spec_of(4, 64, 64, "fp8e4m3", DType::kFp8E4M3);
   const std::string msg = [&] {
@@ -740,6 +764,8 @@ TEST(GemmSlicedK, SkinnyKernelsSliceKAndStayBitExact) {
       {"a100", 1, 256, 2000, "int4", DType::kFp16, 0},         // dequantize-then-MAC
       {"a100", 5, 64, 3000, "fp16", DType::kFp16, 0},          // dense MMA, fp32 acc
       {"a100", 2, 256, 4096, "int8", DType::kInt8, 0},         // int8 codes, int32 acc
+      {"a100", 16, 512, 4096, "int2", DType::kFp16, 0},        // dequantize, 16 rows
+      {"h200", 16, 1024, 3000, "int4", DType::kFp16, 0},       // clusters, ragged K
   };
   uint32_t seed = uint32_t(ltc::test_support::test_seed(900));
   for (const C& c : cases) {

@@ -3,6 +3,7 @@
 #include "common/config_dir.h"
 #include "common/error.h"
 #include "model/hw/gpu.h"
+#include "tests/test_seed.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <random>
+#include <vector>
 
 namespace ltc::tiling {
 namespace {
@@ -106,16 +109,23 @@ TEST(Tiling, LutOperandSizesAreTableBitsAndPlanes) {
 // cycle per code), overlapped with the block's tensor-core work (2 x 16 x 16 x 4096 MACs, an
 // m16n8k16 every 8 cycles on each of 4 tensor cores) by achievable.overlap_exponent; the ranking
 // at 4 instructions on the 64 FP32 lanes (1/16), the larger of the two.
-TEST(Tiling, DequantizeIsEstimatedAtTheSimulatorsRateAndRankedAtTheFp32Lanes) {
-  const hw::GpuConfig gpu = hw::load_gpu("a100");
-  const GemmProblem p = mac_mpgemm_problem(gpu, 1, 4096, 4096, golden::DType::kFp16, 4);
+// LLaMA2-7B's o_proj (4096 x 4096) at `rows` rows, W4A16 on the A100, on block [16,16,512] with
+// 16 K slices (warp [16,16,32]): 256 blocks at 2 per SM, two waves.
+TileChoice a100_o_proj_w4(const hw::GpuConfig& gpu, int64_t rows) {
+  const GemmProblem p = mac_mpgemm_problem(gpu, rows, 4096, 4096, golden::DType::kFp16, 4);
   bool fits = false;
   const TileChoice c = evaluate_tiles(p, gpu, {16, 16, 512}, {16, 16, 32}, &fits, 16);
-  ASSERT_TRUE(fits);
-  ASSERT_EQ(c.blocks_per_sm, 2);
-  ASSERT_EQ(c.waves, 2);
+  EXPECT_TRUE(fits);
+  EXPECT_EQ(c.blocks_per_sm, 2);
+  EXPECT_EQ(c.waves, 2);
+  return c;
+}
+
+TEST(Tiling, DequantizeIsEstimatedAtTheSimulatorsRateAndRankedAtTheFp32Lanes) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100");
+  const TileChoice c = a100_o_proj_w4(gpu, 1);
   const double codes = 16.0 * 4096, clock_mhz = 1410;
-  EXPECT_STREQ(c.bound, "dram");
+  EXPECT_GT(c.memory_us, c.compute_us);  // memory-bound (L2 hot lines of A, the next test)
   const double dequant_us = codes / 32 / clock_mhz;
   const double tensor_us = 2.0 * 16 * 16 * 4096 / (4096.0 / 8 * 4 * clock_mhz);
   const double p_ovl = gpu.achievable.overlap_exponent;
@@ -123,6 +133,125 @@ TEST(Tiling, DequantizeIsEstimatedAtTheSimulatorsRateAndRankedAtTheFp32Lanes) {
               3 * std::pow(std::pow(dequant_us, p_ovl) + std::pow(tensor_us, p_ovl), 1 / p_ovl),
               1e-9);
   EXPECT_NEAR(c.bottleneck_us, std::max(3 * codes / 16 / clock_mhz, c.memory_us), 1e-9);
+}
+
+// The fullest L2 slice against a direct count: `lines` random line numbers hashed onto `slices`
+// slices (uniformly, as sim/memory.h's mix does), the largest slice's count averaged over many
+// draws. The binomial formula (its slices taken as independent) stays within 3% of it.
+TEST(Tiling, FullestSliceMatchesHashingLinesAtRandom) {
+  const uint64_t seed = test_support::test_seed(42);
+  SCOPED_TRACE(test_support::seed_note(seed));
+  std::mt19937_64 rng(seed);
+  for (const auto& [lines, slices] : std::vector<std::pair<int, int>>{
+           {8, 80}, {16, 80}, {64, 80}, {128, 80}, {128, 96}, {256, 96}, {1024, 80}}) {
+    const int draws = 4000;
+    double sum = 0;
+    std::vector<int> load(static_cast<size_t>(slices), 0);
+    for (int d = 0; d < draws; ++d) {
+      std::fill(load.begin(), load.end(), 0);
+      for (int l = 0; l < lines; ++l) ++load[rng() % uint64_t(slices)];
+      sum += *std::max_element(load.begin(), load.end());
+    }
+    const double counted = sum / draws;
+    SCOPED_TRACE(std::to_string(lines) + " lines on " + std::to_string(slices) +
+                 " slices: " + std::to_string(counted));
+    EXPECT_NEAR(max_lines_per_slice(lines, slices), counted, 0.03 * counted);
+  }
+  EXPECT_EQ(max_lines_per_slice(0, 80), 0);
+  EXPECT_EQ(max_lines_per_slice(1, 80), 1);     // one line: one slice
+  EXPECT_EQ(max_lines_per_slice(100, 1), 100);  // one slice holds them all
+  EXPECT_GE(max_lines_per_slice(800, 80), 10);  // never below the even spread
+}
+
+// A skinny GEMM's hot lines by hand: LLaMA2-7B's o_proj at 16 rows, W4A16 on the A100, block
+// [16,16,512] with 16 K slices: 256 blocks at 2 per SM, a wave of 216 and a tail of 40. Every
+// block of a wave reads the same 16 x 512 fp16 A tile (128 lines) in the same K step; the step
+// waits for the fullest of the 80 slices (64 B/cycle each at 1.41 GHz), and each of the 2 waves
+// runs the 8 K steps: 216 x E[max] x 128 B / 90.24 B/ns x 8 x 2.
+TEST(Tiling, SkinnyGemmWaitsForItsHottestL2SliceEveryWave) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100");
+  const TileChoice c = a100_o_proj_w4(gpu, 16);
+  bool fits = false;
+  const double slice_bytes_per_us = gpu.l2_sim_bytes_per_cycle() * 1410 / 80;
+  ASSERT_NEAR(slice_bytes_per_us, 7200e3 / 80, 1);
+  const double hot_us = 216 * max_lines_per_slice(128, 80) * 128 / slice_bytes_per_us * 8 * 2;
+  EXPECT_STREQ(c.bound, "l2");
+  EXPECT_NEAR(c.memory_us, hot_us, 1e-9);
+  // A GEMM of 1024 rows keeps the even spread over the slices (its blocks drift apart).
+  const GemmProblem tall = mac_mpgemm_problem(gpu, 1024, 4096, 4096, golden::DType::kFp16, 4);
+  const TileChoice t = evaluate_tiles(tall, gpu, {16, 16, 512}, {16, 16, 512}, &fits);
+  ASSERT_TRUE(fits);
+  EXPECT_LT(t.memory_us / double(t.grid_m), c.memory_us);
+}
+
+// Clusters (TMA multicast, mma_cluster): on the H200 a skinny GEMM's clusters of 2 blocks read
+// their A tile from L2 once, so half as many readers wait on the hot slices. o_proj at 16 rows,
+// W4A16, block [16,32,512] with 16 K slices: 128 blocks in one wave, 8 K steps, a 16 KB A tile
+// (128 lines) on 96 slices of 4612 / 96 B/cycle at 1.98 GHz: 64 readers (clusters) per step,
+// 128 without clusters.
+TEST(Tiling, SkinnyClustersHalveTheHotLineReaders) {
+  hw::GpuConfig gpu = hw::load_gpu("h200");
+  const GemmProblem p = mac_mpgemm_problem(gpu, 16, 4096, 4096, golden::DType::kFp16, 4);
+  EXPECT_EQ(mma_cluster(p, gpu, 128), 2);
+  EXPECT_EQ(mma_cluster(p, gpu, 1), 1);  // one block column: nothing to share
+  EXPECT_EQ(mma_cluster(p, hw::load_gpu("a100"), 128), 1);
+  EXPECT_EQ(mma_cluster(lut_gemm_problem(hw::load_gpu("a100-lut4x"), 16, 4096, 4096,
+                                         golden::DType::kFp16, 2),
+                        gpu, 128),
+            1);
+  bool fits = false;
+  const TileChoice c = evaluate_tiles(p, gpu, {16, 32, 512}, {16, 32, 32}, &fits, 16);
+  ASSERT_TRUE(fits);
+  ASSERT_EQ(c.waves, 1);
+  ASSERT_EQ(c.blocks(), 128);
+  const double slice_per_us = 4612.0 / 96 * gpu.clock_ghz * 1e3;
+  const double step_us = max_lines_per_slice(128, 96) * 128 / slice_per_us;
+  EXPECT_STREQ(c.bound, "l2");
+  EXPECT_NEAR(c.memory_us, 64 * step_us * 8, 1e-9);
+  gpu.sm.cluster_size = 1;
+  const TileChoice flat = evaluate_tiles(p, gpu, {16, 32, 512}, {16, 32, 32}, &fits, 16);
+  ASSERT_TRUE(fits);
+  EXPECT_NEAR(flat.memory_us, 128 * step_us * 8, 1e-9);
+}
+
+// A MAC GEMM shorter than its block tile loads only its rows of A (as the compiler does): a
+// GEMV's A is one row, re-read by each of the 256 block columns, beside W4 codes and the fp16
+// output.
+TEST(Tiling, GemvChargesTheOneRowOfAItLoads) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100");
+  const GemmProblem p = mac_mpgemm_problem(gpu, 1, 4096, 4096, golden::DType::kFp16, 4);
+  bool fits = false;
+  const TileChoice c = evaluate_tiles(p, gpu, {16, 16, 512}, {16, 16, 32}, &fits, 16);
+  ASSERT_TRUE(fits);
+  EXPECT_NEAR(c.global_bytes, 256.0 * 4096 * 2 + 4096.0 * 4096 * p.w_bits / 8 + 4096 * 2, 1e-6);
+}
+
+// Skinny MAC GEMMs are ranked by the estimate: the choice is within the 1% tie of every other
+// candidate's estimate (a few by hand, among them the wide-N and the narrow-N extremes).
+TEST(Tiling, SkinnyMacGemmTakesTheTileWithTheLowestEstimate) {
+  for (const char* name : {"a100", "h200"}) {
+    const hw::GpuConfig gpu = hw::load_gpu(name);
+    for (int64_t m : {1, 16}) {
+      for (int wbits : {2, 4, 8}) {
+        const GemmProblem p = mac_mpgemm_problem(gpu, m, 12288, 4096, golden::DType::kFp16, wbits);
+        const TileChoice c = require_tiles(p, gpu);
+        SCOPED_TRACE(std::string(name) + " m=" + std::to_string(m) + " w" + std::to_string(wbits) +
+                     " chose " + c.block.name() + " x" + std::to_string(c.k_slices));
+        for (const auto& [block, warp, slices] :
+             std::vector<std::tuple<Tile, Tile, int>>{{{16, 16, 512}, {16, 16, 512}, 16},
+                                                      {{16, 32, 256}, {16, 32, 256}, 8},
+                                                      {{16, 64, 256}, {16, 32, 256}, 8},
+                                                      {{16, 128, 128}, {16, 32, 128}, 4},
+                                                      {{16, 256, 64}, {16, 64, 64}, 2}}) {
+          bool fits = false;
+          const TileChoice o = evaluate_tiles(p, gpu, block, warp, &fits, slices);
+          if (fits) {
+            EXPECT_LE(c.estimated_us, o.estimated_us * 1.01) << block.name();
+          }
+        }
+      }
+    }
+  }
 }
 
 // Per-K-step synchronization, by hand: the A100's 1024 x 5120 x 5120 FP16 GEMM on block
