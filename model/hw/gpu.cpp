@@ -427,17 +427,22 @@ void GpuConfig::finalize() {
   fraction(w, "achievable.tensor_fraction", achievable.tensor_fraction);
   fraction(w, "achievable.cuda_core_fraction", achievable.cuda_core_fraction);
   fraction(w, "achievable.flash_attention_fraction", achievable.flash_attention_fraction);
-  for (const auto* key : {"elementwise_bw_fraction", "attention_bw_fraction",
-                          "unaligned_l2_fraction", "decode_attention_fraction"}) {
-    const std::string k = key;
-    const double v = k == "elementwise_bw_fraction"     ? achievable.elementwise_bw_fraction
-                     : k == "attention_bw_fraction"     ? achievable.attention_bw_fraction
-                     : k == "decode_attention_fraction" ? achievable.decode_attention_fraction
-                                                        : achievable.unaligned_l2_fraction;
-    if (v < 0 || v > 1) {
-      throw InputError(w + ": field 'achievable." + key + "' must be in [0, 1] (0: " +
-                       (k == "unaligned_l2_fraction" ? "l2_bw_fraction" : "dram_bw_fraction") +
-                       ")");
+  // Fractions whose 0 stands for another one.
+  struct ZeroMeans {
+    const char* key;
+    double value;
+    const char* fallback;
+  };
+  for (const ZeroMeans& f :
+       {ZeroMeans{"elementwise_bw_fraction", achievable.elementwise_bw_fraction,
+                  "dram_bw_fraction"},
+        ZeroMeans{"attention_bw_fraction", achievable.attention_bw_fraction, "dram_bw_fraction"},
+        ZeroMeans{"unaligned_l2_fraction", achievable.unaligned_l2_fraction, "l2_bw_fraction"},
+        ZeroMeans{"decode_attention_fraction", achievable.decode_attention_fraction,
+                  "flash_attention_fraction"}}) {
+    if (f.value < 0 || f.value > 1) {
+      throw InputError(w + ": field 'achievable." + f.key +
+                       "' must be in [0, 1] (0: " + f.fallback + ")");
     }
   }
   for (const auto& p : achievable.gemm_paths) {
