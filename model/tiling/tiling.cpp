@@ -359,12 +359,8 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   // another loads, but a warp waiting on the shared-memory path (or its dequantize) issues none:
   // the two overlap as far as the roofline overlaps two resources a kernel uses in turn
   // (achievable.overlap_exponent), not as their maximum. The estimate of an MMA kernel times
-  // both; the ranking (`serial` false) and the LUT kernels' estimate take the maximum. Simulated
-  // A100 GEMMs (ltc sim, us; estimate with the overlap, with the maximum; the last three in the
-  // llama2-7b prefill step, kernel boundary included): 1024 x 5120 x 5120 FP16
-  // (a second wave of one 4-warp block per SM) 240.8 vs 260.3, 236.5; 1024 x 22016 x 4096 FP16
-  // 833 vs 769, 721; W4A16 1024 x 12288 x 4096 419 vs 415, 356 and 1024 x 22016 x 4096 783 vs
-  // 660, 643 (the step's sum: docs/results/agreement.md).
+  // both; the ranking (`serial` false) and the LUT kernels' estimate take the maximum (the
+  // agreement of the two, per kernel: docs/results/agreement.md).
   auto in_turn_us = [&](int64_t blocks, int64_t resident, double dequant_us, bool serial) {
     const double tensor = block_tensor_us(resident), cuda = std::max(smem_us_per_block, dequant_us);
     const bool mma = serial && p.lut_tiles_per_core == 0;
