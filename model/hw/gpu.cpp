@@ -1,4 +1,5 @@
 #include "model/hw/gpu.h"
+#include "model/hw/gpu_file.h"
 
 #include "common/config_dir.h"
 #include "common/error.h"
@@ -570,6 +571,36 @@ void GpuConfig::finalize() {
     lut.w1_tops = 2.0 * all.m * all.n * all.k / double(lmma_timing(all, 1).issue_cycles) *
                   tensor_cores() * clock_ghz * 1e9 / 1e12;
   }
+}
+
+// A writer into an ordered object that rounds numbers and leaves empty strings out.
+auto rounding_writer(nlohmann::ordered_json& j, double scale) {
+  return [&j, scale](const char* key, const auto& member, bool = false) {
+    using T = std::decay_t<decltype(member)>;
+    if constexpr (std::is_floating_point_v<T>) {
+      j[key] = std::round(member * scale) / scale;
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      if (!member.empty()) j[key] = member;
+    } else {
+      j[key] = member;
+    }
+  };
+}
+
+nlohmann::ordered_json achievable_json(const AchievableRates& a, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  AchievableRates fields = a;
+  fields.source.clear();  // written last, after gemm_paths
+  achievable_fields(rounding_writer(j, scale), fields);
+  nlohmann::ordered_json& paths = j["gemm_paths"] = nlohmann::ordered_json::array();
+  for (const auto& p : a.gemm_paths) {
+    nlohmann::ordered_json row = nlohmann::ordered_json::object();
+    gemm_path_fields(rounding_writer(row, scale), p);
+    paths.push_back(std::move(row));
+  }
+  if (!a.source.empty()) j["source"] = a.source;
+  return j;
 }
 
 void to_json(json& j, const GpuConfig& g) {

@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "common/file_io.h"
 #include "common/json_fields.h"
+#include "model/hw/gpu_file.h"
 #include "model/roofline/estimate.h"
 
 #include <fmt/core.h>
@@ -1199,46 +1200,12 @@ std::string gpu_file_path(const std::string& name_or_path) {
 std::string calibrated_gpu_json(const std::string& gpu_file, const CalibrationResult& r) {
   const std::string text = read_input_file(gpu_file);
   nlohmann::ordered_json j = parse_json<nlohmann::ordered_json>(text, gpu_file);
-  const auto& f = r.fitted;
-  auto round4 = [](double v) { return std::round(v * 1e4) / 1e4; };
-  nlohmann::ordered_json paths = nlohmann::ordered_json::array();
-  for (const auto& p : f.gemm_paths) {
-    paths.push_back({{"act", p.act},
-                     {"weight", p.weight},
-                     {"tensor_fraction", round4(p.tensor_fraction)},
-                     {"small_tile_fraction", round4(p.small_tile_fraction)},
-                     {"dram_bw_fraction", round4(p.dram_bw_fraction)},
-                     {"fixed_us", round4(p.fixed_us)},
-                     {"tile_m", p.tile_m},
-                     {"max_split_k", p.max_split_k},
-                     // A largest row tile under the smallest is the smallest (cost.cpp).
-                     {"max_tile_m", p.max_tile_m > 0 ? std::max(p.max_tile_m, p.tile_m) : 0},
-                     {"l2_bw_fraction", round4(p.l2_bw_fraction)},
-                     {"tile_overhead_k", std::round(p.tile_overhead_k)},
-                     {"tile_n", p.tile_n},
-                     {"data_parallel", p.data_parallel}});
-    if (!p.kernel.empty()) paths.back()["kernel"] = p.kernel;
+  // A largest row tile under the smallest is the smallest (cost.cpp).
+  hw::AchievableRates f = r.fitted;
+  for (auto& p : f.gemm_paths) {
+    if (p.max_tile_m > 0) p.max_tile_m = std::max(p.max_tile_m, p.tile_m);
   }
-  // Fields in the order of hw::AchievableRates, as the GPU files write them.
-  nlohmann::ordered_json a = {{"dram_bw_fraction", round4(f.dram_bw_fraction)},
-                              {"l2_bw_fraction", round4(f.l2_bw_fraction)},
-                              {"tensor_fraction", round4(f.tensor_fraction)},
-                              {"cuda_core_fraction", round4(f.cuda_core_fraction)},
-                              {"kernel_fixed_us", round4(f.kernel_fixed_us)},
-                              {"elementwise_fixed_us", round4(f.elementwise_fixed_us)},
-                              {"flash_attention_fraction", round4(f.flash_attention_fraction)},
-                              {"decode_attention_fraction", round4(f.decode_attention_fraction)},
-                              {"sm_dram_gbps", round4(f.sm_dram_gbps)},
-                              {"overlap_exponent", round4(f.overlap_exponent)},
-                              {"throttle_onset_ms", round4(f.throttle_onset_ms)},
-                              {"throttle_per_efold", round4(f.throttle_per_efold)},
-                              {"throttle_max", round4(f.throttle_max)},
-                              {"elementwise_bw_fraction", round4(f.elementwise_bw_fraction)},
-                              {"attention_bw_fraction", round4(f.attention_bw_fraction)},
-                              {"unaligned_l2_fraction", round4(f.unaligned_l2_fraction)},
-                              {"atomic_add_gops", round4(f.atomic_add_gops)},
-                              {"gemm_paths", paths},
-                              {"source", f.source}};
+  const nlohmann::ordered_json a = hw::achievable_json(f);
   j["achievable"] = a;
   return j.dump(1, ' ', true) + "\n";  // ASCII, as the shipped files
 }

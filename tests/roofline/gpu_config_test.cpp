@@ -1,8 +1,10 @@
 // The GPU configuration type: built-in files load, docs/published-figures.md#gpu-datasheet-figures
 // figures are what they say, derived LUT rates follow from the tile shape, bad files are rejected
 // naming the file and field.
+#include "common/config_dir.h"
 #include "common/error.h"
 #include "model/hw/gpu.h"
+#include "model/hw/gpu_file.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -11,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <string>
 
 namespace ltc::hw {
@@ -29,6 +32,25 @@ TEST(GpuConfig, EveryBuiltinLoadsAndRoundTripsThroughJson) {
     const GpuConfig back = parse_gpu_json(j.dump(), "roundtrip");
     EXPECT_EQ(nlohmann::json(back), j) << n;
   }
+}
+
+// ltc calibrate writes a GPU file's `achievable` through hw::achievable_json: the H200 file, which
+// it wrote last, is that writer's text of what the file loads as (field for field, in order).
+TEST(GpuConfig, FittedAchievableSectionIsWhatTheWriterWrites) {
+  const std::string path = config_dir("gpus") + "/h200.json";
+  const auto file = nlohmann::ordered_json::parse(std::ifstream(path));
+  EXPECT_EQ(achievable_json(load_gpu("h200").achievable).dump(1), file.at("achievable").dump(1));
+  // Numbers rounded, empty strings left out, gemm_paths before source.
+  AchievableRates a;
+  a.dram_bw_fraction = 0.123456;
+  a.source = "s";
+  a.gemm_paths.push_back({});
+  a.gemm_paths.back().act = a.gemm_paths.back().weight = "int8";
+  const auto j = achievable_json(a);
+  EXPECT_DOUBLE_EQ(j.at("dram_bw_fraction").get<double>(), 0.1235);
+  EXPECT_FALSE(j.at("gemm_paths").at(0).contains("kernel"));
+  EXPECT_EQ(std::prev(j.end()).key(), "source");
+  EXPECT_EQ(std::prev(std::prev(j.end())).key(), "gemm_paths");
 }
 
 TEST(GpuConfig, DatasheetFiguresMatchSpecSection6) {
