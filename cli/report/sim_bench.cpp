@@ -131,9 +131,11 @@ std::string sim_h200_markdown(const nlohmann::json& result) {
                            : kind == "bf16" ? "cuBLAS BF16"
                            : kind == "int8" ? "cuBLASLt INT8 (torch._int_mm)"
                                             : "FP8 E4M3 (torch._scaled_mm)";
-  const std::string command =
-      kind == "fp16" ? "--markdown docs/results/sim-h200.md"
-                     : "--kind " + kind + " --markdown docs/results/sim-h200-" + kind + ".md";
+  const std::string gpu = result.value("gpu", std::string());
+  const std::string command = (kind == "fp16" ? "" : "--kind " + kind + " ") +
+                              (gpu.empty() || gpu == "h200" ? "" : "--gpu " + gpu + " ") +
+                              "--markdown docs/results/sim-h200" +
+                              (kind == "fp16" ? "" : "-" + kind) + ".md";
   std::string s = fmt::format(
       "The simulator against {} GEMMs measured on an H200 (`ltc bench sim --only h200 {}`; "
       "measurements: {}): {} GEMMs, each compiled to the dense mma kernel and simulated on "
@@ -141,9 +143,8 @@ std::string sim_h200_markdown(const nlohmann::json& result) {
       "{:.0f} s of simulation.\n\n",
       what, command,
       std::filesystem::path(result.value("calibration", std::string())).filename().string(),
-      gemms.size(), result.value("gpu", std::string()), 100 * num(result, "mape"),
-      n_small ? 100 * small / n_small : 0.0, n_small, n_large ? 100 * large / n_large : 0.0,
-      n_large, num(result, "wall_s"));
+      gemms.size(), gpu, 100 * num(result, "mape"), n_small ? 100 * small / n_small : 0.0, n_small,
+      n_large ? 100 * large / n_large : 0.0, n_large, num(result, "wall_s"));
   s += "| GEMM | M | N | K | measured ms | simulated ms | error | tensor util. |\n"
        "|---|---|---|---|---|---|---|---|\n";
   for (const auto& g : gemms) {

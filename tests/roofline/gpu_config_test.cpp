@@ -53,6 +53,31 @@ TEST(GpuConfig, FittedAchievableSectionIsWhatTheWriterWrites) {
   EXPECT_EQ(std::prev(std::prev(j.end())).key(), "gemm_paths");
 }
 
+// h200-sm80 is the H200 running sm80 kernels (cuBLASLt's INT8 GEMMs): its dense rates are the
+// datasheet's scaled by mma.sync's measured peak over wgmma's (h200-microbench.json), and the
+// power cap's clock drop by the same share.
+TEST(GpuConfig, H200Sm80RatesAreMmaSyncsMeasuredShareOfWgmma) {
+  const auto mb = nlohmann::json::parse(
+      std::ifstream(config_dir("calibration") + "/h200-microbench.json"))["results"];
+  const auto& mma = mb["tensor_core_mma"];
+  const auto& wg = mb["wgmma"];
+  const double f16 =
+      mma["f16_m16n8k16_f32acc_mma_peak_ops_per_cycle_per_sm"].get<double>() /
+      (2.0 * 64 * 256 * 16 / wg["f16_m64n256k16_1wg_cycles_per_wgmma_per_sm"].get<double>());
+  const double s8 =
+      mma["s8_m16n8k32_s32acc_mma_peak_ops_per_cycle_per_sm"].get<double>() /
+      (2.0 * 64 * 256 * 32 / wg["s8_m64n256k32_1wg_cycles_per_wgmma_per_sm"].get<double>());
+  const GpuConfig h200 = load_gpu("h200"), sm80 = load_gpu("h200-sm80");
+  EXPECT_NEAR(sm80.mac_tops("fp16", "fp16"), h200.mac_tops("fp16", "fp16") * f16, 0.1);
+  EXPECT_NEAR(sm80.mac_tops("bf16", "bf16"), h200.mac_tops("bf16", "bf16") * f16, 0.1);
+  EXPECT_NEAR(sm80.mac_tops("int8", "int8"), h200.mac_tops("int8", "int8") * s8, 0.1);
+  EXPECT_NEAR(h200.clock_ghz - sm80.sm.tensor_load_clock_ghz,
+              (h200.clock_ghz - h200.sm.tensor_load_clock_ghz) * s8, 1e-3);
+  EXPECT_EQ(sm80.sm.mma_warpgroup, 1);
+  EXPECT_FALSE(sm80.sm.tma);
+  EXPECT_EQ(sm80.sm.cluster_size, 1);
+}
+
 TEST(GpuConfig, DatasheetFiguresMatchSpecSection6) {
   const GpuConfig a100 = load_gpu("a100"), h200 = load_gpu("h200"), rtx = load_gpu("rtx3090");
   EXPECT_EQ(a100.sms, 108);
