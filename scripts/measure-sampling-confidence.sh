@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Measures the sampler's confidence table and its results file on every case set pooled
+# (sim/sampler/README.md, "Confidence and measured error"), the full runs in parallel:
+#   scripts/measure-sampling-confidence.sh LTC JOBS DIR
+# 1. every case's full run, one process per case (JOBS at a time, one host thread each), each
+#    into its own --full-cache file, merged into DIR/full-runs.json;
+# 2. the pooled sampled runs against those full runs: the streaming rows from a run with
+#    --slice-streaming, every other row from one without (DIR/sampling-confidence.json, from a
+#    copy of configs/calibration/sampling-confidence.json), and the default cases' table
+#    (DIR/sim-sample.md, DIR/sim-sample.json).
+# Copy DIR/sampling-confidence.json to configs/calibration/ and DIR/sim-sample.md to
+# docs/results/. Run from the repository root; progress in DIR/*.log.
+set -eu
+ltc=$(realpath "$1")
+jobs=$2
+dir=$3
+mkdir -p "$dir/full"
+export LTC_THREADS=1
+sets=(bench large held-out held-out-2 held-out-3)
+args=()
+for s in "${sets[@]}"; do args+=(--case-file "configs/sampling/$s.json"); done
+# (set, case name) pairs; a name is a --case filter (a substring), so a name inside another
+# runs both: the merged cache keeps one of each.
+python3 - "${sets[@]}" > "$dir/cases.txt" <<'PY'
+import json, sys
+for s in sys.argv[1:]:
+    for c in json.load(open(f"configs/sampling/{s}.json"))["cases"]:
+        print(f"{s}\t{c['name']}")
+PY
+echo "$(wc -l < "$dir/cases.txt") cases, $jobs at a time"
+run_case() {  # "index|set|name"
+  IFS='|' read -r i s name <<< "$1"
+  "$ltc" bench sim --only sample --case-file "configs/sampling/$s.json" --case "$name" \
+    --full-cache "$dir/full/$i.json" --json > "$dir/full/$i.out" 2> "$dir/full/$i.log" ||
+    echo "case $i ($s: $name) failed: see $dir/full/$i.log"
+}
+export -f run_case
+export ltc dir
+awk -F'\t' '{ print NR "|" $1 "|" $2 }' "$dir/cases.txt" |
+  xargs -P "$jobs" -d '\n' -I{} bash -c 'run_case "$1"' _ {}
+python3 - "$dir" <<'PY'
+import glob, json, sys
+d = sys.argv[1]
+cache = {}
+for f in sorted(glob.glob(f"{d}/full/*.json")):
+    cache.update(json.load(open(f)))
+json.dump(cache, open(f"{d}/full-runs.json", "w"), indent=1)
+print(f"{len(cache)} full runs in {d}/full-runs.json")
+PY
+cp configs/calibration/sampling-confidence.json "$dir/stream.json"
+cp configs/calibration/sampling-confidence.json "$dir/other.json"
+"$ltc" bench sim --only sample "${args[@]}" --full-cache "$dir/full-runs.json" \
+  --slice-streaming --confidence-out "$dir/stream.json" > "$dir/stream.log" 2>&1 &
+"$ltc" bench sim --only sample "${args[@]}" --full-cache "$dir/full-runs.json" \
+  --confidence-out "$dir/other.json" > "$dir/other.log" 2>&1 &
+"$ltc" bench sim --only sample --per-kernel --full-cache "$dir/full-runs.json" \
+  --markdown "$dir/sim-sample.md" > "$dir/sim-sample.log" 2>&1 &
+wait
+# The streaming methods' rows from the --slice-streaming run, the others from the run without.
+python3 - "$dir" <<'PY'
+import json, sys
+d = sys.argv[1]
+stream = json.load(open(f"{d}/stream.json"))
+other = json.load(open(f"{d}/other.json"))
+rows = [r for r in stream["methods"] if "stream" in r["method"]]
+rows += [r for r in other["methods"] if "stream" not in r["method"]]
+other["methods"] = rows
+other["what"] += (" The streaming rows ('stream-slice', 'loop+stream-slice') come from the same"
+                  " sets run with --slice-streaming (scripts/measure-sampling-confidence.sh).")
+with open(f"{d}/sampling-confidence.json", "w") as f:
+    f.write('{\n "what": ' + json.dumps(other["what"]) + ',\n "methods": [\n')
+    f.write(",\n".join("  " + json.dumps(r) for r in rows) + "\n ]\n}\n")
+print(open(f"{d}/sampling-confidence.json").read())
+PY
