@@ -7,7 +7,8 @@
 // configs/sampling/ (sim/sampler/README.md), per case and, with --per-kernel, per method (the
 // confidence table, --confidence-out). `--only paper`: the paper's kernel experiment.
 // `--only moe`: sampled simulation of the compiled FP16 steps of MoE and sliding-window models
-// against the H200 reference steps (configs/calibration/h200-moe-profile.json) and the roofline.
+// against the H200 reference steps (configs/calibration/h200-moe-profile.json) and the roofline,
+// and of a LUT MoE decode and prefill step against the roofline's compiled plan.
 // `--markdown` writes any of them but rtl as a results file (cli/report/sim_bench.h).
 #include "cli/command.h"
 #include "cli/options.h"
@@ -244,6 +245,8 @@ void run_calibration(const BenchSimFlags& o) {
 // reference (what was measured) and the compiled one (what is simulated). The compiler's kernels
 // are not PyTorch's: one fused kernel per operator (no eager RoPE, routing, cast or copy
 // kernels), the experts' GEMMs as its own MMA kernels in FP16, FlashAttention-style attention.
+// Then Mixtral's W_INT2 A_INT8 decode and prefill on a100-lut4x (the experts as grouped LUT
+// mpGEMMs), which no GPU measured: the simulator against the roofline's compiled plan only.
 void run_moe(const BenchSimFlags& o) {
   struct Case {
     const char* model;
@@ -265,8 +268,29 @@ void run_moe(const BenchSimFlags& o) {
   const roofline::Measurements data = roofline::load_measurements({path});
   const hw::GpuConfig gpu = hw::load_gpu("h200");
   const roofline::Machine machine(gpu);
-  nlohmann::json rows = nlohmann::json::array();
-  double sim_err = 0, ref_err = 0, sim_vs_compiled = 0, wall = 0;
+  nlohmann::json rows = nlohmann::json::array(), lut_rows = nlohmann::json::array();
+  double sim_err = 0, ref_err = 0, sim_vs_compiled = 0, lut_vs_compiled = 0, wall = 0;
+  // A layer's simulated time: from its first kernel's start to the next layer's, averaged over
+  // the consecutive layers of the main kind (gaps between kernels included).
+  auto layer_ms = [](const std::string& what, const llm::StepGraph& graph, const sim::RunStats& r) {
+    std::vector<int64_t> start(size_t(graph.all_layers()), -1);
+    for (const auto& k : r.kernels) {
+      if (k.name.size() < 2 || k.name[0] != 'L') continue;
+      const size_t dot = k.name.find('.');
+      const size_t l = size_t(std::stoll(k.name.substr(1, dot - 1)));
+      if (l < start.size() && start[l] < 0) start[l] = k.start_cycle;
+    }
+    double cycles = 0;
+    int spans = 0;
+    for (size_t l = 0; l + 1 < start.size(); ++l) {
+      if (graph.layer_group[l] != 0 || graph.layer_group[l + 1] != 0) continue;
+      if (start[l] < 0 || start[l + 1] < 0) continue;
+      cycles += double(start[l + 1] - start[l]);
+      ++spans;
+    }
+    if (spans == 0) throw std::logic_error(what + ": no two consecutive layers of the main kind");
+    return cycles / spans / (r.clock_ghz * 1e6);
+  };
   if (!o.json) {
     fmt::print(
         "compiled FP16 steps simulated (sampled) on h200 vs {} (ms per layer; ltc bench "
@@ -294,25 +318,7 @@ void run_moe(const BenchSimFlags& o) {
     const traces::Trace t = compiler::compile_model(model, step, gpu);
     const sim::RunStats r = sim::simulate_sampled(t, gpu, {}, {});
     if (r.interrupted) break;
-    // A layer's time: from its first kernel's start to the next layer's, averaged over the
-    // consecutive layers of the main kind (gaps between kernels included).
-    std::vector<int64_t> start(size_t(graph.all_layers()), -1);
-    for (const auto& k : r.kernels) {
-      if (k.name.size() < 2 || k.name[0] != 'L') continue;
-      const size_t dot = k.name.find('.');
-      const size_t l = size_t(std::stoll(k.name.substr(1, dot - 1)));
-      if (l < start.size() && start[l] < 0) start[l] = k.start_cycle;
-    }
-    double cycles = 0;
-    int spans = 0;
-    for (size_t l = 0; l + 1 < start.size(); ++l) {
-      if (graph.layer_group[l] != 0 || graph.layer_group[l + 1] != 0) continue;
-      if (start[l] < 0 || start[l + 1] < 0) continue;
-      cycles += double(start[l + 1] - start[l]);
-      ++spans;
-    }
-    if (spans == 0) throw std::logic_error(what + ": no two consecutive layers of the main kind");
-    const double sim_ms = cycles / spans / (r.clock_ghz * 1e6);
+    const double sim_ms = layer_ms(what, graph, r);
     roofline::StepRequest q = roofline::step_request(*m);
     const double ref_ms = roofline::estimate(machine, model, q).layer_ms;
     q.kernels = llm::KernelPlan::kCompiled;
@@ -340,7 +346,52 @@ void run_moe(const BenchSimFlags& o) {
       std::fflush(stdout);
     }
   }
+  // The LUT steps: the compiler's and the roofline's LUT path (--precompute fused), sampled.
+  const hw::GpuConfig lut_gpu = hw::load_gpu("a100-lut4x");
+  const roofline::Machine lut_machine(lut_gpu);
+  const Case lut_cases[] = {{"mixtral-8x7b", d, 16, 4096}, {"mixtral-8x7b", p, 1, 512}};
+  for (const Case& c : lut_cases) {
+    const std::string what =
+        fmt::format("{} {} B{} {}{} {} int2 x int8", c.model, llm::phase_name(c.phase), c.batch,
+                    c.phase == d ? "L" : "S", c.length, lut_gpu.name);
+    if (!case_picked(o.cases, what, what)) continue;
+    const llm::ModelConfig model = llm::load_model(c.model);
+    llm::StepConfig step = c.phase == d ? llm::StepConfig::decode(c.batch, c.length)
+                                        : llm::StepConfig::prefill(c.batch, c.length);
+    step.weights = llm::parse_weight_format("int2");
+    step.acts = golden::DType::kInt8;
+    const llm::StepGraph graph = llm::build_step_graph(model, step);
+    const traces::Trace t = compiler::compile_model(model, step, lut_gpu);
+    const sim::RunStats r = sim::simulate_sampled(t, lut_gpu, {}, {});
+    if (r.interrupted) break;
+    const double sim_ms = layer_ms(what, graph, r);
+    roofline::StepRequest q;
+    q.model = c.model;
+    q.gpu = lut_gpu.name;
+    q.phase = c.phase;
+    q.batch = c.batch;
+    q.length = c.length;
+    q.weights = "int2";
+    q.acts = "int8";
+    q.precompute = "fused";
+    q.kernels = llm::KernelPlan::kCompiled;
+    const double cmp_ms = roofline::estimate(lut_machine, model, q).layer_ms;
+    lut_vs_compiled += std::abs(sim_ms / cmp_ms - 1);
+    wall += r.wall_s;
+    lut_rows.push_back({{"step", what},
+                        {"family", roofline::layer_family(model)},
+                        {"sim_ms", sim_ms},
+                        {"roofline_compiled_ms", cmp_ms},
+                        {"sim_vs_roofline_compiled", sim_ms / cmp_ms - 1},
+                        {"wall_s", r.wall_s}});
+    if (!o.json) {
+      fmt::print("  {:<34} {:>9} {:>9.4f} {:>8} {:>9} {:>8} {:>9.4f} {:>+7.1f}% {:>7.1f}\n", what,
+                 "-", sim_ms, "", "", "", cmp_ms, 100 * (sim_ms / cmp_ms - 1), r.wall_s);
+      std::fflush(stdout);
+    }
+  }
   const double n = std::max<double>(1, double(rows.size()));
+  const double n_lut = std::max<double>(1, double(lut_rows.size()));
   const nlohmann::json result = {{"bench", "sim"},
                                  {"measurements", path},
                                  {"gpu", gpu.name},
@@ -348,6 +399,8 @@ void run_moe(const BenchSimFlags& o) {
                                  {"sim_mape", sim_err / n},
                                  {"roofline_reference_mape", ref_err / n},
                                  {"sim_vs_roofline_compiled_mape", sim_vs_compiled / n},
+                                 {"lut_steps", lut_rows},
+                                 {"lut_sim_vs_roofline_compiled_mape", lut_vs_compiled / n_lut},
                                  {"wall_s", wall}};
   if (!o.markdown.empty()) write_text_atomic(o.markdown, report::sim_moe_markdown(result));
   if (o.json) {
@@ -355,8 +408,9 @@ void run_moe(const BenchSimFlags& o) {
   } else {
     fmt::print(
         "  mean |error|: simulator {:.1f}%, roofline (reference plan) {:.1f}%; simulator vs the "
-        "roofline's compiled plan {:.1f}% ({:.0f} s of simulation)\n",
-        100 * sim_err / n, 100 * ref_err / n, 100 * sim_vs_compiled / n, wall);
+        "roofline's compiled plan {:.1f}%, on the LUT steps {:.1f}% ({:.0f} s of simulation)\n",
+        100 * sim_err / n, 100 * ref_err / n, 100 * sim_vs_compiled / n,
+        100 * lut_vs_compiled / n_lut, wall);
   }
 }
 

@@ -281,6 +281,12 @@ void GemmSpec::validate() const {
                      " (valid: int8, fp16, bf16, fp8e4m3, fp8e5m2)");
   }
   if (group_size < 0) throw InputError("group size must be >= 0");
+  if (batch < 1) throw InputError("gemm: batch must be >= 1 (got " + std::to_string(batch) + ")");
+  if (batch > 1 && weights.kind == llm::WeightFormatKind::kMultiBasisBinary) {
+    throw InputError("--weights: " + weights.name() +
+                     " (multi-basis binary) runs one GEMM per kernel, not a batch (valid: "
+                     "int1..int8, ternary, binary)");
+  }
 }
 
 traces::CoreSpec lut_core_spec(const hw::GpuConfig& gpu) {
@@ -321,6 +327,9 @@ struct LutGemmPlan {
   // steps whose fragments one lds gathers.
   int64_t step_table_bytes = 0, step_plane_bytes = 0, steps_per_load = 1;
   int64_t grid_x = 0, grid_y = 0, Mp = 0, Np = 0, LGt = 0;  // padded (traces/trace.h "Padding")
+  // A batch (GemmSpec::batch): Z GEMMs, GEMM bz's operands at bz times one GEMM's bytes; z is 1
+  // when batched, else 0 (a single GEMM's trace has no bz term and needs no grid z).
+  int64_t Z = 1, z = 0, z_weights = 0;
   int64_t row_table_bytes = 0, w_row_bytes = 0, n_core_tiles = 0;
   int64_t smem_basis_tables = 0, smem_basis_weights = 0, smem_tables = 0, stage_bytes = 0;
   int S = 2;  // pipeline stages
@@ -337,8 +346,8 @@ OutputTile lut_output(const LutGemmPlan& l) {
   o.wn = l.wn;
   o.warps_x = l.bn / l.wn;
   o.slices = l.P;
-  o.origin = affine(
-      0, {by(l.bm * l.Np * 2), wy(l.P > 1 ? 0 : l.wm * l.Np * 2), bx(l.bn * 2), wx(l.wn * 2)});
+  o.origin = affine(0, {by(l.bm * l.Np * 2), bz(l.z * l.Mp * l.Np * 2),
+                        wy(l.P > 1 ? 0 : l.wm * l.Np * 2), bx(l.bn * 2), wx(l.wn * 2)});
   o.row_bytes = l.Np * 2;
   // With several groups the slices add up while later K tiles land in the stages: their own
   // buffer after the stages; with one, after the main loop, in the drained stages.
@@ -372,6 +381,9 @@ LutGemmPlan plan_lut_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu, int ma
   tiling::GemmProblem prob =
       tiling::lut_gemm_problem(gpu, spec.m, spec.n, spec.k, spec.act, l.wbits,
                                spec.weights.bits_per_weight() - l.wbits, spec.quantize_tables);
+  prob.batch = spec.batch;
+  l.Z = spec.batch;
+  l.z = spec.batch > 1 ? 1 : 0;
   tiling::TileChoice& tc = l.tc;
   tc = tiling::require_tiles(prob, gpu);
   if (grouped) {
@@ -450,8 +462,9 @@ LutGemmPlan plan_lut_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu, int ma
 
   // INT: fp16 scale + fp16 zero point per (group, column); multi-basis: fp16 row scale per basis.
   l.scale_bytes = l.multi ? 2 * l.B : 4;
-  l.basis_tables = l.Mp * l.row_table_bytes;         // [basis][row][LUT group]
-  l.basis_weights = l.n_core_tiles * l.w_row_bytes;  // [basis][core tile][LUT group][plane]
+  l.basis_tables = l.Z * l.Mp * l.row_table_bytes;  // [basis][GEMM][row][LUT group]
+  l.z_weights = l.n_core_tiles * l.w_row_bytes;     // [core tile][LUT group][plane]
+  l.basis_weights = l.Z * l.z_weights;              // [basis][GEMM][...]
   // Salient columns: fp16 column indices, then fp16 weights per (column, group, salient column);
   // the gathered activations come from acts [row][max(K, gathered)].
   l.salient = l.multi ? spec.weights.salient : 0;
@@ -466,6 +479,7 @@ traces::Kernel lut_gemm_kernel(const GemmSpec& spec, const LutGemmPlan& l, int c
   k.name = spec.name + ".lmma";
   k.grid_x = l.grid_x;
   k.grid_y = l.grid_y;
+  k.grid_z = l.Z;
   k.warps_x = l.bn / l.wn;
   k.warps_y = l.bm / l.wm * l.P;
   k.smem_bytes = uint64_t(lut_smem_bytes(l));
@@ -474,12 +488,12 @@ traces::Kernel lut_gemm_kernel(const GemmSpec& spec, const LutGemmPlan& l, int c
   k.tiles.block = {l.bm, l.bn, l.bk};
   k.tiles.warp = {l.wm, l.wn, l.bk / l.P};
   k.tiles.instr = {l.im, l.in_, l.kg};
-  k.gemm = {traces::GemmPath::kLut, 1,        spec.m, spec.n, spec.k, l.G, l.wbits, spec.act,
+  k.gemm = {traces::GemmPath::kLut, l.Z,      spec.m, spec.n, spec.k, l.G, l.wbits, spec.act,
             l.multi ? int(l.B) : 0, l.salient};
   k.tensors = {{0, "tables", uint64_t(l.B * l.basis_tables)},
                {1, "weights", uint64_t(l.B * l.basis_weights)},
-               {2, "scales", uint64_t(l.n_groups * l.Np * l.scale_bytes)},
-               {3, "out", uint64_t(l.Mp * l.Np * 2)}};
+               {2, "scales", uint64_t(l.Z * l.n_groups * l.Np * l.scale_bytes)},
+               {3, "out", uint64_t(l.Z * l.Mp * l.Np * 2)}};
   if (l.salient > 0) {
     k.tensors.push_back({4, "salient", uint64_t((l.Np + 1) * l.salient_row_bytes)});
     k.tensors.push_back({5, "acts", uint64_t(l.Mp * l.act_row_bytes)});
@@ -494,7 +508,8 @@ void emit_lut_tile_loads(ProgramBuilder& p, const LutGemmPlan& l, const traces::
   BlockSlice tables;
   tables.tensor = 0;
   tables.origin = plus(times(t, l.lg_per_tile * l.table_bytes),
-                       affine(0, {by(l.bm * l.row_table_bytes), iv(ij, l.basis_tables)}));
+                       affine(0, {by(l.bm * l.row_table_bytes), bz(l.z * l.Mp * l.row_table_bytes),
+                                  iv(ij, l.basis_tables)}));
   tables.rows = l.bm;
   tables.row_stride = l.row_table_bytes;
   tables.row_bytes = l.lg_per_tile * l.table_bytes;
@@ -504,7 +519,8 @@ void emit_lut_tile_loads(ProgramBuilder& p, const LutGemmPlan& l, const traces::
   BlockSlice weights;
   weights.tensor = 1;
   weights.origin = plus(times(t, l.lg_per_tile * l.wbits * l.seg_bytes),
-                        affine(0, {bx((l.bn / l.cn) * l.w_row_bytes), iv(ij, l.basis_weights)}));
+                        affine(0, {bx((l.bn / l.cn) * l.w_row_bytes), bz(l.z * l.z_weights),
+                                   iv(ij, l.basis_weights)}));
   weights.rows = l.bn / l.cn;
   weights.row_stride = l.w_row_bytes;
   weights.row_bytes = l.lg_per_tile * l.wbits * l.seg_bytes;
@@ -555,7 +571,7 @@ void emit_lut_ops(ProgramBuilder& p, const LutGemmPlan& l, const traces::Affine&
     Instr lmma;
     lmma.op = Opcode::kLmma;
     lmma.lmma = l.op;
-    lmma.m = affine(0, {by(l.bm), wy(sliced ? 0 : l.wm), iv(ia, l.im)});
+    lmma.m = affine(0, {by(l.bm), bz(l.z * l.Mp), wy(sliced ? 0 : l.wm), iv(ia, l.im)});
     lmma.n = affine(0, {bx(l.bn), wx(l.wn), iv(ib, l.in_)});
     lmma.k = plus(
         times(t, l.bk),
@@ -581,9 +597,11 @@ void emit_lut_tile_compute(ProgramBuilder& p, const LutGemmPlan& l, const traces
 // per basis.
 // The scales of group g (fragment buffer kScaleFragBuffer, which no lmma waits for).
 void emit_lut_scale_load(ProgramBuilder& p, const LutGemmPlan& l, const traces::Affine& g) {
-  Instr ld = mem(Opcode::kLdGlobal, 2, uint64_t(l.wn * l.scale_bytes),
-                 plus(times(g, l.Np * l.scale_bytes),
-                      affine(0, {bx(l.bn * l.scale_bytes), wx(l.wn * l.scale_bytes)})));
+  Instr ld =
+      mem(Opcode::kLdGlobal, 2, uint64_t(l.wn * l.scale_bytes),
+          plus(times(g, l.Np * l.scale_bytes),
+               affine(0, {bx(l.bn * l.scale_bytes), bz(l.z * l.n_groups * l.Np * l.scale_bytes),
+                          wx(l.wn * l.scale_bytes)})));
   ld.frag = kScaleFragBuffer;
   p.emit(ld);
 }
@@ -598,7 +616,7 @@ void emit_lut_group_end(ProgramBuilder& p, const LutGemmPlan& l, const traces::A
   for (int64_t j = 0; j < l.B; ++j) {
     Instr dq;
     dq.op = Opcode::kDequant;
-    dq.m = plus(o.share_row(), affine(0, {by(l.bm), wy(l.P > 1 ? 0 : l.wm)}));
+    dq.m = plus(o.share_row(), affine(0, {by(l.bm), bz(l.z * l.Mp), wy(l.P > 1 ? 0 : l.wm)}));
     dq.n = plus(o.share_col(), affine(0, {bx(l.bn), wx(l.wn)}));
     dq.g = g;
     dq.rows = uint32_t(o.share_rows());
@@ -640,7 +658,7 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
   if (spec.emit_precompute) {
     kernels.push_back(lower_precompute(spec.name + ".precompute", spec.m, spec.k, spec.act,
                                        spec.quantize_tables, gpu, l.multi ? int(l.B) : 0, l.Mp,
-                                       l.LGt));
+                                       l.LGt, l.Z));
   }
   if (tiles_out) *tiles_out = l.tc;
 
@@ -673,7 +691,8 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
 
 traces::Kernel lower_precompute(const std::string& name, int64_t m, int64_t k_cols,
                                 golden::DType act, bool quantize_tables, const hw::GpuConfig& gpu,
-                                int bases, int64_t table_rows, int64_t table_groups) {
+                                int bases, int64_t table_rows, int64_t table_groups,
+                                int64_t batch) {
   const traces::CoreSpec cs = lut_core_spec(gpu);
   const int64_t kg = cs.config.shape.k;
   const DType table = golden::lut_table_dtype(act, quantize_tables);
@@ -694,18 +713,22 @@ traces::Kernel lower_precompute(const std::string& name, int64_t m, int64_t k_co
   k.warps_x = warps;
   k.grid_x = padded_groups / (warps * kPrecomputeGroups);
   k.grid_y = m;
+  k.grid_z = batch;
+  const int64_t z = batch > 1 ? 1 : 0;  // GEMM bz's rows start at row bz * rows_t
   k.regs_per_thread = 32;
   k.tiles.core = -1;
   k.tiles.block = {1, 0, bcols};
   k.tiles.warp = {1, 0, warp_cols};
   k.tiles.instr = {1, 0, kg};
   const int64_t B = std::max(bases, 1);
-  k.tensors = {{0, "acts", uint64_t(m * kp * ab)},
-               {1, "tables", uint64_t(B * rows_t * row_table_bytes)}};
+  const int64_t act_rows = batch > 1 ? batch * rows_t : m;
+  k.tensors = {{0, "acts", uint64_t(act_rows * kp * ab)},
+               {1, "tables", uint64_t(B * batch * rows_t * row_table_bytes)}};
   if (bases > 0) k.tensors.push_back({2, "col_scales", uint64_t(B * kp * 2)});
   ProgramBuilder p;
-  p.emit(mem(Opcode::kLdGlobal, 0, uint64_t(warp_cols * ab),
-             affine(0, {by(kp * ab), bx(bcols * ab), wx(warp_cols * ab)})));
+  p.emit(
+      mem(Opcode::kLdGlobal, 0, uint64_t(warp_cols * ab),
+          affine(0, {by(kp * ab), bz(z * rows_t * kp * ab), bx(bcols * ab), wx(warp_cols * ab)})));
   for (int64_t j = 0; j < B; ++j) {
     if (bases > 0) {
       // Scale fusion: basis j's column scales multiply the activations before the table.
@@ -717,7 +740,7 @@ traces::Kernel lower_precompute(const std::string& name, int64_t m, int64_t k_co
     pre.k_group = int(kg);
     pre.act = act;
     pre.table = golden::lut_table_dtype(act);
-    pre.m = affine(0, {by(1)});
+    pre.m = affine(0, {by(1), bz(z * rows_t)});
     pre.k = affine(0, {bx(bcols), wx(warp_cols)});
     pre.rows = 1;
     pre.cols = uint32_t(warp_cols);
@@ -725,8 +748,9 @@ traces::Kernel lower_precompute(const std::string& name, int64_t m, int64_t k_co
     p.emit(pre);
     if (quantize_tables) p.emit(count_op(Opcode::kQuantTable, uint64_t(kPrecomputeGroups)));
     p.emit(mem(Opcode::kStGlobal, 1, uint64_t(kPrecomputeGroups * table_bytes),
-               affine(j * rows_t * row_table_bytes,
-                      {by(row_table_bytes), bx(warps * kPrecomputeGroups * table_bytes),
+               affine(j * batch * rows_t * row_table_bytes,
+                      {by(row_table_bytes), bz(z * rows_t * row_table_bytes),
+                       bx(warps * kPrecomputeGroups * table_bytes),
                        wx(kPrecomputeGroups * table_bytes)})));
   }
   k.program = p.take();

@@ -50,6 +50,9 @@ namespace ltc::compiler {
 struct GemmSpec {
   std::string name = "gemm";
   int64_t m = 1, n = 1, k = 1;
+  // LUT: independent GEMMs of this shape (a grouped GEMM's groups: MoE experts), the grid's z
+  // as lower_mma_gemm's batch; INT formats only.
+  int64_t batch = 1;
   llm::WeightFormat weights;                 // LUT: low-bit; MMA: any but multi-basis binary
   golden::DType act = golden::DType::kInt8;  // activation dtype (LUT: the tables' source)
   int64_t group_size = 0;                    // 0: per output channel
@@ -70,6 +73,11 @@ traces::CoreSpec lut_core_spec(const hw::GpuConfig& gpu);
 
 // Kernels of one LUT mpGEMM; `core` indexes the trace's cores. `tiles` (optional) receives the
 // choice. Throws InputError for bad shapes or a GPU without LUT tensor cores.
+// A batch (spec.batch > 1): one precompute over every GEMM's rows and one lmma kernel whose
+// block (bx, by, bz) computes tile (by, bx) of GEMM bz, the tile chosen for the whole grid
+// (tiling::GemmProblem::batch). Each GEMM's operands are stacked and padded to whole tiles as
+// lower_mma_gemm's: acts [batch][Mp][Kp], tables [batch][Mp][LUT groups], weights
+// [batch][core tiles of N][LUT groups][plane], scales [batch][group][Np], out [batch][Mp][Np].
 std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu, int core,
                                            tiling::TileChoice* tiles = nullptr);
 
@@ -77,10 +85,13 @@ std::vector<traces::Kernel> lower_lut_gemm(const GemmSpec& spec, const hw::GpuCo
 // + fp32 scale per table when quantized); tensor 0 = acts, 1 = tables. Multi-basis binary
 // (`bases` > 0): one column-scaled table set per basis (scale fusion), tensor 2 = column scales.
 // Tables are stored [basis][table_rows][table_groups][entry], acts [m][padded K]; table_rows and
-// table_groups are at least m and precompute_table_groups() (0 takes those).
+// table_groups are at least m and precompute_table_groups() (0 takes those). `batch` > 1: the
+// rows of `batch` GEMMs of m rows each (grid z), stacked: acts [batch][table_rows][padded K],
+// tables [basis][batch][table_rows][table_groups]; padding rows are not computed.
 traces::Kernel lower_precompute(const std::string& name, int64_t m, int64_t k_cols,
                                 golden::DType act, bool quantize_tables, const hw::GpuConfig& gpu,
-                                int bases = 0, int64_t table_rows = 0, int64_t table_groups = 0);
+                                int bases = 0, int64_t table_rows = 0, int64_t table_groups = 0,
+                                int64_t batch = 1);
 // LUT groups per table row that the precompute kernel's warps cover for K = k_cols.
 int64_t precompute_table_groups(int64_t k_cols, int64_t k_group);
 

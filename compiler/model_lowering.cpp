@@ -1092,6 +1092,17 @@ class ModelLowerer {
         break;
       case OpKind::kTablePrecompute:
         if (!op.fused_into.empty()) break;  // done by its producer
+        if (const Op* gemm = table_reader(op.name, ops); gemm && batched_lut(*gemm)) {
+          // A grouped GEMM's tables: one precompute over every expert's rows, each expert's a
+          // slice of the stacked activations padded to its lmma kernel's tile (the precompute
+          // lower_lut_gemm pairs with that kernel).
+          GemmSpec s = lut_spec(*gemm, ops);
+          s.emit_precompute = true;
+          traces::Kernel k = cached_lut(s).front();
+          k.name = name;
+          t.kernels.push_back(std::move(k));
+          break;
+        }
         {
           const int64_t cols = op.read_bytes > 0 ? int64_t(op.read_bytes / elem_bytes_ / rows) : 0;
           t.kernels.push_back(lower_precompute(name, rows, cols, g_.step.acts, o_.quantize_tables,
@@ -1102,26 +1113,22 @@ class ModelLowerer {
         // One GEMM per launch group (llm::Op::launch_with: QKV, gate+up), named after its first
         // op, its members' N concatenated; the members emit nothing.
         if (!op.launch_with.empty()) break;
-        int64_t n = op.gemm.n;
-        for (const Op& o : ops) {
-          if (o.kind == OpKind::kLinear && o.launch_with == op.name) n += o.gemm.n;
-        }
         if (op.low_bit && lut_) {
-          GemmSpec s;
-          s.m = op.gemm.m;
-          s.n = n;
-          s.k = op.gemm.k;
-          s.weights = g_.step.weights;
-          s.act = g_.step.acts;
-          s.group_size = o_.group_size;
-          s.quantize_tables = o_.quantize_tables;
-          s.emit_precompute = false;
-          // A grouped (MoE expert) GEMM: one LUT mpGEMM per active expert, ".e<i>".
-          for (int64_t e = 0; e < op.gemm.batch; ++e) {
-            s.name = op.gemm.batch > 1 ? name + ".e" + std::to_string(e) : name;
+          GemmSpec s = lut_spec(op, ops);
+          s.name = name;
+          if (batched_lut(op) || op.gemm.batch == 1) {
+            // A grouped (MoE expert) GEMM as one batched LUT mpGEMM, the experts its grid z.
             append(t, cached_lut(s));
+          } else {
+            // Multi-basis binary runs one GEMM per kernel: one per active expert, ".e<i>".
+            s.batch = 1;
+            for (int64_t e = 0; e < op.gemm.batch; ++e) {
+              s.name = name + ".e" + std::to_string(e);
+              append(t, cached_lut(s));
+            }
           }
         } else {
+          const int64_t n = launch_n(op, ops);
           // Dense, or dequantize-then-MAC for low-bit weights on a GPU without LUT cores; a
           // grouped GEMM as one batched kernel.
           const tiling::LinearMma mma =
@@ -1168,9 +1175,44 @@ class ModelLowerer {
     for (auto& k : ks) t.kernels.push_back(std::move(k));
   }
 
+  // A launch group's N: its first op's and its members' concatenated.
+  static int64_t launch_n(const Op& op, const std::vector<Op>& ops) {
+    int64_t n = op.gemm.n;
+    for (const Op& o : ops) {
+      if (o.kind == OpKind::kLinear && o.launch_with == op.name) n += o.gemm.n;
+    }
+    return n;
+  }
+  // The LUT mpGEMM of a low-bit linear op's launch group (tables from elsewhere).
+  GemmSpec lut_spec(const Op& op, const std::vector<Op>& ops) const {
+    GemmSpec s;
+    s.batch = op.gemm.batch;
+    s.m = op.gemm.m;
+    s.n = launch_n(op, ops);
+    s.k = op.gemm.k;
+    s.weights = g_.step.weights;
+    s.act = g_.step.acts;
+    s.group_size = o_.group_size;
+    s.quantize_tables = o_.quantize_tables;
+    s.emit_precompute = false;
+    return s;
+  }
+  // A grouped GEMM that runs as one batched LUT kernel (every weight format but multi-basis
+  // binary, GemmSpec::batch).
+  bool batched_lut(const Op& op) const {
+    return lut_ && op.low_bit && op.gemm.batch > 1 && multi_bases() == 0;
+  }
+  // The launch group's first linear op that reads the tables of precompute `pre`.
+  static const Op* table_reader(const std::string& pre, const std::vector<Op>& ops) {
+    for (const Op& o : ops) {
+      if (o.kind == OpKind::kLinear && o.table_from == pre && o.launch_with.empty()) return &o;
+    }
+    return nullptr;
+  }
+
   // Tile choice is the expensive part; every layer repeats the same shapes.
   std::vector<traces::Kernel> cached_lut(const GemmSpec& s) {
-    const auto key = std::make_tuple(s.m, s.n, s.k);
+    const auto key = std::make_tuple(s.m, s.n, s.k, s.batch * 2 + (s.emit_precompute ? 1 : 0));
     auto it = lut_cache_.find(key);
     if (it == lut_cache_.end()) it = lut_cache_.emplace(key, lower_lut_gemm(s, gpu_, 0)).first;
     std::vector<traces::Kernel> ks = it->second;
@@ -1209,7 +1251,7 @@ class ModelLowerer {
   int64_t elem_bytes_ = 2;
   llm::AttentionShape attention_;
   AttentionLayout layout_;
-  std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<traces::Kernel>> lut_cache_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, std::vector<traces::Kernel>> lut_cache_;
   std::map<std::tuple<int64_t, int64_t, int64_t, int>, traces::Kernel> mma_cache_;
 };
 

@@ -16,7 +16,9 @@
 //   linears: one GEMM per launch group (llm::Op::launch_with: QKV and gate+up run as one GEMM
 //     named after the group's first op, N concatenated, as the roofline costs them): LUT mpGEMMs
 //     (".lmma"; tables from a fused producer or "<op>.precompute") on LUT GPUs with low-bit
-//     weights, else MMA GEMMs (compiler/gemm_lowering.h).
+//     weights, else MMA GEMMs (compiler/gemm_lowering.h). A grouped (MoE expert) GEMM is one
+//     batched kernel, the experts its grid z, with one precompute over every expert's rows when
+//     unfused (multi-basis binary LUT weights: one LUT mpGEMM per expert, ".e<i>").
 #pragma once
 
 #include "model/hw/gpu.h"

@@ -45,10 +45,14 @@ std::string shape_note(const GemmRecord& g) {
          " bases=" + std::to_string(g.bases) + " act=" + std::string(golden::dtype_name(g.act));
 }
 
-// The kernels without a GemmRecord right before GEMM kernel `gk` that precompute its tables.
+// The kernels without a GemmRecord right before GEMM kernel `gk` that precompute its tables
+// (functional.h): none for an MMA GEMM; for a batch, only precomputes over the same batch.
 size_t first_kernel_of(const Trace& t, size_t gk) {
+  const GemmRecord& g = t.kernels[gk].gemm;
+  if (g.path == GemmPath::kMma) return gk;
   size_t first = gk;
-  while (first > 0 && t.kernels[first - 1].gemm.m <= 0 && has_precompute(t.kernels[first - 1])) {
+  while (first > 0 && t.kernels[first - 1].gemm.m <= 0 && has_precompute(t.kernels[first - 1]) &&
+         (g.batch == 1 || t.kernels[first - 1].grid_z == g.batch)) {
     --first;
   }
   return first;
@@ -80,8 +84,7 @@ ReferenceParams reference_params(const Trace& t, const Kernel& gk) {
 }
 
 double gemm_macs(const GemmRecord& g) {
-  const double batch = g.path == GemmPath::kMma ? double(std::max<int64_t>(g.batch, 1)) : 1.0;
-  return batch * double(g.m) * double(g.n) * double(g.k);
+  return double(std::max<int64_t>(g.batch, 1)) * double(g.m) * double(g.n) * double(g.k);
 }
 
 }  // namespace
@@ -124,21 +127,30 @@ struct GemmExecutor::State {
     const int64_t wk = multi ? ops.multi_basis.k : ops.weights.k;
     const int64_t wgroup = multi ? ops.multi_basis.group : ops.weights.group_size;
     const int wbits = multi ? 1 : ops.weights.wbits;
-    if (g.batch != 1)
-      throw InputError("interpreter: a LUT GEMM has batch 1 (" + shape_note(g) + ")");
-    if (g.m != ops.m || ops.batch != 1 || g.n != wn || g.k != wk || g.wbits != wbits ||
-        g.group != std::min<int64_t>(wgroup, wk) || g.act != ops.act ||
+    if (g.batch < 1) throw InputError("interpreter: LUT GEMM batch must be >= 1");
+    if (multi && g.batch != 1) {
+      throw InputError("interpreter: a multi-basis binary GEMM has batch 1 (" + shape_note(g) +
+                       ")");
+    }
+    if (g.m != ops.m || ops.batch != g.batch || g.batch * g.n != wn || g.k != wk ||
+        g.wbits != wbits || g.group != std::min<int64_t>(wgroup, wk) || g.act != ops.act ||
         (multi && (g.bases != ops.multi_basis.bases || g.salient != ops.multi_basis.salient))) {
       operands_differ();
     }
-    if (ops.acts.size() != size_t(ops.m * wk)) throw InputError("interpreter: acts size");
+    if (ops.acts.size() != size_t(g.batch * ops.m * wk)) {
+      throw InputError("interpreter: acts size");
+    }
     if (kernel.tiles.core < 0 || size_t(kernel.tiles.core) >= t.cores.size()) {
       throw InputError("interpreter: LUT GEMM kernel " + kernel.name + " names no tensor core");
     }
     core = t.cores[size_t(kernel.tiles.core)].config;
     kg = core.shape.k;
-    rows = g.m;
+    // A batch's GEMMs stack along M as the MMA path's do; their weights are the batch*N rows of
+    // the weight matrix, GEMM b's columns from row b * N.
+    rows = g.batch * g.m;
     n = g.n;
+    const int64_t block_m = kernel.tiles.block[0] > 0 ? kernel.tiles.block[0] : g.m;
+    mp = ceil_div(g.m, block_m) * block_m;
     k = g.k;
     group = g.group;
     bases = multi ? g.bases : 1;
@@ -206,6 +218,24 @@ struct GemmExecutor::State {
     throw std::runtime_error("interpreter: " + where(in, p) + ": " + why);
   }
 
+  // The GEMM row (batch b's row i is b * m + i) of trace row r of the stacked, per-batch padded
+  // M (functional.h), or -1 for a padding row.
+  int64_t gemm_row(int64_t r) const {
+    if (r < 0 || r % mp >= g.m || r / mp >= g.batch) return -1;
+    return (r / mp) * g.m + r % mp;
+  }
+  // The batch of an instruction's trace rows [m0, m0 + count): every real row in one batch
+  // (-1: all padding).
+  int64_t batch_of(const Instr& in, const Affine::Point& p, int64_t m0, int64_t count) const {
+    int64_t batch = -1;
+    for (int64_t r = m0; r < m0 + count; ++r) {
+      if (gemm_row(r) < 0) continue;
+      if (batch >= 0 && r / mp != batch) bad(in, p, "tile spans two batches");
+      batch = r / mp;
+    }
+    return batch;
+  }
+
   // ---- LUT path -------------------------------------------------------------------------------
   uint32_t act_at(int64_t r, int64_t c) const {
     return c < k ? ops.acts[size_t(r * k + c)] & golden::dtype_mask(ops.act)
@@ -237,14 +267,15 @@ struct GemmExecutor::State {
     if (k0 % kg != 0) bad(in, p, "precompute starts inside a LUT group");
     if (r < 0 || k0 < 0) bad(in, p, "negative coordinates");
     if (int64_t(in.basis) >= bases) bad(in, p, "basis out of range");
-    if (r >= rows) return;  // padding rows
+    const int64_t row = gemm_row(r);
+    if (row < 0) return;  // padding rows
     for (int64_t c = k0; c < std::min<int64_t>(k0 + in.cols, k); c += kg) {
-      auto& slot = table(int(in.basis), r, c / kg);
+      auto& slot = table(int(in.basis), row, c / kg);
       if (!slot.empty()) {
         bad(in, p,
             "table (" + std::to_string(r) + ", k " + std::to_string(c) + ") precomputed twice");
       }
-      slot = build_table(r, c, int(in.basis), in.table);
+      slot = build_table(row, c, int(in.basis), in.table);
       ++stats.tables;
     }
   }
@@ -322,8 +353,9 @@ struct GemmExecutor::State {
     l.acts.assign(size_t(op.shape.m) * size_t(kg), golden::encode(ops.act, 0.0));
     l.c.assign(size_t(op.shape.m) * size_t(in_n), golden::encode(l.type.acc, 0.0));
     std::vector<uint32_t> scales(size_t(op.shape.m), 0u);
-    for (int i = 0; i < op.shape.m && m0 + i < rows; ++i) {
-      const int64_t r = m0 + i;
+    for (int i = 0; i < op.shape.m; ++i) {
+      const int64_t r = gemm_row(m0 + i);
+      if (r < 0) continue;
       const auto& half = read_table(in, p, r, k0);
       std::vector<uint32_t> entries = half;
       if (op.quantized_table) {
@@ -340,8 +372,9 @@ struct GemmExecutor::State {
     }
     const std::vector<uint32_t> o = unit->lmma(l);
     if (o.size() != l.c.size()) bad(in, p, "the LMMA unit returned the wrong number of outputs");
-    for (int i = 0; i < op.shape.m && m0 + i < rows; ++i) {
-      const int64_t r = m0 + i;
+    for (int i = 0; i < op.shape.m; ++i) {
+      const int64_t r = gemm_row(m0 + i);
+      if (r < 0) continue;
       for (int j = 0; j < in_n && n0 + j < n; ++j) {
         const size_t cell = size_t(r * n + n0 + j);
         uint32_t v = o[size_t(i) * size_t(in_n) + size_t(j)];
@@ -387,11 +420,14 @@ struct GemmExecutor::State {
     // and its accumulator, so it runs here one row at a time over the instruction's columns.
     const int64_t lg = k0 / kg;
     const int in_n = op.shape.n;
+    const int64_t batch = batch_of(in, p, m0, op.shape.m);
+    if (batch < 0) return;  // every row is padding
     std::vector<uint8_t> planes(size_t(op.wbits * in_n), 0);
     for (int b = 0; b < op.wbits; ++b) {
       for (int j = 0; j < in_n; ++j) {
         if (n0 + j < n) {
-          planes[size_t(b * in_n + j)] = uint8_t(packed[size_t(basis)].pattern(n0 + j, lg, b));
+          planes[size_t(b * in_n + j)] =
+              uint8_t(packed[size_t(basis)].pattern(batch * n + n0 + j, lg, b));
         }
       }
     }
@@ -401,7 +437,9 @@ struct GemmExecutor::State {
       lmma_on_unit(in, p, warp_id, planes, m0, n0, k0, real_k, sl);
       return;
     }
-    for (int64_t r = m0; r < std::min<int64_t>(m0 + op.shape.m, rows); ++r) {
+    for (int64_t i = 0; i < op.shape.m; ++i) {
+      const int64_t r = gemm_row(m0 + i);
+      if (r < 0) continue;
       const auto& half = read_table(in, p, r, k0);
       std::vector<uint32_t> c(size_t(in_n), golden::encode(acc_dtype, 0.0));
       for (int j = 0; j < in_n && n0 + j < n; ++j) {
@@ -458,7 +496,10 @@ struct GemmExecutor::State {
     for (int64_t c = c0; c < c1; c += kg) {
       slice_cols[size_t(slicing.slice_of(c))] += std::min<int64_t>(kg, c1 - c);
     }
-    for (int64_t r = std::max<int64_t>(m0, 0); r < std::min<int64_t>(m0 + in.rows, rows); ++r) {
+    for (int64_t tr = std::max<int64_t>(m0, 0); tr < m0 + in.rows; ++tr) {
+      const int64_t r = gemm_row(tr);
+      if (r < 0) continue;
+      const int64_t wrow0 = (tr / mp) * n;  // the batch's first weight row
       double a_g = 0.0;
       if (!multi) {
         for (int64_t c = c0; c < c1; ++c) a_g += golden::decode(ops.act, act_at(r, c));
@@ -500,8 +541,9 @@ struct GemmExecutor::State {
               mb.row_scales[(size_t(basis) * mb.n + size_t(col)) * size_t(groups) + size_t(gi)] * s;
         } else {
           const auto& w = ops.weights;
-          y[cell] += w.scale(int(col), int(gi)) *
-                     ((0.5 * s + bias * a_g) - w.zero(int(col), int(gi)) * a_g);
+          const int wrow = int(wrow0 + col);
+          y[cell] +=
+              w.scale(wrow, int(gi)) * ((0.5 * s + bias * a_g) - w.zero(wrow, int(gi)) * a_g);
         }
         ++flushes[cell];
       }
@@ -514,7 +556,9 @@ struct GemmExecutor::State {
                       int64_t groups, int64_t warp_id) {
     if (!multi || salient == 0) bad(in, p, "salient branch without salient columns");
     const auto& mb = ops.multi_basis;
-    for (int64_t r = std::max<int64_t>(m0, 0); r < std::min<int64_t>(m0 + in.rows, rows); ++r) {
+    for (int64_t tr = std::max<int64_t>(m0, 0); tr < m0 + in.rows; ++tr) {
+      const int64_t r = gemm_row(tr);
+      if (r < 0) continue;
       for (int64_t col = std::max<int64_t>(n0, 0); col < std::min<int64_t>(n0 + in.cols, n);
            ++col) {
         const size_t cell = size_t(r * n + col);
@@ -789,7 +833,7 @@ std::vector<double> execute_gemm(const Trace& trace, size_t gemm_kernel, const G
 GemmOperands random_gemm_operands(const GemmRecord& g, uint32_t seed) {
   if (g.m < 1) throw InputError("trace has no GEMM kernel (gemm record) to run");
   const bool mma = g.path == GemmPath::kMma;
-  const int64_t batch = mma ? std::max<int64_t>(g.batch, 1) : 1;
+  const int64_t batch = std::max<int64_t>(g.batch, 1);
   std::mt19937 rng(seed);
   auto random_values = [&](std::vector<uint32_t>& v) {
     if (golden::is_int(g.act)) {
@@ -831,7 +875,7 @@ GemmOperands random_gemm_operands(const GemmRecord& g, uint32_t seed) {
     return ops;
   }
   const auto kind = g.wbits == 1 ? golden::WeightKind::kBinary : golden::WeightKind::kSInt;
-  ops.weights = golden::quantize_weights(kind, g.wbits, group, w, int(g.n), int(g.k));
+  ops.weights = golden::quantize_weights(kind, g.wbits, group, w, int(batch * g.n), int(g.k));
   return ops;
 }
 
@@ -865,22 +909,28 @@ std::vector<double> reference_gemm(const GemmRecord& g, const GemmOperands& ops,
     return golden::lut_gemm(cfg, ops.acts, int(ops.m), ops.multi_basis);
   }
   // golden::lut_gemm runs one LMMA over all N columns, which it caps: slice the output columns.
+  // A batch's GEMMs one at a time: GEMM b's rows of A and its N weight rows from row b * N.
   constexpr int64_t kSlice = 4096;
   const auto& w = ops.weights;
-  std::vector<double> ref(size_t(ops.m * w.n));
-  for (int64_t n0 = 0; n0 < w.n; n0 += kSlice) {
-    const int64_t n1 = std::min<int64_t>(w.n, n0 + kSlice);
-    golden::QuantizedWeights part = w;
-    part.n = int(n1 - n0);
-    const size_t gs = size_t(w.groups());
-    part.codes.assign(w.codes.begin() + n0 * w.k, w.codes.begin() + n1 * w.k);
-    part.scales.assign(w.scales.begin() + ptrdiff_t(n0 * gs),
-                       w.scales.begin() + ptrdiff_t(n1 * gs));
-    part.zeros.assign(w.zeros.begin() + ptrdiff_t(n0 * gs), w.zeros.begin() + ptrdiff_t(n1 * gs));
-    const std::vector<double> y_part = golden::lut_gemm(cfg, ops.acts, int(ops.m), part);
-    for (int64_t r = 0; r < ops.m; ++r) {
-      for (int64_t c = n0; c < n1; ++c) {
-        ref[size_t(r * w.n + c)] = y_part[size_t(r * (n1 - n0) + (c - n0))];
+  const int64_t n = w.n / ops.batch;
+  const size_t gs = size_t(w.groups());
+  std::vector<double> ref(size_t(ops.batch * ops.m * n));
+  for (int64_t bi = 0; bi < ops.batch; ++bi) {
+    const std::vector<uint32_t> a(ops.acts.begin() + ptrdiff_t(bi * ops.m * w.k),
+                                  ops.acts.begin() + ptrdiff_t((bi + 1) * ops.m * w.k));
+    for (int64_t n0 = 0; n0 < n; n0 += kSlice) {
+      const int64_t n1 = std::min<int64_t>(n, n0 + kSlice), w0 = bi * n + n0, w1 = bi * n + n1;
+      golden::QuantizedWeights part = w;
+      part.n = int(n1 - n0);
+      part.codes.assign(w.codes.begin() + w0 * w.k, w.codes.begin() + w1 * w.k);
+      part.scales.assign(w.scales.begin() + ptrdiff_t(w0 * gs),
+                         w.scales.begin() + ptrdiff_t(w1 * gs));
+      part.zeros.assign(w.zeros.begin() + ptrdiff_t(w0 * gs), w.zeros.begin() + ptrdiff_t(w1 * gs));
+      const std::vector<double> y_part = golden::lut_gemm(cfg, a, int(ops.m), part);
+      for (int64_t r = 0; r < ops.m; ++r) {
+        for (int64_t c = n0; c < n1; ++c) {
+          ref[size_t((bi * ops.m + r) * n + c)] = y_part[size_t(r * (n1 - n0) + (c - n0))];
+        }
       }
     }
   }
@@ -967,8 +1017,9 @@ void TraceExecutor::begin_kernel(size_t kernel) {
       return;
     }
     active_ops_ = random_gemm_operands(k.gemm, seed_);
-    // Tables the GEMM reads with no precompute kernel before it come from a fused producer.
-    const bool upstream = first_kernel_of(trace_, gk) == gk;
+    // Tables the GEMM reads with no precompute kernel before it come from a fused producer; so
+    // do they when its precompute kernels did not run (the GEMM kernel simulated alone).
+    const bool upstream = first_kernel_of(trace_, gk) == gk || kernel == gk;
     active_ = std::make_unique<GemmExecutor>(trace_, gk, active_ops_, upstream);
     active_->set_lmma_unit(unit_);
   }

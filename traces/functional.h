@@ -5,12 +5,17 @@
 // interleaved) drive the same code and get the same bits.
 //
 // A GemmExecutor holds the memory state of one GEMM (a kernel with a GemmRecord, plus the table
-// precompute kernels right before it): half tables, packed weights, accumulators, outputs. Every
+// precompute kernels right before it: a LUT GEMM's, and of a batched LUT GEMM only those over the
+// same batch, grid z; a fused producer that gathers rows into expert order, such as a MoE
+// dispatch, counts as a producer outside the GEMM whose tables are built from the activations):
+// half tables, packed weights, accumulators, outputs. Every
 // executed instruction goes through step(); instructions that move data (loads, stores, barriers,
 // alu, ...) are timing only and change no state here. What each computing instruction means:
 //
 //  LUT path (GemmRecord::path == kLut; golden::lut_gemm is the reference, bit for bit):
-//   precompute  half tables of rows m, columns [k, k + cols) (one per LUT group), built by
+//   precompute  half tables of row m (of the stacked M, as the mma's below: a batch's GEMMs one
+//               after another, each padded to the GEMM kernel's block M; padding rows are
+//               skipped), columns [k, k + cols) (one per LUT group), built by
 //               golden::precompute_half_table from the activations (multi-basis: column-scaled,
 //               salient columns zero). A table may be built once, before any lmma reads it.
 //   lmma        shape a*core.m x b*core.n x core.k at origin (m, n, k): the a*b core-tile LMMAs
@@ -19,7 +24,9 @@
 //               LSB first; successive lmmas of one output run its K groups ascending (per K
 //               slice in a sliced-K kernel, trace.h: each slice's accumulators are its own). q8 ops
 //               quantize the table (int8 LMMA from zero, then acc += fp32(i) * scale).
-//               k >= K: predicated off (the K padding of the last tile).
+//               k >= K: predicated off (the K padding of the last tile). A batch (record batch >
+//               1): rows stacked as the mma's below, GEMM b's weights the rows [b * N, (b + 1) *
+//               N) of the weight matrix (batch*N x K); an instruction stays inside one GEMM.
 //   dequant     after all columns of quantization group g: y += s_g * ((0.5 S + bias A_g) - z_g
 //               A_g) (multi-basis: y += rowscale * S), accumulator reset; salient=1 adds the
 //               FluxBin dense branch after every group of every basis. In a sliced-K kernel S
@@ -72,10 +79,10 @@ namespace ltc::traces {
 struct GemmOperands {
   golden::DType act = golden::DType::kInt8;
   int64_t m = 0;               // rows of one GEMM (the record's m)
-  int64_t batch = 1;           // kMma: independent GEMMs (the record's batch); kLut: 1
+  int64_t batch = 1;           // independent GEMMs (the record's batch)
   std::vector<uint32_t> acts;  // batch*m x K raw activations in `act`, row-major (A)
-  // kLut, INT formats (bases == 0): the weights. kMma, wbits > 0: batch*N x K unsigned codes of
-  // wbits bits with per-(row, group) scales (fp16 values) and zero points.
+  // kLut, INT formats (bases == 0): the batch*N x K weights. kMma, wbits > 0: batch*N x K unsigned
+  // codes of wbits bits with per-(row, group) scales (fp16 values) and zero points.
   golden::QuantizedWeights weights;
   golden::MultiBasisBinaryWeights multi_basis;  // kLut, FluxBin (bases > 0)
   std::vector<uint32_t> b;                      // kMma, wbits == 0: batch*N x K raw values in act
@@ -196,6 +203,7 @@ struct KernelCheck {
 //   begin_kernel(k); step(in, p, warp_id) for each of its executed warp instructions, any order
 //   that keeps each warp's program order; then finish() after the last kernel.
 // GEMMs of more than `max_macs` batch*M*N*K (and kernels outside any GEMM) only cost a branch.
+// A GEMM kernel begun without its precompute kernels (`ltc sim --kernel`) reads upstream tables.
 class TraceExecutor {
  public:
   TraceExecutor(const Trace& trace, uint32_t seed, double max_macs = 5e7);

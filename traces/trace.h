@@ -84,12 +84,13 @@ GemmPath parse_gemm_path(std::string_view s, const std::string& where);
 
 // What a GEMM kernel computes, for the functional interpreter and `ltc sim --functional`.
 // m == 0: not a GEMM. kMma: act is the A and B operand dtype, wbits 0 for a dense B, else the
-// bits of B's integer codes (dequantized to act on the CUDA cores); batch independent GEMMs.
+// bits of B's integer codes (dequantized to act on the CUDA cores); batch independent GEMMs (both
+// paths: a grouped GEMM, the grid's z).
 // Text: `gemm path=lut|mma batch=B m= n= k= group= wbits= act= bases= salient=` (a record
 // without path and batch, as version 1 wrote it, reads as path=lut batch=1). Binary: m, and when
 // m > 0: path (u8: 0 lut, 1 mma), batch, n, k, group, wbits, act (u8), bases, salient.
-// validate(): n, k, group, batch >= 1; lut: batch 1, wbits 1..8 (1 with bases), bases 0..8,
-// salient < group; mma: wbits 0 or 1..8, bases 0, salient 0, act an MMA operand dtype.
+// validate(): n, k, group, batch >= 1; lut: wbits 1..8, bases 0..8 (with bases: wbits 1 and
+// batch 1), salient < group; mma: wbits 0 or 1..8, bases 0, salient 0, act an MMA operand dtype.
 struct GemmRecord {
   GemmPath path = GemmPath::kLut;
   int64_t batch = 1;

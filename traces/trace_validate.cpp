@@ -53,10 +53,10 @@ void validate_gemm_record(const GemmRecord& g, const std::string& where) {
     fail(where, "gemm record needs n, k, group, batch >= 1");
   }
   if (g.path == GemmPath::kLut) {
-    if (g.batch != 1 || g.wbits < 1 || g.wbits > 8 || g.bases < 0 || g.bases > 8 || g.salient < 0 ||
-        g.salient >= g.group || (g.bases > 0 && g.wbits != 1)) {
+    if (g.wbits < 1 || g.wbits > 8 || g.bases < 0 || g.bases > 8 || g.salient < 0 ||
+        g.salient >= g.group || (g.bases > 0 && (g.wbits != 1 || g.batch != 1))) {
       fail(where,
-           "lut gemm record needs batch 1, wbits 1..8 (1 with bases), bases 0..8, "
+           "lut gemm record needs wbits 1..8, bases 0..8 (with bases: wbits 1, batch 1), "
            "salient < group");
     }
     return;

@@ -126,9 +126,13 @@ class GraphBuilder {
         }
         break;
       case OpKind::kLinear:
-        // The compiler lowers a grouped (MoE expert) LUT mpGEMM as one kernel per active
-        // expert; the reference step's grouped GEMM and a batched MMA kernel are one launch.
-        if (!reference && op.gemm.batch > 1 && op.reads_tables) op.launches = int(op.gemm.batch);
+        // The compiler lowers a grouped (MoE expert) GEMM as one batched kernel, the experts its
+        // grid z (LUT or MMA), but a multi-basis binary LUT mpGEMM as one kernel per active
+        // expert; the reference step's grouped GEMM is one launch.
+        if (!reference && op.gemm.batch > 1 && op.reads_tables &&
+            s_.weights.kind == WeightFormatKind::kMultiBasisBinary) {
+          op.launches = int(op.gemm.batch);
+        }
         break;
       case OpKind::kRouting:
         if (reference) routing_launches(op);

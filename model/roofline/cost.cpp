@@ -284,26 +284,26 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
   // tiles by (tensor cores, the shared-memory data path, dequantize, L2 and DRAM at the
   // simulator's bandwidths, waves, the first round trip) is this GEMM's cost, plus the kernel
   // boundary the simulator puts after it (GpuConfig::step_kernel_gap_cycles). A LUT GEMM always
-  // (a LUT GPU has no measured kernels to fit; a batch of independent GEMMs runs as one grid,
-  // their weights side by side in N); a MAC or dequantize-then-MAC GEMM of the compiled plan
-  // with the MMA operands the compiler's lowering gives it (tiling::linear_mma).
+  // (a LUT GPU has no measured kernels to fit); a MAC or dequantize-then-MAC GEMM of the compiled
+  // plan with the MMA operands the compiler's lowering gives it (tiling::linear_mma). Either way
+  // a batch (a grouped GEMM's groups) is the kernel's grid z (tiling::GemmProblem::batch), as
+  // the compiler lowers it (compiler/gemm_lowering.h).
   const bool lut = path.unit == GemmUnit::kLut;
   Machine::KernelTile kernel;
   if (lut) {
-    const Machine::TileKey key{g.m,          g.n * g.batch, g.k, g.weights.planes(),
-                               int(xb * 64), int(wb * 64),  0};
+    const Machine::TileKey key{g.m,          g.n,          g.k,         g.weights.planes(),
+                               int(xb * 64), int(wb * 64), int(g.batch)};
     kernel = m.kernel_tile(key, [&]() -> Machine::KernelTile {
-      auto p =
-          tiling::lut_gemm_problem(m.gpu(), g.m, g.n * g.batch, g.k, g.acts, g.weights.planes(),
-                                   wb * 8 - g.weights.planes(), g.table == DType::kInt8);
+      auto p = tiling::lut_gemm_problem(m.gpu(), g.m, g.n, g.k, g.acts, g.weights.planes(),
+                                        wb * 8 - g.weights.planes(), g.table == DType::kInt8);
       p.a_bits = xb * 8;
+      p.batch = g.batch;
       // A problem the scheduler does not take (no tensor rate for these operands) or no
       // feasible tile: the fixed candidates below.
       if (!p.invalid_reason().empty()) return std::nullopt;
       return tiling::choose_tiles(p, m.gpu());
     });
   } else if (g.compiled && !g.tables) {
-    // A batch (a grouped GEMM's groups) is the kernel's grid z (tiling::GemmProblem::batch).
     const tiling::LinearMma mma =
         tiling::linear_mma(g.weights.is_low_bit(), g.acts, g.weights.bits_per_weight());
     const Machine::TileKey key{g.m, g.n, g.k, mma.weight_bits, int(mma.a), 0, int(g.batch)};
@@ -525,8 +525,8 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
   return c;
 }
 
-// A linear op's GEMM; a grouped GEMM of `launches` == batch groups (the compiled grouped LUT
-// mpGEMM, llm::Op::launches) as that many kernels, each its own grid.
+// A linear op's GEMM; a grouped GEMM of `launches` == batch groups (the compiled multi-basis
+// binary LUT mpGEMM, llm::Op::launches) as that many kernels, each its own grid.
 OpCost linear_cost(const Machine& m, GemmProblem g, int launches) {
   const int64_t kernels = launches > 1 && launches == g.batch ? g.batch : 1;
   if (kernels == 1) return gemm_cost(m, g);

@@ -310,7 +310,7 @@ TEST(ModelLowering, LaunchGroupsAreOneGemmWithTheirMembersN) {
 // One cost per kernel: the roofline costs each GEMM of the compiled plan as the kernel the
 // compiler emits for it (model/roofline/cost.cpp): the same block tile and grid, on every path
 // (LUT, dequantize-then-MAC, dense MMA; the LUT GPU's dense LM head), decode and prefill, and
-// the grouped expert GEMMs of MoE steps (one kernel, the experts its grid z).
+// the grouped expert GEMMs of MoE steps (one kernel, the experts its grid z; LUT or MMA).
 TEST(ModelLowering, RooflineCostsTheCompiledGemmKernels) {
   for (const Step& s :
        {make("llama2-7b", true, 1, 128, "a100", "int4"), make("llama2-7b", true, 16, 128, "a100"),
@@ -318,7 +318,9 @@ TEST(ModelLowering, RooflineCostsTheCompiledGemmKernels) {
         make("llama2-7b", true, 1, 128, "a100-lut4x", "int2", golden::DType::kInt8),
         make("llama2-7b", false, 1, 256, "a100-lut4x", "int1"),
         make("qwen3-30b-a3b", false, 2, 256, "h200"), make("mixtral-8x7b", true, 16, 512, "h200"),
-        make(kTinyMoe, false, 2, 64, "a100", "int4")}) {
+        make(kTinyMoe, false, 2, 64, "a100", "int4"),
+        make("mixtral-8x7b", true, 16, 512, "a100-lut4x", "int2", golden::DType::kInt8),
+        make(kTinyMoe, false, 2, 64, "a100-lut8x", "int4", golden::DType::kFp16)}) {
     llm::StepConfig step = graph_of(s).step;
     step.kernels = llm::KernelPlan::kCompiled;
     const llm::StepGraph g = llm::build_step_graph(s.model, step);
@@ -556,11 +558,14 @@ TEST(ModelLowering, PrintsPerOpBytesAgainstTheRoofline) {
 // ---- MoE and sliding-window layers (tiny-moe: layer 0 full attention, layer 1 a 64-key window)
 
 // Every layer's kernels are its group's graph ops with the compiled plan's launches: a grouped
-// expert GEMM is one LUT mpGEMM per active expert (".e<i>") or one grouped MMA kernel (grid z).
+// expert GEMM is one grouped kernel (grid z), LUT or MMA, but one LUT mpGEMM per active expert
+// (".e<i>") for multi-basis binary weights.
 TEST(ModelLowering, MoeLayersEmitTheirGroupsLaunches) {
   for (const Step& s : {make(kTinyMoe, true, 4, 100, "a100-lut4x", "int2", golden::DType::kInt8),
                         make(kTinyMoe, true, 3, 100, "a100"),
-                        make(kTinyMoe, false, 1, 64, "a100-lut4x", "int4", golden::DType::kFp16)}) {
+                        make(kTinyMoe, false, 1, 64, "a100-lut4x", "int4", golden::DType::kFp16),
+                        make(kTinyMoe, true, 4, 100, "a100-lut4x", "binary:kb=2,g=128,s=8",
+                             golden::DType::kFp16)}) {
     llm::StepConfig compiled = graph_of(s).step;
     compiled.kernels = llm::KernelPlan::kCompiled;
     const llm::StepGraph g = llm::build_step_graph(s.model, compiled);

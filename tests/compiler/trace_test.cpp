@@ -523,7 +523,11 @@ TEST(GemmRecord, PathAndBatchRoundTripThroughTextAndBinary) {
   GemmRecord dequant = mma_record();
   dequant.wbits = 4;
   dequant.act = golden::DType::kFp8E4M3;
-  for (const GemmRecord& g : {lut, mma_record(), dequant}) {
+  GemmRecord grouped_lut = mma_record();  // a grouped LUT GEMM (MoE experts)
+  grouped_lut.path = GemmPath::kLut;
+  grouped_lut.wbits = 2;
+  grouped_lut.act = golden::DType::kInt8;
+  for (const GemmRecord& g : {lut, mma_record(), dequant, grouped_lut}) {
     const Trace t = gemm_record_trace(g);
     const std::string text = write_text(t);
     const std::string line = "gemm path=" + std::string(gemm_path_name(g.path)) +
@@ -567,8 +571,13 @@ TEST(GemmRecord, ValidationRulesPerPath) {
   g.batch = 0;
   EXPECT_NE(error(g).find("batch >= 1"), std::string::npos);
   g = mma_record();
-  g.path = GemmPath::kLut;  // wbits 0 and batch 3 are not a LUT GEMM
-  EXPECT_NE(error(g).find("lut gemm record needs batch 1"), std::string::npos) << error(g);
+  g.path = GemmPath::kLut;  // wbits 0 is not a LUT GEMM
+  EXPECT_NE(error(g).find("lut gemm record needs wbits 1..8"), std::string::npos) << error(g);
+  g.wbits = 1;
+  g.bases = 2;  // multi-basis binary GEMMs are not batched
+  EXPECT_NE(error(g).find("with bases: wbits 1, batch 1"), std::string::npos) << error(g);
+  g.bases = 0;
+  EXPECT_EQ(error(g), "(no error)");  // a grouped LUT GEMM
   const std::string bad_path =
       "ltc-trace 2\ngpu x\nkernel g\n  gemm path=add batch=1 m=2 n=64 k=8 group=8 wbits=2 "
       "act=int8 bases=0 salient=0\n  program\n    bar\n  end\nend\n";
