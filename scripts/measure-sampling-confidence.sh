@@ -3,13 +3,13 @@
 # (sim/sampler/README.md, "Confidence and measured error"), the full runs in parallel:
 #   scripts/measure-sampling-confidence.sh LTC JOBS DIR
 # 1. every case's full run, one process per case (JOBS at a time, one host thread each), each
-#    into its own --full-cache file, merged into DIR/full-runs.json;
-# 2. the pooled sampled runs against those full runs: the streaming rows from a run with
-#    --slice-streaming, every other row from one without (DIR/sampling-confidence.json, from a
-#    copy of configs/calibration/sampling-confidence.json), and the default cases' table
-#    (DIR/sim-sample.md, DIR/sim-sample.json).
-# Copy DIR/sampling-confidence.json to configs/calibration/ and DIR/sim-sample.md to
-# docs/results/. Run from the repository root; progress in DIR/*.log.
+#    into its own --full-cache file, merged into DIR/full-runs.json (kept: a second run of the
+#    script with that file simulates only the sampled runs; delete it when the simulator changes);
+# 2. the pooled sampled runs against those full runs, from an empty table: the streaming rows
+#    from a run with --slice-streaming, every other row from one without, written to
+#    configs/calibration/sampling-confidence.json;
+# 3. the default cases' table with that confidence, docs/results/sim-sample.md.
+# Run from the repository root; intermediate files and logs in DIR.
 set -eu
 ltc=$(realpath "$1")
 jobs=$2
@@ -36,6 +36,7 @@ run_case() {  # "index|set|name"
 }
 export -f run_case
 export ltc dir
+if [ ! -f "$dir/full-runs.json" ]; then
 awk -F'\t' '{ print NR "|" $1 "|" $2 }' "$dir/cases.txt" |
   xargs -P "$jobs" -d '\n' -I{} bash -c 'run_case "$1"' _ {}
 python3 - "$dir" <<'PY'
@@ -47,28 +48,35 @@ for f in sorted(glob.glob(f"{d}/full/*.json")):
 json.dump(cache, open(f"{d}/full-runs.json", "w"), indent=1)
 print(f"{len(cache)} full runs in {d}/full-runs.json")
 PY
-cp configs/calibration/sampling-confidence.json "$dir/stream.json"
-cp configs/calibration/sampling-confidence.json "$dir/other.json"
+fi
+rm -f "$dir/stream.json" "$dir/other.json"
 "$ltc" bench sim --only sample "${args[@]}" --full-cache "$dir/full-runs.json" \
   --slice-streaming --confidence-out "$dir/stream.json" > "$dir/stream.log" 2>&1 &
 "$ltc" bench sim --only sample "${args[@]}" --full-cache "$dir/full-runs.json" \
   --confidence-out "$dir/other.json" > "$dir/other.log" 2>&1 &
-"$ltc" bench sim --only sample --per-kernel --full-cache "$dir/full-runs.json" \
-  --markdown "$dir/sim-sample.md" > "$dir/sim-sample.log" 2>&1 &
 wait
-# The streaming methods' rows from the --slice-streaming run, the others from the run without.
-python3 - "$dir" <<'PY'
+# The streaming methods' rows from the --slice-streaming run, the others from the run without,
+# in the table's order (confidence_row, as the library writes it).
+python3 - "$dir" configs/calibration/sampling-confidence.json <<'PY'
 import json, sys
-d = sys.argv[1]
+d, out = sys.argv[1], sys.argv[2]
 stream = json.load(open(f"{d}/stream.json"))
 other = json.load(open(f"{d}/other.json"))
 rows = [r for r in stream["methods"] if "stream" in r["method"]]
 rows += [r for r in other["methods"] if "stream" not in r["method"]]
-other["methods"] = rows
-other["what"] += (" The streaming rows ('stream-slice', 'loop+stream-slice') come from the same"
-                  " sets run with --slice-streaming (scripts/measure-sampling-confidence.sh).")
-with open(f"{d}/sampling-confidence.json", "w") as f:
-    f.write('{\n "what": ' + json.dumps(other["what"]) + ',\n "methods": [\n')
+def row(r):
+    m = r["method"]
+    if m == "loop": return "loop, one wave"
+    if m in ("full", "repeat"): return m + (", gemm" if r.get("gemm") else ", other")
+    return m
+rows.sort(key=row)
+what = other["what"] + (" The streaming rows ('stream-slice', 'loop+stream-slice') come from the"
+                        " same sets run with --slice-streaming (scripts/measure-sampling-confidence.sh).")
+with open(out, "w") as f:
+    f.write('{\n "what": ' + json.dumps(what) + ',\n "methods": [\n')
     f.write(",\n".join("  " + json.dumps(r) for r in rows) + "\n ]\n}\n")
-print(open(f"{d}/sampling-confidence.json").read())
+print(open(out).read())
 PY
+"$ltc" bench sim --only sample --per-kernel --full-cache "$dir/full-runs.json" \
+  --markdown docs/results/sim-sample.md > "$dir/sim-sample.log" 2>&1
+tail -4 "$dir/sim-sample.log"

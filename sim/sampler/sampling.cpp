@@ -259,13 +259,8 @@ const std::vector<ConfidenceRow>& confidence_table() {
   return table;
 }
 
-// The table's row (confidence_row) for a kernel sampled by `method`; zero where it has none.
 ConfidenceRow confidence_of(const std::string& method, bool gemm) {
-  const std::string row = confidence_row(method, gemm);
-  for (const ConfidenceRow& c : confidence_table()) {
-    if (confidence_row(c.method, c.gemm) == row) return c;
-  }
-  return {};
+  return confidence_in(confidence_table(), method, gemm);
 }
 
 void set_confidence(SampleInfo& info, bool first, bool gemm) {
@@ -652,6 +647,24 @@ std::string kernel_place(const std::string& name) {
     if (i < name.size() && name[i] == '.') return name.substr(i + 1);
   }
   return name;
+}
+
+ConfidenceRow confidence_in(const std::vector<ConfidenceRow>& table, const std::string& method,
+                            bool gemm) {
+  const std::string row = confidence_row(method, gemm);
+  for (const ConfidenceRow& c : table) {
+    if (confidence_row(c.method, c.gemm) == row) return c;
+  }
+  const size_t plus = method.find('+');
+  if (plus == std::string::npos) return {};
+  const ConfidenceRow a = confidence_in(table, method.substr(0, plus), gemm);
+  const ConfidenceRow b = confidence_in(table, method.substr(plus + 1), gemm);
+  ConfidenceRow c;
+  c.method = method;
+  c.gemm = gemm;
+  c.mean = std::hypot(a.mean, b.mean);
+  c.max = a.max + b.max;
+  return c;
 }
 
 std::string confidence_row(const std::string& method, bool gemm) {

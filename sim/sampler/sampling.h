@@ -89,6 +89,12 @@ std::vector<ConfidenceRow> read_confidence(const std::string& path);
 std::vector<ConfidenceRow> merge_confidence(std::vector<ConfidenceRow> measured,
                                             const std::vector<ConfidenceRow>& before);
 
+// The row of `table` for a kernel sampled by `method` (and whether it is a GEMM). A method of
+// two parts ("loop+slice") with no row of its own takes its parts' rows as independent errors:
+// mean the root of the sum of squares, largest the sum. Zero where no row applies.
+ConfidenceRow confidence_in(const std::vector<ConfidenceRow>& table, const std::string& method,
+                            bool gemm);
+
 // The table's file text: {"what": what, "methods": [rows, one a line]} (what the sampler reads).
 std::string confidence_file(const std::vector<ConfidenceRow>& rows, const std::string& what);
 

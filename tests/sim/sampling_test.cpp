@@ -191,6 +191,23 @@ TEST(Confidence, TallyMergeAndFileRoundTrip) {
   std::remove(path.c_str());
 }
 
+// A kernel's row: its method's own; a method of two parts with no row of its own compounds its
+// parts' rows as independent errors (mean: root of the sum of squares; largest: the sum, by
+// hand below); no row: zero.
+TEST(Confidence, ACombinedMethodWithoutARowCompoundsItsParts) {
+  const std::vector<ConfidenceRow> table = {{"loop", false, 15, 0.03, 0.05},
+                                            {"slice", false, 22, 0.04, 0.06},
+                                            {"loop+stream-slice", false, 9, 0.0127, 0.064}};
+  const ConfidenceRow own = confidence_in(table, "loop+stream-slice", true);
+  EXPECT_EQ(own.kernels, 9);
+  EXPECT_DOUBLE_EQ(own.max, 0.064);
+  const ConfidenceRow both = confidence_in(table, "loop+slice", false);
+  EXPECT_NEAR(both.mean, 0.05, 1e-12);  // sqrt(0.03^2 + 0.04^2)
+  EXPECT_NEAR(both.max, 0.11, 1e-12);
+  EXPECT_DOUBLE_EQ(confidence_in(table, "wave", false).max, 0.0);
+  EXPECT_DOUBLE_EQ(confidence_in(table, "loop+wave", false).max, 0.05);  // no wave row: zero
+}
+
 TEST(SampleLoop, PicksTheGemmKLoop) {
   const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
   const traces::Trace t =
