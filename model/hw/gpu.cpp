@@ -603,6 +603,34 @@ nlohmann::ordered_json achievable_json(const AchievableRates& a, int decimals) {
   return j;
 }
 
+namespace {
+std::string device_key(std::string_view device) {
+  std::string key;
+  for (char ch : device) {
+    if (ch != ' ') key += char(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  return key;
+}
+}  // namespace
+
+std::string builtin_gpu_of_device(std::string_view device) {
+  const std::string key = device_key(device);
+  std::string best;
+  for (const std::string& n : builtin_gpu_names()) {
+    if (n.find('-') == std::string::npos && key.find(n) != std::string::npos &&
+        n.size() > best.size()) {
+      best = n;
+    }
+  }
+  return best;
+}
+
+bool device_is_gpu(std::string_view device, std::string_view gpu) {
+  if (device.empty()) return true;
+  const std::string_view product = gpu.substr(0, gpu.find('-'));
+  return !product.empty() && device_key(device).find(product) != std::string::npos;
+}
+
 void to_json(json& j, const GpuConfig& g) {
   j = json::object();
   top_fields(writer(j), g);

@@ -725,14 +725,11 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
   r.data = data;
   r.before = gpu.achievable;
   if (!data.device.empty()) {
-    // "NVIDIA H200" -> "h200": built-in GPU names are product names in lower case.
-    std::string key;
-    for (char ch : data.device) key += char(std::tolower(static_cast<unsigned char>(ch)));
-    if (key.rfind("nvidia ", 0) == 0) key = key.substr(7);
-    key.erase(std::remove(key.begin(), key.end(), ' '), key.end());
-    if (gpu.name.rfind(key, 0) != 0) {
+    if (!hw::device_is_gpu(data.device, gpu.name)) {
+      const std::string builtin = hw::builtin_gpu_of_device(data.device);
       r.device_mismatch = "the measurements are from an " + data.device +
-                          " but the fit is for gpu '" + gpu.name + "' (use --gpu " + key + ")";
+                          " but the fit is for gpu '" + gpu.name + "'" +
+                          (builtin.empty() ? "" : " (use --gpu " + builtin + ")");
     }
   }
   std::set<std::string> models_seen;

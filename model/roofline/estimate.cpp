@@ -5,6 +5,7 @@
 #include "common/json_fields.h"
 #include "common/units.h"
 #include "model/golden/gemm.h"
+#include "model/hw/gpu_file.h"
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -113,16 +114,12 @@ CalibrationReport check_gemms(const Machine& m, const std::string& path) {
   CalibrationReport rep;
   const std::vector<GemmCheck> gemms = load_gemm_measurements(path, &rep.device);
   if (!rep.device.empty()) {
-    // "NVIDIA H200" -> "h200": the built-in GPU names are the product names in lower case.
-    std::string key;
-    for (char ch : rep.device) key += char(std::tolower(static_cast<unsigned char>(ch)));
-    if (key.rfind("nvidia ", 0) == 0) key = key.substr(7);
-    key.erase(std::remove(key.begin(), key.end(), ' '), key.end());
     const std::string& gpu = m.gpu().name;
-    if (gpu.rfind(key, 0) != 0) {
+    if (!hw::device_is_gpu(rep.device, gpu)) {
+      const std::string builtin = hw::builtin_gpu_of_device(rep.device);
       rep.device_mismatch = "the measurements in " + path + " are from an " + rep.device +
-                            " but the model is gpu '" + gpu +
-                            "': the errors compare two machines (use --gpu " + key + ")";
+                            " but the model is gpu '" + gpu + "': the errors compare two machines" +
+                            (builtin.empty() ? "" : " (use --gpu " + builtin + ")");
     }
   }
   const llm::WeightFormat fp16;

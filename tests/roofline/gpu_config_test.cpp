@@ -78,6 +78,21 @@ TEST(GpuConfig, H200Sm80RatesAreMmaSyncsMeasuredShareOfWgmma) {
   EXPECT_EQ(sm80.sm.cluster_size, 1);
 }
 
+// Which built-in GPU a profiler's device name is (calibrate and `ltc gemm --calibration` warn
+// when the measurements are of another).
+TEST(GpuConfig, DeviceNamesMapToTheirBuiltinGpu) {
+  EXPECT_EQ(builtin_gpu_of_device("NVIDIA H100 80GB HBM3"), "h100");
+  EXPECT_EQ(builtin_gpu_of_device("NVIDIA H200"), "h200");
+  EXPECT_EQ(builtin_gpu_of_device("NVIDIA GeForce RTX 3090"), "rtx3090");
+  EXPECT_EQ(builtin_gpu_of_device("NVIDIA A100-SXM4-40GB"), "a100");
+  EXPECT_EQ(builtin_gpu_of_device("Tesla V100-SXM2-16GB"), "");
+  EXPECT_TRUE(device_is_gpu("NVIDIA H200", "h200-sm80"));
+  EXPECT_TRUE(device_is_gpu("NVIDIA H100 80GB HBM3", "h100"));
+  EXPECT_FALSE(device_is_gpu("NVIDIA H100 80GB HBM3", "h200"));
+  EXPECT_FALSE(device_is_gpu("NVIDIA H200", "a100-lut4x"));
+  EXPECT_TRUE(device_is_gpu("", "a100"));
+}
+
 TEST(GpuConfig, DatasheetFiguresMatchSpecSection6) {
   const GpuConfig a100 = load_gpu("a100"), h200 = load_gpu("h200"), rtx = load_gpu("rtx3090");
   EXPECT_EQ(a100.sms, 108);
