@@ -590,9 +590,8 @@ auto rounding_writer(nlohmann::ordered_json& j, double scale) {
 nlohmann::ordered_json achievable_json(const AchievableRates& a, int decimals) {
   const double scale = std::pow(10.0, decimals);
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  AchievableRates fields = a;
-  fields.source.clear();  // written last, after gemm_paths
-  achievable_fields(rounding_writer(j, scale), fields);
+  achievable_fields(rounding_writer(j, scale), a);
+  j.erase("source");  // written last, after gemm_paths
   nlohmann::ordered_json& paths = j["gemm_paths"] = nlohmann::ordered_json::array();
   for (const auto& p : a.gemm_paths) {
     nlohmann::ordered_json row = nlohmann::ordered_json::object();
