@@ -44,6 +44,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -299,9 +300,28 @@ void run_moe(const BenchSimFlags& o) {
     fmt::print("  {:<34} {:>9} {:>9} {:>8} {:>9} {:>8} {:>9} {:>8} {:>7}\n", "step", "measured",
                "sim", "error", "roof ref", "error", "roof cmp", "sim/cmp", "wall s");
   }
+  auto case_name = [&](const Case& c) {
+    return fmt::format("{} {} B{} {}{}", c.model, llm::phase_name(c.phase), c.batch,
+                       c.phase == d ? "L" : "S", c.length);
+  };
+  auto step_of = [&](const Case& c) {
+    return c.phase == d ? llm::StepConfig::decode(c.batch, c.length)
+                        : llm::StepConfig::prefill(c.batch, c.length);
+  };
+  // A step compiled for `g` and simulated sampled: ms per layer of its main kind (none when
+  // interrupted) and the run's wall time.
+  auto simulate_layer = [&](const std::string& what, const llm::ModelConfig& model,
+                            const llm::StepConfig& step, const hw::GpuConfig& g,
+                            double& wall_s) -> std::optional<double> {
+    const llm::StepGraph graph = llm::build_step_graph(model, step);
+    const sim::RunStats r =
+        sim::simulate_sampled(compiler::compile_model(model, step, g), g, {}, {});
+    if (r.interrupted) return std::nullopt;
+    wall_s = r.wall_s;
+    return layer_ms(what, graph, r);
+  };
   for (const Case& c : cases) {
-    const std::string what = fmt::format("{} {} B{} {}{}", c.model, llm::phase_name(c.phase),
-                                         c.batch, c.phase == d ? "L" : "S", c.length);
+    const std::string what = case_name(c);
     if (!case_picked(o.cases, what, what)) continue;
     const roofline::StepMeasurement* m = nullptr;
     for (const auto& st : data.steps) {
@@ -312,13 +332,10 @@ void run_moe(const BenchSimFlags& o) {
     }
     if (!m) throw std::logic_error(path + " has no step " + what);
     const llm::ModelConfig& model = data.model(c.model);
-    const llm::StepConfig step = c.phase == d ? llm::StepConfig::decode(c.batch, c.length)
-                                              : llm::StepConfig::prefill(c.batch, c.length);
-    const llm::StepGraph graph = llm::build_step_graph(model, step);
-    const traces::Trace t = compiler::compile_model(model, step, gpu);
-    const sim::RunStats r = sim::simulate_sampled(t, gpu, {}, {});
-    if (r.interrupted) break;
-    const double sim_ms = layer_ms(what, graph, r);
+    double wall_s = 0;
+    const std::optional<double> sim = simulate_layer(what, model, step_of(c), gpu, wall_s);
+    if (!sim) break;
+    const double sim_ms = *sim;
     roofline::StepRequest q = roofline::step_request(*m);
     const double ref_ms = roofline::estimate(machine, model, q).layer_ms;
     q.kernels = llm::KernelPlan::kCompiled;
@@ -326,7 +343,7 @@ void run_moe(const BenchSimFlags& o) {
     sim_err += std::abs(sim_ms / m->ms - 1);
     ref_err += std::abs(ref_ms / m->ms - 1);
     sim_vs_compiled += std::abs(sim_ms / cmp_ms - 1);
-    wall += r.wall_s;
+    wall += wall_s;
     rows.push_back({{"step", what},
                     {"family", roofline::layer_family(model)},
                     {"measured_ms", m->ms},
@@ -336,13 +353,13 @@ void run_moe(const BenchSimFlags& o) {
                     {"roofline_reference_error", ref_ms / m->ms - 1},
                     {"roofline_compiled_ms", cmp_ms},
                     {"sim_vs_roofline_compiled", sim_ms / cmp_ms - 1},
-                    {"wall_s", r.wall_s}});
+                    {"wall_s", wall_s}});
     if (!o.json) {
       fmt::print(
           "  {:<34} {:>9.4f} {:>9.4f} {:>+7.1f}% {:>9.4f} {:>+7.1f}% {:>9.4f} {:>+7.1f}% "
           "{:>7.1f}\n",
           what, m->ms, sim_ms, 100 * (sim_ms / m->ms - 1), ref_ms, 100 * (ref_ms / m->ms - 1),
-          cmp_ms, 100 * (sim_ms / cmp_ms - 1), r.wall_s);
+          cmp_ms, 100 * (sim_ms / cmp_ms - 1), wall_s);
       std::fflush(stdout);
     }
   }
@@ -351,20 +368,16 @@ void run_moe(const BenchSimFlags& o) {
   const roofline::Machine lut_machine(lut_gpu);
   const Case lut_cases[] = {{"mixtral-8x7b", d, 16, 4096}, {"mixtral-8x7b", p, 1, 512}};
   for (const Case& c : lut_cases) {
-    const std::string what =
-        fmt::format("{} {} B{} {}{} {} int2 x int8", c.model, llm::phase_name(c.phase), c.batch,
-                    c.phase == d ? "L" : "S", c.length, lut_gpu.name);
+    const std::string what = case_name(c) + " " + lut_gpu.name + " int2 x int8";
     if (!case_picked(o.cases, what, what)) continue;
     const llm::ModelConfig model = llm::load_model(c.model);
-    llm::StepConfig step = c.phase == d ? llm::StepConfig::decode(c.batch, c.length)
-                                        : llm::StepConfig::prefill(c.batch, c.length);
+    llm::StepConfig step = step_of(c);
     step.weights = llm::parse_weight_format("int2");
     step.acts = golden::DType::kInt8;
-    const llm::StepGraph graph = llm::build_step_graph(model, step);
-    const traces::Trace t = compiler::compile_model(model, step, lut_gpu);
-    const sim::RunStats r = sim::simulate_sampled(t, lut_gpu, {}, {});
-    if (r.interrupted) break;
-    const double sim_ms = layer_ms(what, graph, r);
+    double wall_s = 0;
+    const std::optional<double> sim = simulate_layer(what, model, step, lut_gpu, wall_s);
+    if (!sim) break;
+    const double sim_ms = *sim;
     roofline::StepRequest q;
     q.model = c.model;
     q.gpu = lut_gpu.name;
@@ -377,16 +390,16 @@ void run_moe(const BenchSimFlags& o) {
     q.kernels = llm::KernelPlan::kCompiled;
     const double cmp_ms = roofline::estimate(lut_machine, model, q).layer_ms;
     lut_vs_compiled += std::abs(sim_ms / cmp_ms - 1);
-    wall += r.wall_s;
+    wall += wall_s;
     lut_rows.push_back({{"step", what},
                         {"family", roofline::layer_family(model)},
                         {"sim_ms", sim_ms},
                         {"roofline_compiled_ms", cmp_ms},
                         {"sim_vs_roofline_compiled", sim_ms / cmp_ms - 1},
-                        {"wall_s", r.wall_s}});
+                        {"wall_s", wall_s}});
     if (!o.json) {
       fmt::print("  {:<34} {:>9} {:>9.4f} {:>8} {:>9} {:>8} {:>9.4f} {:>+7.1f}% {:>7.1f}\n", what,
-                 "-", sim_ms, "", "", "", cmp_ms, 100 * (sim_ms / cmp_ms - 1), r.wall_s);
+                 "-", sim_ms, "", "", "", cmp_ms, 100 * (sim_ms / cmp_ms - 1), wall_s);
       std::fflush(stdout);
     }
   }
