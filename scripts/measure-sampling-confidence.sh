@@ -5,9 +5,9 @@
 # 1. every case's full run, one process per case (JOBS at a time, one host thread each), each
 #    into its own --full-cache file, merged into DIR/full-runs.json (kept: a second run of the
 #    script with that file simulates only the sampled runs; delete it when the simulator changes);
-# 2. the pooled sampled runs against those full runs, from an empty table: the streaming rows
-#    from a run with --slice-streaming, every other row from one without, written to
-#    configs/calibration/sampling-confidence.json;
+# 2. the pooled sampled runs against those full runs into one table, from an empty one: a run with
+#    --slice-streaming, then one without over it (the streaming rows stay from the first), copied
+#    to configs/calibration/sampling-confidence.json;
 # 3. the default cases' table with that confidence, docs/results/sim-sample.md.
 # Run from the repository root; intermediate files and logs in DIR.
 set -eu
@@ -49,34 +49,16 @@ json.dump(cache, open(f"{d}/full-runs.json", "w"), indent=1)
 print(f"{len(cache)} full runs in {d}/full-runs.json")
 PY
 fi
-rm -f "$dir/stream.json" "$dir/other.json"
+# From an empty table: the --slice-streaming run writes every row it measures; the run without
+# then replaces the rows it measures and keeps the streaming ones (sim::merge_confidence).
+table="$dir/sampling-confidence.json"
+rm -f "$table"
 "$ltc" bench sim --only sample "${args[@]}" --full-cache "$dir/full-runs.json" \
-  --slice-streaming --confidence-out "$dir/stream.json" > "$dir/stream.log" 2>&1 &
+  --slice-streaming --confidence-out "$table" > "$dir/stream.log" 2>&1
 "$ltc" bench sim --only sample "${args[@]}" --full-cache "$dir/full-runs.json" \
-  --confidence-out "$dir/other.json" > "$dir/other.log" 2>&1 &
-wait
-# The streaming methods' rows from the --slice-streaming run, the others from the run without,
-# in the table's order (confidence_row, as the library writes it).
-python3 - "$dir" configs/calibration/sampling-confidence.json <<'PY'
-import json, sys
-d, out = sys.argv[1], sys.argv[2]
-stream = json.load(open(f"{d}/stream.json"))
-other = json.load(open(f"{d}/other.json"))
-rows = [r for r in stream["methods"] if "stream" in r["method"]]
-rows += [r for r in other["methods"] if "stream" not in r["method"]]
-def row(r):
-    m = r["method"]
-    if m == "loop": return "loop, one wave"
-    if m in ("full", "repeat"): return m + (", gemm" if r.get("gemm") else ", other")
-    return m
-rows.sort(key=row)
-what = other["what"] + (" The streaming rows ('stream-slice', 'loop+stream-slice') come from the"
-                        " same sets run with --slice-streaming (scripts/measure-sampling-confidence.sh).")
-with open(out, "w") as f:
-    f.write('{\n "what": ' + json.dumps(what) + ',\n "methods": [\n')
-    f.write(",\n".join("  " + json.dumps(r) for r in rows) + "\n ]\n}\n")
-print(open(out).read())
-PY
+  --confidence-out "$table" > "$dir/other.log" 2>&1
+cp "$table" configs/calibration/sampling-confidence.json
+cat "$table"
 "$ltc" bench sim --only sample --per-kernel --full-cache "$dir/full-runs.json" \
   --markdown docs/results/sim-sample.md > "$dir/sim-sample.log" 2>&1
 tail -4 "$dir/sim-sample.log"
