@@ -173,9 +173,9 @@ void emit_pipeline(ProgramBuilder& p, const KPipeline& k) {
 }
 
 // A block's slice of a row-major global tensor staged by ldgsts: `rows` rows of `row_bytes`
-// bytes, `row_stride` apart, starting at `origin`. The block's warps share it: whole rows when
-// the warps divide them, else an equal part of every row, else each warp loads its own warp
-// tile's `own_rows` rows (from row `own_first`), which duplicates rows shared by warps.
+// bytes, `row_stride` apart, starting at `origin`. The block's warps share it as
+// tiling::slice_copy says (the estimate's count of the copies): whole rows, an equal part of
+// every row, or each warp its own warp tile's `own_rows` rows (from row `own_first`).
 struct BlockSlice {
   uint32_t tensor = 0;
   traces::Affine origin;
@@ -186,24 +186,25 @@ struct BlockSlice {
 
 void load_block_slice(ProgramBuilder& p, const BlockSlice& s, int64_t warps_x, int64_t warps_y) {
   const int64_t W = warps_x * warps_y;
-  if (s.rows % W == 0) {
-    const int64_t per = s.rows / W;
+  const tiling::SliceCopy copy = tiling::slice_copy(s.rows, s.row_bytes, W, s.own_rows);
+  if (copy.own_rows) {
+    const auto ir = p.loop(uint64_t(s.own_rows));
+    p.emit(mem(
+        Opcode::kLdGlobalAsync, s.tensor, uint64_t(s.row_bytes),
+        plus(plus(s.origin, times(s.own_first, s.row_stride)), affine(0, {iv(ir, s.row_stride)}))));
+    p.end(ir);
+  } else if (copy.bytes_per_copy == s.row_bytes) {
+    const int64_t per = copy.copies_per_warp;
     const auto ir = p.loop(uint64_t(per));
     p.emit(mem(Opcode::kLdGlobalAsync, s.tensor, uint64_t(s.row_bytes),
                plus(s.origin, affine(0, {wy(warps_x * per * s.row_stride), wx(per * s.row_stride),
                                          iv(ir, s.row_stride)}))));
     p.end(ir);
-  } else if (s.row_bytes % W == 0) {
-    const int64_t part = s.row_bytes / W;
+  } else {
+    const int64_t part = copy.bytes_per_copy;
     const auto ir = p.loop(uint64_t(s.rows));
     p.emit(mem(Opcode::kLdGlobalAsync, s.tensor, uint64_t(part),
                plus(s.origin, affine(0, {wy(warps_x * part), wx(part), iv(ir, s.row_stride)}))));
-    p.end(ir);
-  } else {
-    const auto ir = p.loop(uint64_t(s.own_rows));
-    p.emit(mem(
-        Opcode::kLdGlobalAsync, s.tensor, uint64_t(s.row_bytes),
-        plus(plus(s.origin, times(s.own_first, s.row_stride)), affine(0, {iv(ir, s.row_stride)}))));
     p.end(ir);
   }
 }

@@ -183,6 +183,17 @@ LinearMma linear_mma(bool low_bit, golden::DType acts, double bits_per_weight) {
   return r;
 }
 
+SliceCopy slice_copy(int64_t rows, int64_t row_bytes, int64_t warps, int64_t own_rows) {
+  if (rows % warps == 0) return {rows / warps, row_bytes, false};
+  if (row_bytes % warps == 0) return {rows, row_bytes / warps, false};
+  return {own_rows, row_bytes, true};
+}
+
+double SliceCopy::line_cycles(int64_t warps, int64_t line_bytes) const {
+  const double lines = double(std::max<int64_t>(1, ceil_div(bytes_per_copy, line_bytes)));
+  return double(warps) * double(copies_per_warp) * lines;
+}
+
 int64_t mma_cluster(const GemmProblem& p, const hw::GpuConfig& gpu, int64_t grid_n) {
   const bool shares_a = p.tile_warpgroup() > 1 || p.m <= kSkinnyRows;
   return p.lut_tiles_per_core == 0 && shares_a && gpu.sm.tma && gpu.sm.cluster_size > 1 &&
@@ -308,22 +319,26 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   const int64_t full_blocks = (c.waves - 1) * bps, tail_blocks = ceil_div(last, gpu.sms);
   // Shared-memory bandwidth bounds the tensor cores too: each K step every warp reads its A (or
   // table) and W fragments through the SM's shared-memory data path (sm.lsu_bytes_per_cycle),
-  // and the stage fill takes that path for a cycle per L2 line of each row it copies, as the
-  // simulator times an ldgsts (a row shorter than a line costs the whole line's cycle; a MAC
-  // GEMM shorter than its block copies only its rows); a tensor memory accelerator (sm.tma)
-  // fills the stages beside it.
+  // and the stage fill takes that path for a cycle per L2 line of each copy its warps issue
+  // (slice_copy: the compiler's split of a slice between warps; a copy shorter than a line costs
+  // the whole line's cycle, as the simulator times an ldgsts; a MAC GEMM shorter than its block
+  // copies only its rows); a tensor memory accelerator (sm.tma) fills the stages beside it.
   const double read_bits = double(block.m) * block.n / warp.n * p.a_bits +
                            double(block.m) * block.n / warp.m / double(warpgroup) * p.w_bits;
   // A LUT kernel's weights are packed by core tile: one row per core tile's N columns.
   const bool lut = p.lut_tiles_per_core > 0;
-  auto row_lines = [&](double bits) {
-    return std::max(1.0, std::ceil(double(block.k) * bits / 8 / gpu.sm.line_bytes));
-  };
-  const double fill_lines =
-      gpu.sm.tma ? 0.0
-                 : double(lut ? block.m : std::min(p.m, block.m)) * row_lines(p.a_bits) +
-                       (lut ? double(block.n / p.instr.n) * row_lines(p.w_bits * p.instr.n)
-                            : double(block.n) * row_lines(p.w_bits));
+  auto row_bytes = [&](double bits) { return int64_t(std::ceil(double(block.k) * bits / 8)); };
+  const int64_t a_copy_rows = lut ? block.m : std::min(p.m, block.m);
+  const SliceCopy a_copy = slice_copy(a_copy_rows, row_bytes(p.a_bits), c.warps_per_block,
+                                      std::min(c.warp.m, a_copy_rows));
+  const SliceCopy w_copy =
+      lut ? slice_copy(block.n / p.instr.n, row_bytes(p.w_bits * p.instr.n), c.warps_per_block,
+                       c.warp.n / p.instr.n)
+          : slice_copy(block.n, row_bytes(p.w_bits), c.warps_per_block, c.warp.n);
+  const double fill_lines = gpu.sm.tma
+                                ? 0.0
+                                : a_copy.line_cycles(c.warps_per_block, gpu.sm.line_bytes) +
+                                      w_copy.line_cycles(c.warps_per_block, gpu.sm.line_bytes);
   const double smem_us_per_block = (read_bits / 8 * k_pad / double(gpu.sm.lsu_bytes_per_cycle) +
                                     fill_lines * double(c.k_steps)) /
                                    (gpu.clock_ghz * 1e3);
@@ -501,6 +516,7 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   c.compute_us = compute_us * slower;
   c.memory_us = memory_us * slower;
   c.dram_bytes = dram_bytes;
+  c.fill_lines = fill_lines;
   if (memory_us > compute_us) c.bound = memory_bound;
   *fits = true;
   return c;

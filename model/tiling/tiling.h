@@ -128,6 +128,22 @@ LinearMma linear_mma(bool low_bit, golden::DType acts, double bits_per_weight);
 // each K tile once into shared memory for all its warps.
 bool dequantizes_in_registers(const GemmProblem& p);
 
+// How a block's warps copy one operand's slice of a K tile (`rows` rows of `row_bytes` bytes)
+// into shared memory with ldgsts, the compiler's rule (compiler/gemm_lowering.cpp,
+// load_block_slice): whole rows each when the warps divide the rows; else an equal part of every
+// row when they divide its bytes; else each warp its own warp tile's `own_rows` rows (rows that
+// warps share are copied more than once). The estimate charges the shared-memory path a cycle
+// per L2 line of each copy (the simulator's LSU: sim/sm.cpp), so many small copies cost more
+// than a few whole rows.
+struct SliceCopy {
+  int64_t copies_per_warp = 0;
+  int64_t bytes_per_copy = 0;
+  bool own_rows = false;  // the third case
+  // Line cycles of the whole block's copies (`warps` warps; lines of `line_bytes`).
+  double line_cycles(int64_t warps, int64_t line_bytes) const;
+};
+SliceCopy slice_copy(int64_t rows, int64_t row_bytes, int64_t warps, int64_t own_rows);
+
 // LMMA instruction shapes (traces/isa.h): a x b tiles of the core shape, timed by
 // hw::lmma_issue_cycles (model/hw/gpu.h), the one formula the simulator and roofline use too.
 using hw::lmma_issue_cycles;
@@ -175,6 +191,9 @@ struct TileChoice {
   // its tensor cores' duty; estimated_us, compute_us, memory_us and chain_us are at this clock).
   double clock_ghz = 0;
   double dram_bytes = 0;  // of global_bytes, those that come from DRAM
+  // Line cycles the block's stage copies (ldgsts) take on the SM's load/store path per K tile
+  // (slice_copy for A and W; 0 on a GPU whose TMA fills the stages).
+  double fill_lines = 0;
   // What binds the estimate: "compute" (tensor cores), "smem" (shared-memory data path),
   // "dequant", "chain", "dram", "l2" (traffic or hot lines) or "latency" (bytes in flight).
   const char* bound = "";

@@ -489,3 +489,29 @@ TEST(Tiling, NoFeasibleTileIsNulloptNotAnException) {
 
 }  // namespace
 }  // namespace ltc::tiling
+
+namespace ltc::tiling {
+namespace {
+
+// The three ways a block's warps split a slice, by hand: 8 rows of 256 B on 8 warps: a row each
+// (2 lines each, 16 line cycles); on 16 warps: 16 B of every row each (128 copies of one line
+// each); 6 rows of 90 B on 4 warps: neither divides, each warp copies its own 3 rows (12
+// copies, one line each).
+TEST(Tiling, SliceCopiesAreWholeRowsPartsOfRowsOrOwnRows) {
+  const SliceCopy rows = slice_copy(8, 256, 8, 8);
+  EXPECT_EQ(rows.copies_per_warp, 1);
+  EXPECT_EQ(rows.bytes_per_copy, 256);
+  EXPECT_FALSE(rows.own_rows);
+  EXPECT_DOUBLE_EQ(rows.line_cycles(8, 128), 16);
+  const SliceCopy parts = slice_copy(8, 256, 16, 8);
+  EXPECT_EQ(parts.copies_per_warp, 8);
+  EXPECT_EQ(parts.bytes_per_copy, 16);
+  EXPECT_DOUBLE_EQ(parts.line_cycles(16, 128), 128);
+  const SliceCopy own = slice_copy(6, 90, 4, 3);
+  EXPECT_TRUE(own.own_rows);
+  EXPECT_EQ(own.copies_per_warp, 3);
+  EXPECT_DOUBLE_EQ(own.line_cycles(4, 128), 12);
+}
+
+}  // namespace
+}  // namespace ltc::tiling
