@@ -1064,6 +1064,16 @@ traces::Kernel lower_mac_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu) {
 
 }  // namespace
 
+void check_kernels_fit(const traces::Trace& t, const hw::GpuConfig& gpu) {
+  for (const traces::Kernel& k : t.kernels) {
+    const std::string error = hw::block_limits_error(
+        gpu, k.warps_per_block(), int64_t(k.regs_per_thread), int64_t(k.smem_bytes));
+    if (!error.empty()) {
+      throw InputError("kernel " + k.name + " on '" + gpu.name + "': " + error);
+    }
+  }
+}
+
 traces::Trace compile_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu) {
   if (spec.stages == 1 || spec.stages < 0) {
     throw InputError("--stages: " + std::to_string(spec.stages) +
@@ -1079,6 +1089,7 @@ traces::Trace compile_gemm(const GemmSpec& spec, const hw::GpuConfig& gpu) {
   }
   t.version = t.minimum_version();
   traces::validate(t, "compile_gemm");
+  check_kernels_fit(t, gpu);
   return t;
 }
 

@@ -109,6 +109,10 @@ traces::Kernel lower_mma_gemm(const std::string& name, int64_t batch, int64_t m,
                               tiling::TileChoice* tiles = nullptr, int weight_bits = 0,
                               int stages = 0);
 
+// Throws InputError naming the first kernel of `t` whose block `gpu` cannot hold
+// (hw::block_limits_error, the simulator's rule): a trace the compiler emits always runs.
+void check_kernels_fit(const traces::Trace& t, const hw::GpuConfig& gpu);
+
 // `ltc compile gemm`: a whole trace (header + kernels) for one (mp)GEMM on gemm_path(); the GEMM
 // kernel carries a GemmRecord of that path. Throws InputError naming the flag for operands the
 // path or GPU cannot run (with the valid ones).

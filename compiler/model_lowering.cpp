@@ -566,6 +566,18 @@ DecodePlan plan_decode(const llm::AttentionShape& a, const AttentionLayout& l, i
     d.warps /= 2;
     d.key_tile /= 2;
   }
+  if (stages() + d.smem_q > smem_limit) {
+    // One block holds every query row of a KV group (its Q and each warp's partial O): a group
+    // too large for one block (MLA's 128 heads over one latent row) would need its rows split
+    // over blocks, which the lowering does not do.
+    auto n = [](int64_t v) { return std::to_string(v); };
+    throw InputError("decode attention: " + n(d.rows) + " query rows per KV group (" + n(a.heads) +
+                     " heads over " + n(a.kv_heads) + " KV heads, " + n(a.q_len) +
+                     " new tokens) need " + n(stages() + d.smem_q) +
+                     " bytes of shared memory in one block (Q and one warp's partial rows of " +
+                     "width " + n(l.v_dim) + "); the GPU has " + n(smem_limit) +
+                     " per block: splitting a KV group's rows over blocks is not modelled");
+  }
   const int64_t full = a.kv_len / d.key_tile;
   // The roofline's split count (model/roofline/cost.cpp), then the nearest count up to twice it
   // that divides the whole tiles best (fewest left for the combine kernel).
@@ -1270,6 +1282,7 @@ traces::Trace compile_model(const llm::ModelConfig& model, llm::StepConfig step,
   traces::Trace t = ModelLowerer(g, gpu, options).run();
   t.version = t.minimum_version();
   traces::validate(t, "compile_model");
+  check_kernels_fit(t, gpu);
   return t;
 }
 

@@ -44,30 +44,11 @@ int64_t smem_wavefronts(uint64_t bytes_per_thread, uint64_t stride, int banks) {
 }
 
 Occupancy kernel_occupancy(const traces::Kernel& k, const hw::GpuConfig& gpu) {
-  const std::string where = "kernel " + k.name;
-  const hw::SmConfig& sm = gpu.sm;
   const int64_t wpb = k.warps_per_block();
-  if (wpb > sm.max_warps) {
-    throw InputError(where + ": " + std::to_string(wpb) + " warps per block exceed the SM's " +
-                     std::to_string(sm.max_warps));
-  }
-  if (int64_t(k.regs_per_thread) > gpu.max_registers_per_thread) {
-    throw InputError(where + ": " + std::to_string(k.regs_per_thread) +
-                     " registers per thread exceed the GPU's " +
-                     std::to_string(gpu.max_registers_per_thread));
-  }
-  if (int64_t(k.smem_bytes) > int64_t(gpu.shared_memory_kb_per_block) * 1024) {
-    throw InputError(where + ": " + std::to_string(k.smem_bytes) +
-                     " bytes of shared memory exceed the GPU's " +
-                     std::to_string(gpu.shared_memory_kb_per_block) + " KiB per block");
-  }
-  const Occupancy o =
-      hw::block_occupancy(gpu, wpb, int64_t(k.regs_per_thread), int64_t(k.smem_bytes));
-  if (o.blocks_per_sm < 1) {
-    throw InputError(where + ": one block needs more " + o.limit + " than an SM of '" + gpu.name +
-                     "' has");
-  }
-  return o;
+  const std::string error =
+      hw::block_limits_error(gpu, wpb, int64_t(k.regs_per_thread), int64_t(k.smem_bytes));
+  if (!error.empty()) throw InputError("kernel " + k.name + ": " + error);
+  return hw::block_occupancy(gpu, wpb, int64_t(k.regs_per_thread), int64_t(k.smem_bytes));
 }
 
 KernelPlan plan_kernel(const traces::Trace& trace, size_t index, const hw::GpuConfig& gpu,

@@ -288,6 +288,27 @@ BlockOccupancy block_occupancy(const GpuConfig& gpu, int64_t warps_per_block,
   return o;
 }
 
+std::string block_limits_error(const GpuConfig& gpu, int64_t warps_per_block,
+                               int64_t regs_per_thread, int64_t smem_bytes) {
+  if (warps_per_block > gpu.sm.max_warps) {
+    return std::to_string(warps_per_block) + " warps per block exceed the SM's " +
+           std::to_string(gpu.sm.max_warps);
+  }
+  if (regs_per_thread > gpu.max_registers_per_thread) {
+    return std::to_string(regs_per_thread) + " registers per thread exceed the GPU's " +
+           std::to_string(gpu.max_registers_per_thread);
+  }
+  if (smem_bytes > int64_t(gpu.shared_memory_kb_per_block) * 1024) {
+    return std::to_string(smem_bytes) + " bytes of shared memory exceed the GPU's " +
+           std::to_string(gpu.shared_memory_kb_per_block) + " KiB per block";
+  }
+  const BlockOccupancy o = block_occupancy(gpu, warps_per_block, regs_per_thread, smem_bytes);
+  if (o.blocks_per_sm < 1) {
+    return std::string("one block needs more ") + o.limit + " than an SM of '" + gpu.name + "' has";
+  }
+  return "";
+}
+
 TensorOpTiming GpuConfig::lmma_timing(const golden::LmmaShape& instr, int wbits) const {
   if (!lut_tensor) throw InputError("gpu '" + name + "' has no LUT tensor core");
   const auto& core = lut_tensor->core;

@@ -337,6 +337,12 @@ struct BlockOccupancy {
 };
 BlockOccupancy block_occupancy(const GpuConfig& gpu, int64_t warps_per_block,
                                int64_t regs_per_thread, int64_t smem_bytes);
+// What keeps one block of a kernel off every SM of `gpu` ("" when it fits): more warps per block
+// than an SM holds, more registers per thread or shared memory per block than the GPU allows, or
+// no SM with room for one block. The simulator refuses such a kernel and the compiler refuses to
+// emit one, both by this rule.
+std::string block_limits_error(const GpuConfig& gpu, int64_t warps_per_block,
+                               int64_t regs_per_thread, int64_t smem_bytes);
 
 // Names of the built-in GPUs (file stems under configs/gpus), sorted.
 std::vector<std::string> builtin_gpu_names();

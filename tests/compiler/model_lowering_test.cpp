@@ -644,6 +644,33 @@ TEST(ModelLowering, LatentDecodeAttentionReadsTheLatentCacheOnce) {
   EXPECT_GE(latent_reads, 1);
 }
 
+// DeepSeek-V2's absorbed decode folds 128 heads over its one latent row into one block's rows:
+// Q (128 x 576 FP16) and one warp's partial O (128 x 514 FP32) take 410,624 bytes, more than an
+// H200 block's 227 KiB, at the fewest warps. The lowering refuses it, saying what is not modelled,
+// rather than emit a kernel no SM can hold; its prefill (no folding) compiles.
+TEST(ModelLowering, AKvGroupTooLargeForOneBlockIsRefusedNamingIt) {
+  const std::string v2 =
+      std::string(LTC_SOURCE_DIR) + "/configs/calibration/profile-models/deepseek-v2.json";
+  const Step s = make(v2, true, 1, 512, "h200");
+  try {
+    compile_model(s.model, s.step, s.gpu);
+    FAIL() << "compiled";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("128 query rows per KV group"), std::string::npos) << what;
+    EXPECT_NE(what.find("410624 bytes"), std::string::npos) << what;
+    EXPECT_NE(what.find("not modelled"), std::string::npos) << what;
+  }
+  const Step p = make(v2, false, 1, 128, "h200");
+  const Trace t = compile_model(p.model, p.step, p.gpu);
+  for (const auto& k : t.kernels) {
+    EXPECT_EQ(hw::block_limits_error(p.gpu, k.warps_per_block(), k.regs_per_thread,
+                                     int64_t(k.smem_bytes)),
+              "")
+        << k.name;
+  }
+}
+
 // A prefill past its sliding window (the tiny MoE model: 64 keys, one 64-key tile before a query
 // tile's own): the band kernel runs every query tile past the causal head over window_tiles + 1
 // key tiles, the head kernel the causal triangle of the first head tiles, and nothing else.
