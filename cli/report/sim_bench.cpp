@@ -78,10 +78,25 @@ std::string sim_threads_markdown(const nlohmann::json& workloads) {
   return s;
 }
 
+namespace {
+// The measurement files of a result, by file name: "a.json" or "a.json, b.json".
+std::string measurement_names(const nlohmann::json& result) {
+  std::string names;
+  const nlohmann::json m = result.value("measurements", nlohmann::json());
+  for (const auto& p : m.is_array() ? m : nlohmann::json::array({m})) {
+    if (!p.is_string()) continue;
+    names += (names.empty() ? "" : ", ") +
+             std::filesystem::path(p.get<std::string>()).filename().string();
+  }
+  return names;
+}
+}  // namespace
+
 std::string sim_moe_markdown(const nlohmann::json& result) {
   const nlohmann::json steps = result.value("steps", nlohmann::json::array());
   std::string s = fmt::format(
-      "The compiled FP16 steps of MoE and sliding-window models, simulated sampled on the H200 "
+      "The compiled FP16 steps of MoE, sliding-window and latent-attention models, simulated "
+      "sampled on the H200 "
       "(`ltc bench sim --only moe --markdown docs/results/sim-moe.md`; measurements: {}), per "
       "decoder layer of the main kind, against the eager reference step measured there and the "
       "roofline's two kernel plans. Mean |error| over {} steps: simulator vs measured {:.1f}%, "
@@ -94,9 +109,11 @@ std::string sim_moe_markdown(const nlohmann::json& result) {
       "projection, the experts its grid z) instead of BF16 `torch._grouped_mm`, attention as the "
       "compiler's split-KV FlashAttention. The simulator "
       "times that step: it is below the measured eager step by what those kernels cost, as the "
-      "roofline's compiled plan is below its reference plan.\n\n",
-      std::filesystem::path(result.value("measurements", std::string())).filename().string(),
-      steps.size(), 100 * num(result, "sim_mape"), 100 * num(result, "roofline_reference_mape"),
+      "roofline's compiled plan is below its reference plan. DeepSeek-V2's decode is not "
+      "compiled: its 128 query heads over one latent row do not fit one decode block, and "
+      "splitting them over blocks is not modelled.\n\n",
+      measurement_names(result), steps.size(), 100 * num(result, "sim_mape"),
+      100 * num(result, "roofline_reference_mape"),
       100 * num(result, "sim_vs_roofline_compiled_mape"), num(result, "wall_s"));
   s += "| step | family | measured ms | simulated ms | error | roofline (reference) ms | error | "
        "roofline (compiled) ms | simulated vs compiled |\n|---|---|---|---|---|---|---|---|---|\n";
