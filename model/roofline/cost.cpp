@@ -158,6 +158,7 @@ hw::GemmPathRates path_rates(const hw::AchievableRates& a, const GemmProblem& g)
                    &hw::GemmPathRates::tile_n, &hw::GemmPathRates::data_parallel}) {
       if (e->*f > 0) r.*f = e->*f;
     }
+    if (!e->tile_choice.empty()) r.tile_choice = e->tile_choice;
   }
   r.max_split_k = 1;
   return r;
@@ -333,6 +334,10 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
     if (best_s == INFINITY) {
       for (Tile t : kLutTiles) consider(t, true, m.gpu().lut_tensor->core.shape.n);
     }
+  } else if (rates && !rates->tile_choice.empty()) {
+    // The library's heuristic picks the tile (not necessarily the fastest): that tile's cost.
+    const hw::TileRule& t = hw::chosen_tile(rates->tile_choice, g.m, g.n, g.k);
+    consider(Tile{t.tile_m, t.tile_n}, false, kMacWarpN);
   } else if (tile_n > 0) {
     // A path of one kernel tile, tile_m x tile_n (tinygemm's m16n8k16 thread block).
     consider(Tile{min_tile_m > 0 ? min_tile_m : 16, tile_n}, true, kMacWarpN);
