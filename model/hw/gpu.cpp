@@ -489,8 +489,10 @@ void GpuConfig::finalize() {
                          std::to_string(t.tile_n));
       }
       if (!(t.min_mn >= 0 && t.min_mn < 1e15)) {
-        throw InputError(where + "min_mn' must be >= 0 (the fewest outputs M x N it is chosen "
-                                 "for), not " + number(t.min_mn));
+        throw InputError(where +
+                         "min_mn' must be >= 0 (the fewest outputs M x N it is chosen "
+                         "for), not " +
+                         number(t.min_mn));
       }
       if (!(t.min_k >= 0 && t.min_k < 1e15)) {
         throw InputError(where + "min_k' must be >= 0 (the least depth K it is chosen for), not " +

@@ -455,8 +455,8 @@ std::vector<hw::TileRule> tile_rules_from_names(const std::vector<const GemmMeas
   for (int pass = 0; pass < 8; ++pass) {
     const int before = best;
     for (size_t i = 0; i + 1 < rules.size(); ++i) {
-      for (auto [field, values] : {std::pair{&hw::TileRule::min_mn, &mns},
-                                   std::pair{&hw::TileRule::min_k, &ks}}) {
+      for (auto [field, values] :
+           {std::pair{&hw::TileRule::min_mn, &mns}, std::pair{&hw::TileRule::min_k, &ks}}) {
         for (double v : *values) {
           const double was = rules[i].*field;
           rules[i].*field = v;
@@ -691,17 +691,17 @@ std::vector<FitParameter> path_parameters(const std::string& dtype,
     }
   }
   std::vector<FitParameter> out = {
-          field("tensor_fraction", &hw::GemmPathRates::tensor_fraction, 0.005, 1.0, true),
-          field("small_tile_fraction", &hw::GemmPathRates::small_tile_fraction, 0.005, 1.0, true),
-          field("dram_bw_fraction", &hw::GemmPathRates::dram_bw_fraction, 0.05, 1.0, false),
-          field("fixed_us", &hw::GemmPathRates::fixed_us, 0.5, 15, true),
-          field("l2_bw_fraction", &hw::GemmPathRates::l2_bw_fraction, 0.1, 1.0, false),
-          field("tile_overhead_k", &hw::GemmPathRates::tile_overhead_k, 0, 4096, false),
-          tile,
-          max_tile,
-          split,
-          width,
-          waves};
+      field("tensor_fraction", &hw::GemmPathRates::tensor_fraction, 0.005, 1.0, true),
+      field("small_tile_fraction", &hw::GemmPathRates::small_tile_fraction, 0.005, 1.0, true),
+      field("dram_bw_fraction", &hw::GemmPathRates::dram_bw_fraction, 0.05, 1.0, false),
+      field("fixed_us", &hw::GemmPathRates::fixed_us, 0.5, 15, true),
+      field("l2_bw_fraction", &hw::GemmPathRates::l2_bw_fraction, 0.1, 1.0, false),
+      field("tile_overhead_k", &hw::GemmPathRates::tile_overhead_k, 0, 4096, false),
+      tile,
+      max_tile,
+      split,
+      width,
+      waves};
   out.insert(out.end(), choice.begin(), choice.end());
   return out;
 }
@@ -1039,8 +1039,8 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
       std::vector<FitParameter> continuous, discrete, kind;
       for (const auto& p : path_params) {
         (p.choices.empty() || p.with_continuous ? continuous
-         : p.kernel_kind                         ? kind
-                                                 : discrete)
+         : p.kernel_kind                        ? kind
+                                                : discrete)
             .push_back(p);
       }
       std::vector<FitParameter> rates, thresholds;
@@ -1548,10 +1548,11 @@ std::string format_calibration(const CalibrationResult& r) {
   table("GEMMs by path and M", r.by_dtype_m);
   table("low-bit GEMMs", r.low_bit);
   for (const auto& t : r.tile_agreement) {
-    s += fmt::format("{} GEMMs whose kernel names give a tile: {}; the roofline costs that tile for "
-                     "{} in sample{}\n",
-                     t.group, t.named, t.in_sample,
-                     r.shape_folds > 0 ? fmt::format(", {} leave-one-shape-out", t.loso) : "");
+    s += fmt::format(
+        "{} GEMMs whose kernel names give a tile: {}; the roofline costs that tile for "
+        "{} in sample{}\n",
+        t.group, t.named, t.in_sample,
+        r.shape_folds > 0 ? fmt::format(", {} leave-one-shape-out", t.loso) : "");
   }
   for (const auto& p : r.fitted.gemm_paths) {
     if (p.tile_choice.empty()) continue;

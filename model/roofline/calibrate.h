@@ -195,7 +195,7 @@ struct CalibrationResult {
   // Low-bit GEMMs the issue names: int8 at M < 32 (padded kernels), fp8, int4wo at M = 1.
   std::vector<ErrorSummary> low_bit;
   std::vector<TileAgreement> tile_agreement;  // per dtype path with named kernel tiles
-  double before_step_mape = 0;  // the GPU file's section on the same steps
+  double before_step_mape = 0;                // the GPU file's section on the same steps
   double start_step_mape = 0;   // where every fit's search starts (generic defaults) on them
   int shape_folds = 0;          // leave-one-shape-out folds used (0: not computed)
   std::string device_mismatch;  // set when the files were measured on another GPU

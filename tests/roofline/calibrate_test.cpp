@@ -324,6 +324,65 @@ TEST(Calibrate, SyntheticGemmsRecoverKnownPathParameters) {
 
 // Steps made by the roofline from known DRAM fraction and fixed costs (three models, both
 // phases): the coordinate search over those three parameters, started elsewhere, finds them.
+// The library's tile from its kernel's name: CUTLASS names it (rows x columns, then K x stages);
+// cuBLAS's nvjet and tinygemm names give none.
+TEST(Calibrate, KernelNamesGiveTheLibrarysTile) {
+  EXPECT_EQ(kernel_name_tile("void cutlass::Kernel2<cutlass_80_tensorop_i16832gemm_s8_128x64_"
+                             "128x3_tn_align16>(cutlass_80_tensorop_i16832gemm_s8_128x64_128x3_"
+                             "tn_align16::Params)"),
+            std::make_pair(128, 64));
+  EXPECT_EQ(kernel_name_tile("cutlass_80_tensorop_i16832gemm_s8_64x64_128x6_tn_align16"),
+            std::make_pair(64, 64));
+  EXPECT_EQ(kernel_name_tile("nvjet_sm90_hsh_128x8_64x12_4x1_v_bz_TNT"), std::make_pair(0, 0));
+  EXPECT_EQ(kernel_name_tile("void at::native::tinygemm_m16n8k16_chunk_kernel<...>"),
+            std::make_pair(0, 0));
+  EXPECT_EQ(kernel_name_tile(""), std::make_pair(0, 0));
+}
+
+// The decision list started from the names: GEMMs named by a known rule (128x256 from 8 M
+// outputs, 128x128 from 800,000 with K >= 8192, 128x64 from 800,000, else 64x64) give a list,
+// largest tile first, that picks every named tile; one tile named gives none.
+TEST(Calibrate, TileRulesFromNamesPickTheNamedTiles) {
+  const std::vector<hw::TileRule> truth = {
+      {128, 256, 8e6, 0}, {128, 128, 8e5, 8192}, {128, 64, 8e5, 0}, {64, 64, 0, 0}};
+  std::vector<GemmMeasurement> gemms;
+  for (int64_t n : {4096, 6144, 12288, 28672}) {
+    for (int64_t k : {4096, 11008}) {
+      for (int64_t m : {17, 64, 128, 200, 256, 512, 1024, 2048, 4096}) {
+        GemmMeasurement g;
+        g.dtype = "int8";
+        g.m = g.m_run = m;
+        g.n = n;
+        g.k = k;
+        const hw::TileRule& t = hw::chosen_tile(truth, m, n, k);
+        g.library_tile_m = t.tile_m;
+        g.library_tile_n = t.tile_n;
+        gemms.push_back(g);
+      }
+    }
+  }
+  gemms.push_back(GemmMeasurement{});  // not named: ignored
+  std::vector<const GemmMeasurement*> seen;
+  for (const auto& g : gemms) seen.push_back(&g);
+  const auto rules = tile_rules_from_names(seen);
+  ASSERT_EQ(rules.size(), 4u);
+  for (size_t i = 0; i < rules.size(); ++i) {
+    EXPECT_EQ(rules[i].tile_m, truth[i].tile_m) << i;
+    EXPECT_EQ(rules[i].tile_n, truth[i].tile_n) << i;
+  }
+  for (const auto& g : gemms) {
+    if (g.library_tile_m == 0) continue;
+    const hw::TileRule& t = hw::chosen_tile(rules, g.m_run, g.n, g.k);
+    EXPECT_EQ(t.tile_m, g.library_tile_m) << g.m << " " << g.n << " " << g.k;
+    EXPECT_EQ(t.tile_n, g.library_tile_n) << g.m << " " << g.n << " " << g.k;
+  }
+  std::vector<const GemmMeasurement*> one_tile;
+  for (const auto* g : seen) {
+    if (g->library_tile_m == 64) one_tile.push_back(g);
+  }
+  EXPECT_TRUE(tile_rules_from_names(one_tile).empty());
+}
+
 TEST(Calibrate, SyntheticStepsRecoverKnownParameters) {
   const hw::GpuConfig gpu = hw::load_gpu("h200");
   hw::AchievableRates truth = gpu.achievable;
