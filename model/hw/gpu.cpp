@@ -149,6 +149,7 @@ void tile_rule_fields(V&& v, T& t) {
   v("tile_n", t.tile_n, kRequired);
   v("min_mn", t.min_mn);
   v("min_k", t.min_k);
+  v("tensor_fraction", t.tensor_fraction);
 }
 
 // The energy section (sim/energy.h: each figure's source in `source`).
@@ -493,6 +494,10 @@ void GpuConfig::finalize() {
                          "min_mn' must be >= 0 (the fewest outputs M x N it is chosen "
                          "for), not " +
                          number(t.min_mn));
+      }
+      if (!(t.tensor_fraction >= 0 && t.tensor_fraction <= 1)) {
+        throw InputError(where + "tensor_fraction' must be in [0, 1] (0: the path's), not " +
+                         number(t.tensor_fraction));
       }
       if (!(t.min_k >= 0 && t.min_k < 1e15)) {
         throw InputError(where + "min_k' must be >= 0 (the least depth K it is chosen for), not " +

@@ -49,11 +49,13 @@ struct CacheLevel {
 // `ltc calibrate` on the path's measured GEMMs. A 0 falls back to the GPU-wide value.
 // One tile of a GEMM library's tile selection (GemmPathRates::tile_choice): the library runs its
 // tile_m x tile_n kernel on a problem of M x N outputs and depth K when M * N >= min_mn and
-// K >= min_k, unless an entry before it in the list applies.
+// K >= min_k, unless an entry before it in the list applies. Its kernel's tensor efficiency is
+// `tensor_fraction` of the path's dense peak (0: the path's, by its rows).
 struct TileRule {
   int tile_m = 0, tile_n = 0;
   double min_mn = 0;
   double min_k = 0;
+  double tensor_fraction = 0;
 };
 
 struct GemmPathRates {

@@ -649,7 +649,8 @@ std::vector<FitParameter> path_parameters(const std::string& dtype,
   std::vector<FitParameter> choice;
   if (!rules.empty()) {
     // The library's tile: the fastest (0) or its heuristic (1), the decision list `rules` whose
-    // thresholds (outputs M x N, depth K) the fit moves; its last entry applies when none does.
+    // thresholds (outputs M x N, depth K) and kernels' tensor efficiencies the fit moves; its last
+    // entry applies when none does.
     FitParameter p;
     p.name = pre + "tile_choice";
     p.get = [act = act, weight = weight](const hw::AchievableRates& a) {
@@ -688,6 +689,21 @@ std::vector<FitParameter> path_parameters(const std::string& dtype,
         q.with_continuous = true;
         choice.push_back(q);
       }
+    }
+    for (size_t i = 0; i < rules.size(); ++i) {
+      FitParameter q;
+      q.name = pre + "tile_choice[" + std::to_string(i) + "].tensor_fraction";
+      q.get = [act = act, weight = weight, i](const hw::AchievableRates& a) {
+        const auto* e = a.gemm_path(act, weight);
+        return e && i < e->tile_choice.size() ? e->tile_choice[i].tensor_fraction : 0.0;
+      };
+      q.set = [act = act, weight = weight, i](hw::AchievableRates& a, double v) {
+        auto& list = path_entry(a, act, weight).tile_choice;
+        if (i < list.size()) list[i].tensor_fraction = v;
+      };
+      q.lo = 0.05;
+      q.hi = 1.0;
+      choice.push_back(q);
     }
   }
   std::vector<FitParameter> out = {
@@ -1559,10 +1575,11 @@ std::string format_calibration(const CalibrationResult& r) {
     s += fmt::format("  gemm path {} x {} tile choice:", p.act, p.weight);
     for (size_t i = 0; i < p.tile_choice.size(); ++i) {
       const auto& t = p.tile_choice[i];
-      s += i + 1 < p.tile_choice.size()
-               ? fmt::format(" {}x{} from M x N >= {:.0f} and K >= {:.0f};", t.tile_m, t.tile_n,
-                             t.min_mn, t.min_k)
-               : fmt::format(" else {}x{}\n", t.tile_m, t.tile_n);
+      s +=
+          i + 1 < p.tile_choice.size()
+              ? fmt::format(" {}x{} (tensor {:.4f}) from M x N >= {:.0f} and K >= {:.0f};",
+                            t.tile_m, t.tile_n, t.tensor_fraction, t.min_mn, t.min_k)
+              : fmt::format(" else {}x{} (tensor {:.4f})\n", t.tile_m, t.tile_n, t.tensor_fraction);
     }
   }
   if (!r.steps.empty()) {
@@ -1683,9 +1700,10 @@ std::string calibration_markdown(const CalibrationResult& r) {
       for (size_t i = 0; i < p.tile_choice.size(); ++i) {
         const auto& t = p.tile_choice[i];
         s += i + 1 < p.tile_choice.size()
-                 ? fmt::format(" {}x{} from M x N >= {:.0f} and K >= {:.0f};", t.tile_m, t.tile_n,
-                               t.min_mn, t.min_k)
-                 : fmt::format(" else {}x{}.\n", t.tile_m, t.tile_n);
+                 ? fmt::format(" {}x{} (tensor {:.4f}) from M x N >= {:.0f} and K >= {:.0f};",
+                               t.tile_m, t.tile_n, t.tensor_fraction, t.min_mn, t.min_k)
+                 : fmt::format(" else {}x{} (tensor {:.4f}).\n", t.tile_m, t.tile_n,
+                               t.tensor_fraction);
       }
     }
   }
