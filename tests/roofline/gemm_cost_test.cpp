@@ -282,7 +282,7 @@ TEST(GemmPath, DataParallelKernelsStepWithWaves) {
 // tile, faster or not. Hand check, INT8 at 0.5 of 1979 TOPS over 132 SMs, L2 and DRAM not
 // binding: 200 x 4096 x 11008 takes 128x128 tiles (819,200 outputs, K >= 8000): 2 x 32 = 64
 // tiles in one wave, each 2 x 128 x 128 x 11008 operations; the fastest tiles (64 rows, 128
-// tiles, still one wave) take half that.
+// tiles, still one wave) take half that; at an entry's own tensor efficiency of 0.25, twice it.
 TEST(GemmPath, TileChoiceCostsTheLibrarysTileNotTheFastest) {
   hw::GpuConfig gpu = hw::load_gpu("h200");
   gpu.achievable.throttle_per_efold = 0;
@@ -310,6 +310,11 @@ TEST(GemmPath, TileChoiceCostsTheLibrarysTileNotTheFastest) {
   EXPECT_EQ(best.tile.tm, 64);
   EXPECT_NEAR(best.compute_ms, hand_ms / 2, 1e-6 * hand_ms);
   EXPECT_GT(chosen.ms, best.ms);
+  // An entry's own tensor efficiency (its kernel's) replaces the path's: half of it, twice the
+  // compute time.
+  gpu.achievable.gemm_paths[0].tile_choice[1].tensor_fraction = 0.25;
+  const auto slower = cost(Machine(gpu), 200, 4096, 11008);
+  EXPECT_NEAR(slower.compute_ms, 2 * hand_ms, 1e-6 * hand_ms);
   // The other entries at the shapes they apply to.
   for (auto [rows, n, k, tm, tn] :
        {std::tuple{128, 4096, 4096, 64, 64}, std::tuple{200, 4096, 4096, 128, 64},

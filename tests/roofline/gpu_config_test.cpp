@@ -213,7 +213,8 @@ TEST(GpuConfig, TileChoiceIsReadWrittenAndCheckedNamingTheField) {
   nlohmann::json j = load_gpu("h200");
   j["achievable"]["gemm_paths"][0]["tile_choice"] = nlohmann::json::parse(
       R"([{"tile_m": 128, "tile_n": 256, "min_mn": 8000000, "min_k": 0},
-          {"tile_m": 128, "tile_n": 128, "min_mn": 800000, "min_k": 8000},
+          {"tile_m": 128, "tile_n": 128, "min_mn": 800000, "min_k": 8000,
+           "tensor_fraction": 0.45},
           {"tile_m": 64, "tile_n": 64}])");
   const GpuConfig g = load_gpu(write_temp("tile_choice.json", j.dump()));
   const auto& rules = g.achievable.gemm_paths[0].tile_choice;
@@ -222,7 +223,9 @@ TEST(GpuConfig, TileChoiceIsReadWrittenAndCheckedNamingTheField) {
   EXPECT_EQ(rules[1].tile_n, 128);
   EXPECT_EQ(rules[1].min_mn, 800000);
   EXPECT_EQ(rules[1].min_k, 8000);
+  EXPECT_EQ(rules[1].tensor_fraction, 0.45);
   EXPECT_EQ(rules[2].min_mn, 0);
+  EXPECT_EQ(rules[2].tensor_fraction, 0);
   const auto written = achievable_json(g.achievable, 4);
   EXPECT_EQ(written.at("gemm_paths").at(0).at("tile_choice").size(), 3u);
   EXPECT_EQ(written.at("gemm_paths").at(0).at("tile_choice").at(1).at("min_k"), 8000);
@@ -232,6 +235,7 @@ TEST(GpuConfig, TileChoiceIsReadWrittenAndCheckedNamingTheField) {
       {"tile_m", 0, "tile_choice[1].tile_m' must be in 1..256"},
       {"tile_n", 512, "tile_choice[1].tile_n' must be in 1..256"},
       {"min_mn", -1, "tile_choice[1].min_mn' must be >= 0"},
+      {"tensor_fraction", 1.5, "tile_choice[1].tensor_fraction' must be in [0, 1]"},
       {"min_k", "deep", "tile_choice[1]: field 'min_k'"},
       {"rows", 128, "tile_choice[1]: unknown field 'rows'"}};
   for (const auto& [field, value, message] : bad) {
