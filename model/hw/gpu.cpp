@@ -143,6 +143,15 @@ void gemm_path_fields(V&& v, P& p) {
   v("data_parallel", p.data_parallel);
 }
 
+template <typename V, typename T>
+void tile_rule_fields(V&& v, T& t) {
+  v("tile_m", t.tile_m, kRequired);
+  v("tile_n", t.tile_n, kRequired);
+  v("min_mn", t.min_mn);
+  v("min_k", t.min_k);
+  v("tensor_fraction", t.tensor_fraction);
+}
+
 // The energy section (sim/energy.h: each figure's source in `source`).
 template <typename V, typename E>
 void energy_fields(V&& v, E& e) {
@@ -484,6 +493,38 @@ void GpuConfig::finalize() {
                        "max_tile_m 0 or tile_m..256, fixed_us >= 0, max_split_k in 0..64, "
                        "tile_overhead_k in 0..65536, tile_n in 0..256, data_parallel 0 or 1");
     }
+    auto number = [](double x) {
+      std::ostringstream o;
+      o << x;
+      return o.str();
+    };
+    for (size_t i = 0; i < p.tile_choice.size(); ++i) {
+      const TileRule& t = p.tile_choice[i];
+      const std::string where = w + ": achievable.gemm_paths " + p.act + " x " + p.weight +
+                                ": field 'tile_choice[" + std::to_string(i) + "].";
+      if (t.tile_m < 1 || t.tile_m > 256) {
+        throw InputError(where + "tile_m' must be in 1..256 (rows of the library's tile), not " +
+                         std::to_string(t.tile_m));
+      }
+      if (t.tile_n < 1 || t.tile_n > 256) {
+        throw InputError(where + "tile_n' must be in 1..256 (columns of the library's tile), not " +
+                         std::to_string(t.tile_n));
+      }
+      if (!(t.min_mn >= 0 && t.min_mn < 1e15)) {
+        throw InputError(where +
+                         "min_mn' must be >= 0 (the fewest outputs M x N it is chosen "
+                         "for), not " +
+                         number(t.min_mn));
+      }
+      if (!(t.tensor_fraction >= 0 && t.tensor_fraction <= 1)) {
+        throw InputError(where + "tensor_fraction' must be in [0, 1] (0: the path's), not " +
+                         number(t.tensor_fraction));
+      }
+      if (!(t.min_k >= 0 && t.min_k < 1e15)) {
+        throw InputError(where + "min_k' must be >= 0 (the least depth K it is chosen for), not " +
+                         number(t.min_k));
+      }
+    }
   }
   positive(w, "achievable.sm_dram_gbps", achievable.sm_dram_gbps);
   if (!(achievable.atomic_add_gops >= 0 && achievable.atomic_add_gops <= 1e6)) {
@@ -617,6 +658,14 @@ nlohmann::ordered_json achievable_json(const AchievableRates& a, int decimals) {
   for (const auto& p : a.gemm_paths) {
     nlohmann::ordered_json row = nlohmann::ordered_json::object();
     gemm_path_fields(rounding_writer(row, scale), p);
+    if (!p.tile_choice.empty()) {
+      nlohmann::ordered_json& rules = row["tile_choice"] = nlohmann::ordered_json::array();
+      for (const auto& t : p.tile_choice) {
+        nlohmann::ordered_json rule = nlohmann::ordered_json::object();
+        tile_rule_fields(rounding_writer(rule, scale), t);
+        rules.push_back(std::move(rule));
+      }
+    }
     paths.push_back(std::move(row));
   }
   if (!a.source.empty()) j["source"] = a.source;
@@ -666,6 +715,14 @@ void to_json(json& j, const GpuConfig& g) {
   for (const auto& p : g.achievable.gemm_paths) {
     json row;
     gemm_path_fields(writer(row), p);
+    if (!p.tile_choice.empty()) {
+      json& rules = row["tile_choice"] = json::array();
+      for (const auto& t : p.tile_choice) {
+        json rule;
+        tile_rule_fields(writer(rule), t);
+        rules.push_back(rule);
+      }
+    }
     a["gemm_paths"].push_back(row);
   }
   energy_fields(writer(j["energy"]), g.energy);
@@ -730,6 +787,16 @@ void from_json(const json& j, GpuConfig& g) {
                             a.where() + " gemm_paths[" + std::to_string(x.gemm_paths.size()) + "]");
         GemmPathRates r;
         gemm_path_fields(reader(p), r);
+        if (p.has("tile_choice")) {
+          for (const auto& t : p.array("tile_choice", "{tile_m, tile_n, min_mn, min_k}")) {
+            const FieldReader q(
+                t, p.where() + " tile_choice[" + std::to_string(r.tile_choice.size()) + "]");
+            TileRule rule;
+            tile_rule_fields(reader(q), rule);
+            q.reject_unknown();
+            r.tile_choice.push_back(rule);
+          }
+        }
         p.reject_unknown();
         x.gemm_paths.push_back(r);
       }
@@ -779,6 +846,13 @@ void from_json(const json& j, GpuConfig& g) {
   }
   f.reject_unknown();
   g.finalize();
+}
+
+const TileRule& chosen_tile(const std::vector<TileRule>& rules, int64_t m, int64_t n, int64_t k) {
+  for (const TileRule& t : rules) {
+    if (double(m) * double(n) >= t.min_mn && double(k) >= t.min_k) return t;
+  }
+  return rules.back();
 }
 
 const GemmPathRates* AchievableRates::gemm_path(std::string_view act, std::string_view weight,

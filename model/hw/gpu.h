@@ -47,6 +47,17 @@ struct CacheLevel {
 // Achievable rates of one GEMM operand path whose kernels differ from the dense FP16 ones
 // (INT8 x INT8, FP8, weight-only INT4 as bf16 x int4 on a GPU without that MAC pair): fitted by
 // `ltc calibrate` on the path's measured GEMMs. A 0 falls back to the GPU-wide value.
+// One tile of a GEMM library's tile selection (GemmPathRates::tile_choice): the library runs its
+// tile_m x tile_n kernel on a problem of M x N outputs and depth K when M * N >= min_mn and
+// K >= min_k, unless an entry before it in the list applies. Its kernel's tensor efficiency is
+// `tensor_fraction` of the path's dense peak (0: the path's, by its rows).
+struct TileRule {
+  int tile_m = 0, tile_n = 0;
+  double min_mn = 0;
+  double min_k = 0;
+  double tensor_fraction = 0;
+};
+
 struct GemmPathRates {
   std::string act, weight;         // operand names as in mac_tensor ("int8", "fp8e4m3", "int4")
   double tensor_fraction = 0;      // of the path's dense peak (dequantize paths: act x act peak)
@@ -76,7 +87,16 @@ struct GemmPathRates {
   // all groups; docs/performance-models.md). A grouped entry's 0 falls back to the plain entry of
   // its (act, weight), then to the GPU-wide value.
   std::string kernel{};
+  // How the library picks its tile. Empty: the fastest of the candidate tiles above (a tuned
+  // library's best). Else its heuristic, as a decision list: the first entry whose conditions
+  // the problem meets, the last one when none does (cuBLASLt's INT8 CUTLASS kernels on the H200:
+  // 128x256, 128x128 or 128x64 by M x N and K, 64x64 below; the roofline then costs that tile,
+  // faster or not).
+  std::vector<TileRule> tile_choice{};
 };
+
+// The tile `rules` (GemmPathRates::tile_choice, not empty) pick for an m x n x k problem.
+const TileRule& chosen_tile(const std::vector<TileRule>& rules, int64_t m, int64_t n, int64_t k);
 
 struct AchievableRates {
   double dram_bw_fraction = 0.85;  // streaming kernels (GEMV, norms, copies) vs DRAM peak

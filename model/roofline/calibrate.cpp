@@ -19,8 +19,10 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <thread>
+#include <tuple>
 
 namespace ltc::roofline {
 
@@ -206,6 +208,38 @@ void read_profile(const std::string& path, const json& j, Measurements& out) {
       out.gemms.push_back(g);
     }
   }
+  // The GEMM kernel lists (entries with a dtype): the library's tile, from the name of the kernel
+  // that took longest, onto the GEMMs of this file it was listed for.
+  if (j.contains("kernels") && j["kernels"].is_array()) {
+    using Key = std::tuple<std::string, std::string, std::string, int64_t, int64_t, int64_t>;
+    std::map<Key, std::pair<int, int>> tiles;
+    for (const auto& e : j["kernels"]) {
+      if (!e.is_object() || !e.contains("dtype") || !e.contains("kernels") ||
+          !e["kernels"].is_array()) {
+        continue;
+      }
+      std::string name;
+      double longest = -1;
+      for (const auto& k : e["kernels"]) {
+        const double us = k.value("us", 0.0);
+        if (k.contains("name") && k["name"].is_string() && us > longest) {
+          longest = us;
+          name = k["name"].get<std::string>();
+        }
+      }
+      const auto tile = kernel_name_tile(name);
+      if (tile.first > 0) {
+        tiles[{e.value("model", ""), e.value("name", ""), e.value("dtype", ""),
+               e.value("M", int64_t(0)), e.value("N", int64_t(0)), e.value("K", int64_t(0))}] =
+            tile;
+      }
+    }
+    for (auto& g : out.gemms) {
+      if (g.file != path) continue;
+      const auto it = tiles.find({g.model, g.name, g.dtype, g.m, g.n, g.k});
+      if (it != tiles.end()) std::tie(g.library_tile_m, g.library_tile_n) = it->second;
+    }
+  }
 }
 
 void read_gemm_list(const std::string& path, Measurements& out) {
@@ -360,6 +394,87 @@ std::string format_files(const std::vector<std::string>& files) {
 }  // namespace
 
 double gemm_estimate_ms(const Machine& m, const GemmMeasurement& g) {
+  return gemm_estimate(m, g).ms;
+}
+
+std::pair<int, int> kernel_name_tile(const std::string& name) {
+  static const std::regex tile(R"(_(\d+)x(\d+)_\d+x\d+_)");
+  std::smatch match;
+  if (name.find("cutlass") == std::string::npos || !std::regex_search(name, match, tile)) {
+    return {0, 0};
+  }
+  const int m = std::stoi(match[1].str()), n = std::stoi(match[2].str());
+  if (m < 1 || m > 256 || n < 1 || n > 256) return {0, 0};
+  return {m, n};
+}
+
+std::vector<hw::TileRule> tile_rules_from_names(const std::vector<const GemmMeasurement*>& gemms) {
+  std::vector<const GemmMeasurement*> named;
+  std::vector<hw::TileRule> rules;
+  for (const GemmMeasurement* g : gemms) {
+    if (g->library_tile_m == 0) continue;
+    named.push_back(g);
+    const bool known = std::any_of(rules.begin(), rules.end(), [&](const hw::TileRule& t) {
+      return t.tile_m == g->library_tile_m && t.tile_n == g->library_tile_n;
+    });
+    if (!known) rules.push_back(hw::TileRule{g->library_tile_m, g->library_tile_n, 0, 0});
+  }
+  if (rules.size() < 2) return {};
+  // Largest first (then taller first): the decision list tries the library's big tiles first.
+  std::sort(rules.begin(), rules.end(), [](const hw::TileRule& a, const hw::TileRule& b) {
+    return std::make_pair(a.tile_m * a.tile_n, a.tile_m) >
+           std::make_pair(b.tile_m * b.tile_n, b.tile_m);
+  });
+  auto mn = [](const GemmMeasurement* g) { return double(g->m_run) * double(g->n); };
+  std::vector<double> mns = {1}, ks = {1};
+  for (auto& t : rules) {
+    t.min_mn = t.min_k = INFINITY;
+    for (const GemmMeasurement* g : named) {
+      mns.push_back(mn(g));
+      ks.push_back(double(g->k));
+      if (g->library_tile_m == t.tile_m && g->library_tile_n == t.tile_n) {
+        t.min_mn = std::min(t.min_mn, mn(g));
+        t.min_k = std::min(t.min_k, double(g->k));
+      }
+    }
+  }
+  rules.back().min_mn = rules.back().min_k = 1;  // the last entry is taken when none applies
+  std::sort(mns.begin(), mns.end());
+  mns.erase(std::unique(mns.begin(), mns.end()), mns.end());
+  std::sort(ks.begin(), ks.end());
+  ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+  auto agree = [&] {
+    int n = 0;
+    for (const GemmMeasurement* g : named) {
+      const hw::TileRule& t = hw::chosen_tile(rules, g->m_run, g->n, g->k);
+      n += t.tile_m == g->library_tile_m && t.tile_n == g->library_tile_n;
+    }
+    return n;
+  };
+  int best = agree();
+  for (int pass = 0; pass < 8; ++pass) {
+    const int before = best;
+    for (size_t i = 0; i + 1 < rules.size(); ++i) {
+      for (auto [field, values] :
+           {std::pair{&hw::TileRule::min_mn, &mns}, std::pair{&hw::TileRule::min_k, &ks}}) {
+        for (double v : *values) {
+          const double was = rules[i].*field;
+          rules[i].*field = v;
+          const int n = agree();
+          if (n > best) {
+            best = n;
+          } else {
+            rules[i].*field = was;
+          }
+        }
+      }
+    }
+    if (best == before) break;
+  }
+  return rules;
+}
+
+OpCost gemm_estimate(const Machine& m, const GemmMeasurement& g) {
   // The operands of the last kind this thread parsed: a fit estimates thousands of GEMMs of a
   // few kinds, and parsing them each time was a tenth of its time.
   thread_local std::string dtype;
@@ -377,7 +492,7 @@ double gemm_estimate_ms(const Machine& m, const GemmMeasurement& g) {
     dtype = g.dtype;
     group_size = g.group_size;
   }
-  return gemm_cost(m, make_gemm(g.m_run, g.n, g.k, w, a)).ms;
+  return gemm_cost(m, make_gemm(g.m_run, g.n, g.k, w, a));
 }
 
 const llm::ModelConfig& Measurements::model(const std::string& name) const {
@@ -486,7 +601,8 @@ std::vector<FitParameter> step_parameters(bool moe, bool mla) {
 // The smallest row tiles a GEMM path's kernels may have (`tile_m`'s choices).
 constexpr std::array<int, 4> kTileRows = {1, 16, 32, 64};
 
-std::vector<FitParameter> path_parameters(const std::string& dtype) {
+std::vector<FitParameter> path_parameters(const std::string& dtype,
+                                          const std::vector<hw::TileRule>& rules) {
   const auto [act, weight] = path_names(dtype);
   const std::string pre = "gemm_paths[" + act + " x " + weight + "].";
   auto field = [&, act = act, weight = weight](const std::string& name,
@@ -530,17 +646,80 @@ std::vector<FitParameter> path_parameters(const std::string& dtype) {
   FitParameter width = discrete("tile_n", &hw::GemmPathRates::tile_n, {0, 8});
   FitParameter waves = discrete("data_parallel", &hw::GemmPathRates::data_parallel, {0, 1});
   width.kernel_kind = waves.kernel_kind = true;
-  return {field("tensor_fraction", &hw::GemmPathRates::tensor_fraction, 0.005, 1.0, true),
-          field("small_tile_fraction", &hw::GemmPathRates::small_tile_fraction, 0.005, 1.0, true),
-          field("dram_bw_fraction", &hw::GemmPathRates::dram_bw_fraction, 0.05, 1.0, false),
-          field("fixed_us", &hw::GemmPathRates::fixed_us, 0.5, 15, true),
-          field("l2_bw_fraction", &hw::GemmPathRates::l2_bw_fraction, 0.1, 1.0, false),
-          field("tile_overhead_k", &hw::GemmPathRates::tile_overhead_k, 0, 4096, false),
-          tile,
-          max_tile,
-          split,
-          width,
-          waves};
+  std::vector<FitParameter> choice;
+  if (!rules.empty()) {
+    // The library's tile: the fastest (0) or its heuristic (1), the decision list `rules` whose
+    // thresholds (outputs M x N, depth K) and kernels' tensor efficiencies the fit moves; its last
+    // entry applies when none does.
+    FitParameter p;
+    p.name = pre + "tile_choice";
+    p.get = [act = act, weight = weight](const hw::AchievableRates& a) {
+      const auto* e = a.gemm_path(act, weight);
+      return e && !e->tile_choice.empty() ? 1.0 : 0.0;
+    };
+    p.set = [act = act, weight = weight, rules](hw::AchievableRates& a, double v) {
+      auto& list = path_entry(a, act, weight).tile_choice;
+      if (v == 0) {
+        list.clear();
+      } else if (list.empty()) {
+        list = rules;
+      }
+    };
+    p.choices = {0, 1};
+    p.kernel_kind = true;
+    choice.push_back(p);
+    for (size_t i = 0; i + 1 < rules.size(); ++i) {
+      for (auto [what, f, hi] : {std::tuple{"min_mn", &hw::TileRule::min_mn, 1.1e8},
+                                 std::tuple{"min_k", &hw::TileRule::min_k, 1.4e5}}) {
+        FitParameter q;
+        q.name = pre + "tile_choice[" + std::to_string(i) + "]." + what;
+        q.get = [act = act, weight = weight, i, f = f](const hw::AchievableRates& a) {
+          const auto* e = a.gemm_path(act, weight);
+          return e && i < e->tile_choice.size() ? e->tile_choice[i].*f : 0.0;
+        };
+        q.set = [act = act, weight = weight, i, f = f](hw::AchievableRates& a, double v) {
+          auto& list = path_entry(a, act, weight).tile_choice;
+          if (i < list.size()) list[i].*f = v;
+        };
+        // Thresholds a factor of sqrt(2) apart, 1 (always) and the start's own value.
+        q.choices = {1, rules[i].*f};
+        for (double v = 1024; v <= hi; v *= std::sqrt(2.0)) q.choices.push_back(std::round(v));
+        std::sort(q.choices.begin(), q.choices.end());
+        q.choices.erase(std::unique(q.choices.begin(), q.choices.end()), q.choices.end());
+        q.with_continuous = true;
+        choice.push_back(q);
+      }
+    }
+    for (size_t i = 0; i < rules.size(); ++i) {
+      FitParameter q;
+      q.name = pre + "tile_choice[" + std::to_string(i) + "].tensor_fraction";
+      q.get = [act = act, weight = weight, i](const hw::AchievableRates& a) {
+        const auto* e = a.gemm_path(act, weight);
+        return e && i < e->tile_choice.size() ? e->tile_choice[i].tensor_fraction : 0.0;
+      };
+      q.set = [act = act, weight = weight, i](hw::AchievableRates& a, double v) {
+        auto& list = path_entry(a, act, weight).tile_choice;
+        if (i < list.size()) list[i].tensor_fraction = v;
+      };
+      q.lo = 0.05;
+      q.hi = 1.0;
+      choice.push_back(q);
+    }
+  }
+  std::vector<FitParameter> out = {
+      field("tensor_fraction", &hw::GemmPathRates::tensor_fraction, 0.005, 1.0, true),
+      field("small_tile_fraction", &hw::GemmPathRates::small_tile_fraction, 0.005, 1.0, true),
+      field("dram_bw_fraction", &hw::GemmPathRates::dram_bw_fraction, 0.05, 1.0, false),
+      field("fixed_us", &hw::GemmPathRates::fixed_us, 0.5, 15, true),
+      field("l2_bw_fraction", &hw::GemmPathRates::l2_bw_fraction, 0.1, 1.0, false),
+      field("tile_overhead_k", &hw::GemmPathRates::tile_overhead_k, 0, 4096, false),
+      tile,
+      max_tile,
+      split,
+      width,
+      waves};
+  out.insert(out.end(), choice.begin(), choice.end());
+  return out;
 }
 
 hw::AchievableRates coordinate_search(
@@ -856,7 +1035,9 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
     for (const auto& dtype : path_dtypes) {
       const auto gids = gemm_ids(dtype, skip, skip_fold, skip_held);
       if (gids.empty()) continue;
-      const auto path_params = path_parameters(dtype);
+      std::vector<const GemmMeasurement*> seen;
+      for (size_t i : gids) seen.push_back(&data.gemms[i]);
+      const auto path_params = path_parameters(dtype, tile_rules_from_names(seen));
       auto objective = [&](const hw::AchievableRates& x) {
         return gemm_objective(gpu, x, data, gids);
       };
@@ -873,8 +1054,13 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
       // waves) a quick fit from the best for each other kind, then the full search from the best.
       std::vector<FitParameter> continuous, discrete, kind;
       for (const auto& p : path_params) {
-        (p.choices.empty() ? continuous : p.kernel_kind ? kind : discrete).push_back(p);
+        (p.choices.empty() || p.with_continuous ? continuous
+         : p.kernel_kind                        ? kind
+                                                : discrete)
+            .push_back(p);
       }
+      std::vector<FitParameter> rates, thresholds;
+      for (const auto& p : continuous) (p.with_continuous ? thresholds : rates).push_back(p);
       CalibrateOptions quick = o;
       quick.sweeps = 2;
       quick.grid = 4;
@@ -913,6 +1099,7 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
         hw::AchievableRates start = grid_best;
         for (size_t j = 0; j < kind.size(); ++j) kind[j].set(start, kind[j].choices[kind_pick[j]]);
         const hw::GemmPathRates e = *start.gemm_path(act, weight);
+        if (!e.tile_choice.empty() && e.tile_n > 0) continue;  // the tile choice rules
         const std::vector<int> rows = e.tile_n > 0
                                           ? std::vector<int>(kTileRows.begin(), kTileRows.end())
                                           : std::vector<int>{e.tile_m};
@@ -920,8 +1107,24 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
           hw::AchievableRates trial_start = start;
           auto& t = path_entry(trial_start, act, weight);
           if (e.tile_n > 0) t.tile_m = t.max_tile_m = r;
-          const auto trial = coordinate_search(trial_start, continuous, quick_objective, quick);
-          const double f = quick_objective(trial);
+          auto trial = coordinate_search(trial_start, continuous, quick_objective, quick);
+          double f = quick_objective(trial);
+          if (!e.tile_choice.empty()) {
+            // A tile-choice threshold moves whole groups of GEMMs to another tile, whose rates
+            // then change: each threshold tried at every other choice with the rates re-fitted.
+            for (const auto& p : thresholds) {
+              for (size_t c = 0; c < p.choices.size(); c += 2) {
+                hw::AchievableRates moved = trial;
+                p.set(moved, p.choices[c]);
+                const auto refit = coordinate_search(moved, rates, quick_objective, quick);
+                const double f_refit = quick_objective(refit);
+                if (f_refit < f) {
+                  f = f_refit;
+                  trial = refit;
+                }
+              }
+            }
+          }
           if (f < best_f) {
             best_f = f;
             best = trial;
@@ -940,8 +1143,15 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
   if (!data.steps.empty()) {
     for (const auto& p : step_params) r.parameters.push_back(p.name);
   }
+  auto tile_name = [](int m, int n) {
+    return m > 0 ? std::to_string(m) + "x" + std::to_string(n) : std::string();
+  };
   for (const auto& dtype : path_dtypes) {
-    for (const auto& p : path_parameters(dtype)) r.parameters.push_back(p.name);
+    std::vector<const GemmMeasurement*> seen;
+    for (size_t i : gemm_ids(dtype, "", -1, false)) seen.push_back(&data.gemms[i]);
+    for (const auto& p : path_parameters(dtype, tile_rules_from_names(seen))) {
+      r.parameters.push_back(p.name);
+    }
   }
   r.fitted.source = "";
   {
@@ -975,7 +1185,10 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
       c.n = g.n;
       c.k = g.k;
       c.measured_ms = g.ms;
-      c.estimated_ms = gemm_estimate_ms(m, g);
+      const OpCost cost = gemm_estimate(m, g);
+      c.estimated_ms = cost.ms;
+      c.library_tile = tile_name(g.library_tile_m, g.library_tile_n);
+      c.tile = tile_name(cost.tile.tm, cost.tile.tn);
       r.gemms.push_back(c);
     }
   }
@@ -1062,7 +1275,9 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
       if (jobs[k].fold >= 0) {
         for (size_t i = 0; i < data.gemms.size(); ++i) {
           if (gemm_fold(data.gemms[i]) == jobs[k].fold) {
-            r.gemms[i].loso_ms = gemm_estimate_ms(m, data.gemms[i]);
+            const OpCost cost = gemm_estimate(m, data.gemms[i]);
+            r.gemms[i].loso_ms = cost.ms;
+            r.gemms[i].loso_tile = tile_name(cost.tile.tm, cost.tile.tn);
           }
         }
         continue;
@@ -1163,6 +1378,17 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
     auto cases = select(r.gemms, keep);
     if (!cases.empty()) r.low_bit.push_back(summarize(group, cases));
   };
+  for (const auto& d : dtypes) {
+    TileAgreement t;
+    t.group = d;
+    for (const auto& c : r.gemms) {
+      if (c.what != d || c.library_tile.empty()) continue;
+      ++t.named;
+      t.in_sample += c.tile == c.library_tile;
+      t.loso += c.loso_tile == c.library_tile;
+    }
+    if (t.named > 0) r.tile_agreement.push_back(t);
+  }
   low("int8 x int8, M < 32 (padded)",
       [](const CaseResult& c) { return c.what == "int8" && c.m < 32; });
   low("int8 x int8, all M", [](const CaseResult& c) { return c.what == "int8"; });
@@ -1240,6 +1466,9 @@ void to_json(json& j, const CalibrationResult& r) {
         e["M_run"] = c.m_run;
         e["N"] = c.n;
         e["K"] = c.k;
+        e["tile"] = c.tile;
+        if (!c.library_tile.empty()) e["library_tile"] = c.library_tile;
+        if (!c.loso_tile.empty()) e["loso_tile"] = c.loso_tile;
       }
       if (c.lomo_ms > 0) {
         e["lomo_ms"] = c.lomo_ms;
@@ -1257,6 +1486,11 @@ void to_json(json& j, const CalibrationResult& r) {
     }
     return a;
   };
+  json agreement = json::array();
+  for (const auto& t : r.tile_agreement) {
+    agreement.push_back(
+        {{"group", t.group}, {"named", t.named}, {"in_sample", t.in_sample}, {"loso", t.loso}});
+  }
   hw::GpuConfig g;
   g.achievable = r.fitted;
   json full;
@@ -1280,6 +1514,7 @@ void to_json(json& j, const CalibrationResult& r) {
            {"by_dtype_m", summaries(r.by_dtype_m)},
            {"shape_folds", r.shape_folds},
            {"low_bit", summaries(r.low_bit)},
+           {"tile_agreement", agreement},
            {"steps", cases(r.steps)},
            {"gemms", cases(r.gemms)}};
   if (!r.device_mismatch.empty()) j["device_mismatch"] = r.device_mismatch;
@@ -1328,6 +1563,25 @@ std::string format_calibration(const CalibrationResult& r) {
   table("GEMMs by path", r.by_dtype);
   table("GEMMs by path and M", r.by_dtype_m);
   table("low-bit GEMMs", r.low_bit);
+  for (const auto& t : r.tile_agreement) {
+    s += fmt::format(
+        "{} GEMMs whose kernel names give a tile: {}; the roofline costs that tile for "
+        "{} in sample{}\n",
+        t.group, t.named, t.in_sample,
+        r.shape_folds > 0 ? fmt::format(", {} leave-one-shape-out", t.loso) : "");
+  }
+  for (const auto& p : r.fitted.gemm_paths) {
+    if (p.tile_choice.empty()) continue;
+    s += fmt::format("  gemm path {} x {} tile choice:", p.act, p.weight);
+    for (size_t i = 0; i < p.tile_choice.size(); ++i) {
+      const auto& t = p.tile_choice[i];
+      s +=
+          i + 1 < p.tile_choice.size()
+              ? fmt::format(" {}x{} (tensor {:.4f}) from M x N >= {:.0f} and K >= {:.0f};",
+                            t.tile_m, t.tile_n, t.tensor_fraction, t.min_mn, t.min_k)
+              : fmt::format(" else {}x{} (tensor {:.4f})\n", t.tile_m, t.tile_n, t.tensor_fraction);
+    }
+  }
   if (!r.steps.empty()) {
     s += fmt::format(
         "the GPU file's section: step MAPE {:.2f}%; the search's start (generic defaults): "
@@ -1371,6 +1625,13 @@ std::string calibration_markdown(const CalibrationResult& r) {
                        held(e.loso_mape, e.loso_mape > 0), range(", M <= 256"), range(", M > 256"),
                        100 * e.max_abs);
     }
+  }
+  for (const auto& t : r.tile_agreement) {
+    s += fmt::format(
+        "\n{} GEMMs whose kernel (the file's kernel lists) names its tile: {}; the roofline costs "
+        "the library's tile for {} of them in sample{}.\n",
+        t.group, t.named, t.in_sample,
+        r.shape_folds > 0 ? fmt::format(" and {} leave-one-shape-out", t.loso) : "");
   }
   auto steps_table = [&](const char* title, const char* what, const std::vector<ErrorSummary>& v) {
     if (v.empty()) return;
@@ -1431,6 +1692,19 @@ std::string calibration_markdown(const CalibrationResult& r) {
           p.max_tile_m > 0 ? std::max(p.max_tile_m, p.tile_m) : 256,
           p.tile_n > 0 ? std::to_string(p.tile_n) : "64..256", p.tile_overhead_k, p.max_split_k,
           p.data_parallel == 1 ? "waves" : "waves or stream-K");
+    }
+    for (const auto& p : r.fitted.gemm_paths) {
+      if (p.tile_choice.empty()) continue;
+      s += fmt::format("\nTile choice of {} x {} (the library's heuristic, first that applies):",
+                       p.act, p.weight);
+      for (size_t i = 0; i < p.tile_choice.size(); ++i) {
+        const auto& t = p.tile_choice[i];
+        s += i + 1 < p.tile_choice.size()
+                 ? fmt::format(" {}x{} (tensor {:.4f}) from M x N >= {:.0f} and K >= {:.0f};",
+                               t.tile_m, t.tile_n, t.tensor_fraction, t.min_mn, t.min_k)
+                 : fmt::format(" else {}x{} (tensor {:.4f}).\n", t.tile_m, t.tile_n,
+                               t.tensor_fraction);
+      }
     }
   }
   return s;

@@ -47,6 +47,9 @@ struct GemmMeasurement {
   bool with_steps = false;
   double ms = 0;
   std::string file{};  // the measurement file it came from
+  // The tile of the kernel the library ran, from its name in the file's kernel lists (CUTLASS's
+  // "_<rows>x<columns>_<K>x<stages>_"); 0 x 0 when not listed or not named so.
+  int library_tile_m = 0, library_tile_n = 0;
 };
 
 struct ProfileModel {
@@ -78,6 +81,16 @@ struct GemmPathSpec {
 GemmPathSpec gemm_path_spec(const std::string& dtype);  // throws InputError on an unknown dtype
 // The roofline's time of a measured GEMM on `m`: its dtype path's problem at the M its kernel ran.
 double gemm_estimate_ms(const Machine& m, const GemmMeasurement& g);
+OpCost gemm_estimate(const Machine& m, const GemmMeasurement& g);  // with the tile it runs
+// The tile a kernel name gives: CUTLASS's "..._128x64_128x3_..." is {128, 64}; {0, 0} for a name
+// without one (cuBLAS's nvjet kernels, tinygemm, ...).
+std::pair<int, int> kernel_name_tile(const std::string& name);
+// The library's tile choice as a decision list (hw::TileRule) that picks the named tile of the
+// most `gemms` with one (GemmMeasurement::library_tile_m): the named tiles largest first, each
+// chosen from the fewest outputs M x N and the least K it was named at, those thresholds then
+// moved one at a time to the measured value that agrees with more names. Empty when the GEMMs
+// name fewer than two tiles.
+std::vector<hw::TileRule> tile_rules_from_names(const std::vector<const GemmMeasurement*>& gemms);
 // The roofline request of a measured step: its model, phase, batch and length (the reference
 // kernel plan, as measured).
 StepRequest step_request(const StepMeasurement& s);
@@ -94,6 +107,9 @@ struct FitParameter {
   // A discrete parameter of the kernels' kind (tile width, waves): a GEMM path's fit tries its
   // choices from the best point of the other discrete parameters' grid, not across that grid.
   bool kernel_kind = false;
+  // A discrete parameter the search moves one at a time with the continuous ones (all its
+  // choices tried each sweep), not tried as a grid with the others (a tile-choice threshold).
+  bool with_continuous = false;
 };
 
 // One estimated case: a step (model, phase, batch, length) or a GEMM (dtype, shape).
@@ -109,6 +125,9 @@ struct CaseResult {
   // With the fit that never saw this case's file (CalibrateOptions::hold_out; 0: not computed).
   double held_ms = 0;
   std::string family;  // steps: the layer family (layer_family)
+  // GEMMs: the tile of the library's kernel (GemmMeasurement::library_tile_m, "" when unknown), the
+  // tile the roofline costs with the fit on all models and with the leave-one-shape-out fit.
+  std::string library_tile, tile, loso_tile;
   double error() const { return (estimated_ms - measured_ms) / measured_ms; }
   double held_error() const { return (held_ms - measured_ms) / measured_ms; }
   double lomo_error() const { return (lomo_ms - measured_ms) / measured_ms; }
@@ -122,6 +141,15 @@ struct ErrorSummary {
   double mape = 0, lomo_mape = 0, max_abs = 0;
   double loso_mape = 0;  // GEMMs: leave-one-shape-out (0 when not computed)
   double held_mape = 0;  // by the fit without the held-out files (0 when not computed)
+};
+
+// How often the roofline costs the tile the library ran, over the GEMMs of one dtype path whose
+// kernel names give a tile.
+struct TileAgreement {
+  std::string group;  // the GEMM dtype
+  int named = 0;      // GEMMs with a named tile
+  int in_sample = 0;  // of those, the fit on all models costs that tile
+  int loso = 0;       // the leave-one-shape-out fit (0 when not computed)
 };
 
 // The most a fitted case's estimate may differ from its measurement, as a ratio either way, before
@@ -166,7 +194,8 @@ struct CalibrationResult {
   std::vector<ErrorSummary> by_dtype_m;     // GEMMs per dtype path, M <= 256 and M > 256
   // Low-bit GEMMs the issue names: int8 at M < 32 (padded kernels), fp8, int4wo at M = 1.
   std::vector<ErrorSummary> low_bit;
-  double before_step_mape = 0;  // the GPU file's section on the same steps
+  std::vector<TileAgreement> tile_agreement;  // per dtype path with named kernel tiles
+  double before_step_mape = 0;                // the GPU file's section on the same steps
   double start_step_mape = 0;   // where every fit's search starts (generic defaults) on them
   int shape_folds = 0;          // leave-one-shape-out folds used (0: not computed)
   std::string device_mismatch;  // set when the files were measured on another GPU
@@ -182,7 +211,10 @@ std::string layer_family(const llm::ModelConfig& c);
 // steps: the grouped expert GEMM's rates and the combine's atomic rate; with latent-attention
 // steps: the alignment-1 GEMM efficiency of its reference decode.
 std::vector<FitParameter> step_parameters(bool moe = false, bool mla = false);
-std::vector<FitParameter> path_parameters(const std::string& dtype);
+// With `rules` (tile_rules_from_names): also whether the path's kernels pick their tile by that
+// decision list or the fastest (a kernel-kind choice), and its thresholds.
+std::vector<FitParameter> path_parameters(const std::string& dtype,
+                                          const std::vector<hw::TileRule>& rules = {});
 
 // Minimizes `objective` over `params` from `start` by bounded coordinate search; returns the
 // best section found. Deterministic.

@@ -158,6 +158,7 @@ hw::GemmPathRates path_rates(const hw::AchievableRates& a, const GemmProblem& g)
                    &hw::GemmPathRates::tile_n, &hw::GemmPathRates::data_parallel}) {
       if (e->*f > 0) r.*f = e->*f;
     }
+    if (!e->tile_choice.empty()) r.tile_choice = e->tile_choice;
   }
   r.max_split_k = 1;
   return r;
@@ -211,6 +212,7 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
 
   OpCost best;
   double best_s = INFINITY;
+  double tile_tensor = 0;  // the library's chosen tile's own tensor rate per SM (0: by rows)
   auto consider = [&](Tile t, bool check_registers, int warp_n) {
     if (check_registers && t.tm * double(t.tn) * kAccBytes > 0.5 * m.register_bytes_per_sm()) {
       return;
@@ -224,7 +226,9 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
       const int64_t waves = ceil_div(tiles, sms);
       const double active = double(std::min<int64_t>(tiles, sms));
       const double t_tensor = 2.0 * t.tm * t.tn * (double(kk) + tile_overhead_k) /
-                              (t.tm < kSmallTileRows ? per_sm_tensor_small : per_sm_tensor);
+                              (tile_tensor > 0         ? tile_tensor
+                               : t.tm < kSmallTileRows ? per_sm_tensor_small
+                                                       : per_sm_tensor);
       const double t_dequant = dequant_s_per_weight * double(t.tn) * kk;
       // A tile loads only the rows of X that exist (bounds-checked loads, TMA's zero fill), so a
       // tile taller than M reads M rows: tinygemm's time grows with the rows present.
@@ -333,6 +337,11 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
     if (best_s == INFINITY) {
       for (Tile t : kLutTiles) consider(t, true, m.gpu().lut_tensor->core.shape.n);
     }
+  } else if (rates && !rates->tile_choice.empty()) {
+    // The library's heuristic picks the tile (not necessarily the fastest): that tile's cost.
+    const hw::TileRule& t = hw::chosen_tile(rates->tile_choice, g.m, g.n, g.k);
+    tile_tensor = path.peak_tops * 1e12 * t.tensor_fraction / sms;
+    consider(Tile{t.tile_m, t.tile_n}, false, kMacWarpN);
   } else if (tile_n > 0) {
     // A path of one kernel tile, tile_m x tile_n (tinygemm's m16n8k16 thread block).
     consider(Tile{min_tile_m > 0 ? min_tile_m : 16, tile_n}, true, kMacWarpN);

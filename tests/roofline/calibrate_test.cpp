@@ -41,7 +41,7 @@ constexpr double kOldGemmMape = 0.08;
 // FP16 is not fitted on the sweep (the step parameters follow the steps' session): checked.
 constexpr double kKindsFp16 = 0.065, kKindsFp16Loso = 0.065;
 constexpr double kKindsBf16 = 0.056, kKindsBf16Loso = 0.057;
-constexpr double kKindsInt8 = 0.084, kKindsInt8Loso = 0.087;
+constexpr double kKindsInt8 = 0.06, kKindsInt8Loso = 0.064;
 constexpr double kKindsFp8 = 0.065, kKindsFp8Loso = 0.067;
 constexpr double kKindsInt4 = 0.026, kKindsInt4Loso = 0.027;
 
@@ -216,6 +216,18 @@ TEST(H200Fit, GemmKindsWithinTheirBounds) {
       EXPECT_EQ(c.m_run, 17);
     }
   }
+  // cuBLASLt's INT8 kernels are costed at the tile its heuristic picks (the fitted decision
+  // list), which is the tile the kernel lists name for most of their 119 GEMMs; the other kinds'
+  // kernels (nvjet, tinygemm) name none, and their paths keep the fastest tile.
+  ASSERT_EQ(r.tile_agreement.size(), 1u);
+  const TileAgreement& t = r.tile_agreement[0];
+  EXPECT_EQ(t.group, "int8");
+  EXPECT_EQ(t.named, 119);
+  EXPECT_GE(t.in_sample, 100);
+  EXPECT_GE(t.loso, 95);
+  for (const auto& p : r.fitted.gemm_paths) {
+    EXPECT_EQ(p.tile_choice.empty(), p.act != "int8") << p.act << " x " << p.weight;
+  }
 }
 
 // docs/results/calibration.md is what `ltc calibrate --markdown` writes for the committed fit:
@@ -274,6 +286,24 @@ TEST(CalibrationResults, FileIsTheCommittedFitsTables) {
     const double file_mape = std::stod(text.substr(at + row.size()));
     EXPECT_NEAR(file_mape, 100 * e.first / e.second, 0.05) << kind;
   }
+  // How often the GPU file's roofline costs the tile the kernel lists name, per kind.
+  std::map<std::string, std::pair<int, int>> tiles;  // named, costed at that tile
+  for (const auto& g : data.gemms) {
+    if (g.library_tile_m == 0) continue;
+    const auto c = gemm_estimate(h200, g);
+    auto& t = tiles[g.dtype];
+    ++t.first;
+    t.second += c.tile.tm == g.library_tile_m && c.tile.tn == g.library_tile_n;
+  }
+  ASSERT_EQ(tiles.count("int8"), 1u);
+  for (const auto& [kind, t] : tiles) {
+    const std::string line =
+        kind +
+        " GEMMs whose kernel (the file's kernel lists) names its tile: " + std::to_string(t.first) +
+        "; the roofline costs the library's tile for " + std::to_string(t.second) +
+        " of them in sample";
+    EXPECT_NE(text.find(line), std::string::npos) << line;
+  }
 }
 
 // Synthetic data made by the roofline itself from known parameters: the fit recovers them.
@@ -324,6 +354,65 @@ TEST(Calibrate, SyntheticGemmsRecoverKnownPathParameters) {
 
 // Steps made by the roofline from known DRAM fraction and fixed costs (three models, both
 // phases): the coordinate search over those three parameters, started elsewhere, finds them.
+// The library's tile from its kernel's name: CUTLASS names it (rows x columns, then K x stages);
+// cuBLAS's nvjet and tinygemm names give none.
+TEST(Calibrate, KernelNamesGiveTheLibrarysTile) {
+  EXPECT_EQ(kernel_name_tile("void cutlass::Kernel2<cutlass_80_tensorop_i16832gemm_s8_128x64_"
+                             "128x3_tn_align16>(cutlass_80_tensorop_i16832gemm_s8_128x64_128x3_"
+                             "tn_align16::Params)"),
+            std::make_pair(128, 64));
+  EXPECT_EQ(kernel_name_tile("cutlass_80_tensorop_i16832gemm_s8_64x64_128x6_tn_align16"),
+            std::make_pair(64, 64));
+  EXPECT_EQ(kernel_name_tile("nvjet_sm90_hsh_128x8_64x12_4x1_v_bz_TNT"), std::make_pair(0, 0));
+  EXPECT_EQ(kernel_name_tile("void at::native::tinygemm_m16n8k16_chunk_kernel<...>"),
+            std::make_pair(0, 0));
+  EXPECT_EQ(kernel_name_tile(""), std::make_pair(0, 0));
+}
+
+// The decision list started from the names: GEMMs named by a known rule (128x256 from 8 M
+// outputs, 128x128 from 800,000 with K >= 8192, 128x64 from 800,000, else 64x64) give a list,
+// largest tile first, that picks every named tile; one tile named gives none.
+TEST(Calibrate, TileRulesFromNamesPickTheNamedTiles) {
+  const std::vector<hw::TileRule> truth = {
+      {128, 256, 8e6, 0}, {128, 128, 8e5, 8192}, {128, 64, 8e5, 0}, {64, 64, 0, 0}};
+  std::vector<GemmMeasurement> gemms;
+  for (int64_t n : {4096, 6144, 12288, 28672}) {
+    for (int64_t k : {4096, 11008}) {
+      for (int64_t m : {17, 64, 128, 200, 256, 512, 1024, 2048, 4096}) {
+        GemmMeasurement g;
+        g.dtype = "int8";
+        g.m = g.m_run = m;
+        g.n = n;
+        g.k = k;
+        const hw::TileRule& t = hw::chosen_tile(truth, m, n, k);
+        g.library_tile_m = t.tile_m;
+        g.library_tile_n = t.tile_n;
+        gemms.push_back(g);
+      }
+    }
+  }
+  gemms.push_back(GemmMeasurement{});  // not named: ignored
+  std::vector<const GemmMeasurement*> seen;
+  for (const auto& g : gemms) seen.push_back(&g);
+  const auto rules = tile_rules_from_names(seen);
+  ASSERT_EQ(rules.size(), 4u);
+  for (size_t i = 0; i < rules.size(); ++i) {
+    EXPECT_EQ(rules[i].tile_m, truth[i].tile_m) << i;
+    EXPECT_EQ(rules[i].tile_n, truth[i].tile_n) << i;
+  }
+  for (const auto& g : gemms) {
+    if (g.library_tile_m == 0) continue;
+    const hw::TileRule& t = hw::chosen_tile(rules, g.m_run, g.n, g.k);
+    EXPECT_EQ(t.tile_m, g.library_tile_m) << g.m << " " << g.n << " " << g.k;
+    EXPECT_EQ(t.tile_n, g.library_tile_n) << g.m << " " << g.n << " " << g.k;
+  }
+  std::vector<const GemmMeasurement*> one_tile;
+  for (const auto* g : seen) {
+    if (g->library_tile_m == 64) one_tile.push_back(g);
+  }
+  EXPECT_TRUE(tile_rules_from_names(one_tile).empty());
+}
+
 TEST(Calibrate, SyntheticStepsRecoverKnownParameters) {
   const hw::GpuConfig gpu = hw::load_gpu("h200");
   hw::AchievableRates truth = gpu.achievable;

@@ -278,6 +278,53 @@ TEST(GemmPath, DataParallelKernelsStepWithWaves) {
   EXPECT_FALSE(two.tile.stream_k);
 }
 
+// A path whose kernels pick their tile by the library's heuristic (tile_choice) is costed at that
+// tile, faster or not. Hand check, INT8 at 0.5 of 1979 TOPS over 132 SMs, L2 and DRAM not
+// binding: 200 x 4096 x 11008 takes 128x128 tiles (819,200 outputs, K >= 8000): 2 x 32 = 64
+// tiles in one wave, each 2 x 128 x 128 x 11008 operations; the fastest tiles (64 rows, 128
+// tiles, still one wave) take half that; at an entry's own tensor efficiency of 0.25, twice it.
+TEST(GemmPath, TileChoiceCostsTheLibrarysTileNotTheFastest) {
+  hw::GpuConfig gpu = hw::load_gpu("h200");
+  gpu.achievable.throttle_per_efold = 0;
+  hw::GemmPathRates path{"int8", "int8", 0.5, 1.0, 0, 0.5, 1.0, 1};
+  path.l2_bw_fraction = 1.0;
+  path.data_parallel = 1;
+  gpu.achievable.gemm_paths = {path};
+  const Machine fastest(gpu);
+  gpu.achievable.gemm_paths[0].tile_choice = {
+      {128, 256, 8e6, 0}, {128, 128, 8e5, 8000}, {128, 64, 8e5, 0}, {64, 64, 0, 0}};
+  const Machine library(gpu);
+  auto cost = [](const Machine& m, int64_t rows, int64_t n, int64_t k) {
+    return gemm_cost(m, make_gemm(rows, n, k, wf("int8"), golden::DType::kInt8));
+  };
+  const auto chosen = cost(library, 200, 4096, 11008);
+  EXPECT_EQ(chosen.tile.tm, 128);
+  EXPECT_EQ(chosen.tile.tn, 128);
+  EXPECT_EQ(chosen.tile.tiles, 64);
+  EXPECT_EQ(chosen.tile.waves, 1);
+  const double per_sm = 1979e12 * 0.5 / 132;
+  const double hand_ms = 2.0 * 128 * 128 * 11008 / per_sm * 1e3;
+  EXPECT_NEAR(chosen.compute_ms, hand_ms, 1e-6 * hand_ms);
+  EXPECT_EQ(chosen.bound, "compute");
+  const auto best = cost(fastest, 200, 4096, 11008);
+  EXPECT_EQ(best.tile.tm, 64);
+  EXPECT_NEAR(best.compute_ms, hand_ms / 2, 1e-6 * hand_ms);
+  EXPECT_GT(chosen.ms, best.ms);
+  // An entry's own tensor efficiency (its kernel's) replaces the path's: half of it, twice the
+  // compute time.
+  gpu.achievable.gemm_paths[0].tile_choice[1].tensor_fraction = 0.25;
+  const auto slower = cost(Machine(gpu), 200, 4096, 11008);
+  EXPECT_NEAR(slower.compute_ms, 2 * hand_ms, 1e-6 * hand_ms);
+  // The other entries at the shapes they apply to.
+  for (auto [rows, n, k, tm, tn] :
+       {std::tuple{128, 4096, 4096, 64, 64}, std::tuple{200, 4096, 4096, 128, 64},
+        std::tuple{2048, 4096, 4096, 128, 256}}) {
+    const auto c = cost(library, rows, n, k);
+    EXPECT_EQ(c.tile.tm, tm) << rows << " " << k;
+    EXPECT_EQ(c.tile.tn, tn) << rows << " " << k;
+  }
+}
+
 // The sustained-power throttle follows the tensor cores' duty: a long GEMM bound by its tensor
 // cores slows by throttle(t) = 1 + 0.2 ln(t / 0.5 ms) (capped at 1.25); one bound by its L2
 // feed (tinygemm at M = 8192, about 20 ms) slows by that excess times the share of its tile

@@ -15,6 +15,8 @@
 #include <functional>
 #include <iterator>
 #include <string>
+#include <tuple>
+#include <vector>
 
 namespace ltc::hw {
 namespace {
@@ -203,6 +205,70 @@ TEST(GpuConfig, BadFilesAreRejectedNamingFileAndField) {
   const std::string unknown = input_error_of([] { load_gpu("a99"); });
   EXPECT_NE(unknown.find("a100-lut4x"), std::string::npos) << unknown;
   EXPECT_THROW(load_gpu("/nonexistent/gpu.json"), InputError);
+}
+
+// A GEMM path's tile choice (the library's heuristic as a decision list of tiles): read, written
+// back by the calibrate writer, and a bad entry named by its index and field.
+TEST(GpuConfig, TileChoiceIsReadWrittenAndCheckedNamingTheField) {
+  nlohmann::json j = load_gpu("h200");
+  j["achievable"]["gemm_paths"][0]["tile_choice"] = nlohmann::json::parse(
+      R"([{"tile_m": 128, "tile_n": 256, "min_mn": 8000000, "min_k": 0},
+          {"tile_m": 128, "tile_n": 128, "min_mn": 800000, "min_k": 8000,
+           "tensor_fraction": 0.45},
+          {"tile_m": 64, "tile_n": 64}])");
+  const GpuConfig g = load_gpu(write_temp("tile_choice.json", j.dump()));
+  const auto& rules = g.achievable.gemm_paths[0].tile_choice;
+  ASSERT_EQ(rules.size(), 3u);
+  EXPECT_EQ(rules[1].tile_m, 128);
+  EXPECT_EQ(rules[1].tile_n, 128);
+  EXPECT_EQ(rules[1].min_mn, 800000);
+  EXPECT_EQ(rules[1].min_k, 8000);
+  EXPECT_EQ(rules[1].tensor_fraction, 0.45);
+  EXPECT_EQ(rules[2].min_mn, 0);
+  EXPECT_EQ(rules[2].tensor_fraction, 0);
+  const auto written = achievable_json(g.achievable, 4);
+  EXPECT_EQ(written.at("gemm_paths").at(0).at("tile_choice").size(), 3u);
+  EXPECT_EQ(written.at("gemm_paths").at(0).at("tile_choice").at(1).at("min_k"), 8000);
+  // Paths without one write none.
+  EXPECT_FALSE(written.at("gemm_paths").at(1).contains("tile_choice"));
+  const std::vector<std::tuple<const char*, nlohmann::json, const char*>> bad = {
+      {"tile_m", 0, "tile_choice[1].tile_m' must be in 1..256"},
+      {"tile_n", 512, "tile_choice[1].tile_n' must be in 1..256"},
+      {"min_mn", -1, "tile_choice[1].min_mn' must be >= 0"},
+      {"tensor_fraction", 1.5, "tile_choice[1].tensor_fraction' must be in [0, 1]"},
+      {"min_k", "deep", "tile_choice[1]: field 'min_k'"},
+      {"rows", 128, "tile_choice[1]: unknown field 'rows'"}};
+  for (const auto& [field, value, message] : bad) {
+    nlohmann::json b = j;
+    b["achievable"]["gemm_paths"][0]["tile_choice"][1][field] = value;
+    const std::string file = write_temp(std::string("bad_choice_") + field + ".json", b.dump());
+    const std::string e = input_error_of([&] { load_gpu(file); });
+    EXPECT_NE(e.find(file), std::string::npos) << e;
+    EXPECT_NE(e.find(message), std::string::npos) << e;
+  }
+  nlohmann::json missing = j;
+  missing["achievable"]["gemm_paths"][0]["tile_choice"][2].erase("tile_n");
+  const std::string file = write_temp("choice_no_tile_n.json", missing.dump());
+  const std::string e = input_error_of([&] { load_gpu(file); });
+  EXPECT_NE(e.find("tile_choice[2]: field 'tile_n' is missing"), std::string::npos) << e;
+}
+
+// The decision list picks the first tile whose thresholds the problem meets, else its last.
+TEST(GpuConfig, ChosenTileIsTheFirstThatApplies) {
+  const std::vector<TileRule> rules = {
+      {128, 256, 8e6, 0}, {128, 128, 8e5, 8000}, {128, 64, 8e5, 0}, {64, 64, 0, 0}};
+  auto tile = [&](int64_t m, int64_t n, int64_t k) {
+    const TileRule& t = chosen_tile(rules, m, n, k);
+    return std::to_string(t.tile_m) + "x" + std::to_string(t.tile_n);
+  };
+  EXPECT_EQ(tile(128, 4096, 4096), "64x64");      // 524,288 outputs: under 800,000
+  EXPECT_EQ(tile(200, 4096, 4096), "128x64");     // 819,200, K under 8000
+  EXPECT_EQ(tile(200, 4096, 11008), "128x128");   // 819,200 and K 11008
+  EXPECT_EQ(tile(1024, 4096, 11008), "128x128");  // 4.2 M: under 8 M
+  EXPECT_EQ(tile(2048, 4096, 4096), "128x256");   // 8.4 M
+  EXPECT_EQ(tile(2048, 4096, 14336), "128x256");  // the first that applies, not the deepest
+  const std::vector<TileRule> none_apply = {{128, 256, 8e6, 0}, {64, 64, 1e9, 1e9}};
+  EXPECT_EQ(chosen_tile(none_apply, 16, 16, 16).tile_m, 64);  // the last one
 }
 
 // ltc sim --gpu-set: fields of the JSON form replaced, checked like a file.
