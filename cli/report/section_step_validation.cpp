@@ -270,11 +270,17 @@ std::string build(SectionContext& ctx) {
       ++family_errors[key].second;
     }
   }
-  std::vector<std::vector<std::string>> family_rows;
-  for (const auto& f : families) {
-    const auto& [sum, n] = family_errors.at(f);
-    family_rows.push_back({f, std::to_string(n), fmt::format("{:.2f}", 100 * sum / n)});
-  }
+  // Rows (key, steps, MAPE %) in first-seen order.
+  auto mape_rows = [](const std::vector<std::string>& keys,
+                      const std::map<std::string, std::pair<double, int>>& errors) {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& k : keys) {
+      const auto& [sum, n] = errors.at(k);
+      rows.push_back({k, std::to_string(n), fmt::format("{:.2f}", 100 * sum / n)});
+    }
+    return rows;
+  };
+  const auto family_rows = mape_rows(families, family_errors);
   std::string html = para(fmt::format(
       "One decoder layer (FP16, batch x context or sequence as in the file) measured on an H200 "
       "with CUDA-graph replay ({}, written by tools/profile-gpu) against the roofline on "
@@ -291,17 +297,13 @@ std::string build(SectionContext& ctx) {
       kMoeFile));
   html += table({"layer family, phase", "steps", "in-sample MAPE (%)"}, family_rows);
   if (!held_families.empty()) {
-    std::vector<std::vector<std::string>> held_rows;
-    for (const auto& f : held_families) {
-      const auto& [sum, n] = held_errors.at(f);
-      held_rows.push_back({f, std::to_string(n), fmt::format("{:.2f}", 100 * sum / n)});
-    }
     html += para(fmt::format(
         "Two more latent-attention models ({}: MiniCPM3-4B, MLA on a dense model; DeepSeek-V2, "
         "128 heads and 160 experts) measured on the same H200 and not in the fit: held out, "
         "per layer family and per model:",
         kMlaFile));
-    html += table({"layer family or model, phase", "steps", "held-out MAPE (%)"}, held_rows);
+    html += table({"layer family or model, phase", "steps", "held-out MAPE (%)"},
+                  mape_rows(held_families, held_errors));
   }
   for (int phase = 0; phase < 2; ++phase) {
     if (!in_sample.count[phase]) continue;
