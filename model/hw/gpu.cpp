@@ -152,6 +152,19 @@ void tile_rule_fields(V&& v, T& t) {
   v("tensor_fraction", t.tensor_fraction);
 }
 
+// A path's tile choice into its JSON row (`Json`: json or ordered_json), each rule's fields by the
+// writer `make(rule)` gives; nothing for an empty list.
+template <typename Json, typename MakeWriter>
+void write_tile_choice(Json& row, const std::vector<TileRule>& rules, MakeWriter make) {
+  if (rules.empty()) return;
+  Json& list = row["tile_choice"] = Json::array();
+  for (const TileRule& t : rules) {
+    Json rule = Json::object();
+    tile_rule_fields(make(rule), t);
+    list.push_back(std::move(rule));
+  }
+}
+
 // The energy section (sim/energy.h: each figure's source in `source`).
 template <typename V, typename E>
 void energy_fields(V&& v, E& e) {
@@ -658,14 +671,7 @@ nlohmann::ordered_json achievable_json(const AchievableRates& a, int decimals) {
   for (const auto& p : a.gemm_paths) {
     nlohmann::ordered_json row = nlohmann::ordered_json::object();
     gemm_path_fields(rounding_writer(row, scale), p);
-    if (!p.tile_choice.empty()) {
-      nlohmann::ordered_json& rules = row["tile_choice"] = nlohmann::ordered_json::array();
-      for (const auto& t : p.tile_choice) {
-        nlohmann::ordered_json rule = nlohmann::ordered_json::object();
-        tile_rule_fields(rounding_writer(rule, scale), t);
-        rules.push_back(std::move(rule));
-      }
-    }
+    write_tile_choice(row, p.tile_choice, [&](auto& rule) { return rounding_writer(rule, scale); });
     paths.push_back(std::move(row));
   }
   if (!a.source.empty()) j["source"] = a.source;
@@ -715,14 +721,7 @@ void to_json(json& j, const GpuConfig& g) {
   for (const auto& p : g.achievable.gemm_paths) {
     json row;
     gemm_path_fields(writer(row), p);
-    if (!p.tile_choice.empty()) {
-      json& rules = row["tile_choice"] = json::array();
-      for (const auto& t : p.tile_choice) {
-        json rule;
-        tile_rule_fields(writer(rule), t);
-        rules.push_back(rule);
-      }
-    }
+    write_tile_choice(row, p.tile_choice, [&](auto& rule) { return writer(rule); });
     a["gemm_paths"].push_back(row);
   }
   energy_fields(writer(j["energy"]), g.energy);

@@ -44,9 +44,6 @@ struct CacheLevel {
 };
 
 // Fractions of peak a tuned kernel reaches, and fixed costs: the calibrated part of the machine.
-// Achievable rates of one GEMM operand path whose kernels differ from the dense FP16 ones
-// (INT8 x INT8, FP8, weight-only INT4 as bf16 x int4 on a GPU without that MAC pair): fitted by
-// `ltc calibrate` on the path's measured GEMMs. A 0 falls back to the GPU-wide value.
 // One tile of a GEMM library's tile selection (GemmPathRates::tile_choice): the library runs its
 // tile_m x tile_n kernel on a problem of M x N outputs and depth K when M * N >= min_mn and
 // K >= min_k, unless an entry before it in the list applies. Its kernel's tensor efficiency is
@@ -58,6 +55,9 @@ struct TileRule {
   double tensor_fraction = 0;
 };
 
+// Achievable rates of one GEMM operand path whose kernels differ from the dense FP16 ones
+// (INT8 x INT8, FP8, weight-only INT4 as bf16 x int4 on a GPU without that MAC pair): fitted by
+// `ltc calibrate` on the path's measured GEMMs. A 0 falls back to the GPU-wide value.
 struct GemmPathRates {
   std::string act, weight;         // operand names as in mac_tensor ("int8", "fp8e4m3", "int4")
   double tensor_fraction = 0;      // of the path's dense peak (dequantize paths: act x act peak)

@@ -1520,6 +1520,22 @@ void to_json(json& j, const CalibrationResult& r) {
   if (!r.device_mismatch.empty()) j["device_mismatch"] = r.device_mismatch;
 }
 
+namespace {
+// A decision list as text: " 128x256 (tensor 0.4595) from M x N >= ... and K >= ...; ... else
+// 64x64 (tensor 0.3470)" (what calibrate prints and calibration.md states).
+std::string tile_choice_text(const std::vector<hw::TileRule>& rules) {
+  std::string s;
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const hw::TileRule& t = rules[i];
+    s += i + 1 < rules.size()
+             ? fmt::format(" {}x{} (tensor {:.4f}) from M x N >= {:.0f} and K >= {:.0f};", t.tile_m,
+                           t.tile_n, t.tensor_fraction, t.min_mn, t.min_k)
+             : fmt::format(" else {}x{} (tensor {:.4f})", t.tile_m, t.tile_n, t.tensor_fraction);
+  }
+  return s;
+}
+}  // namespace
+
 std::string format_calibration(const CalibrationResult& r) {
   std::string s = fmt::format("{} fitted on {}{}\n", r.gpu, format_files(r.data.files),
                               r.data.device.empty() ? "" : " (" + r.data.device + ")");
@@ -1572,15 +1588,8 @@ std::string format_calibration(const CalibrationResult& r) {
   }
   for (const auto& p : r.fitted.gemm_paths) {
     if (p.tile_choice.empty()) continue;
-    s += fmt::format("  gemm path {} x {} tile choice:", p.act, p.weight);
-    for (size_t i = 0; i < p.tile_choice.size(); ++i) {
-      const auto& t = p.tile_choice[i];
-      s +=
-          i + 1 < p.tile_choice.size()
-              ? fmt::format(" {}x{} (tensor {:.4f}) from M x N >= {:.0f} and K >= {:.0f};",
-                            t.tile_m, t.tile_n, t.tensor_fraction, t.min_mn, t.min_k)
-              : fmt::format(" else {}x{} (tensor {:.4f})\n", t.tile_m, t.tile_n, t.tensor_fraction);
-    }
+    s += fmt::format("  gemm path {} x {} tile choice:{}\n", p.act, p.weight,
+                     tile_choice_text(p.tile_choice));
   }
   if (!r.steps.empty()) {
     s += fmt::format(
@@ -1695,16 +1704,9 @@ std::string calibration_markdown(const CalibrationResult& r) {
     }
     for (const auto& p : r.fitted.gemm_paths) {
       if (p.tile_choice.empty()) continue;
-      s += fmt::format("\nTile choice of {} x {} (the library's heuristic, first that applies):",
-                       p.act, p.weight);
-      for (size_t i = 0; i < p.tile_choice.size(); ++i) {
-        const auto& t = p.tile_choice[i];
-        s += i + 1 < p.tile_choice.size()
-                 ? fmt::format(" {}x{} (tensor {:.4f}) from M x N >= {:.0f} and K >= {:.0f};",
-                               t.tile_m, t.tile_n, t.tensor_fraction, t.min_mn, t.min_k)
-                 : fmt::format(" else {}x{} (tensor {:.4f}).\n", t.tile_m, t.tile_n,
-                               t.tensor_fraction);
-      }
+      s += fmt::format(
+          "\nTile choice of {} x {} (the library's heuristic, first that applies):{}.\n", p.act,
+          p.weight, tile_choice_text(p.tile_choice));
     }
   }
   return s;

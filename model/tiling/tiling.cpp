@@ -184,12 +184,12 @@ LinearMma linear_mma(bool low_bit, golden::DType acts, double bits_per_weight) {
 }
 
 SliceCopy slice_copy(int64_t rows, int64_t row_bytes, int64_t warps, int64_t own_rows) {
-  if (rows % warps == 0) return {rows / warps, row_bytes, false};
-  if (row_bytes % warps == 0) return {rows, row_bytes / warps, false};
-  return {own_rows, row_bytes, true};
+  if (rows % warps == 0) return {warps, rows / warps, row_bytes, false};
+  if (row_bytes % warps == 0) return {warps, rows, row_bytes / warps, false};
+  return {warps, own_rows, row_bytes, true};
 }
 
-double SliceCopy::line_cycles(int64_t warps, int64_t line_bytes) const {
+double SliceCopy::line_cycles(int64_t line_bytes) const {
   const double lines = double(std::max<int64_t>(1, ceil_div(bytes_per_copy, line_bytes)));
   return double(warps) * double(copies_per_warp) * lines;
 }
@@ -335,10 +335,9 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
       lut ? slice_copy(block.n / p.instr.n, row_bytes(p.w_bits * p.instr.n), c.warps_per_block,
                        c.warp.n / p.instr.n)
           : slice_copy(block.n, row_bytes(p.w_bits), c.warps_per_block, c.warp.n);
-  const double fill_lines = gpu.sm.tma
-                                ? 0.0
-                                : a_copy.line_cycles(c.warps_per_block, gpu.sm.line_bytes) +
-                                      w_copy.line_cycles(c.warps_per_block, gpu.sm.line_bytes);
+  const double fill_lines =
+      gpu.sm.tma ? 0.0
+                 : a_copy.line_cycles(gpu.sm.line_bytes) + w_copy.line_cycles(gpu.sm.line_bytes);
   const double smem_us_per_block = (read_bits / 8 * k_pad / double(gpu.sm.lsu_bytes_per_cycle) +
                                     fill_lines * double(c.k_steps)) /
                                    (gpu.clock_ghz * 1e3);

@@ -136,11 +136,12 @@ bool dequantizes_in_registers(const GemmProblem& p);
 // per L2 line of each copy (the simulator's LSU: sim/sm.cpp), so many small copies cost more
 // than a few whole rows.
 struct SliceCopy {
+  int64_t warps = 1;
   int64_t copies_per_warp = 0;
   int64_t bytes_per_copy = 0;
   bool own_rows = false;  // the third case
-  // Line cycles of the whole block's copies (`warps` warps; lines of `line_bytes`).
-  double line_cycles(int64_t warps, int64_t line_bytes) const;
+  // Line cycles of the whole block's copies (lines of `line_bytes`).
+  double line_cycles(int64_t line_bytes) const;
 };
 SliceCopy slice_copy(int64_t rows, int64_t row_bytes, int64_t warps, int64_t own_rows);
 

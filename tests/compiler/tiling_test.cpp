@@ -502,15 +502,15 @@ TEST(Tiling, SliceCopiesAreWholeRowsPartsOfRowsOrOwnRows) {
   EXPECT_EQ(rows.copies_per_warp, 1);
   EXPECT_EQ(rows.bytes_per_copy, 256);
   EXPECT_FALSE(rows.own_rows);
-  EXPECT_DOUBLE_EQ(rows.line_cycles(8, 128), 16);
+  EXPECT_DOUBLE_EQ(rows.line_cycles(128), 16);
   const SliceCopy parts = slice_copy(8, 256, 16, 8);
   EXPECT_EQ(parts.copies_per_warp, 8);
   EXPECT_EQ(parts.bytes_per_copy, 16);
-  EXPECT_DOUBLE_EQ(parts.line_cycles(16, 128), 128);
+  EXPECT_DOUBLE_EQ(parts.line_cycles(128), 128);
   const SliceCopy own = slice_copy(6, 90, 4, 3);
   EXPECT_TRUE(own.own_rows);
   EXPECT_EQ(own.copies_per_warp, 3);
-  EXPECT_DOUBLE_EQ(own.line_cycles(4, 128), 12);
+  EXPECT_DOUBLE_EQ(own.line_cycles(128), 12);
 }
 
 }  // namespace
