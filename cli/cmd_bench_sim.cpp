@@ -268,9 +268,8 @@ void run_moe(const BenchSimFlags& o) {
                         {"mistral-7b", d, 64, 4096},       {"mistral-7b", d, 16, 16384},
                         {"mistral-7b", p, 1, 512},         {"mistral-7b", p, 1, 8192},
                         {"minicpm3-4b", d, 1, 512},        {"minicpm3-4b", d, 16, 4096},
-                        {"minicpm3-4b", p, 1, 512},        {"deepseek-v2", p, 1, 512}};
-  // DeepSeek-V2's decode is refused by the compiler (128 heads over one latent row do not fit
-  // one decode block; compiler/model_lowering.cpp): its prefill only.
+                        {"minicpm3-4b", p, 1, 512},        {"deepseek-v2", d, 1, 512},
+                        {"deepseek-v2", d, 64, 4096},      {"deepseek-v2", p, 1, 512}};
   const std::vector<std::string> paths = {config_dir("calibration") + "/h200-moe-profile.json",
                                           config_dir("calibration") + "/h200-mla-profile.json"};
   const roofline::Measurements data = roofline::load_measurements(paths);

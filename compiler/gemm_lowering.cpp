@@ -30,33 +30,6 @@ int pipeline_stages(int stages, int64_t tiles_per_group) {
   return int(std::max<int64_t>(2, std::min<int64_t>(std::max(stages, 2), tiles_per_group + 1)));
 }
 
-// The K steps of one shared-memory stage with register double buffering, as CUTLASS's warp-level
-// mainloop does: step q's fragments go to buffer 1 + q % 2 and are loaded one step ahead, so
-// the tensor core works on step q while step q + 1's lds are in flight. `frags(q, buf)` emits
-// the loads of step q, `ops(q, buf)` its tensor-core instructions (q an affine of the loops).
-void emit_k_steps(ProgramBuilder& p, int64_t steps,
-                  const std::function<void(const traces::Affine&, uint32_t)>& frags,
-                  const std::function<void(const traces::Affine&, uint32_t)>& ops) {
-  frags(constant(0), 1);
-  const int64_t pairs = (steps - 1) / 2;
-  const auto ip = p.loop(uint64_t(pairs));
-  if (pairs > 0) {
-    frags(affine(1, {iv(ip, 2)}), 2);
-    ops(affine(0, {iv(ip, 2)}), 1);
-    frags(affine(2, {iv(ip, 2)}), 1);
-    ops(affine(1, {iv(ip, 2)}), 2);
-  }
-  p.end(ip);
-  const int64_t done = 2 * pairs;
-  if (steps - done == 1) {
-    ops(constant(done), 1);
-  } else {
-    frags(constant(done + 1), 2);
-    ops(constant(done), 1);
-    ops(constant(done + 1), 2);
-  }
-}
-
 // The K loop of a GEMM kernel as a CUTLASS multistage cp.async pipeline (gemm_lowering.h): K
 // tiles t = 0 .. groups * tiles_per_group - 1, a quantization-group epilogue after each
 // tiles_per_group tiles. `load(t)` emits the ldgsts of K tile t, `compute(t)` its fragments and

@@ -4,6 +4,7 @@
 #include "common/int_math.h"
 #include "compiler/gemm_lowering.h"
 #include "compiler/program_builder.h"
+#include "model/tiling/decode_attention.h"
 
 #include <algorithm>
 #include <cmath>
@@ -529,109 +530,149 @@ void emit_tile_math(ProgramBuilder& p, int64_t mtiles, int64_t keys, int64_t hea
   p.end(mi);
 }
 
-constexpr int64_t kDecodeWarps = 4;  // split-KV block: each warp a quarter of every key tile
-constexpr int64_t kKeyTile = 64;     // keys per tile: 16 per warp
 constexpr int64_t kFp32 = 4;
 
-// Split-KV decode (flash-decoding). Query rows of a KV group are folded into one M tile (GQA), so
-// a unit is (sequence, KV head) with `rows` = group query rows padded to 16 for the MMAs. The
-// cache of each unit is cut into `splits` ranges of `tiles_per_split` whole key tiles (16 keys per
-// warp: 64 keys in 4 warps); keys left over (fewer than a split's worth, plus a partial tile) go
-// to the combine kernel, which also merges the splits' partial (max, sum, O) rows, `merge` of
-// them per pass through shared memory. With one split the kernel takes the remainder itself and
-// writes O directly. Rows too wide for two 4-warp stages and Q in a block's shared memory (MLA's
-// latent rows on an A100) run 2-warp blocks of 32-key tiles.
-struct DecodePlan {
-  int64_t units = 0, rows = 0, mtiles = 1, splits = 1, tiles_per_split = 0;
-  int64_t rest_tiles = 0, rest_keys = 0;  // whole tiles and keys of a partial tile left over
-  int64_t warps = kDecodeWarps, key_tile = kKeyTile, merge = 1;
-  // Shared memory: the K/V stages (reused to merge the warps' and the splits' partials), then Q.
-  int64_t smem_stages = 0, smem_q = 0;
-};
+// Split-KV decode (flash-decoding): the plan (blocks, warps, key tiles, splits, shared memory) is
+// tiling::plan_decode_attention's, which the roofline's compiled plan costs.
+using DecodePlan = tiling::DecodeAttentionPlan;
 
-DecodePlan plan_decode(const llm::AttentionShape& a, const AttentionLayout& l, int sms,
-                       int64_t smem_limit) {
-  DecodePlan d;
-  const int64_t group = a.heads / a.kv_heads;
-  d.units = a.batch * a.kv_heads;
-  d.rows = group * a.q_len;
-  d.mtiles = ceil_div(d.rows, 16);
-  const int64_t kv_row = l.row_bytes() + (l.latent ? 0 : l.v_row_bytes());
-  const int64_t part_row = d.rows * (l.v_dim + 2) * kFp32;  // partial O + (max, sum)
-  d.smem_q = d.rows * l.row_bytes();
-  auto stages = [&] {
-    return std::max(2 * d.key_tile * kv_row, d.warps * d.mtiles * 16 * (l.v_dim + 2) * kFp32);
-  };
-  while (d.warps > 1 && stages() + d.smem_q > smem_limit) {
-    d.warps /= 2;
-    d.key_tile /= 2;
-  }
-  if (stages() + d.smem_q > smem_limit) {
-    // One block holds every query row of a KV group (its Q and each warp's partial O): a group
-    // too large for one block (MLA's 128 heads over one latent row) would need its rows split
-    // over blocks, which the lowering does not do.
-    auto n = [](int64_t v) { return std::to_string(v); };
-    throw InputError("decode attention: " + n(d.rows) + " query rows per KV group (" + n(a.heads) +
-                     " heads over " + n(a.kv_heads) + " KV heads, " + n(a.q_len) +
-                     " new tokens) need " + n(stages() + d.smem_q) +
-                     " bytes of shared memory in one block (Q and one warp's partial rows of " +
-                     "width " + n(l.v_dim) + "); the GPU has " + n(smem_limit) +
-                     " per block: splitting a KV group's rows over blocks is not modelled");
-  }
-  const int64_t full = a.kv_len / d.key_tile;
-  // The roofline's split count (model/roofline/cost.cpp), then the nearest count up to twice it
-  // that divides the whole tiles best (fewest left for the combine kernel).
-  const int64_t want =
-      d.units >= sms
-          ? 1
-          : std::max<int64_t>(1, std::min(ceil_div(sms, d.units), ceil_div(a.kv_len, 256)));
-  d.splits = 1;
-  if (full > 0) {
-    int64_t best = -1;
-    for (int64_t s = std::min(want, full); s <= std::min(2 * want, full); ++s) {
-      if (best < 0 || full % s < best) {
-        best = full % s;
-        d.splits = s;
-      }
-    }
-    d.tiles_per_split = full / d.splits;
-  }
-  const int64_t rest = a.kv_len - d.splits * d.tiles_per_split * d.key_tile;
-  d.rest_tiles = rest / d.key_tile;
-  d.rest_keys = rest % d.key_tile;
-  if (d.splits == 1) {  // the only block takes every whole tile
-    d.tiles_per_split += d.rest_tiles;
-    d.rest_tiles = 0;
-  }
-  // The combine merges every split's partials at once where they fit beside Q, else in passes
-  // through the stage buffers.
-  d.merge = std::max<int64_t>(1, std::min(d.splits, std::max(smem_limit - d.smem_q, stages()) /
-                                                        std::max<int64_t>(part_row, 1)));
-  d.smem_stages = std::max(stages(), d.splits > 1 ? d.merge * part_row : 0);
-  return d;
+DecodePlan plan_decode(const llm::AttentionShape& a, const AttentionLayout& l,
+                       const hw::GpuConfig& gpu) {
+  tiling::DecodeAttentionShape s;
+  s.batch = a.batch;
+  s.heads = a.heads;
+  s.kv_heads = a.kv_heads;
+  s.q_len = a.q_len;
+  s.kv_len = a.kv_len;
+  s.head_dim = l.head_dim;
+  s.v_dim = l.v_dim;
+  s.elem_bytes = l.elem_bytes;
+  s.latent = l.latent;
+  return tiling::plan_decode_attention(s, gpu);
 }
+
+// A decode kernel's grid: one row block of one (sequence, KV head) group per split. A group's
+// row blocks are adjacent in launch order (x) so that they read its cache from L2 together; with
+// one row block x is the split.
+struct DecodeGrid {
+  const DecodePlan& d;
+  int64_t x(int64_t splits) const { return d.row_blocks > 1 ? d.row_blocks : splits; }
+  int64_t z(int64_t splits) const { return d.row_blocks > 1 ? splits : 1; }
+  // The block's unit (group y, row block x) times `s`, and its split times `s`.
+  Affine unit(int64_t s) const {
+    return d.row_blocks > 1 ? affine(0, {by(d.row_blocks * s), bx(s)}) : affine(0, {by(s)});
+  }
+  Affine group(int64_t s) const { return affine(0, {by(s)}); }
+  Affine split(int64_t s) const {
+    return d.row_blocks > 1 ? affine(0, {bz(s)}) : affine(0, {bx(s)});
+  }
+};
 
 struct DecodeTensors {
   uint32_t q = 0, k = 1, v = 2, out = 3, partials = 4;
 };
 
+// Value-split math on one latent tile (tiling/decode_attention.h): warp w computes S for every row
+// over its key_tile / warps keys, the block trades the rows' maxima, each warp stores its P, and
+// every warp accumulates O for its v_dim / warps columns over all the tile's keys. `key` is the
+// tile's first key (mma coordinates); the stage holds the tile's latent rows at 0, P and the
+// maxima sit at `exchange`, Q at `q_smem`. Q and P are A operands every warp shares: a warpgroup
+// MMA (hw::SmConfig::mma_warpgroup) reads them once for the group, each warp a part.
+void emit_value_split_math(ProgramBuilder& p, const AttentionLayout& l, const DecodePlan& d,
+                           int warpgroup, const Affine& key, int64_t exchange, int64_t q_smem) {
+  const int64_t w = d.warps, wk = d.key_tile / w, cols = l.v_dim / w, eb = l.elem_bytes;
+  const int64_t padded = 16 * d.mtiles, row = l.row_bytes();
+  const int64_t a_frag = 16 * 16 * eb / std::min<int64_t>(warpgroup, w);
+  const Affine warp_key = plus(key, affine(0, {wx(wk)}));
+  // S over the head's 16-column steps, fragments double-buffered (emit_k_steps): per step the
+  // warp's keys, each row tile's Q, then the MMAs (the row tiles' sums are independent chains).
+  emit_k_steps(
+      p, l.head_dim / 16,
+      [&](const Affine& q, uint32_t buf) {
+        Instr kf = mem(Opcode::kLdShared, 0, uint64_t(wk * 16 * eb),
+                       plus(affine(0, {wx(wk * row)}), times(q, 16 * eb)));
+        kf.frag = buf;
+        p.emit(kf);
+        const auto mi = p.loop(uint64_t(d.mtiles));
+        Instr qf = mem(Opcode::kLdShared, 0, uint64_t(a_frag),
+                       plus(affine(q_smem, {iv(mi, 16 * row), wx(a_frag)}), times(q, 16 * eb)));
+        qf.frag = buf;
+        p.emit(qf);
+        p.end(mi);
+      },
+      [&](const Affine& q, uint32_t buf) {
+        const auto mi = p.loop(uint64_t(d.mtiles));
+        const auto in = p.loop(uint64_t(wk / 8));
+        Instr mma =
+            mma_at(affine(0, {iv(mi, 16)}), plus(warp_key, affine(0, {iv(in, 8)})), times(q, 16));
+        mma.frag = buf;
+        p.emit(mma);
+        p.end(in);
+        p.end(mi);
+      });
+  // The rows' maxima over the warp's keys, traded: every warp needs the tile's.
+  const int64_t maxima = exchange + padded * d.key_tile * eb;
+  emit_alu(p, double(padded * wk));
+  p.emit(mem(Opcode::kStShared, 0, uint64_t(padded * kFp32), affine(maxima, {wx(padded * kFp32)})));
+  p.emit(barrier());
+  p.emit(mem(Opcode::kLdShared, 0, uint64_t(padded * w * kFp32), constant(maxima)));
+  // exp, the row sums over the warp's keys, P to half precision; the running O rescaled.
+  emit_alu(p, double(padded * w + padded * wk * 3 + padded * cols));
+  emit_sfu(p, double(padded * wk));
+  p.emit(mem(Opcode::kStShared, 0, uint64_t(padded * wk * eb),
+             affine(exchange, {wx(padded * wk * eb)})));
+  p.emit(barrier());
+  // O over the tile's 16-key steps, double-buffered: the warp's V columns and each row tile's P,
+  // then the MMAs.
+  emit_k_steps(
+      p, d.key_tile / 16,
+      [&](const Affine& q, uint32_t buf) {
+        Instr vf = mem(Opcode::kLdShared, 0, uint64_t(16 * cols * eb),
+                       plus(affine(0, {wx(cols * eb)}), times(q, 16 * row)));
+        vf.frag = buf;
+        p.emit(vf);
+        const auto mi = p.loop(uint64_t(d.mtiles));
+        Instr pf = mem(Opcode::kLdShared, 0, uint64_t(a_frag),
+                       plus(affine(exchange, {iv(mi, 16 * d.key_tile * eb), wx(a_frag)}),
+                            times(q, 16 * 16 * eb)));
+        pf.frag = buf;
+        p.emit(pf);
+        p.end(mi);
+      },
+      [&](const Affine& q, uint32_t buf) {
+        const auto mi = p.loop(uint64_t(d.mtiles));
+        const auto in = p.loop(uint64_t(cols / 8));
+        Instr mma = mma_at(affine(0, {iv(mi, 16)}), affine(0, {wx(cols), iv(in, 8)}),
+                           plus(key, times(q, 16)));
+        mma.frag = buf;
+        p.emit(mma);
+        p.end(in);
+        p.end(mi);
+      });
+}
+
 // The K/V tiles of a unit from `first_key` on: `tiles` whole tiles then `tail` keys, pipelined.
-// Each warp stages a quarter of every tile and computes on its 16-key quarter.
+// Each warp stages a 1/warps share of every tile; in the key split it computes on its keys.
 void emit_decode_keys(ProgramBuilder& p, const AttentionLayout& l, const DecodePlan& d,
-                      const Affine& first_key, int64_t tiles, int64_t tail,
-                      const std::function<void()>& load_q, const std::function<void()>& use_q) {
+                      int warpgroup, const Affine& group_cache, const Affine& first_key,
+                      int64_t tiles, int64_t tail, const std::function<void()>& load_q,
+                      const std::function<void()>& use_q) {
   const int64_t row = l.row_bytes(), v_row = l.v_row_bytes(), w = d.warps, kt = d.key_tile;
-  auto load = [&p, &l, w](const Affine& key, int64_t keys) {
+  auto load = [&p, &l, &group_cache, w](const Affine& key, int64_t keys) {
     // K rows, then V rows (a latent cache's tile is both).
     for (uint32_t t : {1u, 2u}) {
       if (t == 2 && l.latent) break;
       const int64_t r = t == 1 ? l.row_bytes() : l.v_row_bytes(), share = keys * r / w;
-      p.emit(mem(
-          Opcode::kLdGlobalAsync, t, uint64_t(share),
-          plus(plus(affine(0, {by(l.cache_slots * r)}), times(key, r)), affine(0, {wx(share)}))));
+      p.emit(mem(Opcode::kLdGlobalAsync, t, uint64_t(share),
+                 plus(plus(times(group_cache, r), times(key, r)), affine(0, {wx(share)}))));
     }
   };
-  auto math = [&p, &l, &d, row, v_row, w, kt](const Affine& key) {
+  auto math = [&p, &l, &d, warpgroup, row, v_row, w, kt](const Affine& key) {
+    if (d.value_split) {
+      emit_value_split_math(p, l, d, warpgroup, key, d.smem_stages,
+                            d.smem_stages + d.smem_exchange);
+      return;
+    }
     emit_tile_math(p, d.mtiles, kt / w, l.head_dim, l.v_dim, l.latent ? row : v_row, l.elem_bytes,
                    constant(0), plus(key, affine(0, {wx(kt / w)})), 0, l.latent ? 0 : kt * row);
   };
@@ -654,9 +695,19 @@ void emit_decode_keys(ProgramBuilder& p, const AttentionLayout& l, const DecodeP
   if (!segs.empty()) emit_kv_pipeline(p, segs, load_q, use_q);
 }
 
-// Each warp's running (max, sum, O) through shared memory; the block's rows merged.
+// The block's rows merged: the key split's warps each hold (max, sum, O) for every row, merged
+// through shared memory; the value split's warps hold their own O columns and trade only the
+// rows' sums over their keys.
 void emit_block_merge(ProgramBuilder& p, const AttentionLayout& l, const DecodePlan& d) {
-  const int64_t part = d.mtiles * 16 * (l.v_dim + 2) * kFp32;
+  const int64_t padded = d.mtiles * 16;
+  if (d.value_split) {
+    p.emit(mem(Opcode::kStShared, 0, uint64_t(padded * kFp32), affine(0, {wx(padded * kFp32)})));
+    p.emit(barrier());
+    p.emit(mem(Opcode::kLdShared, 0, uint64_t(padded * d.warps * kFp32), constant(0)));
+    emit_alu(p, double(padded * d.warps));
+    return;
+  }
+  const int64_t part = padded * (l.v_dim + 2) * kFp32;
   p.emit(mem(Opcode::kStShared, 0, uint64_t(part), affine(0, {wx(part)})));
   p.emit(barrier());
   p.emit(mem(Opcode::kLdShared, 0, uint64_t(part), affine(0, {wx(part / d.warps)})));
@@ -664,107 +715,134 @@ void emit_block_merge(ProgramBuilder& p, const AttentionLayout& l, const DecodeP
   emit_sfu(p, double(d.warps * d.rows));
 }
 
-std::vector<traces::Kernel> decode_attention(const std::string& name, const llm::AttentionShape& a,
-                                             const AttentionLayout& l, const DecodePlan& d) {
+std::vector<traces::Kernel> decode_attention(const std::string& name, const AttentionLayout& l,
+                                             const DecodePlan& d, int warpgroup) {
   const int64_t row = l.row_bytes(), v_row = l.v_row_bytes(), w = d.warps, kt = d.key_tile;
   const int64_t q_bytes = l.batch * l.heads * l.q_slots * row;
   const int64_t out_bytes = l.batch * l.heads * l.q_slots * v_row;
   const int64_t cache_bytes = l.batch * l.kv_heads * l.cache_slots * row;
   const int64_t v_cache_bytes = l.batch * l.kv_heads * l.cache_slots * v_row;
-  const int64_t unit_q = d.rows * row;                      // a unit's q rows
-  const int64_t unit_o = d.rows * v_row;                    // and O rows
-  const int64_t part_row = d.rows * (l.v_dim + 2) * kFp32;  // partial O + (max, sum)
+  // The partial rows of a group's split (tiling/decode_attention.h: [group][split][rows]).
+  const int64_t group_part = d.row_blocks * d.part_row_bytes();
   const DecodeTensors t;
-  // K/V stages, then Q; the warps' partials (and the combine's split partials) are merged in the
-  // stage buffers after the last tile.
-  const int64_t q_smem = d.smem_stages;
-  auto base = [&](const std::string& kname, int64_t grid_x) {
+  // A kernel of plan `b` (the main kernel's, or the value split's combine): its grid, K/V stages,
+  // then the exchange, then Q; the warps' partials (and the combine's split partials) are merged
+  // in the stage buffers after the last tile.
+  auto base = [&](const std::string& kname, const DecodePlan& b, int64_t splits) {
+    const DecodeGrid grid{b};
     traces::Kernel k;
     k.name = kname;
-    k.grid_x = grid_x;
-    k.grid_y = d.units;
+    k.grid_x = grid.x(splits);
+    k.grid_y = b.groups;
+    k.grid_z = grid.z(splits);
     k.warps_x = w;
-    k.regs_per_thread = 128;
-    k.smem_bytes = uint64_t(q_smem + unit_q);
+    k.regs_per_thread = uint32_t(b.registers);
+    k.smem_bytes = uint64_t(b.smem_bytes());
     k.tiles.core = -1;
-    k.tiles.block = {d.mtiles * 16, kt, l.head_dim};
-    k.tiles.warp = {d.mtiles * 16, kt / w, l.head_dim};
+    k.tiles.block = {b.mtiles * 16, kt, l.head_dim};
+    k.tiles.warp = b.value_split ? std::array<int64_t, 3>{b.mtiles * 16, l.v_dim / w, l.head_dim}
+                                 : std::array<int64_t, 3>{b.mtiles * 16, kt / w, l.head_dim};
     k.tiles.instr = {16, 8, 16};
     k.tensors = {{t.q, "q", uint64_t(q_bytes)},
                  {t.k, l.latent ? "latent_cache" : "k_cache", uint64_t(cache_bytes)}};
     if (!l.latent) k.tensors.push_back({t.v, "v_cache", uint64_t(v_cache_bytes)});
     k.tensors.push_back({t.out, "out", uint64_t(out_bytes)});
     if (d.splits > 1) {
-      k.tensors.push_back({t.partials, "partials", uint64_t(d.units * d.splits * part_row)});
+      k.tensors.push_back({t.partials, "partials", uint64_t(d.groups * d.splits * group_part)});
     }
     return k;
   };
-  // Q of the unit staged once per block (each warp needs all rows), in the first cp.async group.
-  auto load_q = [&](ProgramBuilder& p) {
+  // Q of the block's rows staged once per block (each warp needs all rows), in the first cp.async
+  // group.
+  auto load_q = [&](ProgramBuilder& p, const DecodePlan& b) {
+    const int64_t unit_q = b.rows * row;
     p.emit(mem(Opcode::kLdGlobalAsync, t.q, uint64_t(unit_q / w),
-               affine(0, {by(unit_q), wx(unit_q / w)})));
+               plus(DecodeGrid{b}.unit(unit_q), affine(0, {wx(unit_q / w)}))));
   };
-  auto use_q = [&](ProgramBuilder& p) {
-    p.emit(mem(Opcode::kLdShared, 0, uint64_t(unit_q), constant(q_smem)));
+  auto use_q = [&](ProgramBuilder& p, const DecodePlan& b) {
+    if (b.value_split) return;  // read from shared memory by each S step
+    p.emit(mem(Opcode::kLdShared, 0, uint64_t(b.rows * row),
+               constant(b.smem_stages + b.smem_exchange)));
   };
-  auto store_out = [&](ProgramBuilder& p) {
-    emit_alu(p, double(d.rows * l.v_dim) / w);  // O / sum
+  auto store_out = [&](ProgramBuilder& p, const DecodePlan& b) {
+    const int64_t unit_o = b.rows * v_row;
+    emit_alu(p, double(b.rows * l.v_dim) / w);  // O / sum
     p.emit(mem(Opcode::kStGlobal, t.out, uint64_t(unit_o / w),
-               affine(0, {by(unit_o), wx(unit_o / w)})));
+               plus(DecodeGrid{b}.unit(unit_o), affine(0, {wx(unit_o / w)}))));
   };
+  // The block's rows of a group's split `split` (times group_part) in the partials.
+  auto partials_at = [&](const DecodePlan& b, const Affine& split) {
+    const DecodeGrid grid{b};
+    Affine a = plus(grid.group(d.splits * group_part), times(split, group_part));
+    if (b.row_blocks > 1) a = plus(a, affine(0, {bx(b.part_row_bytes())}));
+    return a;
+  };
+  const Affine group_cache = DecodeGrid{d}.group(l.cache_slots);
+  const DecodeGrid grid{d};
   std::vector<traces::Kernel> out;
   {
-    traces::Kernel k = base(name, d.splits);
+    traces::Kernel k = base(name, d, d.splits);
     ProgramBuilder p;
     const bool tail_here = d.splits == 1;
     emit_decode_keys(
-        p, l, d, affine(0, {bx(d.tiles_per_split * kt)}), d.tiles_per_split,
-        tail_here ? d.rest_keys : 0, [&] { load_q(p); }, [&] { use_q(p); });
+        p, l, d, warpgroup, group_cache, times(grid.split(1), d.tiles_per_split * kt),
+        d.tiles_per_split, tail_here ? d.rest_keys : 0, [&] { load_q(p, d); },
+        [&] { use_q(p, d); });
     emit_block_merge(p, l, d);
     if (d.splits == 1) {
-      store_out(p);
+      store_out(p, d);
     } else {
-      p.emit(mem(Opcode::kStGlobal, t.partials, uint64_t(part_row / w),
-                 affine(0, {by(d.splits * part_row), bx(part_row), wx(part_row / w)})));
+      const int64_t part = d.part_row_bytes();
+      p.emit(mem(Opcode::kStGlobal, t.partials, uint64_t(part / w),
+                 plus(partials_at(d, grid.split(1)), affine(0, {wx(part / w)}))));
     }
     k.program = p.take();
     out.push_back(std::move(k));
   }
   if (d.splits > 1) {
     // Combine: the keys no split took, then the splits' partial rows merged (rescaled by
-    // exp(max_s - max)) and O written.
-    traces::Kernel k = base(name + ".combine", 1);
+    // exp(max_s - max)) and O written; the value split's per chunk of a group's rows.
+    const DecodePlan c = d.value_split ? tiling::value_split_combine(d) : d;
+    traces::Kernel k = base(name + ".combine", c, 1);
     ProgramBuilder p;
     emit_decode_keys(
-        p, l, d, constant(d.splits * d.tiles_per_split * kt), d.rest_tiles, d.rest_keys,
-        [&] { load_q(p); }, [&] { use_q(p); });
-    if (d.rest_tiles > 0 || d.rest_keys > 0) emit_block_merge(p, l, d);
-    // The splits' partials in passes of `merge` (the last pass takes the rest).
+        p, l, c, warpgroup, group_cache, constant(d.splits * d.tiles_per_split * kt), d.rest_tiles,
+        d.rest_keys, [&] { load_q(p, c); }, [&] { use_q(p, c); });
+    if (d.rest_tiles > 0 || d.rest_keys > 0) emit_block_merge(p, l, c);
+    // The splits' partials in passes of `merge` (the last pass takes the rest): one run where a
+    // block's rows are its group's, else one per split.
+    const int64_t part = c.part_row_bytes();
     auto merge = [&](int64_t splits, const Affine& first) {
-      const int64_t parts = splits * part_row;
-      p.emit(
-          mem(Opcode::kLdGlobalAsync, t.partials, uint64_t(parts / w),
-              plus(affine(0, {by(d.splits * part_row), wx(parts / w)}), times(first, part_row))));
+      const int64_t parts = splits * part;
+      if (c.row_blocks == 1) {
+        p.emit(mem(Opcode::kLdGlobalAsync, t.partials, uint64_t(parts / w),
+                   plus(partials_at(c, first), affine(0, {wx(parts / w)}))));
+      } else {
+        const auto i = p.loop(uint64_t(splits));
+        p.emit(mem(
+            Opcode::kLdGlobalAsync, t.partials, uint64_t(part / w),
+            plus(partials_at(c, plus(first, affine(0, {iv(i, 1)}))), affine(0, {wx(part / w)}))));
+        p.end(i);
+      }
       p.emit(commit());
       p.emit(wait_groups(0));
       p.emit(barrier());
       p.emit(mem(Opcode::kLdShared, 0, uint64_t(parts / w), affine(0, {wx(parts / w)})));
-      emit_alu(p, 3.0 * splits * d.rows * (l.v_dim + 2) / w);
-      emit_sfu(p, double(splits * d.rows) / w);
+      emit_alu(p, 3.0 * splits * c.rows * (l.v_dim + 2) / w);
+      emit_sfu(p, double(splits * c.rows) / w);
     };
-    const int64_t passes = ceil_div(d.splits, d.merge);
+    const int64_t passes = ceil_div(d.splits, c.merge);
     if (passes > 1) {
       const auto i = p.loop(uint64_t(passes - 1));
-      merge(d.merge, affine(0, {iv(i, d.merge)}));
+      merge(c.merge, affine(0, {iv(i, c.merge)}));
       p.emit(barrier());  // the buffer is refilled next pass
       p.end(i);
     }
-    merge(d.splits - (passes - 1) * d.merge, constant((passes - 1) * d.merge));
-    store_out(p);
+    merge(d.splits - (passes - 1) * c.merge, constant((passes - 1) * c.merge));
+    store_out(p, c);
     k.program = p.take();
     out.push_back(std::move(k));
   }
-  (void)a;
   return out;
 }
 
@@ -1174,9 +1252,8 @@ class ModelLowerer {
             t.kernels.push_back(prefill_attention(name, layout_, gpu_));
           }
         } else {
-          append(t, decode_attention(name, a, layout_,
-                                     plan_decode(a, layout_, gpu_.sms,
-                                                 int64_t(gpu_.shared_memory_kb_per_block) * 1024)));
+          append(t, decode_attention(name, layout_, plan_decode(a, layout_, gpu_),
+                                     gpu_.sm.mma_warpgroup));
         }
         break;
       }

@@ -5,6 +5,7 @@
 #include "traces/isa.h"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace ltc::compiler {
@@ -121,6 +122,33 @@ inline traces::Instr commit() {
 }
 inline traces::Instr wait_groups(uint64_t n) {
   return count_op(traces::Opcode::kWait, n);
+}
+
+// The K steps of one shared-memory stage with register double buffering, as CUTLASS's warp-level
+// mainloop does: step q's fragments go to buffer 1 + q % 2 and are loaded one step ahead, so
+// the tensor core works on step q while step q + 1's lds are in flight. `frags(q, buf)` emits
+// the loads of step q, `ops(q, buf)` its tensor-core instructions (q an affine of the loops).
+inline void emit_k_steps(ProgramBuilder& p, int64_t steps,
+                         const std::function<void(const traces::Affine&, uint32_t)>& frags,
+                         const std::function<void(const traces::Affine&, uint32_t)>& ops) {
+  frags(constant(0), 1);
+  const int64_t pairs = (steps - 1) / 2;
+  const auto ip = p.loop(uint64_t(pairs));
+  if (pairs > 0) {
+    frags(affine(1, {iv(ip, 2)}), 2);
+    ops(affine(0, {iv(ip, 2)}), 1);
+    frags(affine(2, {iv(ip, 2)}), 1);
+    ops(affine(1, {iv(ip, 2)}), 2);
+  }
+  p.end(ip);
+  const int64_t done = 2 * pairs;
+  if (steps - done == 1) {
+    ops(constant(done), 1);
+  } else {
+    frags(constant(done + 1), 2);
+    ops(constant(done), 1);
+    ops(constant(done + 1), 2);
+  }
 }
 
 }  // namespace ltc::compiler

@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "common/int_math.h"
+#include "model/tiling/decode_attention.h"
 #include "model/tiling/tiling.h"
 
 #include <fmt/core.h>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace ltc::roofline {
 
@@ -453,26 +455,61 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
   c.execution_path = "flash attention (mac " + std::string(golden::dtype_name(step.hidden)) + ")";
   int64_t units = at.batch * at.heads;
   double extra_ms = 0;
-  bool serial_tiles = false;
+  bool serial_tiles = false, unthrottled = false;
   if (!at.causal && at.q_len <= 16) {
     // Decode: stream the KV cache. FlashAttention-2 folds the query heads of a KV group into
     // the row dimension when q_len is 1 (GQA), so a tile is (group x q_len) rows padded to the
     // 16-row mma granularity, one per (sequence, KV head); split-KV spreads short grids.
-    const bool fold = at.q_len == 1 && at.kv_heads > 0 && at.heads > at.kv_heads;
-    const int64_t rows = fold ? at.heads / at.kv_heads : at.q_len;
-    if (fold) units = at.batch * at.kv_heads;
-    const int64_t splits =
-        units >= sms
-            ? 1
-            : std::max<int64_t>(1, std::min(ceil_div(sms, units), ceil_div(at.kv_len, 256)));
+    // The compiled plan's kernel is the compiler's (tiling::plan_decode_attention: its blocks
+    // and splits).
+    int64_t rows = at.q_len, splits = 1;
+    std::optional<tiling::DecodeAttentionEstimate> estimate;
+    double partial_bytes = 0;
+    if (compiled) {
+      tiling::DecodeAttentionShape s;
+      s.batch = at.batch;
+      s.heads = at.heads;
+      s.kv_heads = at.kv_heads;
+      s.q_len = at.q_len;
+      s.kv_len = at.kv_len;
+      s.head_dim = at.head_dim;
+      s.v_dim = at.v_dim();
+      s.elem_bytes = int64_t(llm::dtype_bytes(step.hidden));
+      s.latent = at.latent;
+      const tiling::DecodeAttentionPlan d = tiling::plan_decode_attention(s, m.gpu());
+      units = d.units();
+      rows = d.rows;
+      splits = d.splits;
+      estimate = tiling::estimate_decode_attention(d, m.gpu(), golden::dtype_name(step.hidden));
+      // The split partials: written by the splits, read by the combine.
+      if (splits > 1) partial_bytes = 2.0 * double(d.blocks() * d.part_row_bytes());
+    } else {
+      const bool fold = at.q_len == 1 && at.kv_heads > 0 && at.heads > at.kv_heads;
+      if (fold) {
+        rows = at.heads / at.kv_heads;
+        units = at.batch * at.kv_heads;
+      }
+      splits = units >= sms
+                   ? 1
+                   : std::max<int64_t>(1, std::min(ceil_div(sms, units), ceil_div(at.kv_len, 256)));
+    }
     const double active = double(std::min<int64_t>(units * splits, sms));
-    const double bw = std::min(compiled ? m.gpu().dram_sim_gbps() * 1e9 : m.attention_bytes_per_s(),
-                               active * m.sm_dram_bytes_per_s());
-    c.memory_ms = c.bytes / bw * 1e3;
+    // The compiled kernel's DRAM rate: the simulator's stream, or what its blocks keep in flight
+    // per round trip (Little's law); the reference kernel's per SM as measured.
+    const double bw =
+        estimate ? std::min(m.gpu().dram_sim_gbps() * 1e9,
+                            estimate->in_flight_bytes / (m.gpu().dram_round_trip_ns() * 1e-9))
+                 : std::min(m.attention_bytes_per_s(), active * m.sm_dram_bytes_per_s());
+    c.memory_ms = (c.bytes + partial_bytes) / bw * 1e3;
     const double padded_rows = 16.0 * ceil_div(rows, 16);
     const double padded_flops =
         2.0 * units * padded_rows * at.kv_len * double(at.head_dim + at.v_dim());
-    c.compute_ms = padded_flops / (peak * m.decode_attention_fraction()) * 1e3;
+    if (estimate) {
+      c.compute_ms = estimate->ms();
+      unthrottled = true;  // the estimate's clock is the loaded one
+    } else {
+      c.compute_ms = padded_flops / (peak * m.decode_attention_fraction()) * 1e3;
+    }
     c.tile = TileChoice{int(padded_rows), 256, int(splits), units * splits,
                         ceil_div(units * splits, sms)};
     // The reference kernel (cuDNN's flash forward, four warps, a 16-row query tile and 128-key
@@ -526,7 +563,7 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
                              : m.kernel_fixed_s() + (c.kernels - 1) * m.elementwise_fixed_s();
   double t = serial_tiles ? c.compute_ms + c.memory_ms
                           : overlap(c.compute_ms, c.memory_ms, a.overlap_exponent);
-  if (c.compute_ms > c.memory_ms) t *= throttle(m, c.compute_ms * 1e-3);
+  if (c.compute_ms > c.memory_ms && !unthrottled) t *= throttle(m, c.compute_ms * 1e-3);
   c.ms = t + fixed_s * 1e3 + extra_ms;
   c.bound = c.memory_ms >= c.compute_ms ? "dram" : "compute";
   if (fixed_s * 1e3 > std::max(c.compute_ms, c.memory_ms)) c.bound = "fixed";
