@@ -1,6 +1,7 @@
 // The roofline against whole decoder layers measured on an H200 (configs/calibration/
 // h200-profile.json: nine dense models; h200-moe-profile.json: MoE, latent-attention and
-// sliding-window models; tools/profile-gpu): decode and prefill steps. configs/gpus/h200.json's
+// sliding-window models; h200-mla-profile.json: two more latent-attention models;
+// tools/profile-gpu): decode and prefill steps. configs/gpus/h200.json's
 // achievable section was fitted to these steps by `ltc calibrate`, so its errors are in-sample,
 // per model and per layer family. The leave-one-model-out errors are computed here by the same
 // fit (roofline::calibrate on the profiles' steps and FP16 GEMMs; the low-bit GEMM paths do not
@@ -35,17 +36,19 @@ namespace {
 
 constexpr const char* kProfileFile = "configs/calibration/h200-profile.json";
 constexpr const char* kMoeFile = "configs/calibration/h200-moe-profile.json";
-// Two more latent-attention models, measured after the fit and not in it: held out.
 constexpr const char* kMlaFile = "configs/calibration/h200-mla-profile.json";
 constexpr const char* kKindsFile = "configs/calibration/h200-gemm-kinds.json";
 constexpr const char* kKindsResults = "docs/results/calibration.md";
 constexpr const char* kKindsCommand =
     "ltc calibrate --gpu h200 --measurements configs/calibration/h200-profile.json "
     "configs/calibration/h200-gemm-kinds.json configs/calibration/h200-moe-profile.json "
-    "--hold-out configs/calibration/h200-moe-profile.json --markdown docs/results/calibration.md";
+    "configs/calibration/h200-mla-profile.json --hold-out "
+    "configs/calibration/h200-moe-profile.json --hold-out "
+    "configs/calibration/h200-mla-profile.json "
+    "--markdown docs/results/calibration.md";
 constexpr const char* kCalibrateCommand =
     "ltc calibrate --gpu h200 --measurements configs/calibration/h200-profile.json "
-    "configs/calibration/h200-moe-profile.json";
+    "configs/calibration/h200-moe-profile.json configs/calibration/h200-mla-profile.json";
 
 // The published anchors the leave-one-model-out error is set against
 // (docs/published-figures.md, "Accuracy of other performance models").
@@ -62,7 +65,8 @@ struct PhaseErrors {
 // the comparisons.
 std::string held_out_html(SectionContext& ctx, const hw::GpuConfig& gpu) {
   auto data = roofline::load_measurements({std::string(LTC_SOURCE_DIR) + "/" + kProfileFile,
-                                           std::string(LTC_SOURCE_DIR) + "/" + kMoeFile});
+                                           std::string(LTC_SOURCE_DIR) + "/" + kMoeFile,
+                                           std::string(LTC_SOURCE_DIR) + "/" + kMlaFile});
   data.gemms.erase(std::remove_if(data.gemms.begin(), data.gemms.end(),
                                   [](const auto& g) { return g.dtype != "fp16"; }),
                    data.gemms.end());
@@ -111,9 +115,9 @@ std::string held_out_html(SectionContext& ctx, const hw::GpuConfig& gpu) {
   std::string html = para(fmt::format(
       "Leave-one-model-out: for each of the {} models, the fit again on the other {} models' "
       "steps and FP16 GEMMs (every fit starts from the same generic values, so nothing of the "
-      "held-out model reaches it; a parameter only the held-out model's layers identify, as the "
-      "alignment-1 GEMMs of DeepSeek's latent attention, stays at its generic start), then that "
-      "model's steps estimated. Mean absolute error: decode {:.2f}%, prefill {:.2f}% (in-sample "
+      "held-out model reaches it; a parameter only the held-out model's layers identify stays "
+      "at its generic start), then that model's steps estimated. Mean absolute error: decode "
+      "{:.2f}%, prefill {:.2f}% (in-sample "
       "{:.2f}% and {:.2f}%). {} fits took {:.0f} s here. The fit on all models matches "
       "configs/gpus/h200.json's step parameters to {:.2g}% (the file is that fit, written by ltc "
       "calibrate --out). Published anchors: {}.",
@@ -222,11 +226,7 @@ std::string build(SectionContext& ctx) {
   std::vector<std::string> families;
   std::map<std::string, std::pair<double, int>> family_errors;
   int step_index = 0;
-  // The held-out file's steps: its own table (not in the fit's figures).
-  std::vector<std::string> held_families;
-  std::map<std::string, std::pair<double, int>> held_errors;
   for (const char* file : {kProfileFile, kMoeFile, kMlaFile}) {
-    const bool held = std::string(file) == kMlaFile;
     const std::string path = std::string(LTC_SOURCE_DIR) + "/" + file;
     const json profile = parse_json(read_text(path), path);
     for (const auto& m : profile.at("models")) source[m.at("name")] = m.at("source");
@@ -246,25 +246,16 @@ std::string build(SectionContext& ctx) {
       const roofline::StepEstimate e = roofline::estimate(h200, models.at(config), q);
       const double measured = s.at("ms_per_layer");
       const std::string family = roofline::layer_family(models.at(config));
-      if (!held)
-        cases.push_back(
-            {(decode ? "decode layer, " : "prefill layer, ") + family, name, measured, e.layer_ms,
-             fmt::format("{} batch {} {} {}", name, q.batch, decode ? "context" : "seq", q.length),
-             step_command(q) + "   # layer_ms"});
+      cases.push_back(
+          {(decode ? "decode layer, " : "prefill layer, ") + family, name, measured, e.layer_ms,
+           fmt::format("{} batch {} {} {}", name, q.batch, decode ? "context" : "seq", q.length),
+           step_command(q) + "   # layer_ms"});
       const double err = std::abs(e.layer_ms - measured) / measured;
       if (dense_file) {
         in_sample.abs_err[decode ? 0 : 1] += err;
         ++in_sample.count[decode ? 0 : 1];
       }
       const std::string key = family + ", " + (decode ? "decode" : "prefill");
-      if (held) {
-        for (const std::string& k : {key, name + ", " + (decode ? "decode" : "prefill")}) {
-          if (!held_errors.count(k)) held_families.push_back(k);
-          held_errors[k].first += err;
-          ++held_errors[k].second;
-        }
-        continue;
-      }
       if (!family_errors.count(key)) families.push_back(key);
       family_errors[key].first += err;
       ++family_errors[key].second;
@@ -292,19 +283,11 @@ std::string build(SectionContext& ctx) {
                                     "H200 decoder layers: roofline vs measured (in-sample)", cases);
   html += para(fmt::format(
       "The MoE, latent-attention and sliding-window reference steps ({}: Mixtral-8x7B, "
-      "Qwen1.5-MoE-A2.7B, Qwen3-30B-A3B, DeepSeek-V2-Lite, Mistral-7B) in the same fit, in "
-      "sample per layer family and phase (the dense profile's rows included):",
-      kMoeFile));
+      "Qwen1.5-MoE-A2.7B, Qwen3-30B-A3B, DeepSeek-V2-Lite, Mistral-7B; {}: MiniCPM3-4B, "
+      "DeepSeek-V2) in the same fit, in sample per layer family and phase (the dense profile's "
+      "rows included):",
+      kMoeFile, kMlaFile));
   html += table({"layer family, phase", "steps", "in-sample MAPE (%)"}, family_rows);
-  if (!held_families.empty()) {
-    html += para(fmt::format(
-        "Two more latent-attention models ({}: MiniCPM3-4B, MLA on a dense model; DeepSeek-V2, "
-        "128 heads and 160 experts) measured on the same H200 and not in the fit: held out, "
-        "per layer family and per model:",
-        kMlaFile));
-    html += table({"layer family or model, phase", "steps", "held-out MAPE (%)"},
-                  mape_rows(held_families, held_errors));
-  }
   for (int phase = 0; phase < 2; ++phase) {
     if (!in_sample.count[phase]) continue;
     Comparison c;

@@ -412,12 +412,19 @@ OpCost latent_decode_cost(const Machine& m, const llm::Op& op, const llm::StepCo
       batched(at.kv_len, latent, b * len * latent * hb, b * h * latent * hb, scores * hb),
       batched(at.kv_len, rope, b * len * rope * hb, b * h * rope * hb, scores * hb),
       batched(latent, at.kv_len, b * len * latent * hb, scores * hb, b * h * latent * hb)};
-  // The two score parts added (read 2, write 1), scaled (1, 1), softmax to FP32 (1, 4 bytes),
-  // cast back (4 bytes, 1); the two cache copies (the step's new rows).
+  // The score path's kernels stream contiguous tensors (PyTorch's vectorized elementwise
+  // kernels: the achievable DRAM rate, not the eager strided one): the two score parts added
+  // (read 2, write 1), scaled (1, 1), softmax to FP32 (its max, sum and output passes read the
+  // row three times; 4 bytes out), cast back (4 bytes, 1); the two cache copies (the step's new
+  // rows). Their CUDA-core work: the add, the scale, the softmax's max, subtract, exp, sum and
+  // divide per score (the GEMMs' flops are the GEMMs').
   const double new_rows = b * double(at.q_len) * double(latent + rope) * hb;
   const int elementwise = 6;
-  OpCost c = memory_bound(m, op.name, "attention", op.flops, scores * (7 * hb + 8) + 2 * new_rows,
+  OpCost c = memory_bound(m, op.name, "attention", 7 * scores, scores * (9 * hb + 8) + 2 * new_rows,
                           elementwise, DType::kFp32);
+  c.memory_ms = c.bytes / m.dram_bytes_per_s() * 1e3;
+  c.ms = std::max(c.memory_ms, c.compute_ms) + elementwise * m.elementwise_fixed_s() * 1e3;
+  c.flops = op.flops;
   c.compute_ms = 0;
   for (const auto& g : gemms) {
     c.ms += g.ms;

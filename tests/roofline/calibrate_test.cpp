@@ -241,8 +241,10 @@ TEST(CalibrationResults, FileIsTheCommittedFitsTables) {
   EXPECT_EQ(text.rfind("The roofline's fit to H200 measurements (`ltc calibrate --gpu h200 "
                        "--measurements configs/calibration/h200-profile.json "
                        "configs/calibration/h200-gemm-kinds.json "
+                       "configs/calibration/h200-moe-profile.json "
+                       "configs/calibration/h200-mla-profile.json --hold-out "
                        "configs/calibration/h200-moe-profile.json --hold-out "
-                       "configs/calibration/h200-moe-profile.json`",
+                       "configs/calibration/h200-mla-profile.json`",
                        0),
             0u);
   CalibrationResult fake;
@@ -261,12 +263,30 @@ TEST(CalibrationResults, FileIsTheCommittedFitsTables) {
     const std::string columns = head.substr(at, head.find('\n', at + std::strlen(title)) - at);
     EXPECT_NE(text.find(columns), std::string::npos) << columns;
   }
-  for (const char* row :
-       {"| llama |", "| qwen2 |", "| gemma2 |", "| phi |", "| falcon |", "| opt |", "| decode |",
-        "| prefill |", "| bf16 x bf16 |", "| int8 x int8 |", "| fp8e4m3 x fp8e4m3 |",
-        "| bf16 x int4 |", "| bf16 x bf16 grouped |", "| MoE, decode |",
-        "| MoE + shared experts, prefill |", "| MLA + MoE, decode |", "| sliding window, prefill |",
-        "| h200-moe-profile.json, decode |", "| deepseek-v2-lite, decode |"}) {
+  const char* const rows[] = {"| llama |",
+                              "| qwen2 |",
+                              "| gemma2 |",
+                              "| phi |",
+                              "| falcon |",
+                              "| opt |",
+                              "| decode |",
+                              "| prefill |",
+                              "| bf16 x bf16 |",
+                              "| int8 x int8 |",
+                              "| fp8e4m3 x fp8e4m3 |",
+                              "| bf16 x int4 |",
+                              "| bf16 x bf16 grouped |",
+                              "| MoE, decode |",
+                              "| MoE + shared experts, prefill |",
+                              "| MLA + MoE, decode |",
+                              "| sliding window, prefill |",
+                              "| h200-moe-profile.json, decode |",
+                              "| deepseek-v2-lite, decode |",
+                              "| MLA, decode |",
+                              "| h200-mla-profile.json, decode |",
+                              "| minicpm3-4b, decode |",
+                              "| deepseek-v2, decode |"};
+  for (const char* row : rows) {
     EXPECT_NE(text.find(row), std::string::npos) << row;
   }
   const auto data = load_measurements(
