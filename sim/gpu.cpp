@@ -304,6 +304,8 @@ void Gpu::run() {
     for (size_t i = 0; i < sms_.size(); ++i) next_[i] = sms_[i]->next_cycle();
     lines_.resize(sms_.size());
     ahead_.assign(sms_.size(), 0);
+    role_.assign(sms_.size(), kIdle);
+    retires_.assign(sms_.size(), 0);
     due_.assign(sms_.size(), 0);
     in_kernel_ = true;
     if (observer_) observer_->begin_kernel(kernels_[running_]);
@@ -346,18 +348,25 @@ Cycle Gpu::step(Cycle q0) {
   // cache of the thread that steps it. SMs the last merge stepped ahead through this quantum
   // (merge) take part in its merge without stepping again.
   stepping_.clear();
-  to_step_.clear();
+  size_t to_step = 0;
   for (size_t i = 0; i < sms_.size(); ++i) {
+    uint8_t& role = role_[i];
+    role = kIdle;
     if (ahead_[i]) {
       if (ahead_q0_ != q0) throw std::logic_error("sim: an SM stepped ahead into another quantum");
       ahead_[i] = 0;
-      stepping_.push_back(sms_[i].get());
+      role = kSettle;
     } else if (next_[i] < qe) {
-      stepping_.push_back(sms_[i].get());
-      to_step_.push_back(sms_[i].get());
+      role = kStep;
+      ++to_step;
     }
+    if (role != kIdle) stepping_.push_back(sms_[i].get());
   }
-  pool_.run(to_step_.size(), [&](size_t i) { step_sm(*to_step_[i], q0, qe); });
+  // Every batch over the SMs has one item per SM (an SM without work: nothing to do), so that an
+  // SM is stepped by the same thread from batch to batch (StepPool::run).
+  pool_.run(to_step, sms_.size(), [&](size_t i) {
+    if (role_[i] == kStep) step_sm(*sms_[i], q0, qe);
+  });
   requests_.clear();
   size_t lines = 0;
   for (const Sm* sm : stepping_) {
@@ -405,26 +414,53 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   if (multicast) {
     for (Sm* sm : stepping_) sm->settle_reads(q0);
   }
-  // An SM that retired no block, has no slot due at this merge and has work by the quantum's end
-  // steps through the next quantum at once, in the same batch item: the next quantum starts at
-  // this one's end (its next cycle is there or before), and nothing this thread does before
-  // that quantum touches it (the dispatcher fills only the slots due; the observer, when there
-  // is one, wants every SM's issues first: then none steps ahead). The step is the one the next
+  // An SM that retired no block and has no slot due at this merge steps through the next
+  // quantum at once, in the same batch item, when that quantum is sure to start at this one's
+  // end: the SM has work by this quantum's end, or has work within the next quantum and some SM
+  // has work by this quantum's end (anchored_: an SM not stepping this quantum, a slot freeing
+  // there, or an SM of this batch that found so; which items see it set depends on the threads'
+  // timing, but never what the step computes). Nothing this thread does before that quantum
+  // touches the SM (the dispatcher fills only the slots due; the observer, when there is one,
+  // wants every SM's issues first: then none steps ahead), so the step is the one the next
   // quantum would make: an SM's step reads only its own state and the quantum's bounds.
-  const bool ahead = parallel && pool_.threads() > 1 && !observer_ && !stop_.load();
+  const bool ahead = pool_.threads() > 1 && !observer_ && !stop_.load();
   if (ahead) {
-    for (const Ref& f : freed_) due_[size_t(f.sm)] |= f.cycle < qe;
+    bool anchored = false;
+    for (const Ref& f : freed_) {
+      due_[size_t(f.sm)] |= f.cycle < qe;
+      anchored = anchored || f.cycle == qe;
+    }
+    for (size_t i = 0; i < sms_.size() && !anchored; ++i) {
+      anchored = role_[i] == kIdle && next_[i] <= qe;
+    }
+    anchored_.store(anchored, std::memory_order_relaxed);
     ahead_q0_ = qe;
   }
-  retires_.resize(stepping_.size());
-  pool_.run(parallel, stepping_.size(), [&](size_t i) {
-    Sm& sm = *stepping_[i];
-    const size_t id = size_t(sm.id());
+  // Items with work: every SM may step ahead.
+  const size_t busy = ahead ? sms_.size() : parallel ? stepping_.size() : 1;
+  pool_.run(busy, sms_.size(), [&](size_t id) {
+    Sm& sm = *sms_[id];
+    if (role_[id] == kIdle) {
+      // An SM without work in this quantum may have some in the next.
+      if (ahead && !due_[id] && next_[id] < qe + quantum_ &&
+          anchored_.load(std::memory_order_relaxed)) {
+        step_sm(sm, qe, qe + quantum_);
+        ahead_[id] = 1;
+      }
+      return;
+    }
     if (!multicast) sm.settle_reads(q0);
     sm.resolve();
     next_[id] = sm.next_cycle();
-    retires_[i] = sm.retire_records().size();
-    if (ahead && retires_[i] == 0 && !due_[id] && next_[id] <= qe) {
+    retires_[id] = uint32_t(sm.retire_records().size());
+    if (ahead && retires_[id] == 0 && !due_[id] && next_[id] < qe + quantum_) {
+      if (next_[id] <= qe) {
+        if (!anchored_.load(std::memory_order_relaxed)) {
+          anchored_.store(true, std::memory_order_relaxed);
+        }
+      } else if (!anchored_.load(std::memory_order_relaxed)) {
+        return;
+      }
       step_sm(sm, qe, qe + quantum_);
       ahead_[id] = 1;
     }
@@ -449,9 +485,8 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   // block's last warp may end after the quantum that retired it), starting at the quantum's
   // end; the slots freed in one quantum are filled SM by SM (the block scheduler walks the SMs
   // in order), each SM's in the order they freed.
-  for (size_t r = 0; r < stepping_.size(); ++r) {
-    if (retires_[r] == 0) continue;
-    const Sm* sm = stepping_[r];
+  for (const Sm* sm : stepping_) {
+    if (retires_[size_t(sm->id())] == 0) continue;
     const auto& rs = sm->retire_records();
     for (uint32_t i = 0; i < rs.size(); ++i) {
       dispatcher_.retired(rs[i].id, rs[i].start, rs[i].at);

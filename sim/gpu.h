@@ -90,12 +90,16 @@ class Gpu : public sc_core::sc_module {
   std::vector<uint64_t> keys_;                     // the merge's order of the multicast accesses
   std::vector<Cycle> next_;                        // by SM: Sm::next_cycle() as of the last merge
   std::vector<std::pair<SmLines, size_t>> lines_;  // by SM: its last step's lines, how many
-  std::vector<uint8_t> ahead_;     // by SM: stepped through the quantum after the last merge's
-  std::vector<uint8_t> due_;       // by SM: a slot of it is filled at this merge
-  Cycle ahead_q0_ = 0;             // the quantum SMs stepped ahead into
-  std::vector<Sm*> to_step_;       // the stepping SMs not stepped ahead
+  std::vector<uint8_t> ahead_;         // by SM: stepped through the quantum after the last merge's
+  std::vector<uint8_t> due_;           // by SM: a slot of it is filled at this merge
+  Cycle ahead_q0_ = 0;                 // the quantum SMs stepped ahead into
+  std::atomic<bool> anchored_{false};  // the next quantum starts at this one's end (merge)
+  // By SM, its part in the quantum being stepped: none, stepping (kStep), or stepped ahead by
+  // the last merge and only merged (kSettle).
+  enum Role : uint8_t { kIdle, kStep, kSettle };
+  std::vector<uint8_t> role_;
   std::vector<SmLines> requests_;  // by stepping SM: its lines for the L2
-  std::vector<size_t> retires_;    // by stepping SM: blocks retired
+  std::vector<uint32_t> retires_;  // by SM: blocks retired in the quantum being merged
   std::vector<Ref> freed_;         // block slots freed, not yet filled (cycle, SM, -)
 };
 

@@ -335,14 +335,20 @@ struct DramBurst : tlm::tlm_extension<DramBurst> {
 
 class StepPool;
 
-// One line of a batch the L2 serves (L2::serve_batch) and what serving it found: the line as a
-// burst carries it, its slice, its lookup, its DRAM operations (a dirty victim's write-back, a
-// fill), and when its data is there.
+// One line of a batch the L2 serves (L2::serve_batch): the line as a burst carries it (its ready
+// ticks set for reads), its slice, and whether it is served at all. Written by the SM that sends
+// it; serving it writes only `line.ready`.
 struct L2Line {
   LineBurst::Line line;  // enter ticks after the batch's time; ready set for reads
   bool write = false;
   bool copy = false;  // a cluster partner's copy (sim/cluster.h): not served
   uint32_t slice = 0;
+};
+
+// What serving an L2Line found: its lookup, its DRAM operations (a dirty victim's write-back, a
+// fill), and when its data is there; kept by what serves the line (a slice group of
+// L2::serve_batch, in the memory of the thread that serves it).
+struct L2Work {
   SectorCache::Result found;
   double done = 0;  // cycles
   using Op = DramBurst::Op;
@@ -451,9 +457,9 @@ class L2 : public sc_core::sc_module {
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   // A line at its slice: the port, the tags, the DRAM operations it causes (ops, not served).
-  void lookup(L2Line& l, double now);
+  void lookup(const L2Line& l, L2Work& w, double now);
   // After its DRAM operations are served: fills in flight, the line's ready ticks.
-  void finish(L2Line& l, double now);
+  void finish(L2Line& l, L2Work& w, double now);
   void add_slice_stats();  // the slices' counters into stats_
   struct Slice {
     SectorCache tags;
@@ -470,17 +476,19 @@ class L2 : public sc_core::sc_module {
   DramBurst dram_ops_;
   LineBurst one_line_;               // a payload without a LineBurst
   std::vector<L2Line> burst_lines_;  // b_transport's burst as L2Lines
+  std::vector<L2Work> burst_work_;
   // serve_batch: per slice group, its lines in the batch's order and the DRAM operations they
   // cause, per channel group; per channel group, its operations in the batch's order.
   struct OpRef {
     uint64_t key;  // the line's key, its operation's index in bit 0
     uint32_t channel;
-    L2Line::Op* op;
+    L2Work::Op* op;
     bool operator<(const OpRef& o) const { return key < o.key; }
   };
   struct Group {
     std::vector<uint32_t> at;  // counting sort: lines per issue cycle offset, then positions
     std::vector<L2Line*> lines;
+    std::vector<L2Work> work;  // by line
     std::vector<uint64_t> keys;
     std::vector<std::vector<OpRef>> ops;  // per channel group
   };
@@ -490,7 +498,7 @@ class L2 : public sc_core::sc_module {
   std::vector<MemoryStats> channel_stats_;       // per DRAM channel
   void gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t quantum);
   Group all_;  // a batch too small for the pool: its lines, in order
-  // Looks up `g`'s lines in order (those not a copy); looked(i, line) after each (i: its
+  // Looks up `g`'s lines in order (those not a copy); looked(i, line, work) after each (i: its
   // position in the group).
   template <class Looked>
   void lookup_lines(Group& g, double now, Looked looked);

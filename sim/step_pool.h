@@ -36,9 +36,10 @@ class StepPool {
   static void run_here(size_t n, const std::function<void(size_t)>& fn) {
     for (size_t i = 0; i < n; ++i) fn(i);
   }
-  // run() when `parallel`, else run_here().
-  void run(bool parallel, size_t n, const std::function<void(size_t)>& fn) {
-    if (parallel) {
+  // run() when at least two of the n items have work (`busy` of them), else run_here(): a
+  // batch's items for what has no work return at once.
+  void run(size_t busy, size_t n, const std::function<void(size_t)>& fn) {
+    if (busy > 1) {
       run(n, fn);
     } else {
       run_here(n, fn);
