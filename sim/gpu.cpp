@@ -370,8 +370,8 @@ Cycle Gpu::step(Cycle q0) {
   requests_.clear();
   size_t lines = 0;
   for (const Sm* sm : stepping_) {
-    requests_.push_back(lines_[size_t(sm->id())].first);
-    lines += lines_[size_t(sm->id())].second;
+    requests_.push_back(lines_[size_t(sm->id())]);
+    lines += requests_.back().count;
   }
   merge(q0, qe, lines);
   Cycle next = kNever;
@@ -383,7 +383,7 @@ Cycle Gpu::step(Cycle q0) {
 
 void Gpu::step_sm(Sm& sm, Cycle q0, Cycle qe) {
   sm.step(q0, qe);
-  lines_[size_t(sm.id())] = {sm.l2_requests(), sm.l2_line_count()};
+  lines_[size_t(sm.id())] = sm.l2_requests();
 }
 
 void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {

@@ -86,10 +86,10 @@ class Gpu : public sc_core::sc_module {
       return cycle != o.cycle ? cycle < o.cycle : sm != o.sm ? sm < o.sm : seq < o.seq;
     }
   };
-  std::vector<Ref> order_;                         // the merge's order of the records of one kind
-  std::vector<uint64_t> keys_;                     // the merge's order of the multicast accesses
-  std::vector<Cycle> next_;                        // by SM: Sm::next_cycle() as of the last merge
-  std::vector<std::pair<SmLines, size_t>> lines_;  // by SM: its last step's lines, how many
+  std::vector<Ref> order_;             // the merge's order of the records of one kind
+  std::vector<uint64_t> keys_;         // the merge's order of the multicast accesses
+  std::vector<Cycle> next_;            // by SM: Sm::next_cycle() as of the last merge
+  std::vector<SmLines> lines_;         // by SM: its last step's lines
   std::vector<uint8_t> ahead_;         // by SM: stepped through the quantum after the last merge's
   std::vector<uint8_t> due_;           // by SM: a slot of it is filled at this merge
   Cycle ahead_q0_ = 0;                 // the quantum SMs stepped ahead into

@@ -469,10 +469,12 @@ void L2::serve_batch(const std::vector<SmLines>& sms, uint64_t now_ticks, int64_
     if (groups_.size() == 1) {
       gather(g, 0, sms, quantum);
     } else {
+      // Each SM's lines in its order (not per group: one pass over its records).
       g.keys.clear();
       for (size_t r = 0; r < sms.size(); ++r) {
-        for (size_t gi = 0; gi < groups_.size(); ++gi) {
-          for (const uint64_t k : sms[r].groups[gi]) g.keys.push_back(k | uint64_t(r) << 32);
+        const L2Line* lines = sms[r].lines;
+        for (uint32_t i = 0; i < sms[r].count; ++i) {
+          g.keys.push_back(line_key(lines[i].offset, i) | uint64_t(r) << 32);
         }
       }
       std::sort(g.keys.begin(), g.keys.end());

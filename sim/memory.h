@@ -341,7 +341,8 @@ class StepPool;
 struct L2Line {
   LineBurst::Line line;  // enter ticks after the batch's time; ready set for reads
   bool write = false;
-  bool copy = false;  // a cluster partner's copy (sim/cluster.h): not served
+  bool copy = false;    // a cluster partner's copy (sim/cluster.h): not served
+  uint16_t offset = 0;  // its issue cycle's offset in the quantum (its key, line_key)
   uint32_t slice = 0;
 };
 
@@ -363,6 +364,7 @@ struct L2Work {
 struct SmLines {
   L2Line* lines = nullptr;
   const std::vector<uint64_t>* groups = nullptr;  // one per slice group
+  uint32_t count = 0;                             // lines
 };
 inline uint64_t line_key(uint64_t offset, uint32_t index) {
   return offset << 48 | uint64_t(index) << 1;

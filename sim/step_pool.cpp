@@ -66,27 +66,37 @@ bool StepPool::claim(Range& r, uint64_t epoch, size_t& item) {
   return false;
 }
 
-size_t StepPool::run_batch(int self, uint64_t epoch) {
-  const int threads = this->threads();
+size_t StepPool::run_range(Range& r, uint64_t epoch) {
   size_t ran = 0, i = 0;
-  for (int k = 0; k < threads; ++k) {
-    Range& r = ranges_[size_t((self + k) % threads)];
-    while (claim(r, epoch, i)) {
-      // The item is this thread's; the batch's function stays as it is until every claimed
-      // item is done (run() waits for it).
-      try {
-        (*fn_)(i);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex_);
-        if (!error_ || i < error_item_) {
-          error_ = std::current_exception();
-          error_item_ = i;
-        }
+  while (claim(r, epoch, i)) {
+    // The item is this thread's; the batch's function stays as it is until every claimed item
+    // is done (run() waits for it).
+    try {
+      (*fn_)(i);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex_);
+      if (!error_ || i < error_item_) {
+        error_ = std::current_exception();
+        error_item_ = i;
       }
-      ++ran;
     }
+    ++ran;
   }
   return ran;
+}
+
+void StepPool::run_batch(int self, uint64_t epoch) {
+  // The thread's own range is counted done before it looks at the others' (each a host cache
+  // line another thread wrote): the batch's last range to end ends the batch at once.
+  const int threads = this->threads();
+  if (const size_t ran = run_range(ranges_[size_t(self)], epoch)) {
+    done_.fetch_add(ran, std::memory_order_acq_rel);
+  }
+  for (int k = 1; k < threads; ++k) {
+    if (const size_t ran = run_range(ranges_[size_t((self + k) % threads)], epoch)) {
+      done_.fetch_add(ran, std::memory_order_acq_rel);
+    }
+  }
 }
 
 void StepPool::run(size_t n, const std::function<void(size_t)>& fn) {
@@ -109,8 +119,7 @@ void StepPool::run(size_t n, const std::function<void(size_t)>& fn) {
   }
   // The caller runs its range and takes what the others leave: with the host busy elsewhere it
   // may run them all, and waits only for items a worker has claimed.
-  const size_t ran = run_batch(0, epoch);
-  done_.fetch_add(ran, std::memory_order_acq_rel);
+  run_batch(0, epoch);
   for (int spins = 0; done_.load(std::memory_order_acquire) < n; ++spins) {
     if (spins < kSpins) {
       cpu_relax();
@@ -130,9 +139,7 @@ void StepPool::work(int self) {
       idle = 0;
       // Every item this thread ran is counted before it looks for the next batch: run() does
       // not start one before all are.
-      if (const size_t ran = run_batch(self, epoch)) {
-        done_.fetch_add(ran, std::memory_order_acq_rel);
-      }
+      run_batch(self, epoch);
       continue;
     }
     if (quit_.load(std::memory_order_relaxed)) return;

@@ -53,9 +53,10 @@ class StepPool {
     std::atomic<uint64_t> word{0};
   };
   void work(int self);
-  // Runs the items of batch `epoch` this thread can claim (its own range first); returns how
-  // many it ran.
-  size_t run_batch(int self, uint64_t epoch);
+  // Runs the items of batch `epoch` this thread can claim (its own range first), counting them
+  // in done_.
+  void run_batch(int self, uint64_t epoch);
+  size_t run_range(Range& r, uint64_t epoch);  // claims and runs r's items; returns how many
   bool claim(Range& r, uint64_t epoch, size_t& item);
   std::vector<std::thread> workers_;
   std::unique_ptr<Range[]> ranges_;             // one per thread (0: the caller)
