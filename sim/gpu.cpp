@@ -232,6 +232,13 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
     sms_.back()->set_multicast(&multicast_);
     sms_.back()->set_l2(&l2_);
   }
+  // The SMs dealt to the threads in turn: thread t's range of a batch holds SMs t, t + threads,
+  // ... (about), so that a kernel of fewer blocks than SMs (they take the first SMs) still
+  // spreads over every thread.
+  const size_t threads = size_t(pool_.threads());
+  for (size_t t = 0; t < threads; ++t) {
+    for (size_t i = t; i < sms_.size(); i += threads) deal_.push_back(i);
+  }
   result_.clock_ghz = gpu.clock_ghz;
   SC_HAS_PROCESS(Gpu);
   SC_THREAD(run);
@@ -362,9 +369,11 @@ Cycle Gpu::step(Cycle q0) {
     }
     if (role != kIdle) stepping_.push_back(sms_[i].get());
   }
-  // Every batch over the SMs has one item per SM (an SM without work: nothing to do), so that an
-  // SM is stepped by the same thread from batch to batch (StepPool::run).
-  pool_.run(to_step, sms_.size(), [&](size_t i) {
+  // Every batch over the SMs has one item per SM (an SM without work: nothing to do), in the
+  // order deal_ gives them, so that an SM is stepped by the same thread from batch to batch
+  // (StepPool::run).
+  pool_.run(to_step, sms_.size(), [&](size_t k) {
+    const size_t i = deal_[k];
     if (role_[i] == kStep) step_sm(*sms_[i], q0, qe);
   });
   requests_.clear();
@@ -438,7 +447,8 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   }
   // Items with work: every SM may step ahead.
   const size_t busy = ahead ? sms_.size() : parallel ? stepping_.size() : 1;
-  pool_.run(busy, sms_.size(), [&](size_t id) {
+  pool_.run(busy, sms_.size(), [&](size_t k) {
+    const size_t id = deal_[k];
     Sm& sm = *sms_[id];
     if (role_[id] == kIdle) {
       // An SM without work in this quantum may have some in the next.
