@@ -239,6 +239,11 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
   for (size_t t = 0; t < threads; ++t) {
     for (size_t i = t; i < sms_.size(); i += threads) deal_.push_back(i);
   }
+  // An SM's slot in the L2's table of keys: its place in deal_, so that the SMs one thread
+  // steps file theirs side by side.
+  slot_.resize(sms_.size());
+  for (size_t k = 0; k < deal_.size(); ++k) slot_[deal_[k]] = uint32_t(k);
+  l2_.set_slots(sms_.size());
   result_.clock_ghz = gpu.clock_ghz;
   SC_HAS_PROCESS(Gpu);
   SC_THREAD(run);
@@ -392,7 +397,9 @@ Cycle Gpu::step(Cycle q0) {
 
 void Gpu::step_sm(Sm& sm, Cycle q0, Cycle qe) {
   sm.step(q0, qe);
-  lines_[size_t(sm.id())] = sm.l2_requests();
+  const uint32_t slot = slot_[size_t(sm.id())];
+  l2_.file_keys(slot, sm.group_keys());
+  lines_[size_t(sm.id())] = sm.l2_requests(slot);
 }
 
 void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {

@@ -423,19 +423,28 @@ void L2::set_groups(int groups) {
   for (size_t s = 0; s < n; ++s) group_of_slice_[s] = uint32_t(s * g / n);
 }
 
+void L2::set_slots(size_t slots) {
+  slots_ = slots;
+  runs_.assign(groups_.size() * slots, KeyRun{});
+}
+
 void L2::gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t quantum) {
   // A counting sort on the issue cycle's offset: the SMs in rank order, each one's lines in its
   // order, so that lines of one cycle stay in (SM, index) order.
   g.at.assign(size_t(quantum) + 1, 0);
+  const KeyRun* row = runs_.data() + index * slots_;
   for (const SmLines& m : sms) {
-    for (const uint64_t k : m.groups[index]) ++g.at[size_t(k >> 48) + 1];
+    const KeyRun& run = row[m.slot];
+    for (uint32_t j = 0; j < run.count; ++j) ++g.at[size_t(run.keys[j] >> 48) + 1];
   }
   for (size_t i = 1; i < g.at.size(); ++i) g.at[i] += g.at[i - 1];
   g.lines.resize(g.at.back());
   g.keys.resize(g.at.back());
   g.work.resize(g.at.back());
   for (size_t r = 0; r < sms.size(); ++r) {
-    for (const uint64_t k : sms[r].groups[index]) {
+    const KeyRun& run = row[sms[r].slot];
+    for (uint32_t j = 0; j < run.count; ++j) {
+      const uint64_t k = run.keys[j];
       const uint32_t pos = g.at[size_t(k >> 48)]++;
       g.keys[pos] = k | uint64_t(r) << 32;
       g.lines[pos] = &sms[r].lines[uint32_t(k) >> 1];

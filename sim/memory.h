@@ -357,14 +357,15 @@ struct L2Work {
   uint8_t nops = 0;
 };
 
-// One SM's lines of a quantum for L2::serve_batch: its requests by index and, per group of
-// slices (L2::group_of), the keys of its lines that go there, in the order it issued them: the
-// issue cycle's offset in the quantum (bits 48..63) and the index (bits 1..31). The batch orders
-// all lines by (issue cycle, SM, index): the SM's rank among the batch's SMs goes in bits 32..47.
+// One SM's lines of a quantum for L2::serve_batch: its requests by index, and its slot in the
+// L2's table of keys (L2::file_keys), where it filed, per group of slices (L2::group_of), the
+// keys of its lines that go there, in the order it issued them: the issue cycle's offset in the
+// quantum (bits 48..63) and the index (bits 1..31). The batch orders all lines by (issue cycle,
+// SM, index): the SM's rank among the batch's SMs goes in bits 32..47.
 struct SmLines {
   L2Line* lines = nullptr;
-  const std::vector<uint64_t>* groups = nullptr;  // one per slice group
-  uint32_t count = 0;                             // lines
+  uint32_t count = 0;  // lines
+  uint32_t slot = 0;
 };
 inline uint64_t line_key(uint64_t offset, uint32_t index) {
   return offset << 48 | uint64_t(index) << 1;
@@ -434,6 +435,16 @@ class L2 : public sc_core::sc_module {
   void set_groups(int groups);
   int groups() const { return int(groups_.size()); }
   uint32_t group_of(uint32_t slice) const { return group_of_slice_[slice]; }
+  // The table of keys: `slots` slots per slice group, each group's in a row of its own, so that
+  // a group reads its keys' places for every SM from a few host cache lines (not from each
+  // SM's). An SM files its keys lists (one per group, kept as they are until the batch is
+  // served) under its slot: every group's row gets the slot's entry.
+  void set_slots(size_t slots);
+  void file_keys(uint32_t slot, const std::vector<uint64_t>* groups) {
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      runs_[g * slots_ + slot] = {groups[g].data(), uint32_t(groups[g].size())};
+    }
+  }
   // Serves the lines of `sms` (those not a copy) as b_transport would serve them one burst
   // after another in (issue cycle, SM, index) order, at SystemC time `now` (ticks), with `dram`
   // behind: with `parallel`, each slice group's tags and ports, then each DRAM channel group,
@@ -496,6 +507,12 @@ class L2 : public sc_core::sc_module {
   };
   std::vector<Group> groups_;
   std::vector<uint32_t> group_of_slice_;
+  struct KeyRun {
+    const uint64_t* keys = nullptr;
+    uint32_t count = 0;
+  };
+  std::vector<KeyRun> runs_;  // the table of keys: by group, by slot
+  size_t slots_ = 0;
   std::vector<std::vector<OpRef>> channel_ops_;  // per channel group: the batch's, sorted
   std::vector<MemoryStats> channel_stats_;       // per DRAM channel
   void gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t quantum);
