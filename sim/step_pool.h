@@ -1,9 +1,9 @@
 // The host threads that step the SMs of one quantum (sim/README.md, "Parallel stepping"): the
 // caller and `threads - 1` workers. A batch of n items is split into one contiguous range per
 // thread (item i on the same thread from batch to batch while n stays the same: an SM's state
-// stays in that core's caches); each thread runs its own range, then takes what is left of the
-// others' (a thread that is not running, the host busy elsewhere, holds nothing up: the others
-// take its items). Claims on a range stay in its owner's cache line until another thread
+// stays in that core's caches); each thread runs its own range, then, unless the batch ends
+// within a few microseconds, takes what is left of the others' (a thread that is not running,
+// the host busy elsewhere, holds nothing up: the others take its items). Claims on a range stay in its owner's cache line until another thread
 // comes to take from it. Which thread runs an item never matters: an item touches only its own
 // state. Workers spin briefly for the next batch, then yield, then sleep.
 #pragma once
@@ -65,6 +65,7 @@ class StepPool {
   std::atomic<int> sleepers_{0};
   std::atomic<bool> quit_{false};
   const std::function<void(size_t)>* fn_ = nullptr;
+  std::atomic<size_t> n_{0};  // the batch's items
   std::mutex error_mutex_;
   std::exception_ptr error_;  // the batch's exception of the least item that threw
   size_t error_item_ = 0;
