@@ -3,9 +3,10 @@
 // thread (item i on the same thread from batch to batch while n stays the same: an SM's state
 // stays in that core's caches); each thread runs its own range, then, unless the batch ends
 // within a few microseconds, takes what is left of the others' (a thread that is not running,
-// the host busy elsewhere, holds nothing up: the others take its items). Claims on a range stay in its owner's cache line until another thread
-// comes to take from it. Which thread runs an item never matters: an item touches only its own
-// state. Workers spin briefly for the next batch, then yield, then sleep.
+// the host busy elsewhere, holds nothing up: the others take its items). Claims on a range
+// stay in its owner's cache line until another thread comes to take from it. Which thread runs
+// an item never matters: an item touches only its own state. Workers spin briefly for the next
+// batch, then yield, then sleep.
 #pragma once
 
 #include <atomic>
