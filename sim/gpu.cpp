@@ -377,8 +377,7 @@ Cycle Gpu::step(Cycle q0) {
   // Every batch over the SMs has one item per SM (an SM without work: nothing to do), in the
   // order deal_ gives them, so that an SM is stepped by the same thread from batch to batch
   // (StepPool::run).
-  pool_.run(to_step, sms_.size(), [&](size_t k) {
-    const size_t i = deal_[k];
+  each_sm(to_step, [&](size_t i) {
     if (role_[i] == kStep) step_sm(*sms_[i], q0, qe);
   });
   requests_.clear();
@@ -393,6 +392,15 @@ Cycle Gpu::step(Cycle q0) {
   // A slot freeing later is filled at the merge of the quantum it frees in.
   for (const Ref& f : freed_) next = std::min(next, f.cycle);
   return std::max(next, qe);
+}
+
+template <class Item>
+void Gpu::each_sm(size_t busy, Item item) {
+  if (busy > 1 && pool_.threads() > 1) {
+    pool_.run(sms_.size(), [&](size_t k) { item(deal_[k]); });
+  } else {
+    for (const Sm* sm : stepping_) item(size_t(sm->id()));
+  }
 }
 
 void Gpu::step_sm(Sm& sm, Cycle q0, Cycle qe) {
@@ -454,8 +462,7 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   }
   // Items with work: every SM may step ahead.
   const size_t busy = ahead ? sms_.size() : parallel ? stepping_.size() : 1;
-  pool_.run(busy, sms_.size(), [&](size_t k) {
-    const size_t id = deal_[k];
+  each_sm(busy, [&](size_t id) {
     Sm& sm = *sms_[id];
     if (role_[id] == kIdle) {
       // An SM without work in this quantum may have some in the next.

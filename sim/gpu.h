@@ -52,7 +52,12 @@ class Gpu : public sc_core::sc_module {
   // next quantum starts at (kNever: no SM has work).
   Cycle step(Cycle q0);
   void merge(Cycle q0, Cycle qe, size_t lines);
-  void step_sm(Sm& sm, Cycle q0, Cycle qe);  // steps `sm` and files its lines (lines_)
+  void step_sm(Sm& sm, Cycle q0, Cycle qe);
+  // item(SM index) for every SM on the pool, in deal_'s order, when `busy` (items with work) is
+  // at least 2 and the pool has threads; else for the stepping SMs here (an SM not stepping has
+  // nothing to do then).
+  template <class Item>
+  void each_sm(size_t busy, Item item);  // steps `sm` and files its lines (lines_)
 
   const traces::Trace& trace_;
   const hw::GpuConfig& gpu_;

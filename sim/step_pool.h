@@ -37,15 +37,6 @@ class StepPool {
   static void run_here(size_t n, const std::function<void(size_t)>& fn) {
     for (size_t i = 0; i < n; ++i) fn(i);
   }
-  // run() when at least two of the n items have work (`busy` of them), else run_here(): a
-  // batch's items for what has no work return at once.
-  void run(size_t busy, size_t n, const std::function<void(size_t)>& fn) {
-    if (busy > 1) {
-      run(n, fn);
-    } else {
-      run_here(n, fn);
-    }
-  }
 
  private:
   // One thread's range of the batch: its epoch (bits 32..63), its end (16..31) and the next item
