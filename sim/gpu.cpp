@@ -232,6 +232,18 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
     sms_.back()->set_multicast(&multicast_);
     sms_.back()->set_l2(&l2_);
   }
+  // The SMs dealt to the threads in turn: thread t's range of a batch holds SMs t, t + threads,
+  // ... (about), so that a kernel of fewer blocks than SMs (they take the first SMs) still
+  // spreads over every thread.
+  const size_t threads = size_t(pool_.threads());
+  for (size_t t = 0; t < threads; ++t) {
+    for (size_t i = t; i < sms_.size(); i += threads) deal_.push_back(i);
+  }
+  // An SM's slot in the L2's table of keys: its place in deal_, so that the SMs one thread
+  // steps file theirs side by side.
+  slot_.resize(sms_.size());
+  for (size_t k = 0; k < deal_.size(); ++k) slot_[deal_[k]] = uint32_t(k);
+  l2_.set_slots(sms_.size());
   result_.clock_ghz = gpu.clock_ghz;
   SC_HAS_PROCESS(Gpu);
   SC_THREAD(run);
@@ -304,6 +316,8 @@ void Gpu::run() {
     for (size_t i = 0; i < sms_.size(); ++i) next_[i] = sms_[i]->next_cycle();
     lines_.resize(sms_.size());
     ahead_.assign(sms_.size(), 0);
+    role_.assign(sms_.size(), kIdle);
+    retires_.assign(sms_.size(), 0);
     due_.assign(sms_.size(), 0);
     in_kernel_ = true;
     if (observer_) observer_->begin_kernel(kernels_[running_]);
@@ -346,23 +360,31 @@ Cycle Gpu::step(Cycle q0) {
   // cache of the thread that steps it. SMs the last merge stepped ahead through this quantum
   // (merge) take part in its merge without stepping again.
   stepping_.clear();
-  to_step_.clear();
+  size_t to_step = 0;
   for (size_t i = 0; i < sms_.size(); ++i) {
+    uint8_t& role = role_[i];
+    role = kIdle;
     if (ahead_[i]) {
       if (ahead_q0_ != q0) throw std::logic_error("sim: an SM stepped ahead into another quantum");
       ahead_[i] = 0;
-      stepping_.push_back(sms_[i].get());
+      role = kSettle;
     } else if (next_[i] < qe) {
-      stepping_.push_back(sms_[i].get());
-      to_step_.push_back(sms_[i].get());
+      role = kStep;
+      ++to_step;
     }
+    if (role != kIdle) stepping_.push_back(sms_[i].get());
   }
-  pool_.run(to_step_.size(), [&](size_t i) { step_sm(*to_step_[i], q0, qe); });
+  // Every batch over the SMs has one item per SM (an SM without work: nothing to do), in the
+  // order deal_ gives them, so that an SM is stepped by the same thread from batch to batch
+  // (StepPool::run).
+  each_sm(to_step, [&](size_t i) {
+    if (role_[i] == kStep) step_sm(*sms_[i], q0, qe);
+  });
   requests_.clear();
   size_t lines = 0;
   for (const Sm* sm : stepping_) {
-    requests_.push_back(lines_[size_t(sm->id())].first);
-    lines += lines_[size_t(sm->id())].second;
+    requests_.push_back(lines_[size_t(sm->id())]);
+    lines += requests_.back().count;
   }
   merge(q0, qe, lines);
   Cycle next = kNever;
@@ -372,9 +394,20 @@ Cycle Gpu::step(Cycle q0) {
   return std::max(next, qe);
 }
 
+template <class Item>
+void Gpu::each_sm(size_t busy, Item item) {
+  if (busy > 1 && pool_.threads() > 1) {
+    pool_.run(sms_.size(), [&](size_t k) { item(deal_[k]); });
+  } else {
+    for (const Sm* sm : stepping_) item(size_t(sm->id()));
+  }
+}
+
 void Gpu::step_sm(Sm& sm, Cycle q0, Cycle qe) {
   sm.step(q0, qe);
-  lines_[size_t(sm.id())] = {sm.l2_requests(), sm.l2_line_count()};
+  const uint32_t slot = slot_[size_t(sm.id())];
+  l2_.file_keys(slot, sm.group_keys());
+  lines_[size_t(sm.id())] = sm.l2_requests(slot);
 }
 
 void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
@@ -405,26 +438,53 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   if (multicast) {
     for (Sm* sm : stepping_) sm->settle_reads(q0);
   }
-  // An SM that retired no block, has no slot due at this merge and has work by the quantum's end
-  // steps through the next quantum at once, in the same batch item: the next quantum starts at
-  // this one's end (its next cycle is there or before), and nothing this thread does before
-  // that quantum touches it (the dispatcher fills only the slots due; the observer, when there
-  // is one, wants every SM's issues first: then none steps ahead). The step is the one the next
+  // An SM that retired no block and has no slot due at this merge steps through the next
+  // quantum at once, in the same batch item, when that quantum is sure to start at this one's
+  // end: the SM has work by this quantum's end, or has work within the next quantum and some SM
+  // has work by this quantum's end (anchored_: an SM not stepping this quantum, a slot freeing
+  // there, or an SM of this batch that found so; which items see it set depends on the threads'
+  // timing, but never what the step computes). Nothing this thread does before that quantum
+  // touches the SM (the dispatcher fills only the slots due; the observer, when there is one,
+  // wants every SM's issues first: then none steps ahead), so the step is the one the next
   // quantum would make: an SM's step reads only its own state and the quantum's bounds.
-  const bool ahead = parallel && pool_.threads() > 1 && !observer_ && !stop_.load();
+  const bool ahead = pool_.threads() > 1 && !observer_ && !stop_.load();
   if (ahead) {
-    for (const Ref& f : freed_) due_[size_t(f.sm)] |= f.cycle < qe;
+    bool anchored = false;
+    for (const Ref& f : freed_) {
+      due_[size_t(f.sm)] |= f.cycle < qe;
+      anchored = anchored || f.cycle == qe;
+    }
+    for (size_t i = 0; i < sms_.size() && !anchored; ++i) {
+      anchored = role_[i] == kIdle && next_[i] <= qe;
+    }
+    anchored_.store(anchored, std::memory_order_relaxed);
     ahead_q0_ = qe;
   }
-  retires_.resize(stepping_.size());
-  pool_.run(parallel, stepping_.size(), [&](size_t i) {
-    Sm& sm = *stepping_[i];
-    const size_t id = size_t(sm.id());
+  // Items with work: every SM may step ahead.
+  const size_t busy = ahead ? sms_.size() : parallel ? stepping_.size() : 1;
+  each_sm(busy, [&](size_t id) {
+    Sm& sm = *sms_[id];
+    if (role_[id] == kIdle) {
+      // An SM without work in this quantum may have some in the next.
+      if (ahead && !due_[id] && next_[id] < qe + quantum_ &&
+          anchored_.load(std::memory_order_relaxed)) {
+        step_sm(sm, qe, qe + quantum_);
+        ahead_[id] = 1;
+      }
+      return;
+    }
     if (!multicast) sm.settle_reads(q0);
     sm.resolve();
     next_[id] = sm.next_cycle();
-    retires_[i] = sm.retire_records().size();
-    if (ahead && retires_[i] == 0 && !due_[id] && next_[id] <= qe) {
+    retires_[id] = uint32_t(sm.retire_records().size());
+    if (ahead && retires_[id] == 0 && !due_[id] && next_[id] < qe + quantum_) {
+      if (next_[id] <= qe) {
+        if (!anchored_.load(std::memory_order_relaxed)) {
+          anchored_.store(true, std::memory_order_relaxed);
+        }
+      } else if (!anchored_.load(std::memory_order_relaxed)) {
+        return;
+      }
       step_sm(sm, qe, qe + quantum_);
       ahead_[id] = 1;
     }
@@ -449,9 +509,8 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   // block's last warp may end after the quantum that retired it), starting at the quantum's
   // end; the slots freed in one quantum are filled SM by SM (the block scheduler walks the SMs
   // in order), each SM's in the order they freed.
-  for (size_t r = 0; r < stepping_.size(); ++r) {
-    if (retires_[r] == 0) continue;
-    const Sm* sm = stepping_[r];
+  for (const Sm* sm : stepping_) {
+    if (retires_[size_t(sm->id())] == 0) continue;
     const auto& rs = sm->retire_records();
     for (uint32_t i = 0; i < rs.size(); ++i) {
       dispatcher_.retired(rs[i].id, rs[i].start, rs[i].at);

@@ -52,7 +52,12 @@ class Gpu : public sc_core::sc_module {
   // next quantum starts at (kNever: no SM has work).
   Cycle step(Cycle q0);
   void merge(Cycle q0, Cycle qe, size_t lines);
-  void step_sm(Sm& sm, Cycle q0, Cycle qe);  // steps `sm` and files its lines (lines_)
+  void step_sm(Sm& sm, Cycle q0, Cycle qe);
+  // item(SM index) for every SM on the pool, in deal_'s order, when `busy` (items with work) is
+  // at least 2 and the pool has threads; else for the stepping SMs here (an SM not stepping has
+  // nothing to do then).
+  template <class Item>
+  void each_sm(size_t busy, Item item);  // steps `sm` and files its lines (lines_)
 
   const traces::Trace& trace_;
   const hw::GpuConfig& gpu_;
@@ -86,16 +91,22 @@ class Gpu : public sc_core::sc_module {
       return cycle != o.cycle ? cycle < o.cycle : sm != o.sm ? sm < o.sm : seq < o.seq;
     }
   };
-  std::vector<Ref> order_;                         // the merge's order of the records of one kind
-  std::vector<uint64_t> keys_;                     // the merge's order of the multicast accesses
-  std::vector<Cycle> next_;                        // by SM: Sm::next_cycle() as of the last merge
-  std::vector<std::pair<SmLines, size_t>> lines_;  // by SM: its last step's lines, how many
-  std::vector<uint8_t> ahead_;     // by SM: stepped through the quantum after the last merge's
-  std::vector<uint8_t> due_;       // by SM: a slot of it is filled at this merge
-  Cycle ahead_q0_ = 0;             // the quantum SMs stepped ahead into
-  std::vector<Sm*> to_step_;       // the stepping SMs not stepped ahead
+  std::vector<Ref> order_;             // the merge's order of the records of one kind
+  std::vector<uint64_t> keys_;         // the merge's order of the multicast accesses
+  std::vector<Cycle> next_;            // by SM: Sm::next_cycle() as of the last merge
+  std::vector<SmLines> lines_;         // by SM: its last step's lines
+  std::vector<uint8_t> ahead_;         // by SM: stepped through the quantum after the last merge's
+  std::vector<uint8_t> due_;           // by SM: a slot of it is filled at this merge
+  Cycle ahead_q0_ = 0;                 // the quantum SMs stepped ahead into
+  std::atomic<bool> anchored_{false};  // the next quantum starts at this one's end (merge)
+  // By SM, its part in the quantum being stepped: none, stepping (kStep), or stepped ahead by
+  // the last merge and only merged (kSettle).
+  enum Role : uint8_t { kIdle, kStep, kSettle };
+  std::vector<uint8_t> role_;
+  std::vector<size_t> deal_;       // by item of a batch over the SMs: its SM
+  std::vector<uint32_t> slot_;     // by SM: its item in deal_, its slot in the L2's table of keys
   std::vector<SmLines> requests_;  // by stepping SM: its lines for the L2
-  std::vector<size_t> retires_;    // by stepping SM: blocks retired
+  std::vector<uint32_t> retires_;  // by SM: blocks retired in the quantum being merged
   std::vector<Ref> freed_;         // block slots freed, not yet filled (cycle, SM, -)
 };
 

@@ -305,14 +305,14 @@ void Dram::set_backlog(const std::vector<double>& backlog, double start) {
   set_port_backlog(channels_, kChannel, backlog, start);
 }
 
-void L2::lookup(L2Line& l, double now) {
+void L2::lookup(const L2Line& l, L2Work& w, double now) {
   const double t = now + cycles_of(l.line.enter);
   Slice& s = slices_[l.slice];
   const int n = popcount4(l.line.sectors);
   const unsigned len = unsigned(32 * n);
   const double start = s.port.reserve_payload(t, len);
   const SectorCache::Result r = s.tags.access(l.line.addr, l.line.sectors, l.write);
-  l.found = r;
+  w.found = r;
   s.stats.l2_sectors += uint64_t(n);
   if (l.write) {
     s.stats.l2_write_bytes += len;
@@ -321,36 +321,36 @@ void L2::lookup(L2Line& l, double now) {
     s.stats.l2_read_bytes += len;
     s.stats.l2_hit_sectors += uint64_t(n - popcount4(r.missed));
   }
-  l.done = start + hit_latency_cycles_;
+  w.done = start + hit_latency_cycles_;
   const uint64_t at = ticks_of(start - now);
-  l.nops = 0;
+  w.nops = 0;
   if (r.evicted_dirty) {
     // Write-back of the victim's dirty sectors: posted, but it takes its channel's bandwidth.
-    l.ops[l.nops++] = {r.evicted_line_addr, unsigned(32 * popcount4(r.evicted_dirty)), true, at};
+    w.ops[w.nops++] = {r.evicted_line_addr, unsigned(32 * popcount4(r.evicted_dirty)), true, at};
   }
   if (!l.write && r.missed) {
-    l.ops[l.nops++] = {l.line.addr, unsigned(32 * popcount4(r.missed)), false, at};
+    w.ops[w.nops++] = {l.line.addr, unsigned(32 * popcount4(r.missed)), false, at};
   }
 }
 
-void L2::finish(L2Line& l, double now) {
+void L2::finish(L2Line& l, L2Work& w, double now) {
   // Sectors found whose fill is still on its way come with it (FillTimes), and the line's fill
   // from DRAM is recorded.
   FillTimes& fills = slices_[l.slice].fills;
-  const SectorCache::Result& r = l.found;
+  const SectorCache::Result& r = w.found;
   if (l.write) {
     fills.record(r, 0, 0, now);  // written sectors are there at once
   } else {
     if (const uint32_t hit = l.line.sectors & ~r.missed) {
-      l.done = std::max(l.done, fills.ready(r, hit, now));
+      w.done = std::max(w.done, fills.ready(r, hit, now));
     }
-    for (int o = 0; o < l.nops; ++o) {
-      if (l.ops[o].write) continue;
-      l.done = std::max(l.done, now + cycles_of(l.ops[o].ready));
-      fills.record(r, r.missed, l.done, now);
+    for (int o = 0; o < w.nops; ++o) {
+      if (w.ops[o].write) continue;
+      w.done = std::max(w.done, now + cycles_of(w.ops[o].ready));
+      fills.record(r, r.missed, w.done, now);
     }
   }
-  l.line.ready = ticks_of(l.done - now);
+  l.line.ready = ticks_of(w.done - now);
 }
 
 void L2::add_slice_stats() {
@@ -377,6 +377,7 @@ void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
   }
   std::vector<LineBurst::Line>& lines = burst->lines;
   burst_lines_.resize(lines.size());
+  burst_work_.resize(lines.size());
   std::vector<DramBurst::Op>& ops = dram_ops_.ops;
   ops.clear();
   unsigned dram_bytes = 0;
@@ -385,11 +386,12 @@ void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
     l.line = lines[i];
     l.write = p.is_write();
     l.slice = slice_of(l.line.addr);
-    lookup(l, now);
-    for (int o = 0; o < l.nops; ++o) {
-      ops.push_back(l.ops[o]);
+    L2Work& w = burst_work_[i];
+    lookup(l, w, now);
+    for (int o = 0; o < w.nops; ++o) {
+      ops.push_back(w.ops[o]);
       ops.back().line = i;
-      dram_bytes += l.ops[o].bytes;
+      dram_bytes += w.ops[o].bytes;
     }
   }
   if (!ops.empty()) {
@@ -402,8 +404,9 @@ void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
   uint64_t latest = 0;
   for (size_t i = 0, o = 0; i < lines.size(); ++i) {
     L2Line& l = burst_lines_[i];
-    for (int k = 0; k < l.nops; ++k) l.ops[k].ready = ops[o++].ready;
-    finish(l, now);
+    L2Work& w = burst_work_[i];
+    for (int k = 0; k < w.nops; ++k) w.ops[k].ready = ops[o++].ready;
+    finish(l, w, now);
     lines[i].ready = l.line.ready;
     latest = std::max(latest, l.line.ready);
   }
@@ -420,18 +423,28 @@ void L2::set_groups(int groups) {
   for (size_t s = 0; s < n; ++s) group_of_slice_[s] = uint32_t(s * g / n);
 }
 
+void L2::set_slots(size_t slots) {
+  slots_ = slots;
+  runs_.assign(groups_.size() * slots, KeyRun{});
+}
+
 void L2::gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t quantum) {
   // A counting sort on the issue cycle's offset: the SMs in rank order, each one's lines in its
   // order, so that lines of one cycle stay in (SM, index) order.
   g.at.assign(size_t(quantum) + 1, 0);
+  const KeyRun* row = runs_.data() + index * slots_;
   for (const SmLines& m : sms) {
-    for (const uint64_t k : m.groups[index]) ++g.at[size_t(k >> 48) + 1];
+    const KeyRun& run = row[m.slot];
+    for (uint32_t j = 0; j < run.count; ++j) ++g.at[size_t(run.keys[j] >> 48) + 1];
   }
   for (size_t i = 1; i < g.at.size(); ++i) g.at[i] += g.at[i - 1];
   g.lines.resize(g.at.back());
   g.keys.resize(g.at.back());
+  g.work.resize(g.at.back());
   for (size_t r = 0; r < sms.size(); ++r) {
-    for (const uint64_t k : sms[r].groups[index]) {
+    const KeyRun& run = row[sms[r].slot];
+    for (uint32_t j = 0; j < run.count; ++j) {
+      const uint64_t k = run.keys[j];
       const uint32_t pos = g.at[size_t(k >> 48)]++;
       g.keys[pos] = k | uint64_t(r) << 32;
       g.lines[pos] = &sms[r].lines[uint32_t(k) >> 1];
@@ -446,8 +459,8 @@ void L2::lookup_lines(Group& g, double now, Looked looked) {
     // Host-side hint (no simulated effect): the tags and fills of a line a few ahead.
     if (i + 4 < g.lines.size()) prefetch(g.lines[i + 4]->line.addr);
     if (l->copy) continue;
-    lookup(*l, now);
-    looked(i, *l);
+    lookup(*l, g.work[i], now);
+    looked(i, *l, g.work[i]);
   }
 }
 
@@ -465,25 +478,28 @@ void L2::serve_batch(const std::vector<SmLines>& sms, uint64_t now_ticks, int64_
     if (groups_.size() == 1) {
       gather(g, 0, sms, quantum);
     } else {
+      // Each SM's lines in its order (not per group: one pass over its records).
       g.keys.clear();
       for (size_t r = 0; r < sms.size(); ++r) {
-        for (size_t gi = 0; gi < groups_.size(); ++gi) {
-          for (const uint64_t k : sms[r].groups[gi]) g.keys.push_back(k | uint64_t(r) << 32);
+        const L2Line* lines = sms[r].lines;
+        for (uint32_t i = 0; i < sms[r].count; ++i) {
+          g.keys.push_back(line_key(lines[i].offset, i) | uint64_t(r) << 32);
         }
       }
       std::sort(g.keys.begin(), g.keys.end());
       g.lines.resize(g.keys.size());
+      g.work.resize(g.keys.size());
       for (size_t i = 0; i < g.keys.size(); ++i) {
         g.lines[i] = &sms[g.keys[i] >> 32 & 0xffff].lines[uint32_t(g.keys[i]) >> 1];
       }
     }
-    lookup_lines(g, now, [&](size_t, L2Line& l) {
-      for (int o = 0; o < l.nops; ++o) {
-        L2Line::Op& op = l.ops[o];
+    lookup_lines(g, now, [&](size_t, L2Line& l, L2Work& w) {
+      for (int o = 0; o < w.nops; ++o) {
+        L2Work::Op& op = w.ops[o];
         op.ready = dram.serve(now_ticks, op.addr, op.bytes, op.write, op.at,
                               channel_stats_[dram.channel_of(op.addr)]);
       }
-      finish(l, now);
+      finish(l, w, now);
     });
     return;
   }
@@ -493,11 +509,11 @@ void L2::serve_batch(const std::vector<SmLines>& sms, uint64_t now_ticks, int64_
     g.ops.resize(channel_groups);
     for (auto& v : g.ops) v.clear();
     gather(g, gi, sms, quantum);
-    lookup_lines(g, now, [&](size_t i, L2Line& l) {
-      for (int o = 0; o < l.nops; ++o) {
-        const uint32_t c = dram.channel_of(l.ops[o].addr);
+    lookup_lines(g, now, [&](size_t i, L2Line&, L2Work& w) {
+      for (int o = 0; o < w.nops; ++o) {
+        const uint32_t c = dram.channel_of(w.ops[o].addr);
         g.ops[c * channel_groups / dram.channels()].push_back(
-            {g.keys[i] | uint64_t(o), c, &l.ops[o]});
+            {g.keys[i] | uint64_t(o), c, &w.ops[o]});
       }
     });
   });
@@ -514,14 +530,15 @@ void L2::serve_batch(const std::vector<SmLines>& sms, uint64_t now_ticks, int64_
     }
     if (sources > 1) std::sort(v.begin(), v.end());
     for (const OpRef& r : v) {
-      L2Line::Op& op = *r.op;
+      L2Work::Op& op = *r.op;
       op.ready =
           dram.serve(now_ticks, op.addr, op.bytes, op.write, op.at, channel_stats_[r.channel]);
     }
   });
   pool.run(groups_.size(), [&](size_t gi) {
-    for (L2Line* l : groups_[gi].lines) {
-      if (!l->copy) finish(*l, now);
+    Group& g = groups_[gi];
+    for (size_t i = 0; i < g.lines.size(); ++i) {
+      if (!g.lines[i]->copy) finish(*g.lines[i], g.work[i], now);
     }
   });
 }

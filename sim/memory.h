@@ -335,14 +335,21 @@ struct DramBurst : tlm::tlm_extension<DramBurst> {
 
 class StepPool;
 
-// One line of a batch the L2 serves (L2::serve_batch) and what serving it found: the line as a
-// burst carries it, its slice, its lookup, its DRAM operations (a dirty victim's write-back, a
-// fill), and when its data is there.
+// One line of a batch the L2 serves (L2::serve_batch): the line as a burst carries it (its ready
+// ticks set for reads), its slice, and whether it is served at all. Written by the SM that sends
+// it; serving it writes only `line.ready`.
 struct L2Line {
   LineBurst::Line line;  // enter ticks after the batch's time; ready set for reads
   bool write = false;
-  bool copy = false;  // a cluster partner's copy (sim/cluster.h): not served
+  bool copy = false;    // a cluster partner's copy (sim/cluster.h): not served
+  uint16_t offset = 0;  // its issue cycle's offset in the quantum (its key, line_key)
   uint32_t slice = 0;
+};
+
+// What serving an L2Line found: its lookup, its DRAM operations (a dirty victim's write-back, a
+// fill), and when its data is there; kept by what serves the line (a slice group of
+// L2::serve_batch, in the memory of the thread that serves it).
+struct L2Work {
   SectorCache::Result found;
   double done = 0;  // cycles
   using Op = DramBurst::Op;
@@ -350,13 +357,15 @@ struct L2Line {
   uint8_t nops = 0;
 };
 
-// One SM's lines of a quantum for L2::serve_batch: its requests by index and, per group of
-// slices (L2::group_of), the keys of its lines that go there, in the order it issued them: the
-// issue cycle's offset in the quantum (bits 48..63) and the index (bits 1..31). The batch orders
-// all lines by (issue cycle, SM, index): the SM's rank among the batch's SMs goes in bits 32..47.
+// One SM's lines of a quantum for L2::serve_batch: its requests by index, and its slot in the
+// L2's table of keys (L2::file_keys), where it filed, per group of slices (L2::group_of), the
+// keys of its lines that go there, in the order it issued them: the issue cycle's offset in the
+// quantum (bits 48..63) and the index (bits 1..31). The batch orders all lines by (issue cycle,
+// SM, index): the SM's rank among the batch's SMs goes in bits 32..47.
 struct SmLines {
   L2Line* lines = nullptr;
-  const std::vector<uint64_t>* groups = nullptr;  // one per slice group
+  uint32_t count = 0;  // lines
+  uint32_t slot = 0;
 };
 inline uint64_t line_key(uint64_t offset, uint32_t index) {
   return offset << 48 | uint64_t(index) << 1;
@@ -426,6 +435,16 @@ class L2 : public sc_core::sc_module {
   void set_groups(int groups);
   int groups() const { return int(groups_.size()); }
   uint32_t group_of(uint32_t slice) const { return group_of_slice_[slice]; }
+  // The table of keys: `slots` slots per slice group, each group's in a row of its own, so that
+  // a group reads its keys' places for every SM from a few host cache lines (not from each
+  // SM's). An SM files its keys lists (one per group, kept as they are until the batch is
+  // served) under its slot: every group's row gets the slot's entry.
+  void set_slots(size_t slots);
+  void file_keys(uint32_t slot, const std::vector<uint64_t>* groups) {
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      runs_[g * slots_ + slot] = {groups[g].data(), uint32_t(groups[g].size())};
+    }
+  }
   // Serves the lines of `sms` (those not a copy) as b_transport would serve them one burst
   // after another in (issue cycle, SM, index) order, at SystemC time `now` (ticks), with `dram`
   // behind: with `parallel`, each slice group's tags and ports, then each DRAM channel group,
@@ -451,9 +470,9 @@ class L2 : public sc_core::sc_module {
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   // A line at its slice: the port, the tags, the DRAM operations it causes (ops, not served).
-  void lookup(L2Line& l, double now);
+  void lookup(const L2Line& l, L2Work& w, double now);
   // After its DRAM operations are served: fills in flight, the line's ready ticks.
-  void finish(L2Line& l, double now);
+  void finish(L2Line& l, L2Work& w, double now);
   void add_slice_stats();  // the slices' counters into stats_
   struct Slice {
     SectorCache tags;
@@ -470,27 +489,35 @@ class L2 : public sc_core::sc_module {
   DramBurst dram_ops_;
   LineBurst one_line_;               // a payload without a LineBurst
   std::vector<L2Line> burst_lines_;  // b_transport's burst as L2Lines
+  std::vector<L2Work> burst_work_;
   // serve_batch: per slice group, its lines in the batch's order and the DRAM operations they
   // cause, per channel group; per channel group, its operations in the batch's order.
   struct OpRef {
     uint64_t key;  // the line's key, its operation's index in bit 0
     uint32_t channel;
-    L2Line::Op* op;
+    L2Work::Op* op;
     bool operator<(const OpRef& o) const { return key < o.key; }
   };
   struct Group {
     std::vector<uint32_t> at;  // counting sort: lines per issue cycle offset, then positions
     std::vector<L2Line*> lines;
+    std::vector<L2Work> work;  // by line
     std::vector<uint64_t> keys;
     std::vector<std::vector<OpRef>> ops;  // per channel group
   };
   std::vector<Group> groups_;
   std::vector<uint32_t> group_of_slice_;
+  struct KeyRun {
+    const uint64_t* keys = nullptr;
+    uint32_t count = 0;
+  };
+  std::vector<KeyRun> runs_;  // the table of keys: by group, by slot
+  size_t slots_ = 0;
   std::vector<std::vector<OpRef>> channel_ops_;  // per channel group: the batch's, sorted
   std::vector<MemoryStats> channel_stats_;       // per DRAM channel
   void gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t quantum);
   Group all_;  // a batch too small for the pool: its lines, in order
-  // Looks up `g`'s lines in order (those not a copy); looked(i, line) after each (i: its
+  // Looks up `g`'s lines in order (those not a copy); looked(i, line, work) after each (i: its
   // position in the group).
   template <class Looked>
   void lookup_lines(Group& g, double now, Looked looked);

@@ -552,6 +552,7 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
     b.line.sectors = sectors;
     b.line.enter = ticks_of(enter - double(q0_));
     b.write = write;
+    b.offset = uint16_t(c - q0_);
     b.slice = l2_->slice_of(base);
     group_keys_[l2_->group_of(b.slice)].push_back(
         line_key(uint64_t(c - q0_), uint32_t(l2_lines_.size() - 1)));

@@ -190,8 +190,11 @@ class Sm : public sc_core::sc_module {
   const std::vector<RetireRecord>& retire_records() const { return retires_; }
   const std::vector<IssueRecord>& issue_records() const { return issues_; }
   // The quantum's lines for the L2 (L2::serve_batch).
-  SmLines l2_requests() { return {l2_lines_.data(), group_keys_.data()}; }
-  size_t l2_line_count() const { return l2_lines_.size(); }
+  // The last step's lines (`slot`: where it filed its keys, L2::file_keys).
+  SmLines l2_requests(uint32_t slot) {
+    return {l2_lines_.data(), uint32_t(l2_lines_.size()), slot};
+  }
+  const std::vector<uint64_t>* group_keys() const { return group_keys_.data(); }
   // The access records with cluster multicast lines (sim/cluster.h), in the SM's order.
   const std::vector<uint32_t>& multicast_accesses() const { return multicast_accesses_; }
   // The merge, in (cycle, SM, sequence) order over the multicast accesses (SystemC's thread):

@@ -1,6 +1,7 @@
 #include "sim/step_pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -18,6 +19,10 @@ inline void cpu_relax() {
 // A worker pauses, then yields, before it sleeps: a quantum's batch comes every few
 // microseconds while a kernel runs, and a sleeping thread takes tens of microseconds to wake.
 constexpr int kSpins = 2000, kYields = 4000;
+
+// How long a thread that ended its range waits for the batch to end before it takes items of
+// the others' ranges: about an item of a quantum's batch.
+constexpr std::chrono::nanoseconds kStealAfter{4000};
 
 // Range::word: the batch's epoch (its low 32 bits), the range's end and its next item.
 constexpr uint64_t pack(uint64_t epoch, uint64_t end, uint64_t next) {
@@ -66,27 +71,50 @@ bool StepPool::claim(Range& r, uint64_t epoch, size_t& item) {
   return false;
 }
 
-size_t StepPool::run_batch(int self, uint64_t epoch) {
-  const int threads = this->threads();
+size_t StepPool::run_range(Range& r, uint64_t epoch) {
   size_t ran = 0, i = 0;
-  for (int k = 0; k < threads; ++k) {
-    Range& r = ranges_[size_t((self + k) % threads)];
-    while (claim(r, epoch, i)) {
-      // The item is this thread's; the batch's function stays as it is until every claimed
-      // item is done (run() waits for it).
-      try {
-        (*fn_)(i);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex_);
-        if (!error_ || i < error_item_) {
-          error_ = std::current_exception();
-          error_item_ = i;
-        }
+  while (claim(r, epoch, i)) {
+    // The item is this thread's; the batch's function stays as it is until every claimed item
+    // is done (run() waits for it).
+    try {
+      (*fn_)(i);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex_);
+      if (!error_ || i < error_item_) {
+        error_ = std::current_exception();
+        error_item_ = i;
       }
-      ++ran;
     }
+    ++ran;
   }
   return ran;
+}
+
+void StepPool::run_batch(int self, uint64_t epoch) {
+  // The thread's own range is counted done before it looks at the others' (each a host cache
+  // line another thread wrote): the batch's last range to end ends the batch at once. While
+  // every thread runs, the ranges end about together: the thread waits a moment for the batch
+  // to end (or the next to start) before it looks, so that it is not late for the next batch;
+  // a range whose thread the host does not run is taken after that moment.
+  const int threads = this->threads();
+  if (const size_t ran = run_range(ranges_[size_t(self)], epoch)) {
+    done_.fetch_add(ran, std::memory_order_acq_rel);
+  }
+  const auto until = std::chrono::steady_clock::now() + kStealAfter;
+  while (done_.load(std::memory_order_acquire) < n_.load(std::memory_order_relaxed) &&
+         epoch_.load(std::memory_order_relaxed) == epoch) {
+    if (std::chrono::steady_clock::now() >= until) break;
+    cpu_relax();
+  }
+  if (done_.load(std::memory_order_acquire) >= n_.load(std::memory_order_relaxed) ||
+      epoch_.load(std::memory_order_relaxed) != epoch) {
+    return;
+  }
+  for (int k = 1; k < threads; ++k) {
+    if (const size_t ran = run_range(ranges_[size_t((self + k) % threads)], epoch)) {
+      done_.fetch_add(ran, std::memory_order_acq_rel);
+    }
+  }
 }
 
 void StepPool::run(size_t n, const std::function<void(size_t)>& fn) {
@@ -94,6 +122,7 @@ void StepPool::run(size_t n, const std::function<void(size_t)>& fn) {
   if (workers_.empty() || n == 1) return run_here(n, fn);
   if (n > 0xffff) throw std::length_error("StepPool: more than 65535 items");
   fn_ = &fn;
+  n_.store(n, std::memory_order_relaxed);
   error_ = nullptr;
   done_.store(0, std::memory_order_relaxed);
   const uint64_t epoch = epoch_.load(std::memory_order_relaxed) + 1;
@@ -109,8 +138,7 @@ void StepPool::run(size_t n, const std::function<void(size_t)>& fn) {
   }
   // The caller runs its range and takes what the others leave: with the host busy elsewhere it
   // may run them all, and waits only for items a worker has claimed.
-  const size_t ran = run_batch(0, epoch);
-  done_.fetch_add(ran, std::memory_order_acq_rel);
+  run_batch(0, epoch);
   for (int spins = 0; done_.load(std::memory_order_acquire) < n; ++spins) {
     if (spins < kSpins) {
       cpu_relax();
@@ -130,9 +158,7 @@ void StepPool::work(int self) {
       idle = 0;
       // Every item this thread ran is counted before it looks for the next batch: run() does
       // not start one before all are.
-      if (const size_t ran = run_batch(self, epoch)) {
-        done_.fetch_add(ran, std::memory_order_acq_rel);
-      }
+      run_batch(self, epoch);
       continue;
     }
     if (quit_.load(std::memory_order_relaxed)) return;

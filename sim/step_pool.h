@@ -1,11 +1,12 @@
 // The host threads that step the SMs of one quantum (sim/README.md, "Parallel stepping"): the
 // caller and `threads - 1` workers. A batch of n items is split into one contiguous range per
 // thread (item i on the same thread from batch to batch while n stays the same: an SM's state
-// stays in that core's caches); each thread runs its own range, then takes what is left of the
-// others' (a thread that is not running, the host busy elsewhere, holds nothing up: the others
-// take its items). Claims on a range stay in its owner's cache line until another thread
-// comes to take from it. Which thread runs an item never matters: an item touches only its own
-// state. Workers spin briefly for the next batch, then yield, then sleep.
+// stays in that core's caches); each thread runs its own range, then, unless the batch ends
+// within a few microseconds, takes what is left of the others' (a thread that is not running,
+// the host busy elsewhere, holds nothing up: the others take its items). Claims on a range
+// stay in its owner's cache line until another thread comes to take from it. Which thread runs
+// an item never matters: an item touches only its own state. Workers spin briefly for the next
+// batch, then yield, then sleep.
 #pragma once
 
 #include <atomic>
@@ -36,14 +37,6 @@ class StepPool {
   static void run_here(size_t n, const std::function<void(size_t)>& fn) {
     for (size_t i = 0; i < n; ++i) fn(i);
   }
-  // run() when `parallel`, else run_here().
-  void run(bool parallel, size_t n, const std::function<void(size_t)>& fn) {
-    if (parallel) {
-      run(n, fn);
-    } else {
-      run_here(n, fn);
-    }
-  }
 
  private:
   // One thread's range of the batch: its epoch (bits 32..63), its end (16..31) and the next item
@@ -52,9 +45,10 @@ class StepPool {
     std::atomic<uint64_t> word{0};
   };
   void work(int self);
-  // Runs the items of batch `epoch` this thread can claim (its own range first); returns how
-  // many it ran.
-  size_t run_batch(int self, uint64_t epoch);
+  // Runs the items of batch `epoch` this thread can claim (its own range first), counting them
+  // in done_.
+  void run_batch(int self, uint64_t epoch);
+  size_t run_range(Range& r, uint64_t epoch);  // claims and runs r's items; returns how many
   bool claim(Range& r, uint64_t epoch, size_t& item);
   std::vector<std::thread> workers_;
   std::unique_ptr<Range[]> ranges_;             // one per thread (0: the caller)
@@ -63,6 +57,7 @@ class StepPool {
   std::atomic<int> sleepers_{0};
   std::atomic<bool> quit_{false};
   const std::function<void(size_t)>* fn_ = nullptr;
+  std::atomic<size_t> n_{0};  // the batch's items
   std::mutex error_mutex_;
   std::exception_ptr error_;  // the batch's exception of the least item that threw
   size_t error_item_ = 0;
