@@ -538,17 +538,7 @@ using DecodePlan = tiling::DecodeAttentionPlan;
 
 DecodePlan plan_decode(const llm::AttentionShape& a, const AttentionLayout& l,
                        const hw::GpuConfig& gpu) {
-  tiling::DecodeAttentionShape s;
-  s.batch = a.batch;
-  s.heads = a.heads;
-  s.kv_heads = a.kv_heads;
-  s.q_len = a.q_len;
-  s.kv_len = a.kv_len;
-  s.head_dim = l.head_dim;
-  s.v_dim = l.v_dim;
-  s.elem_bytes = l.elem_bytes;
-  s.latent = l.latent;
-  return tiling::plan_decode_attention(s, gpu);
+  return tiling::plan_decode_attention(tiling::DecodeAttentionShape::of(a, l.elem_bytes), gpu);
 }
 
 // A decode kernel's grid: one row block of one (sequence, KV head) group per split. A group's

@@ -473,17 +473,8 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
     std::optional<tiling::DecodeAttentionEstimate> estimate;
     double partial_bytes = 0;
     if (compiled) {
-      tiling::DecodeAttentionShape s;
-      s.batch = at.batch;
-      s.heads = at.heads;
-      s.kv_heads = at.kv_heads;
-      s.q_len = at.q_len;
-      s.kv_len = at.kv_len;
-      s.head_dim = at.head_dim;
-      s.v_dim = at.v_dim();
-      s.elem_bytes = int64_t(llm::dtype_bytes(step.hidden));
-      s.latent = at.latent;
-      const tiling::DecodeAttentionPlan d = tiling::plan_decode_attention(s, m.gpu());
+      const tiling::DecodeAttentionPlan d = tiling::plan_decode_attention(
+          tiling::DecodeAttentionShape::of(at, int64_t(llm::dtype_bytes(step.hidden))), m.gpu());
       units = d.units();
       rows = d.rows;
       splits = d.splits;

@@ -71,6 +71,20 @@ std::optional<DecodeAttentionPlan> value_split(const DecodeAttentionShape& a, in
 
 }  // namespace
 
+DecodeAttentionShape DecodeAttentionShape::of(const llm::AttentionShape& a, int64_t elem_bytes) {
+  DecodeAttentionShape s;
+  s.batch = a.batch;
+  s.heads = a.heads;
+  s.kv_heads = a.kv_heads;
+  s.q_len = a.q_len;
+  s.kv_len = a.kv_len;
+  s.head_dim = a.head_dim;
+  s.v_dim = a.v_dim();
+  s.elem_bytes = elem_bytes;
+  s.latent = a.latent;
+  return s;
+}
+
 DecodeAttentionPlan value_split_combine(const DecodeAttentionPlan& d) {
   DecodeAttentionPlan c = d;
   c.rows = d.chunk_rows;

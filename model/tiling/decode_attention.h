@@ -23,6 +23,7 @@
 #pragma once
 
 #include "model/hw/gpu.h"
+#include "model/llm/graph.h"
 
 #include <cstdint>
 #include <string>
@@ -34,6 +35,8 @@ struct DecodeAttentionShape {
   int64_t batch = 1, heads = 1, kv_heads = 1, q_len = 1, kv_len = 1;
   int64_t head_dim = 0, v_dim = 0, elem_bytes = 2;
   bool latent = false;  // one cache whose rows' first v_dim elements are the values
+  // A step graph's decode attention in elements of `elem_bytes`.
+  static DecodeAttentionShape of(const llm::AttentionShape& a, int64_t elem_bytes);
 };
 
 struct DecodeAttentionPlan {
