@@ -767,8 +767,8 @@ std::vector<traces::Kernel> decode_attention(const std::string& name, const Atte
     if (b.row_blocks > 1) a = plus(a, affine(0, {bx(b.part_row_bytes())}));
     return a;
   };
-  const Affine group_cache = DecodeGrid{d}.group(l.cache_slots);
   const DecodeGrid grid{d};
+  const Affine group_cache = grid.group(l.cache_slots);
   std::vector<traces::Kernel> out;
   {
     traces::Kernel k = base(name, d, d.splits);

@@ -462,7 +462,9 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
   c.execution_path = "flash attention (mac " + std::string(golden::dtype_name(step.hidden)) + ")";
   int64_t units = at.batch * at.heads;
   double extra_ms = 0;
-  bool serial_tiles = false, unthrottled = false;
+  bool serial_tiles = false;
+  // The compiled decode kernel's estimate (its clock is the loaded one: no throttle on top).
+  std::optional<tiling::DecodeAttentionEstimate> estimate;
   if (!at.causal && at.q_len <= 16) {
     // Decode: stream the KV cache. FlashAttention-2 folds the query heads of a KV group into
     // the row dimension when q_len is 1 (GQA), so a tile is (group x q_len) rows padded to the
@@ -470,8 +472,6 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
     // The compiled plan's kernel is the compiler's (tiling::plan_decode_attention: its blocks
     // and splits).
     int64_t rows = at.q_len, splits = 1;
-    std::optional<tiling::DecodeAttentionEstimate> estimate;
-    double partial_bytes = 0;
     if (compiled) {
       const tiling::DecodeAttentionPlan d = tiling::plan_decode_attention(
           tiling::DecodeAttentionShape::of(at, int64_t(llm::dtype_bytes(step.hidden))), m.gpu());
@@ -479,8 +479,13 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
       rows = d.rows;
       splits = d.splits;
       estimate = tiling::estimate_decode_attention(d, m.gpu(), golden::dtype_name(step.hidden));
-      // The split partials: written by the splits, read by the combine.
-      if (splits > 1) partial_bytes = 2.0 * double(d.blocks() * d.part_row_bytes());
+      // The cache at the simulator's DRAM stream, or what the blocks keep in flight per round
+      // trip (Little's law); the split partials written by the splits and read by the combine.
+      const double bw = std::min(m.gpu().dram_sim_gbps() * 1e9,
+                                 estimate->in_flight_bytes / (m.gpu().dram_round_trip_ns() * 1e-9));
+      const double partial_bytes = splits > 1 ? 2.0 * double(d.blocks() * d.part_row_bytes()) : 0;
+      c.memory_ms = (c.bytes + partial_bytes) / bw * 1e3;
+      c.compute_ms = estimate->ms();
     } else {
       const bool fold = at.q_len == 1 && at.kv_heads > 0 && at.heads > at.kv_heads;
       if (fold) {
@@ -490,24 +495,16 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
       splits = units >= sms
                    ? 1
                    : std::max<int64_t>(1, std::min(ceil_div(sms, units), ceil_div(at.kv_len, 256)));
-    }
-    const double active = double(std::min<int64_t>(units * splits, sms));
-    // The compiled kernel's DRAM rate: the simulator's stream, or what its blocks keep in flight
-    // per round trip (Little's law); the reference kernel's per SM as measured.
-    const double bw =
-        estimate ? std::min(m.gpu().dram_sim_gbps() * 1e9,
-                            estimate->in_flight_bytes / (m.gpu().dram_round_trip_ns() * 1e-9))
-                 : std::min(m.attention_bytes_per_s(), active * m.sm_dram_bytes_per_s());
-    c.memory_ms = (c.bytes + partial_bytes) / bw * 1e3;
-    const double padded_rows = 16.0 * ceil_div(rows, 16);
-    const double padded_flops =
-        2.0 * units * padded_rows * at.kv_len * double(at.head_dim + at.v_dim());
-    if (estimate) {
-      c.compute_ms = estimate->ms();
-      unthrottled = true;  // the estimate's clock is the loaded one
-    } else {
+      // The measured kernel's stream per SM; its MMAs on the padded tiles at decode attention's
+      // fitted efficiency.
+      const double active = double(std::min<int64_t>(units * splits, sms));
+      c.memory_ms =
+          c.bytes / std::min(m.attention_bytes_per_s(), active * m.sm_dram_bytes_per_s()) * 1e3;
+      const double padded_flops =
+          2.0 * units * 16.0 * ceil_div(rows, 16) * at.kv_len * double(at.head_dim + at.v_dim());
       c.compute_ms = padded_flops / (peak * m.decode_attention_fraction()) * 1e3;
     }
+    const double padded_rows = 16.0 * ceil_div(rows, 16);
     c.tile = TileChoice{int(padded_rows), 256, int(splits), units * splits,
                         ceil_div(units * splits, sms)};
     // The reference kernel (cuDNN's flash forward, four warps, a 16-row query tile and 128-key
@@ -561,7 +558,7 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
                              : m.kernel_fixed_s() + (c.kernels - 1) * m.elementwise_fixed_s();
   double t = serial_tiles ? c.compute_ms + c.memory_ms
                           : overlap(c.compute_ms, c.memory_ms, a.overlap_exponent);
-  if (c.compute_ms > c.memory_ms && !unthrottled) t *= throttle(m, c.compute_ms * 1e-3);
+  if (c.compute_ms > c.memory_ms && !estimate) t *= throttle(m, c.compute_ms * 1e-3);
   c.ms = t + fixed_s * 1e3 + extra_ms;
   c.bound = c.memory_ms >= c.compute_ms ? "dram" : "compute";
   if (fixed_s * 1e3 > std::max(c.compute_ms, c.memory_ms)) c.bound = "fixed";
