@@ -116,6 +116,18 @@ class GraphBuilder {
         // split-K reduce kernels of those matmuls); prefill copies both, concatenates the query
         // and the key parts, SDPA (two kernels), its output made contiguous.
         if (reference && m_.is_mla()) op.launches = op.attention.latent ? 9 : 7;
+        // Those prefill copies are kernels of their own beside SDPA's, each an eager strided
+        // copy (CatArrayBatchedCopy, the output's direct copy): the key's nope part and the RoPE
+        // key broadcast to every head into one [rows, heads, nope + rope] key, the same for the
+        // query, and the output [heads, rows, v] made [rows, heads * v].
+        if (reference && m_.is_mla() && !op.attention.latent) {
+          const MlaConfig& a = m_.mla;
+          const double rows = double(op.attention.batch) * op.attention.q_len;
+          const double per_head = double(a.qk_nope_dim + (a.qk_nope_dim + a.qk_rope_dim) +
+                                         2 * (a.qk_nope_dim + a.qk_rope_dim) + 2 * a.v_head_dim);
+          op.moved_bytes +=
+              hb_ * rows * (double(op.attention.heads) * per_head + double(a.qk_rope_dim));
+        }
         // A prompt longer than the window: K and V repeated to every query head (no GQA with
         // an explicit mask), then SDPA with the banded mask.
         if (reference && op.attention.past_window() && op.attention.kv_heads < op.attention.heads) {

@@ -548,8 +548,12 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
     c.compute_ms = std::max(total / sms, longest) * t_block * 1e3;
     c.memory_ms = c.bytes / (compiled ? m.gpu().dram_sim_gbps() * 1e9 : m.dram_bytes_per_s()) * 1e3;
     c.tile = TileChoice{kBlock, kBlock, 1, units * nq, ceil_div(units * nq, sms)};
-    // The K and V repeats before a masked SDPA (eager copies).
-    if (masked) extra_ms = (op.moved_bytes - op.bytes()) / m.elementwise_bytes_per_s() * 1e3;
+    // The reference step's copies beside SDPA (the K and V repeats before a masked SDPA; MLA's
+    // key and query concatenations and output copy: llm graph's moved_bytes), eager kernels
+    // in series with it.
+    if (!compiled && op.moved_bytes > op.bytes()) {
+      extra_ms = (op.moved_bytes - op.bytes()) / m.elementwise_bytes_per_s() * 1e3;
+    }
   }
   // The compiled kernels pay the simulator's boundary each (one round trip, the kernel gap),
   // as compiled_row_kernels does.

@@ -130,6 +130,42 @@ TEST(MoeReference, LatentDecodeWorkByHand) {
   }
 }
 
+// DeepSeek-V2-Lite's naive prefill (16 heads, nope 128, RoPE 64, values 128) at B1 S2048, by
+// hand: besides SDPA the reference step concatenates each head's key (nope part read, the RoPE
+// key read once, nope + rope written) and query (nope + rope read and written) and copies SDPA's
+// output (values read and written): eager kernels in series with SDPA, at the elementwise rate.
+TEST(MoeReference, LatentPrefillCopiesByHand) {
+  const auto model = llm::load_model("deepseek-v2-lite");
+  const auto graph = llm::build_step_graph(model, llm::StepConfig::prefill(1, 2048));
+  const llm::Op* att = graph.find("attention");
+  ASSERT_NE(att, nullptr);
+  const double rows = 2048, heads = 16;
+  const double copies = 2 * rows * (heads * (128 + 192 + 2 * 192 + 2 * 128) + 64);
+  EXPECT_DOUBLE_EQ(att->moved_bytes - att->bytes(), copies);
+  EXPECT_EQ(att->launches, 7);
+  // The attention's time moves by exactly those bytes over the change of the elementwise rate.
+  auto attention_ms = [&](double fraction) {
+    hw::GpuConfig gpu = hw::load_gpu("h200");
+    gpu.achievable.elementwise_bw_fraction = fraction;
+    StepRequest r;
+    r.phase = llm::Phase::kPrefill;
+    r.batch = 1;
+    r.length = 2048;
+    for (const auto& c : estimate(Machine(gpu), model, r).layer) {
+      if (c.name == "attention") return c.ms;
+    }
+    return 0.0;
+  };
+  const double dram = hw::load_gpu("h200").dram.bw_gbps * 1e9;
+  EXPECT_NEAR(attention_ms(0.2) - attention_ms(0.4),
+              copies * (1 / (0.2 * dram) - 1 / (0.4 * dram)) * 1e3, 1e-9);
+  // The compiled plan's attention kernel reads its operands in place: no copies.
+  auto compiled = llm::StepConfig::prefill(1, 2048);
+  compiled.kernels = llm::KernelPlan::kCompiled;
+  const auto g2 = llm::build_step_graph(model, compiled);
+  EXPECT_DOUBLE_EQ(g2.find("attention")->moved_bytes, g2.find("attention")->bytes());
+}
+
 // One model of each MoE family held out of a fit on the dense profile's steps and FP16 GEMMs
 // and the other models of the MoE file, then its steps estimated: the held-out errors per phase
 // stay within the bounds the mechanisms reach (docs/results/calibration.md's LOMO rows, rounded
