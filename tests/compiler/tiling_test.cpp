@@ -291,7 +291,7 @@ TEST(Tiling, LoneWarpPerSubPartitionAddsItsLoadsAndMmas) {
 // INT32 instructions on 64 + 64 lanes). Two warps per sub-partition: each warp's loads and
 // dequantize come in series, so their sum overlaps the tensor cores by
 // achievable.overlap_exponent; the lone block adds its loads to its MMAs (its dequantize of the
-// next fragment runs beside them). The ranking score is unchanged: the larger of the tensor
+// next fragment runs beside them). The ranking score is the larger of the tensor
 // cores and the dequantize at the FP32 lanes' rate (4 / 64 cycle per code), over three blocks.
 TEST(Tiling, RegisterDequantizeAddsToTheLoadsOfTwoWarpsPerSubPartition) {
   const hw::GpuConfig gpu = hw::load_gpu("a100");
