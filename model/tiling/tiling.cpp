@@ -380,8 +380,22 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
     const bool mma = serial && p.lut_tiles_per_core == 0;
     const bool alone =
         mma && int64_t(c.warps_per_block) * resident <= int64_t(gpu.sub_partitions_per_sm);
+    // Dequantize in registers (GEMMs beyond kSkinnyRows): a warp dequantizes what its own
+    // fragment loads brought, so its shared-memory wait and its dequantize come one after the
+    // other in its instruction stream while the sub-partition's other warps issue MMAs. Two warps
+    // per sub-partition (a tile of two resident blocks, which run the same K steps together) have
+    // no third to cover the chain: its sum overlaps the MMAs; w warps share it between w / 2
+    // pairs, down to the larger of the two (the simulator's W4A16 prefill GEMMs on the A100:
+    // 128x128x64 tiles at 2 warps per sub-partition, 64x128x64 at 4). Skinny tiles, which the
+    // estimate ranks, keep the larger.
+    const double warps_per_sp =
+        double(int64_t(c.warps_per_block) * resident) / double(gpu.sub_partitions_per_sm);
+    const double shared =
+        dequantizes_in_registers(p) && p.m > kSkinnyRows
+            ? std::max(cuda, (smem_us_per_block + dequant_us) * 2.0 / warps_per_sp)
+            : cuda;
     return double(blocks) * (alone ? tensor + cuda
-                             : mma ? hw::overlap(tensor, cuda, gpu.achievable.overlap_exponent)
+                             : mma ? hw::overlap(tensor, shared, gpu.achievable.overlap_exponent)
                                    : std::max(tensor, cuda));
   };
   auto compute_at = [&](double dequant_us, bool serial) {

@@ -280,6 +280,66 @@ TEST(Tiling, LoneWarpPerSubPartitionAddsItsLoadsAndMmas) {
   EXPECT_NEAR(c.bottleneck_us, 3 * std::max(tensor_us, smem_us), 1e-6);
 }
 
+// Dequantize in registers, by hand: LLaMA2-13B's o_proj at 1024 rows, W4A16 on the A100, on block
+// [128,128,64] with 2 x 2 warps [64,64,64]: 320 blocks at 2 per SM run as one full wave of two
+// blocks in turn (8 warps, 2 per sub-partition), then one block alone on 104 SMs. Per block:
+// the tensor cores take 2 x 128 x 128 x 5120 MACs (an m16n8k16 every 8 cycles on each of 4
+// tensor cores at 1.41 GHz); the shared-memory path reads 640 B of fragments per K column (A:
+// 128 x 128 / 64 x 2 B; the codes: 128 x 128 / 64 x 0.5 B) at 128 B/cycle and fills 128 A rows
+// of one 128 B line and 128 code rows of 32 B (a line's cycle each) per K tile (80 of them); the
+// two warp rows each dequantize the block's 128 x 5120 codes at 1/32 cycle per code (2 FP32 + 2
+// INT32 instructions on 64 + 64 lanes). Two warps per sub-partition: each warp's loads and
+// dequantize come in series, so their sum overlaps the tensor cores by
+// achievable.overlap_exponent; the lone block adds its loads to its MMAs (its dequantize of the
+// next fragment runs beside them). The ranking score is the larger of the tensor
+// cores and the dequantize at the FP32 lanes' rate (4 / 64 cycle per code), over three blocks.
+TEST(Tiling, RegisterDequantizeAddsToTheLoadsOfTwoWarpsPerSubPartition) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100");
+  const GemmProblem p = mac_mpgemm_problem(gpu, 1024, 5120, 5120, golden::DType::kFp16, 4);
+  ASSERT_TRUE(dequantizes_in_registers(p));
+  bool fits = false;
+  const TileChoice c = evaluate_tiles(p, gpu, {128, 128, 64}, {64, 64, 64}, &fits);
+  ASSERT_TRUE(fits);
+  ASSERT_EQ(c.blocks_per_sm, 2);
+  ASSERT_EQ(c.waves, 2);
+  ASSERT_EQ(c.warps_per_block, 4);
+  const double tensor_us = 2.0 * 128 * 128 * 5120 / (4096.0 / 8 * 4 * 1410);
+  const double smem_us = (640.0 * 5120 / 128 + (128.0 + 128.0) * 80) / 1410;
+  const double codes = 2.0 * 128 * 5120;
+  const double dequant_us = codes / 32 / 1410;
+  const double p_ovl = gpu.achievable.overlap_exponent;
+  const double pair_us =
+      std::pow(std::pow(tensor_us, p_ovl) + std::pow(smem_us + dequant_us, p_ovl), 1 / p_ovl);
+  EXPECT_NEAR(c.compute_us, 2 * pair_us + tensor_us + std::max(smem_us, dequant_us), 1e-6);
+  EXPECT_NEAR(c.bottleneck_us, 3 * std::max(tensor_us, codes * 4 / 64 / 1410), 1e-6);
+}
+
+// More warps per sub-partition share the chain between their pairs: LLaMA2-7B's o_proj at 1024
+// rows, W4A16 on the A100, on block [64,128,64] with 1 x 4 warps [64,32,64]: 512 blocks at 4 per
+// SM run as one full wave of four blocks in turn (16 warps, 4 per sub-partition: half the
+// chain's sum, here below its larger part, the loads), then one block alone on 80 SMs. Per
+// block: 576 B of fragments per K column (A: 64 x 128 / 32 x 2 B; the codes: 64 x 128 / 64 x 0.5
+// B), 64 A rows of a 128 B line and 128 code rows of 32 B filled per K tile (64 of them), one
+// warp row dequantizing 128 x 4096 codes.
+TEST(Tiling, RegisterDequantizeChainIsSharedByTheWarpsOfASubPartition) {
+  const hw::GpuConfig gpu = hw::load_gpu("a100");
+  const GemmProblem p = mac_mpgemm_problem(gpu, 1024, 4096, 4096, golden::DType::kFp16, 4);
+  bool fits = false;
+  const TileChoice c = evaluate_tiles(p, gpu, {64, 128, 64}, {64, 32, 64}, &fits);
+  ASSERT_TRUE(fits);
+  ASSERT_EQ(c.warps_per_block, 4);
+  ASSERT_EQ(c.blocks_per_sm, 4);
+  ASSERT_EQ(c.blocks(), 512);
+  ASSERT_EQ(c.waves, 2);
+  const double tensor_us = 2.0 * 64 * 128 * 4096 / (4096.0 / 8 * 4 * 1410);
+  const double smem_us = (576.0 * 4096 / 128 + (64.0 + 128.0) * 64) / 1410;
+  const double dequant_us = 128.0 * 4096 / 32 / 1410;
+  ASSERT_GT(smem_us, (smem_us + dequant_us) * 2 / 4);
+  const double p_ovl = gpu.achievable.overlap_exponent;
+  const double four_us = std::pow(std::pow(tensor_us, p_ovl) + std::pow(smem_us, p_ovl), 1 / p_ovl);
+  EXPECT_NEAR(c.compute_us, 4 * four_us + tensor_us + smem_us, 1e-6);
+}
+
 // The power cap, by hand: the H200 (1.98 GHz; sustained tensor work holds 1.546 GHz) runs an
 // m16n8k16 in 4 cycles on each of 528 tensor cores. The estimate of a kernel is its cycles at
 // the clock its tensor cores' duty allows, the duty being the instructions' busy cycles (the
