@@ -413,7 +413,7 @@ void Gpu::step_sm(Sm& sm, Cycle q0, Cycle qe) {
 void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   // The L2 (and DRAM behind it) takes the SMs' accesses in (issue cycle, SM, sequence) order,
   // which also decides the cluster multicast copies; it serves them per slice group and per
-  // channel group in parallel (L2::serve_batch), in that order on each.
+  // channel group in parallel (L2::serve_phases), in that order on each.
   const bool multicast = multicast_.active();
   multicast_.begin_merge();
   if (multicast) {
@@ -428,16 +428,19 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
     std::sort(keys_.begin(), keys_.end());
     for (const uint64_t key : keys_) sms_[size_t(key >> 32 & 0xffff)]->prepare(uint32_t(key));
   }
-  // A few lines are not worth three batches on the pool (each waits for every thread that took
+  // A few lines are not worth three phases on the pool (each waits for every thread that took
   // part of it).
   constexpr size_t kParallelLines = 256;
   const bool parallel = lines >= kParallelLines;
-  l2_.serve_batch(requests_, sc_core::sc_time_stamp().value(), quantum_, dram_, pool_, parallel);
-  // The reads' data times, then each SM's loads' (a multicast copy takes its partner's read's
-  // time: every read settled first).
-  if (multicast) {
+  // One batch on the pool: the L2's phases (L2::serve_phases), then, with clusters, the reads'
+  // data times (a multicast copy takes its partner's read's time: every read settled first),
+  // then each SM's loads' data times (and its step ahead, below).
+  phases_.clear();
+  l2_.serve_phases(requests_, sc_core::sc_time_stamp().value(), quantum_, dram_, parallel, phases_);
+  const std::function<void(size_t)> settle = [&](size_t) {
     for (Sm* sm : stepping_) sm->settle_reads(q0);
-  }
+  };
+  if (multicast) phases_.push_back({1, &settle});
   // An SM that retired no block and has no slot due at this merge steps through the next
   // quantum at once, in the same batch item, when that quantum is sure to start at this one's
   // end: the SM has work by this quantum's end, or has work within the next quantum and some SM
@@ -460,9 +463,7 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
     anchored_.store(anchored, std::memory_order_relaxed);
     ahead_q0_ = qe;
   }
-  // Items with work: every SM may step ahead.
-  const size_t busy = ahead ? sms_.size() : parallel ? stepping_.size() : 1;
-  each_sm(busy, [&](size_t id) {
+  const auto resolve = [&](size_t id) {
     Sm& sm = *sms_[id];
     if (role_[id] == kIdle) {
       // An SM without work in this quantum may have some in the next.
@@ -488,7 +489,19 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
       step_sm(sm, qe, qe + quantum_);
       ahead_[id] = 1;
     }
-  });
+  };
+  // Items with work: every SM may step ahead. On the pool, an item per SM in deal_'s order (an
+  // SM is resolved and stepped by the same thread from quantum to quantum); else the stepping
+  // SMs here.
+  const size_t busy = ahead ? sms_.size() : parallel ? stepping_.size() : 1;
+  if (pool_.threads() > 1 && (busy > 1 || parallel)) {
+    const std::function<void(size_t)> each = [&](size_t k) { resolve(deal_[k]); };
+    phases_.push_back({sms_.size(), &each});
+    pool_.run(phases_.data(), phases_.size());
+  } else {
+    StepPool::run_here(phases_.data(), phases_.size());
+    for (const Sm* sm : stepping_) resolve(size_t(sm->id()));
+  }
   if (ahead) {
     for (const Ref& f : freed_) due_[size_t(f.sm)] = 0;
   }

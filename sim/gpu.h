@@ -108,6 +108,7 @@ class Gpu : public sc_core::sc_module {
   std::vector<SmLines> requests_;  // by stepping SM: its lines for the L2
   std::vector<uint32_t> retires_;  // by SM: blocks retired in the quantum being merged
   std::vector<Ref> freed_;         // block slots freed, not yet filled (cycle, SM, -)
+  std::vector<StepPool::Phase> phases_;  // the merge's batch on the pool
 };
 
 }  // namespace ltc::sim

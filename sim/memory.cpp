@@ -233,6 +233,10 @@ L2::L2(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stat
   target.register_b_transport(this, &L2::b_transport);
   dram_payload_.set_extension(&dram_ops_);
   set_groups(1);
+  serve_serial_ = [this](size_t) { serve_serial(); };
+  serve_lookup_ = [this](size_t g) { serve_lookup(g); };
+  serve_dram_ = [this](size_t cg) { serve_dram(cg); };
+  serve_fill_ = [this](size_t g) { serve_fill(g); };
 }
 
 L2::~L2() {
@@ -464,83 +468,110 @@ void L2::lookup_lines(Group& g, double now, Looked looked) {
   }
 }
 
-void L2::serve_batch(const std::vector<SmLines>& sms, uint64_t now_ticks, int64_t quantum,
-                     Dram& dram, StepPool& pool, bool parallel) {
+void L2::serve_phases(const std::vector<SmLines>& sms, uint64_t now_ticks, int64_t quantum,
+                      Dram& dram, bool parallel, std::vector<StepPool::Phase>& phases) {
   if (sms.empty()) return;
-  const double now = cycles_of(now_ticks);
+  batch_ = {&sms,    now_ticks, cycles_of(now_ticks),
+            quantum, &dram,     std::min(groups_.size(), dram.channels())};
   channel_stats_.resize(dram.channels());
   if (groups_.size() == 1 || !parallel) {
-    // One line at a time (its lookup, its DRAM operations, its fills): the same order on each
-    // slice, channel and fill table as the phases below, with the line still in the host's cache.
-    // The batch's order: one group's counting sort, or, a batch of a few lines filed in several
-    // groups, their keys sorted.
-    Group& g = groups_.size() == 1 ? groups_[0] : all_;
-    if (groups_.size() == 1) {
-      gather(g, 0, sms, quantum);
-    } else {
-      // Each SM's lines in its order (not per group: one pass over its records).
-      g.keys.clear();
-      for (size_t r = 0; r < sms.size(); ++r) {
-        const L2Line* lines = sms[r].lines;
-        for (uint32_t i = 0; i < sms[r].count; ++i) {
-          g.keys.push_back(line_key(lines[i].offset, i) | uint64_t(r) << 32);
-        }
-      }
-      std::sort(g.keys.begin(), g.keys.end());
-      g.lines.resize(g.keys.size());
-      g.work.resize(g.keys.size());
-      for (size_t i = 0; i < g.keys.size(); ++i) {
-        g.lines[i] = &sms[g.keys[i] >> 32 & 0xffff].lines[uint32_t(g.keys[i]) >> 1];
-      }
-    }
-    lookup_lines(g, now, [&](size_t, L2Line& l, L2Work& w) {
-      for (int o = 0; o < w.nops; ++o) {
-        L2Work::Op& op = w.ops[o];
-        op.ready = dram.serve(now_ticks, op.addr, op.bytes, op.write, op.at,
-                              channel_stats_[dram.channel_of(op.addr)]);
-      }
-      finish(l, w, now);
-    });
+    phases.push_back({1, &serve_serial_});
     return;
   }
-  const size_t channel_groups = std::min(groups_.size(), dram.channels());
-  pool.run(groups_.size(), [&](size_t gi) {
-    Group& g = groups_[gi];
-    g.ops.resize(channel_groups);
-    for (auto& v : g.ops) v.clear();
-    gather(g, gi, sms, quantum);
-    lookup_lines(g, now, [&](size_t i, L2Line&, L2Work& w) {
-      for (int o = 0; o < w.nops; ++o) {
-        const uint32_t c = dram.channel_of(w.ops[o].addr);
-        g.ops[c * channel_groups / dram.channels()].push_back(
-            {g.keys[i] | uint64_t(o), c, &w.ops[o]});
+  channel_ops_.resize(batch_.channel_groups);
+  mask_words_ = (batch_.channel_groups + 63) / 64;
+  masks_.resize(groups_.size() * mask_words_);
+  phases.push_back({groups_.size(), &serve_lookup_});
+  phases.push_back({batch_.channel_groups, &serve_dram_});
+  phases.push_back({groups_.size(), &serve_fill_});
+}
+
+void L2::serve_serial() {
+  // One line at a time (its lookup, its DRAM operations, its fills): the same order on each
+  // slice, channel and fill table as the phases below, with the line still in the host's cache.
+  // The batch's order: one group's counting sort, or, a batch of a few lines filed in several
+  // groups, their keys sorted.
+  const std::vector<SmLines>& sms = *batch_.sms;
+  Dram& dram = *batch_.dram;
+  Group& g = groups_.size() == 1 ? groups_[0] : all_;
+  if (groups_.size() == 1) {
+    gather(g, 0, sms, batch_.quantum);
+  } else {
+    // Each SM's lines in its order (not per group: one pass over its records).
+    g.keys.clear();
+    for (size_t r = 0; r < sms.size(); ++r) {
+      const L2Line* lines = sms[r].lines;
+      for (uint32_t i = 0; i < sms[r].count; ++i) {
+        g.keys.push_back(line_key(lines[i].offset, i) | uint64_t(r) << 32);
       }
-    });
-  });
-  channel_ops_.resize(channel_groups);
-  pool.run(channel_groups, [&](size_t cg) {
-    // Each slice group's operations are in the batch's order; together they are sorted again.
-    std::vector<OpRef>& v = channel_ops_[cg];
-    v.clear();
-    int sources = 0;
-    for (const Group& g : groups_) {
-      if (g.ops[cg].empty()) continue;
-      v.insert(v.end(), g.ops[cg].begin(), g.ops[cg].end());
-      ++sources;
     }
-    if (sources > 1) std::sort(v.begin(), v.end());
-    for (const OpRef& r : v) {
-      L2Work::Op& op = *r.op;
-      op.ready =
-          dram.serve(now_ticks, op.addr, op.bytes, op.write, op.at, channel_stats_[r.channel]);
+    std::sort(g.keys.begin(), g.keys.end());
+    g.lines.resize(g.keys.size());
+    g.work.resize(g.keys.size());
+    for (size_t i = 0; i < g.keys.size(); ++i) {
+      g.lines[i] = &sms[g.keys[i] >> 32 & 0xffff].lines[uint32_t(g.keys[i]) >> 1];
+    }
+  }
+  lookup_lines(g, batch_.now, [&](size_t, L2Line& l, L2Work& w) {
+    for (int o = 0; o < w.nops; ++o) {
+      L2Work::Op& op = w.ops[o];
+      op.ready = dram.serve(batch_.now_ticks, op.addr, op.bytes, op.write, op.at,
+                            channel_stats_[dram.channel_of(op.addr)]);
+    }
+    finish(l, w, batch_.now);
+  });
+}
+
+void L2::serve_lookup(size_t gi) {
+  // A slice group's lines in the batch's order: their lookups, and their DRAM operations filed
+  // per channel group.
+  Group& g = groups_[gi];
+  const Dram& dram = *batch_.dram;
+  const size_t channel_groups = batch_.channel_groups;
+  g.ops.resize(channel_groups);
+  for (auto& v : g.ops) v.clear();
+  gather(g, gi, *batch_.sms, batch_.quantum);
+  lookup_lines(g, batch_.now, [&](size_t i, L2Line&, L2Work& w) {
+    for (int o = 0; o < w.nops; ++o) {
+      const uint32_t c = dram.channel_of(w.ops[o].addr);
+      g.ops[c * channel_groups / dram.channels()].push_back(
+          {g.keys[i] | uint64_t(o), c, &w.ops[o]});
     }
   });
-  pool.run(groups_.size(), [&](size_t gi) {
-    Group& g = groups_[gi];
-    for (size_t i = 0; i < g.lines.size(); ++i) {
-      if (!g.lines[i]->copy) finish(*g.lines[i], g.work[i], now);
-    }
-  });
+  // Which channel groups it has operations for, side by side with the other groups' (a channel
+  // group reads these few host cache lines, not every group's list).
+  uint64_t* mask = &masks_[gi * mask_words_];
+  for (size_t w = 0; w < mask_words_; ++w) mask[w] = 0;
+  for (size_t cg = 0; cg < channel_groups; ++cg) {
+    if (!g.ops[cg].empty()) mask[cg / 64] |= uint64_t(1) << (cg % 64);
+  }
+}
+
+void L2::serve_dram(size_t cg) {
+  // Each slice group's operations are in the batch's order; together they are sorted again.
+  std::vector<OpRef>& v = channel_ops_[cg];
+  v.clear();
+  int sources = 0;
+  const uint64_t bit = uint64_t(1) << (cg % 64);
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    if (!(masks_[gi * mask_words_ + cg / 64] & bit)) continue;
+    const std::vector<OpRef>& ops = groups_[gi].ops[cg];
+    v.insert(v.end(), ops.begin(), ops.end());
+    ++sources;
+  }
+  if (sources > 1) std::sort(v.begin(), v.end());
+  for (const OpRef& r : v) {
+    L2Work::Op& op = *r.op;
+    op.ready = batch_.dram->serve(batch_.now_ticks, op.addr, op.bytes, op.write, op.at,
+                                  channel_stats_[r.channel]);
+  }
+}
+
+void L2::serve_fill(size_t gi) {
+  Group& g = groups_[gi];
+  for (size_t i = 0; i < g.lines.size(); ++i) {
+    if (!g.lines[i]->copy) finish(*g.lines[i], g.work[i], batch_.now);
+  }
 }
 
 void L2::flush_stats() {

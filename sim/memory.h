@@ -13,6 +13,7 @@
 
 #include "model/hw/gpu.h"
 #include "sim/stats.h"
+#include "sim/step_pool.h"
 
 #include <tlm_utils/multi_passthrough_target_socket.h>
 #include <tlm_utils/simple_initiator_socket.h>
@@ -333,9 +334,7 @@ struct DramBurst : tlm::tlm_extension<DramBurst> {
   }
 };
 
-class StepPool;
-
-// One line of a batch the L2 serves (L2::serve_batch): the line as a burst carries it (its ready
+// One line of a batch the L2 serves (L2::serve_phases): the line as a burst carries it (its ready
 // ticks set for reads), its slice, and whether it is served at all. Written by the SM that sends
 // it; serving it writes only `line.ready`.
 struct L2Line {
@@ -348,7 +347,7 @@ struct L2Line {
 
 // What serving an L2Line found: its lookup, its DRAM operations (a dirty victim's write-back, a
 // fill), and when its data is there; kept by what serves the line (a slice group of
-// L2::serve_batch, in the memory of the thread that serves it).
+// L2::serve_phases, in the memory of the thread that serves it).
 struct L2Work {
   SectorCache::Result found;
   double done = 0;  // cycles
@@ -357,7 +356,7 @@ struct L2Work {
   uint8_t nops = 0;
 };
 
-// One SM's lines of a quantum for L2::serve_batch: its requests by index, and its slot in the
+// One SM's lines of a quantum for L2::serve_phases: its requests by index, and its slot in the
 // L2's table of keys (L2::file_keys), where it filed, per group of slices (L2::group_of), the
 // keys of its lines that go there, in the order it issued them: the issue cycle's offset in the
 // quantum (bits 48..63) and the index (bits 1..31). The batch orders all lines by (issue cycle,
@@ -378,7 +377,7 @@ class Dram : public sc_core::sc_module {
   size_t channels() const { return channels_.size(); }
   uint32_t channel_of(uint64_t addr) const;
   // One operation arriving `at` ticks after `now` (ticks) on its channel, counted in `stats`;
-  // returns a read's ready ticks. (L2::serve_batch calls it per channel, in order.)
+  // returns a read's ready ticks. (L2::serve_phases calls it per channel, in order.)
   uint64_t serve(uint64_t now, uint64_t addr, unsigned bytes, bool write, uint64_t at,
                  MemoryStats& stats);
   // The channels' work queued past cycle `end`; restored so that it resumes at cycle `start`
@@ -430,7 +429,7 @@ class L2 : public sc_core::sc_module {
   uint32_t slice_of(uint64_t line_addr) const {
     return slice_of_(mix_line(line_addr >> line_shift_));
   }
-  // The slices in `groups` groups (contiguous runs of slices) that serve_batch serves in
+  // The slices in `groups` groups (contiguous runs of slices) that serve_phases serves in
   // parallel; 1 by default.
   void set_groups(int groups);
   int groups() const { return int(groups_.size()); }
@@ -445,15 +444,16 @@ class L2 : public sc_core::sc_module {
       runs_[g * slots_ + slot] = {groups[g].data(), uint32_t(groups[g].size())};
     }
   }
-  // Serves the lines of `sms` (those not a copy) as b_transport would serve them one burst
-  // after another in (issue cycle, SM, index) order, at SystemC time `now` (ticks), with `dram`
-  // behind: with `parallel`, each slice group's tags and ports, then each DRAM channel group,
-  // then each slice group's fills, on `pool` (each slice's and each channel's work in the lines'
-  // order, which is all that orders them); else one line after another on this thread.
-  // `quantum`: the cycles the keys' offsets span.
-  void serve_batch(const std::vector<SmLines>& sms, uint64_t now, int64_t quantum, Dram& dram,
-                   StepPool& pool, bool parallel);
-  // The slices' and the batches' DRAM channels' counters into the L2's MemoryStats (serve_batch
+  // Appends to `phases` the phases of a StepPool batch that serve the lines of `sms` (those not
+  // a copy) as b_transport would serve them one burst after another in (issue cycle, SM, index)
+  // order, at SystemC time `now` (ticks), with `dram` behind: with `parallel`, each slice group's
+  // tags and ports, then each DRAM channel group, then each slice group's fills (each slice's
+  // and each channel's work in the lines' order, which is all that orders them); else one item
+  // that serves one line after another. `quantum`: the cycles the keys' offsets span. `sms` and
+  // `dram` are read until the phases ran; the lines' ready times are set when they have.
+  void serve_phases(const std::vector<SmLines>& sms, uint64_t now, int64_t quantum, Dram& dram,
+                    bool parallel, std::vector<StepPool::Phase>& phases);
+  // The slices' and the batches' DRAM channels' counters into the L2's MemoryStats (serve_phases
   // keeps them apart until asked).
   void flush_stats();
   // Spreads consecutive lines over slices / channels the way address hashing does on real GPUs
@@ -490,7 +490,7 @@ class L2 : public sc_core::sc_module {
   LineBurst one_line_;               // a payload without a LineBurst
   std::vector<L2Line> burst_lines_;  // b_transport's burst as L2Lines
   std::vector<L2Work> burst_work_;
-  // serve_batch: per slice group, its lines in the batch's order and the DRAM operations they
+  // serve_phases: per slice group, its lines in the batch's order and the DRAM operations they
   // cause, per channel group; per channel group, its operations in the batch's order.
   struct OpRef {
     uint64_t key;  // the line's key, its operation's index in bit 0
@@ -514,8 +514,26 @@ class L2 : public sc_core::sc_module {
   std::vector<KeyRun> runs_;  // the table of keys: by group, by slot
   size_t slots_ = 0;
   std::vector<std::vector<OpRef>> channel_ops_;  // per channel group: the batch's, sorted
-  std::vector<MemoryStats> channel_stats_;       // per DRAM channel
+  // By slice group, a bit per channel group it has operations for (mask_words_ words each).
+  std::vector<uint64_t> masks_;
+  size_t mask_words_ = 1;
+  std::vector<MemoryStats> channel_stats_;  // per DRAM channel
   void gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t quantum);
+  // The batch serve_phases set up, and its phases' items.
+  struct Batch {
+    const std::vector<SmLines>* sms = nullptr;
+    uint64_t now_ticks = 0;
+    double now = 0;
+    int64_t quantum = 0;
+    Dram* dram = nullptr;
+    size_t channel_groups = 0;
+  };
+  Batch batch_;
+  void serve_serial();
+  void serve_lookup(size_t group);
+  void serve_dram(size_t channel_group);
+  void serve_fill(size_t group);
+  std::function<void(size_t)> serve_serial_, serve_lookup_, serve_dram_, serve_fill_;
   Group all_;  // a batch too small for the pool: its lines, in order
   // Looks up `g`'s lines in order (those not a copy); looked(i, line, work) after each (i: its
   // position in the group).

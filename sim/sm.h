@@ -189,7 +189,7 @@ class Sm : public sc_core::sc_module {
   const std::vector<AccessRecord>& access_records() const { return accesses_; }
   const std::vector<RetireRecord>& retire_records() const { return retires_; }
   const std::vector<IssueRecord>& issue_records() const { return issues_; }
-  // The quantum's lines for the L2 (L2::serve_batch).
+  // The quantum's lines for the L2 (L2::serve_phases).
   // The last step's lines (`slot`: where it filed its keys, L2::file_keys).
   SmLines l2_requests(uint32_t slot) {
     return {l2_lines_.data(), uint32_t(l2_lines_.size()), slot};

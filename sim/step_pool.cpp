@@ -45,7 +45,9 @@ int hardware_threads() {
   return n > 0 ? int(n) : 1;
 }
 
-StepPool::StepPool(int threads) : ranges_(std::make_unique<Range[]>(size_t(std::max(threads, 1)))) {
+StepPool::StepPool(int threads)
+    : ranges_(std::make_unique<Range[]>(size_t(std::max(threads, 1)))),
+      done_(std::make_unique<Done[]>(size_t(std::max(threads, 1)))) {
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });
 }
 
@@ -58,12 +60,12 @@ StepPool::~StepPool() {
   for (auto& t : workers_) t.join();
 }
 
-bool StepPool::claim(Range& r, uint64_t epoch, size_t& item) {
-  uint64_t w = r.word.load(std::memory_order_acquire);
+bool StepPool::claim(std::atomic<uint64_t>& word, uint64_t epoch, size_t& item) {
+  uint64_t w = word.load(std::memory_order_acquire);
   while (epoch_of(w) == (epoch & 0xffffffff) && next_of(w) < end_of(w)) {
-    // Acquire: the batch's function (run() wrote it before it released the ranges).
-    if (r.word.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel,
-                                     std::memory_order_acquire)) {
+    // Acquire: the batch's functions (run() wrote them before it released the ranges).
+    if (word.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel,
+                                   std::memory_order_acquire)) {
       item = size_t(next_of(w));
       return true;
     }
@@ -71,18 +73,23 @@ bool StepPool::claim(Range& r, uint64_t epoch, size_t& item) {
   return false;
 }
 
-size_t StepPool::run_range(Range& r, uint64_t epoch) {
+size_t StepPool::run_range(Range& r, size_t p, uint64_t epoch) {
   size_t ran = 0, i = 0;
-  while (claim(r, epoch, i)) {
-    // The item is this thread's; the batch's function stays as it is until every claimed item
-    // is done (run() waits for it).
-    try {
-      (*fn_)(i);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(error_mutex_);
-      if (!error_ || i < error_item_) {
-        error_ = std::current_exception();
-        error_item_ = i;
+  while (claim(r.word[p], epoch, i)) {
+    // The item is this thread's; the batch's functions stay as they are until every claimed
+    // item is done (run() waits for it). After an item of an earlier phase threw, the items are
+    // only counted.
+    if (failed_.load(std::memory_order_relaxed) >= p) {
+      try {
+        (*fn_[p])(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex_);
+        if (!error_ || p < error_phase_ || (p == error_phase_ && i < error_item_)) {
+          error_ = std::current_exception();
+          error_phase_ = p;
+          error_item_ = i;
+        }
+        failed_.store(error_phase_, std::memory_order_relaxed);
       }
     }
     ++ran;
@@ -91,61 +98,79 @@ size_t StepPool::run_range(Range& r, uint64_t epoch) {
 }
 
 void StepPool::run_batch(int self, uint64_t epoch) {
-  // The thread's own range is counted done before it looks at the others' (each a host cache
-  // line another thread wrote): the batch's last range to end ends the batch at once. While
-  // every thread runs, the ranges end about together: the thread waits a moment for the batch
-  // to end (or the next to start) before it looks, so that it is not late for the next batch;
-  // a range whose thread the host does not run is taken after that moment.
+  // In each phase the thread's own range is counted done before it looks at the others' (each
+  // a host cache line another thread wrote): the phase's last range to end ends the phase at
+  // once. While every thread runs, the ranges end about together: the thread waits a moment for
+  // the phase to end before it looks, so that it is not late for the next; a range whose thread
+  // the host does not run is taken after that moment. Then it waits for the phase to end: the
+  // next phase's items read what this one's made. (Only the caller waits for the last phase.)
   const int threads = this->threads();
-  if (const size_t ran = run_range(ranges_[size_t(self)], epoch)) {
-    done_.fetch_add(ran, std::memory_order_acq_rel);
-  }
-  const auto until = std::chrono::steady_clock::now() + kStealAfter;
-  while (done_.load(std::memory_order_acquire) < n_.load(std::memory_order_relaxed) &&
-         epoch_.load(std::memory_order_relaxed) == epoch) {
-    if (std::chrono::steady_clock::now() >= until) break;
-    cpu_relax();
-  }
-  if (done_.load(std::memory_order_acquire) >= n_.load(std::memory_order_relaxed) ||
-      epoch_.load(std::memory_order_relaxed) != epoch) {
-    return;
-  }
-  for (int k = 1; k < threads; ++k) {
-    if (const size_t ran = run_range(ranges_[size_t((self + k) % threads)], epoch)) {
-      done_.fetch_add(ran, std::memory_order_acq_rel);
+  const size_t phases = nphases_.load(std::memory_order_relaxed);
+  for (size_t p = 0; p < phases; ++p) {
+    if (const size_t ran = run_range(ranges_[size_t(self)], p, epoch)) count(self, ran);
+    const auto until = std::chrono::steady_clock::now() + kStealAfter;
+    while (phase_open(p, epoch)) {
+      if (std::chrono::steady_clock::now() >= until) break;
+      cpu_relax();
     }
+    if (phase_open(p, epoch)) {
+      for (int k = 1; k < threads; ++k) {
+        if (const size_t ran = run_range(ranges_[size_t((self + k) % threads)], p, epoch)) {
+          count(self, ran);
+        }
+      }
+    }
+    if (p + 1 == phases && self != 0) return;
+    for (int spins = 0; phase_open(p, epoch); ++spins) {
+      if (spins < kSpins) {
+        cpu_relax();
+      } else {
+        std::this_thread::yield();
+      }
+    }
+    if (epoch_.load(std::memory_order_relaxed) != epoch) return;  // came late: a newer batch
   }
 }
 
 void StepPool::run(size_t n, const std::function<void(size_t)>& fn) {
-  if (n == 0) return;
-  if (workers_.empty() || n == 1) return run_here(n, fn);
-  if (n > 0xffff) throw std::length_error("StepPool: more than 65535 items");
-  fn_ = &fn;
-  n_.store(n, std::memory_order_relaxed);
+  const Phase phase{n, &fn};
+  run(&phase, 1);
+}
+
+void StepPool::run(const Phase* phases, size_t count) {
+  if (count > kMaxPhases) throw std::length_error("StepPool: more than 8 phases");
+  size_t items = 0, largest = 0;
+  for (size_t p = 0; p < count; ++p) {
+    items += phases[p].n;
+    largest = std::max(largest, phases[p].n);
+  }
+  if (items == 0) return;
+  if (workers_.empty() || items == 1) return run_here(phases, count);
+  if (largest > 0xffff) throw std::length_error("StepPool: more than 65535 items");
   error_ = nullptr;
-  done_.store(0, std::memory_order_relaxed);
+  failed_.store(kMaxPhases, std::memory_order_relaxed);
   const uint64_t epoch = epoch_.load(std::memory_order_relaxed) + 1;
   const size_t threads = size_t(this->threads());
-  for (size_t t = 0; t < threads; ++t) {
-    ranges_[t].word.store(pack(epoch, (t + 1) * n / threads, t * n / threads),
-                          std::memory_order_release);
+  for (size_t p = 0; p < count; ++p) {
+    const size_t n = phases[p].n;
+    fn_[p] = phases[p].fn;
+    counted_ += n;
+    ends_[p].store(counted_, std::memory_order_relaxed);
+    for (size_t t = 0; t < threads; ++t) {
+      ranges_[t].word[p].store(pack(epoch, (t + 1) * n / threads, t * n / threads),
+                               std::memory_order_release);
+    }
   }
+  nphases_.store(count, std::memory_order_relaxed);
   epoch_.store(epoch);  // seq_cst: see work()
   if (sleepers_.load() > 0) {
     std::lock_guard<std::mutex> lock(mutex_);
     wake_.notify_all();
   }
-  // The caller runs its range and takes what the others leave: with the host busy elsewhere it
-  // may run them all, and waits only for items a worker has claimed.
+  // The caller runs its ranges and takes what the others leave: with the host busy elsewhere it
+  // may run them all, and waits only for items a worker has claimed. It returns once the last
+  // phase ended.
   run_batch(0, epoch);
-  for (int spins = 0; done_.load(std::memory_order_acquire) < n; ++spins) {
-    if (spins < kSpins) {
-      cpu_relax();
-    } else {
-      std::this_thread::yield();
-    }
-  }
   if (error_) std::rethrow_exception(error_);
 }
 

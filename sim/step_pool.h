@@ -1,12 +1,14 @@
 // The host threads that step the SMs of one quantum (sim/README.md, "Parallel stepping"): the
-// caller and `threads - 1` workers. A batch of n items is split into one contiguous range per
-// thread (item i on the same thread from batch to batch while n stays the same: an SM's state
-// stays in that core's caches); each thread runs its own range, then, unless the batch ends
-// within a few microseconds, takes what is left of the others' (a thread that is not running,
-// the host busy elsewhere, holds nothing up: the others take its items). Claims on a range
-// stay in its owner's cache line until another thread comes to take from it. Which thread runs
-// an item never matters: an item touches only its own state. Workers spin briefly for the next
-// batch, then yield, then sleep.
+// caller and `threads - 1` workers. A batch is a sequence of phases, each of n items; phase k's
+// items start once every item of phase k - 1 is done (each thread waits for that and goes on,
+// with no return to the caller in between). A phase's items are split into one contiguous range
+// per thread (item i on the same thread from batch to batch while n stays the same: an SM's
+// state stays in that core's caches); each thread runs its own range, then, unless the phase
+// ends within a few microseconds, takes what is left of the others' (a thread that is not
+// running, the host busy elsewhere, holds nothing up: the others take its items). Claims on a
+// range stay in its owner's cache line until another thread comes to take from it. Which thread
+// runs an item never matters: an item touches only its own state and what earlier phases made.
+// Workers spin briefly for the next batch, then yield, then sleep.
 #pragma once
 
 #include <atomic>
@@ -33,34 +35,74 @@ class StepPool {
   // Calls fn(i) for every i < n, on the pool's threads; returns when every call returned. An
   // exception is rethrown here: the one of the least i that threw.
   void run(size_t n, const std::function<void(size_t)>& fn);
+  // One phase of a batch: fn(i) for every i < n.
+  struct Phase {
+    size_t n = 0;
+    const std::function<void(size_t)>* fn = nullptr;
+  };
+  static constexpr size_t kMaxPhases = 8;
+  // Runs the phases (at most kMaxPhases) in order as one batch: every call of phase k returns
+  // before any of phase k + 1 starts. An exception is rethrown here: the one of the first phase
+  // that threw, of its least item that threw; the later phases' items are then not called.
+  void run(const Phase* phases, size_t count);
+  // The phases on the caller's thread alone.
+  static void run_here(const Phase* phases, size_t count) {
+    for (size_t p = 0; p < count; ++p) run_here(phases[p].n, *phases[p].fn);
+  }
   // Calls fn(i) for every i < n on the caller's thread alone (a batch too small to share).
   static void run_here(size_t n, const std::function<void(size_t)>& fn) {
     for (size_t i = 0; i < n; ++i) fn(i);
   }
 
  private:
-  // One thread's range of the batch: its epoch (bits 32..63), its end (16..31) and the next item
-  // to claim (0..15), in one word on a host cache line of its own.
+  // One thread's ranges of the batch, one word per phase: the batch's epoch (bits 32..63), the
+  // range's end (16..31) and the next item to claim (0..15), on a host cache line of their own.
   struct alignas(64) Range {
-    std::atomic<uint64_t> word{0};
+    std::atomic<uint64_t> word[kMaxPhases];
   };
+  // Items a thread ran, of every batch so far, on a host cache line of its own: the thread
+  // alone writes it, so ending an item costs no read of another thread's line, and the others
+  // read every thread's to see whether a phase ended.
+  struct alignas(64) Done {
+    std::atomic<uint64_t> n{0};
+  };
+  void count(int self, size_t ran) {
+    std::atomic<uint64_t>& n = done_[size_t(self)].n;
+    n.store(n.load(std::memory_order_relaxed) + ran, std::memory_order_release);
+  }
   void work(int self);
-  // Runs the items of batch `epoch` this thread can claim (its own range first), counting them
-  // in done_.
+  // Runs the items of batch `epoch` this thread can claim (its own range first), phase by phase,
+  // counting them in done_; returns early when a newer batch started (this thread came late).
   void run_batch(int self, uint64_t epoch);
-  size_t run_range(Range& r, uint64_t epoch);  // claims and runs r's items; returns how many
-  bool claim(Range& r, uint64_t epoch, size_t& item);
+  // Claims and runs the items of phase p in r; returns how many.
+  size_t run_range(Range& r, size_t p, uint64_t epoch);
+  bool claim(std::atomic<uint64_t>& word, uint64_t epoch, size_t& item);
+  // Whether phase p of batch `epoch` is still running (false once it ended or a newer batch
+  // started): the items every thread ran, summed, fall short of the phase's end.
+  bool phase_open(size_t p, uint64_t epoch) const {
+    uint64_t done = 0;
+    for (size_t t = 0, n = workers_.size() + 1; t < n; ++t) {
+      done += done_[t].n.load(std::memory_order_acquire);
+    }
+    return done < ends_[p].load(std::memory_order_relaxed) &&
+           epoch_.load(std::memory_order_relaxed) == epoch;
+  }
   std::vector<std::thread> workers_;
   std::unique_ptr<Range[]> ranges_;             // one per thread (0: the caller)
   alignas(64) std::atomic<uint64_t> epoch_{0};  // the batch being run (workers wait for a new one)
-  alignas(64) std::atomic<size_t> done_{0};     // items of the batch done
+  std::unique_ptr<Done[]> done_;                // one per thread
   std::atomic<int> sleepers_{0};
   std::atomic<bool> quit_{false};
-  const std::function<void(size_t)>* fn_ = nullptr;
-  std::atomic<size_t> n_{0};  // the batch's items
+  // The batch's phases: where each ends in the count of items run (read by a thread that may
+  // come late, so atomic) and their functions (read once an item is claimed).
+  uint64_t counted_ = 0;  // items of every batch so far (the caller's)
+  std::atomic<uint64_t> ends_[kMaxPhases] = {};
+  const std::function<void(size_t)>* fn_[kMaxPhases] = {};
+  std::atomic<size_t> nphases_{0};
+  std::atomic<size_t> failed_{kMaxPhases};  // the first phase an item of which threw
   std::mutex error_mutex_;
-  std::exception_ptr error_;  // the batch's exception of the least item that threw
-  size_t error_item_ = 0;
+  std::exception_ptr error_;  // the batch's exception: its first phase's, least item's
+  size_t error_phase_ = 0, error_item_ = 0;
   std::mutex mutex_;
   std::condition_variable wake_;
 };

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -128,6 +129,44 @@ TEST(StepPool, EveryItemRunsOnceAndTheLeastItemsExceptionComesBack) {
       std::atomic<size_t> sum{0};
       pool.run(100, [&](size_t i) { sum.fetch_add(i); });
       EXPECT_EQ(sum.load(), 4950u);
+    }
+  }
+}
+
+// A batch of phases: every item of a phase runs once, after every item of the phase before; an
+// exception of a phase comes back (its least item's) and the later phases' items do not run.
+TEST(StepPool, APhaseStartsOnceThePhaseBeforeEnded) {
+  for (const int threads : {1, 2, 3, 8}) {
+    sim::StepPool pool(threads);
+    for (int rep = 0; rep < 50; ++rep) {
+      const size_t sizes[4] = {size_t(5 + rep % 7), 1, 0, size_t(40 + rep)};
+      std::vector<std::atomic<int>> done(4);
+      std::atomic<int> wrong{0};
+      std::function<void(size_t)> fns[4];
+      sim::StepPool::Phase phases[4];
+      for (size_t p = 0; p < 4; ++p) {
+        fns[p] = [&, p](size_t) {
+          for (size_t q = 0; q < p; ++q) wrong += done[q].load() != int(sizes[q]);
+          done[p].fetch_add(1);
+        };
+        phases[p] = {sizes[p], &fns[p]};
+      }
+      pool.run(phases, 4);
+      for (size_t p = 0; p < 4; ++p) ASSERT_EQ(done[p].load(), int(sizes[p])) << threads;
+      ASSERT_EQ(wrong.load(), 0) << threads << " threads";
+      std::atomic<int> later{0};
+      const std::function<void(size_t)> throws = [](size_t i) {
+        if (i == 9 || i == 3) throw std::runtime_error(std::to_string(i));
+      };
+      const std::function<void(size_t)> counts = [&](size_t) { later.fetch_add(1); };
+      const sim::StepPool::Phase failing[2] = {{16, &throws}, {30, &counts}};
+      try {
+        pool.run(failing, 2);
+        FAIL() << "expected an exception";
+      } catch (const std::runtime_error& e) {
+        EXPECT_EQ(std::string(e.what()), "3") << threads << " threads";
+      }
+      EXPECT_EQ(later.load(), 0) << threads << " threads";
     }
   }
 }
