@@ -72,7 +72,7 @@ double kernel_gap_s(const Machine& m) {
 // DRAM bandwidth, and the kernel boundary after the kernel.
 OpCost memory_bound(const Machine& m, const std::string& name, const std::string& kind,
                     double flops, double bytes, int kernels, DType t,
-                    llm::KernelPlan plan = llm::KernelPlan::kReference) {
+                    llm::KernelPlan plan = llm::KernelPlan::kReference, double bytes_per_s = 0) {
   OpCost c;
   c.name = name;
   c.kind = kind;
@@ -81,8 +81,12 @@ OpCost memory_bound(const Machine& m, const std::string& name, const std::string
   c.kernels = kernels;
   c.execution_path = "cuda cores";
   const bool compiled = plan == llm::KernelPlan::kCompiled;
-  c.memory_ms =
-      bytes / (compiled ? m.gpu().dram_sim_gbps() * 1e9 : m.elementwise_bytes_per_s()) * 1e3;
+  // Its kernels' bandwidth: `bytes_per_s` where given, else the plan's (the simulator's DRAM
+  // stream, or the eager elementwise rate).
+  if (bytes_per_s <= 0) {
+    bytes_per_s = compiled ? m.gpu().dram_sim_gbps() * 1e9 : m.elementwise_bytes_per_s();
+  }
+  c.memory_ms = bytes / bytes_per_s * 1e3;
   c.compute_ms = flops / cuda_rate(m, t) * 1e3;
   const double fixed_ms =
       kernels *
@@ -420,10 +424,9 @@ OpCost latent_decode_cost(const Machine& m, const llm::Op& op, const llm::StepCo
   // divide per score (the GEMMs' flops are the GEMMs').
   const double new_rows = b * double(at.q_len) * double(latent + rope) * hb;
   const int elementwise = 6;
-  OpCost c = memory_bound(m, op.name, "attention", 7 * scores, scores * (9 * hb + 8) + 2 * new_rows,
-                          elementwise, DType::kFp32);
-  c.memory_ms = c.bytes / m.dram_bytes_per_s() * 1e3;
-  c.ms = std::max(c.memory_ms, c.compute_ms) + elementwise * m.elementwise_fixed_s() * 1e3;
+  OpCost c =
+      memory_bound(m, op.name, "attention", 7 * scores, scores * (9 * hb + 8) + 2 * new_rows,
+                   elementwise, DType::kFp32, llm::KernelPlan::kReference, m.dram_bytes_per_s());
   c.flops = op.flops;
   c.compute_ms = 0;
   for (const auto& g : gemms) {

@@ -378,8 +378,9 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
   auto in_turn_us = [&](int64_t blocks, int64_t resident, double dequant_us, bool serial) {
     const double tensor = block_tensor_us(resident), cuda = std::max(smem_us_per_block, dequant_us);
     const bool mma = serial && p.lut_tiles_per_core == 0;
-    const bool alone =
-        mma && int64_t(c.warps_per_block) * resident <= int64_t(gpu.sub_partitions_per_sm);
+    const double warps_per_sp =
+        double(int64_t(c.warps_per_block) * resident) / double(gpu.sub_partitions_per_sm);
+    const bool alone = mma && warps_per_sp <= 1;
     // Dequantize in registers (GEMMs beyond kSkinnyRows): a warp dequantizes what its own
     // fragment loads brought, so its shared-memory wait and its dequantize come one after the
     // other in its instruction stream while the sub-partition's other warps issue MMAs. Two warps
@@ -388,8 +389,6 @@ TileChoice evaluate_tiles(const GemmProblem& p, const hw::GpuConfig& gpu, const 
     // pairs, down to the larger of the two (the simulator's W4A16 prefill GEMMs on the A100:
     // 128x128x64 tiles at 2 warps per sub-partition, 64x128x64 at 4). Skinny tiles, which the
     // estimate ranks, keep the larger.
-    const double warps_per_sp =
-        double(int64_t(c.warps_per_block) * resident) / double(gpu.sub_partitions_per_sm);
     const double shared =
         dequantizes_in_registers(p) && p.m > kSkinnyRows
             ? std::max(cuda, (smem_us_per_block + dequant_us) * 2.0 / warps_per_sp)
