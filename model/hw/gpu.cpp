@@ -122,6 +122,8 @@ void achievable_fields(V&& v, A& x) {
   v("attention_bw_fraction", x.attention_bw_fraction);
   v("unaligned_l2_fraction", x.unaligned_l2_fraction);
   v("atomic_add_gops", x.atomic_add_gops);
+  v("norm_row_ns_per_element", x.norm_row_ns_per_element);
+  v("layer_norm_row_ns_per_element", x.layer_norm_row_ns_per_element);
   v("source", x.source);
 }
 
@@ -544,6 +546,15 @@ void GpuConfig::finalize() {
     throw InputError(w +
                      ": field 'achievable.atomic_add_gops' must be in [0, 1e6] (G/s; 0: not "
                      "limited)");
+  }
+  for (const auto& [name, ns] :
+       {std::pair{"norm_row_ns_per_element", achievable.norm_row_ns_per_element},
+        std::pair{"layer_norm_row_ns_per_element", achievable.layer_norm_row_ns_per_element}}) {
+    if (!(ns >= 0 && ns <= 1e3)) {
+      throw InputError(w + ": field 'achievable." + name +
+                       "' must be in [0, 1000] (ns per element of a normalized row; 0: not "
+                       "limited)");
+    }
   }
   if (achievable.overlap_exponent < 1) {
     throw InputError(w + ": field 'achievable.overlap_exponent' must be >= 1");

@@ -128,6 +128,11 @@ struct AchievableRates {
   // Atomic adds per second into L2, in G/s (the MoE reference combine's index_add_ of FP16 rows:
   // one atomic per element); 0: not limited beyond the eager kernels' bandwidth.
   double atomic_add_gops = 0;
+  // An eager norm kernel reduces each row in one thread block, in a chain of loads and
+  // reductions whose length grows with the row: ns per element of the normalized width, which
+  // bounds a norm over few rows whatever their number (0: not limited).
+  double norm_row_ns_per_element = 0;        // RMSNorm
+  double layer_norm_row_ns_per_element = 0;  // LayerNorm; 0: norm_row_ns_per_element
   std::vector<GemmPathRates> gemm_paths;
   std::string source;  // where these numbers come from
 

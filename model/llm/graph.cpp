@@ -191,7 +191,9 @@ class GraphBuilder {
     op.name = name;
     op.kind = OpKind::kNorm;
     op.elements = rows * cols;
+    op.row_elements = cols;
     const bool ln = m_.norm == NormKind::kLayerNorm;
+    op.layer_norm = ln;
     op.flops = double(op.elements) * (ln ? kLayerNormFlops : kRmsNormFlops);
     op.weight_bytes = double(ln ? 2 : 1) * cols * hb_;
     op.read_bytes = double(op.elements) * hb_;

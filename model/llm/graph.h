@@ -157,6 +157,8 @@ struct Op {
                                // its tables itself (reads_tables is true, table_from empty)
   AttentionShape attention;    // kAttention
   int64_t elements = 0;        // elementwise ops: output elements; precompute: table entries
+  int64_t row_elements = 0;    // kNorm: elements of one normalized row (its reduction)
+  bool layer_norm = false;     // kNorm: LayerNorm (mean and variance, a bias), else RMSNorm
   double flops = 0;            // multiply-add = 2; precompute counts one add per entry
   double weight_bytes = 0;     // weights (+ scales) read once per op
   double read_bytes = 0;       // activations / tables read

@@ -567,6 +567,8 @@ std::vector<FitParameter> step_parameters(bool moe, bool mla) {
       scalar("sm_dram_gbps", &A::sm_dram_gbps, 5, 200, true),
       scalar("overlap_exponent", &A::overlap_exponent, 1, 16, true),
       scalar("throttle_per_efold", &A::throttle_per_efold, 0, 0.3),
+      scalar("norm_row_ns_per_element", &A::norm_row_ns_per_element, 1e-3, 10, true),
+      scalar("layer_norm_row_ns_per_element", &A::layer_norm_row_ns_per_element, 1e-3, 10, true),
   };
   if (moe) {
     // The grouped kernel's tiles (the efficiency of those under 128 rows and of the larger ones,

@@ -465,6 +465,14 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
   c.execution_path = "flash attention (mac " + std::string(golden::dtype_name(step.hidden)) + ")";
   int64_t units = at.batch * at.heads;
   double extra_ms = 0;
+  // The reference step's SDPA kernels (cuDNN's flash forward) are built for head dimensions in
+  // steps of 64 (their names: 64, 128, 192, 256): a narrower query/key or value width runs the
+  // next one up, its MMAs on the padded width (Phi-2's 80 and MiniCPM3's 96 on the 128 kernel).
+  // The compiled plan's kernels take the exact widths.
+  constexpr int64_t kReferenceHeadDimStep = 64;
+  const int64_t dim_step = compiled ? 1 : kReferenceHeadDimStep;
+  const double mma_dims = double(ceil_div(at.head_dim, dim_step) * dim_step +
+                                 ceil_div(at.v_dim(), dim_step) * dim_step);
   bool serial_tiles = false;
   // The compiled decode kernel's estimate (its clock is the loaded one: no throttle on top).
   std::optional<tiling::DecodeAttentionEstimate> estimate;
@@ -503,8 +511,10 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
       const double active = double(std::min<int64_t>(units * splits, sms));
       c.memory_ms =
           c.bytes / std::min(m.attention_bytes_per_s(), active * m.sm_dram_bytes_per_s()) * 1e3;
-      const double padded_flops =
-          2.0 * units * 16.0 * ceil_div(rows, 16) * at.kv_len * double(at.head_dim + at.v_dim());
+      // Whole 128-key tiles: the last one's MMAs and softmax run however few keys it holds.
+      constexpr int64_t kKeyTile = 128;
+      const double padded_flops = 2.0 * units * 16.0 * ceil_div(rows, 16) *
+                                  double(ceil_div(at.kv_len, kKeyTile) * kKeyTile) * mma_dims;
       c.compute_ms = padded_flops / (peak * m.decode_attention_fraction()) * 1e3;
     }
     const double padded_rows = 16.0 * ceil_div(rows, 16);
@@ -515,7 +525,7 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
     // half of it (head_dim 256): no other block's loads then hide a block's MMA and softmax, so
     // the SM's time is their sum, not their overlap.
     if (!compiled) {
-      const int64_t d = std::max(at.head_dim, at.v_dim());
+      const int64_t d = ceil_div(std::max(at.head_dim, at.v_dim()), dim_step) * dim_step;
       const int64_t smem = (16 + 2 * 128) * d * int64_t(llm::dtype_bytes(step.hidden));
       serial_tiles = hw::block_occupancy(m.gpu(), 4, 1, smem).blocks_per_sm <= 1;
     }
@@ -530,8 +540,8 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
     constexpr int kBlock = 128;
     constexpr double kTileOverheadBlocks = 1;
     const int64_t nq = ceil_div(at.q_len, kBlock), nk = ceil_div(at.kv_len, kBlock);
-    const double t_block = 2.0 * kBlock * kBlock * double(at.head_dim + at.v_dim()) /
-                           (peak * a.flash_attention_fraction / sms);
+    const double t_block =
+        2.0 * kBlock * kBlock * mma_dims / (peak * a.flash_attention_fraction / sms);
     // A sliding window limits a query tile to the key tiles its window spans. The reference
     // step past the window passes the banded mask to SDPA explicitly: its kernel computes every
     // query-key tile, and K and V are first repeated to every query head (llm graph's launches).
@@ -633,6 +643,20 @@ OpCost op_cost_after(const Machine& m, const llm::Op& op, const llm::StepConfig&
               ? compiled_row_kernels(m, op, step, kind, op.moved_bytes, step.hidden, prev_write)
               : memory_bound(m, op.name, kind, op.flops, op.moved_bytes, op.launches, step.hidden,
                              step.kernels);
+      // The reference norm's rows, each reduced by one block in a chain as long as the row.
+      const auto& rates = m.achievable();
+      const double row_ns = op.layer_norm && rates.layer_norm_row_ns_per_element > 0
+                                ? rates.layer_norm_row_ns_per_element
+                                : rates.norm_row_ns_per_element;
+      const double row_ms = row_ns * double(op.row_elements) * 1e-6;
+      const double streamed = std::max(c.memory_ms, c.compute_ms);
+      if (op.kind == llm::OpKind::kNorm && step.kernels == llm::KernelPlan::kReference &&
+          c.kernels > 0 && row_ms > streamed) {
+        const double fixed_ms = c.ms - streamed;
+        c.ms = fixed_ms + row_ms;
+        c.memory_ms = row_ms;
+        c.bound = fixed_ms > row_ms ? "fixed" : "row chain";
+      }
       // The reference combine's index_add_: one atomic add in L2 per element, at the GPU's
       // achievable atomic rate where that is the slower.
       const double atomic_rate = m.achievable().atomic_add_gops * 1e9;

@@ -187,6 +187,15 @@ TEST(GpuConfig, BadFilesAreRejectedNamingFileAndField) {
   j.erase("mac_tensor");
   EXPECT_THROW(load_gpu(write_temp("no_mac.json", j.dump())), InputError);
   EXPECT_THROW(load_gpu(write_temp("not_json.json", "{ sms: 3")), InputError);
+  for (const std::string field : {"norm_row_ns_per_element", "layer_norm_row_ns_per_element"}) {
+    j = load_gpu("h200");
+    j["achievable"][field] = -1;
+    const std::string bad_row = write_temp("bad_" + field + ".json", j.dump());
+    const std::string row_error = input_error_of([&] { load_gpu(bad_row); });
+    EXPECT_NE(row_error.find(bad_row), std::string::npos) << row_error;
+    EXPECT_NE(row_error.find("'achievable." + field + "' must be in [0, 1000]"), std::string::npos)
+        << row_error;
+  }
   // A GEMM path's kernel tile width and waves flag out of range name the path and the range.
   for (auto [field, value] : {std::pair<const char*, int>{"tile_n", 300}, {"data_parallel", 2}}) {
     j = load_gpu("h200");

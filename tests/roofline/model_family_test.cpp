@@ -103,7 +103,9 @@ TEST(ModelFamily, HeadDim256DecodeAttentionDoesNotOverlapItsTiles) {
   };
   const OpCost gemma = attention("gemma-2-2b"), llama = attention("llama3-8b");
   EXPECT_NEAR(gemma.memory_ms, llama.memory_ms, 1e-3 * llama.memory_ms);  // Q and O differ
-  EXPECT_NEAR(gemma.compute_ms, llama.compute_ms, 1e-3 * llama.compute_ms);
+  // The same MMA work per key tile; Gemma's first (local) layer attends its window's 4096 keys,
+  // 32 whole 128-key tiles, Llama 4097 keys, 33.
+  EXPECT_NEAR(gemma.compute_ms * 33 / 32, llama.compute_ms, 1e-3 * llama.compute_ms);
   const auto& a = h200.gpu().achievable;
   const double fixed_ms = (h200.kernel_fixed_s() + 3 * h200.elementwise_fixed_s()) * 1e3;
   EXPECT_NEAR(gemma.ms, gemma.compute_ms + gemma.memory_ms + fixed_ms, 1e-9);

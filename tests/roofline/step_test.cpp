@@ -1,5 +1,6 @@
 // Decode and prefill step estimates: the operator list, its sums, the KV-cache traffic, the
 // bounds, the JSON contract of docs/cli.md#output, and any Hugging Face config.json.
+#include "common/config_dir.h"
 #include "common/error.h"
 #include "model/roofline/estimate.h"
 #include "model/tiling/tiling.h"
@@ -218,6 +219,85 @@ namespace {
 // the 25 MB QKV output, does not fit in half of the L2). The reference's GEMMs are the fitted
 // library kernels; the compiled plan's the compiler's kernel (QKV as one GEMM, q_proj its share by
 // N): the tiling's estimate plus the kernel boundary.
+// The eager norm reduces each row in one block: a decode step's norm costs its row's chain
+// (ns per element x the normalized width; LayerNorm's own rate where given) plus the kernel's
+// fixed cost, whatever the batch; a prefill's rows stream for longer than that; the compiled
+// plan's row kernels are the simulator's.
+TEST(Step, ReferenceNormIsBoundByItsRowChain) {
+  const std::string opt = config_dir("calibration") + "/profile-models/opt-6.7b.json";
+  auto norm_ms = [](const std::string& model, double rms_ns, double ln_ns, llm::Phase phase,
+                    int64_t b, int64_t len, llm::KernelPlan plan) {
+    hw::GpuConfig gpu = hw::load_gpu("h200");
+    gpu.achievable.norm_row_ns_per_element = rms_ns;
+    gpu.achievable.layer_norm_row_ns_per_element = ln_ns;
+    StepRequest r;
+    r.phase = phase;
+    r.batch = b;
+    r.length = len;
+    r.kernels = plan;
+    const Machine m(gpu);
+    for (const auto& c : estimate(m, llm::load_model(model), r).layer) {
+      if (c.name == "attn_norm") return std::pair(c.ms, m.elementwise_fixed_s() * 1e3);
+    }
+    return std::pair(0.0, 0.0);
+  };
+  const auto ref = llm::KernelPlan::kReference;
+  const auto dec = llm::Phase::kDecode;
+  for (int64_t b : {1, 16, 256}) {
+    const auto [ms, fixed_ms] = norm_ms("llama2-7b", 2.0, 3.0, dec, b, 512, ref);
+    EXPECT_NEAR(ms, fixed_ms + 2.0 * 4096 * 1e-6, 1e-12) << "B=" << b;
+    EXPECT_LT(norm_ms("llama2-7b", 0, 0, dec, b, 512, ref).first, ms) << "B=" << b;
+    // OPT's LayerNorm at its own rate, or at RMSNorm's where it has none.
+    EXPECT_NEAR(norm_ms(opt, 2.0, 3.0, dec, b, 512, ref).first, fixed_ms + 3.0 * 4096 * 1e-6,
+                1e-12);
+    EXPECT_NEAR(norm_ms(opt, 2.0, 0, dec, b, 512, ref).first, fixed_ms + 2.0 * 4096 * 1e-6, 1e-12);
+  }
+  const auto pre = llm::Phase::kPrefill;
+  EXPECT_DOUBLE_EQ(norm_ms("llama2-7b", 2.0, 3.0, pre, 8, 2048, ref).first,
+                   norm_ms("llama2-7b", 0, 0, pre, 8, 2048, ref).first);
+  const auto cmp = llm::KernelPlan::kCompiled;
+  EXPECT_DOUBLE_EQ(norm_ms("llama2-7b", 2.0, 3.0, dec, 1, 512, cmp).first,
+                   norm_ms("llama2-7b", 0, 0, dec, 1, 512, cmp).first);
+}
+
+// The reference SDPA kernels are built for head dimensions in steps of 64: heads of 80 run the
+// 128 kernel, so their MMA time equals that of heads of 128 (same heads, batch and lengths); the
+// compiled plan's kernel works on the exact 80.
+TEST(Step, ReferenceAttentionRunsTheNextBuiltHeadDimension) {
+  auto config = [](int64_t hidden) {
+    const std::string path = ::testing::TempDir() + "hd_" + std::to_string(hidden) + ".json";
+    std::ofstream(path) << R"({"model_type": "llama", "hidden_size": )" << hidden
+                        << R"(, "intermediate_size": 8192, "num_attention_heads": 32,
+      "num_key_value_heads": 32, "num_hidden_layers": 1, "vocab_size": 32000,
+      "max_position_embeddings": 8192, "hidden_act": "silu"})";
+    return path;
+  };
+  const std::string hd80 = config(2560), hd128 = config(4096);
+  for (auto plan : {llm::KernelPlan::kReference, llm::KernelPlan::kCompiled}) {
+    for (auto r : {decode(hd80, "h200", 64, 512), prefill(hd80, "h200", 1, 2048)}) {
+      r.kernels = plan;
+      const double narrow = find(estimate(r), "attention").compute_ms;
+      r.model = hd128;
+      const double wide = find(estimate(r), "attention").compute_ms;
+      if (plan == llm::KernelPlan::kReference) {
+        EXPECT_NEAR(narrow, wide, 1e-12 * wide);
+      } else {
+        EXPECT_LT(narrow, 0.9 * wide);
+      }
+    }
+  }
+}
+
+// The reference decode kernel's MMAs and softmax run on whole 128-key tiles: 513 keys cost what
+// 640 do, 5/4 of 512 keys.
+TEST(Step, ReferenceDecodeAttentionComputesWholeKeyTiles) {
+  auto compute_ms = [](int64_t context) {
+    return find(estimate(decode("llama2-7b", "h200", 64, context)), "attention").compute_ms;
+  };
+  EXPECT_NEAR(compute_ms(512), compute_ms(639), 1e-12);
+  EXPECT_NEAR(compute_ms(511) * 5 / 4, compute_ms(512), 1e-12);
+}
+
 TEST(Step, KernelPlanSetsLaunchesAndBytesOfCudaCoreOps) {
   StepRequest r = prefill("llama2-7b", "a100", 1, 1024);
   const auto ref = estimate(r);
