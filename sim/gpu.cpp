@@ -317,6 +317,7 @@ void Gpu::run() {
     lines_.resize(sms_.size());
     ahead_.assign(sms_.size(), 0);
     role_.assign(sms_.size(), kIdle);
+    sent_.assign(sms_.size(), 0);
     retires_.assign(sms_.size(), 0);
     due_.assign(sms_.size(), 0);
     in_kernel_ = true;
@@ -364,6 +365,7 @@ Cycle Gpu::step(Cycle q0) {
   for (size_t i = 0; i < sms_.size(); ++i) {
     uint8_t& role = role_[i];
     role = kIdle;
+    sent_[i] = 0;
     if (ahead_[i]) {
       if (ahead_q0_ != q0) throw std::logic_error("sim: an SM stepped ahead into another quantum");
       ahead_[i] = 0;
@@ -380,11 +382,15 @@ Cycle Gpu::step(Cycle q0) {
   each_sm(to_step, [&](size_t i) {
     if (role_[i] == kStep) step_sm(*sms_[i], q0, qe);
   });
+  // The L2's batch holds the SMs with lines (their order: the SMs' order).
   requests_.clear();
   size_t lines = 0;
   for (const Sm* sm : stepping_) {
-    requests_.push_back(lines_[size_t(sm->id())]);
-    lines += requests_.back().count;
+    const SmLines& l = lines_[size_t(sm->id())];
+    sent_[size_t(sm->id())] = l.count > 0;
+    if (l.count == 0) continue;
+    requests_.push_back(l);
+    lines += l.count;
   }
   merge(q0, qe, lines);
   Cycle next = kNever;
@@ -438,7 +444,9 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   phases_.clear();
   l2_.serve_phases(requests_, sc_core::sc_time_stamp().value(), quantum_, dram_, parallel, phases_);
   const std::function<void(size_t)> settle = [&](size_t) {
-    for (Sm* sm : stepping_) sm->settle_reads(q0);
+    for (Sm* sm : stepping_) {
+      if (sent_[size_t(sm->id())]) sm->settle_reads(q0);
+    }
   };
   if (multicast) phases_.push_back({1, &settle});
   // An SM that retired no block and has no slot due at this merge steps through the next
@@ -492,11 +500,28 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   };
   // Items with work: every SM may step ahead. On the pool, an item per SM in deal_'s order (an
   // SM is resolved and stepped by the same thread from quantum to quantum); else the stepping
-  // SMs here.
+  // SMs here. An SM that sent the L2 no line this quantum waits for none of its phases: it is
+  // resolved and steps ahead in the batch's first phase, beside the L2's first items (they read
+  // only the lines of the SMs with lines), and the others in the last phase.
   const size_t busy = ahead ? sms_.size() : parallel ? stepping_.size() : 1;
   if (pool_.threads() > 1 && (busy > 1 || parallel)) {
     const std::function<void(size_t)> each = [&](size_t k) { resolve(deal_[k]); };
-    phases_.push_back({sms_.size(), &each});
+    const std::function<void(size_t)> with_lines = [&](size_t k) {
+      if (sent_[deal_[k]]) resolve(deal_[k]);
+    };
+    StepPool::Phase first{};
+    const std::function<void(size_t)> early = [&](size_t k) {
+      if (k < first.n) return (*first.fn)(k);
+      const size_t id = deal_[k - first.n];
+      if (!sent_[id]) resolve(id);
+    };
+    if (ahead && !requests_.empty()) {
+      first = phases_.front();
+      phases_.front() = {first.n + sms_.size(), &early};
+      phases_.push_back({sms_.size(), &with_lines});
+    } else {
+      phases_.push_back({sms_.size(), &each});
+    }
     pool_.run(phases_.data(), phases_.size());
   } else {
     StepPool::run_here(phases_.data(), phases_.size());

@@ -105,7 +105,8 @@ class Gpu : public sc_core::sc_module {
   std::vector<uint8_t> role_;
   std::vector<size_t> deal_;       // by item of a batch over the SMs: its SM
   std::vector<uint32_t> slot_;     // by SM: its item in deal_, its slot in the L2's table of keys
-  std::vector<SmLines> requests_;  // by stepping SM: its lines for the L2
+  std::vector<SmLines> requests_;  // by stepping SM with lines: its lines for the L2
+  std::vector<uint8_t> sent_;      // by SM: it sent the L2 lines in the quantum being merged
   std::vector<uint32_t> retires_;  // by SM: blocks retired in the quantum being merged
   std::vector<Ref> freed_;         // block slots freed, not yet filled (cycle, SM, -)
   std::vector<StepPool::Phase> phases_;  // the merge's batch on the pool
