@@ -314,9 +314,11 @@ void Gpu::run() {
     }
     next_.resize(sms_.size());
     for (size_t i = 0; i < sms_.size(); ++i) next_[i] = sms_[i]->next_cycle();
+    stepped_.assign(sms_.size(), kNever);
     lines_.resize(sms_.size());
     ahead_.assign(sms_.size(), 0);
     role_.assign(sms_.size(), kIdle);
+    sent_.assign(sms_.size(), 0);
     retires_.assign(sms_.size(), 0);
     due_.assign(sms_.size(), 0);
     in_kernel_ = true;
@@ -364,6 +366,7 @@ Cycle Gpu::step(Cycle q0) {
   for (size_t i = 0; i < sms_.size(); ++i) {
     uint8_t& role = role_[i];
     role = kIdle;
+    sent_[i] = 0;
     if (ahead_[i]) {
       if (ahead_q0_ != q0) throw std::logic_error("sim: an SM stepped ahead into another quantum");
       ahead_[i] = 0;
@@ -380,11 +383,15 @@ Cycle Gpu::step(Cycle q0) {
   each_sm(to_step, [&](size_t i) {
     if (role_[i] == kStep) step_sm(*sms_[i], q0, qe);
   });
+  // The L2's batch holds the SMs with lines (their order: the SMs' order).
   requests_.clear();
   size_t lines = 0;
   for (const Sm* sm : stepping_) {
-    requests_.push_back(lines_[size_t(sm->id())]);
-    lines += requests_.back().count;
+    const SmLines& l = lines_[size_t(sm->id())];
+    sent_[size_t(sm->id())] = l.count > 0;
+    if (l.count == 0) continue;
+    requests_.push_back(l);
+    lines += l.count;
   }
   merge(q0, qe, lines);
   Cycle next = kNever;
@@ -405,6 +412,7 @@ void Gpu::each_sm(size_t busy, Item item) {
 
 void Gpu::step_sm(Sm& sm, Cycle q0, Cycle qe) {
   sm.step(q0, qe);
+  stepped_[size_t(sm.id())] = sm.next_cycle();  // resolve() changes neither its cycle nor blocks
   const uint32_t slot = slot_[size_t(sm.id())];
   l2_.file_keys(slot, sm.group_keys());
   lines_[size_t(sm.id())] = sm.l2_requests(slot);
@@ -438,37 +446,37 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   phases_.clear();
   l2_.serve_phases(requests_, sc_core::sc_time_stamp().value(), quantum_, dram_, parallel, phases_);
   const std::function<void(size_t)> settle = [&](size_t) {
-    for (Sm* sm : stepping_) sm->settle_reads(q0);
+    for (Sm* sm : stepping_) {
+      if (sent_[size_t(sm->id())]) sm->settle_reads(q0);
+    }
   };
   if (multicast) phases_.push_back({1, &settle});
   // An SM that retired no block and has no slot due at this merge steps through the next
   // quantum at once, in the same batch item, when that quantum is sure to start at this one's
-  // end: the SM has work by this quantum's end, or has work within the next quantum and some SM
-  // has work by this quantum's end (anchored_: an SM not stepping this quantum, a slot freeing
-  // there, or an SM of this batch that found so; which items see it set depends on the threads'
-  // timing, but never what the step computes). Nothing this thread does before that quantum
-  // touches the SM (the dispatcher fills only the slots due; the observer, when there is one,
-  // wants every SM's issues first: then none steps ahead), so the step is the one the next
-  // quantum would make: an SM's step reads only its own state and the quantum's bounds.
+  // end: some SM has work by this quantum's end (anchored_: an SM not stepping this quantum, a
+  // slot freeing there, or an SM whose step ended there; resolve() changes neither an SM's cycle
+  // nor its blocks) and this SM has work within the next quantum. Nothing this thread does
+  // before that quantum touches the SM (the dispatcher fills only the slots due; the observer,
+  // when there is one, wants every SM's issues first: then none steps ahead), so the step is the
+  // one the next quantum would make: an SM's step reads only its own state and the quantum's
+  // bounds.
   const bool ahead = pool_.threads() > 1 && !observer_ && !stop_.load();
   if (ahead) {
-    bool anchored = false;
+    anchored_ = false;
     for (const Ref& f : freed_) {
       due_[size_t(f.sm)] |= f.cycle < qe;
-      anchored = anchored || f.cycle == qe;
+      anchored_ = anchored_ || f.cycle == qe;
     }
-    for (size_t i = 0; i < sms_.size() && !anchored; ++i) {
-      anchored = role_[i] == kIdle && next_[i] <= qe;
+    for (size_t i = 0; i < sms_.size() && !anchored_; ++i) {
+      anchored_ = (role_[i] == kIdle ? next_[i] : stepped_[i]) <= qe;
     }
-    anchored_.store(anchored, std::memory_order_relaxed);
     ahead_q0_ = qe;
   }
   const auto resolve = [&](size_t id) {
     Sm& sm = *sms_[id];
     if (role_[id] == kIdle) {
       // An SM without work in this quantum may have some in the next.
-      if (ahead && !due_[id] && next_[id] < qe + quantum_ &&
-          anchored_.load(std::memory_order_relaxed)) {
+      if (ahead && anchored_ && !due_[id] && next_[id] < qe + quantum_) {
         step_sm(sm, qe, qe + quantum_);
         ahead_[id] = 1;
       }
@@ -478,25 +486,47 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
     sm.resolve();
     next_[id] = sm.next_cycle();
     retires_[id] = uint32_t(sm.retire_records().size());
-    if (ahead && retires_[id] == 0 && !due_[id] && next_[id] < qe + quantum_) {
-      if (next_[id] <= qe) {
-        if (!anchored_.load(std::memory_order_relaxed)) {
-          anchored_.store(true, std::memory_order_relaxed);
-        }
-      } else if (!anchored_.load(std::memory_order_relaxed)) {
-        return;
-      }
+    if (ahead && anchored_ && retires_[id] == 0 && !due_[id] && next_[id] < qe + quantum_) {
       step_sm(sm, qe, qe + quantum_);
       ahead_[id] = 1;
     }
   };
   // Items with work: every SM may step ahead. On the pool, an item per SM in deal_'s order (an
   // SM is resolved and stepped by the same thread from quantum to quantum); else the stepping
-  // SMs here.
+  // SMs here. An SM that sent the L2 no line this quantum waits for none of its phases: it is
+  // resolved and steps ahead in the batch's first phase, beside the L2's first items (which
+  // read only the lines of the SMs with lines), each thread's range holding its share of both;
+  // the others in the last phase.
   const size_t busy = ahead ? sms_.size() : parallel ? stepping_.size() : 1;
   if (pool_.threads() > 1 && (busy > 1 || parallel)) {
     const std::function<void(size_t)> each = [&](size_t k) { resolve(deal_[k]); };
-    phases_.push_back({sms_.size(), &each});
+    const std::function<void(size_t)> with_lines = [&](size_t k) {
+      if (sent_[deal_[k]]) resolve(deal_[k]);
+    };
+    StepPool::Phase l2{};
+    const std::function<void(size_t)> first = [&](size_t k) {
+      const int32_t item = first_items_[k];
+      if (item < 0) return (*l2.fn)(size_t(-1 - item));
+      const size_t id = deal_[size_t(item)];
+      if (!sent_[id]) resolve(id);
+    };
+    if (ahead && !requests_.empty()) {
+      l2 = phases_.front();
+      const size_t threads = size_t(pool_.threads()), n = sms_.size();
+      first_items_.clear();
+      for (size_t t = 0; t < threads; ++t) {
+        for (size_t i = t * l2.n / threads; i < (t + 1) * l2.n / threads; ++i) {
+          first_items_.push_back(-1 - int32_t(i));
+        }
+        for (size_t k = t * n / threads; k < (t + 1) * n / threads; ++k) {
+          first_items_.push_back(int32_t(k));
+        }
+      }
+      phases_.front() = {first_items_.size(), &first};
+      phases_.push_back({n, &with_lines});
+    } else {
+      phases_.push_back({sms_.size(), &each});
+    }
     pool_.run(phases_.data(), phases_.size());
   } else {
     StepPool::run_here(phases_.data(), phases_.size());

@@ -91,24 +91,29 @@ class Gpu : public sc_core::sc_module {
       return cycle != o.cycle ? cycle < o.cycle : sm != o.sm ? sm < o.sm : seq < o.seq;
     }
   };
-  std::vector<Ref> order_;             // the merge's order of the records of one kind
-  std::vector<uint64_t> keys_;         // the merge's order of the multicast accesses
-  std::vector<Cycle> next_;            // by SM: Sm::next_cycle() as of the last merge
-  std::vector<SmLines> lines_;         // by SM: its last step's lines
-  std::vector<uint8_t> ahead_;         // by SM: stepped through the quantum after the last merge's
-  std::vector<uint8_t> due_;           // by SM: a slot of it is filled at this merge
-  Cycle ahead_q0_ = 0;                 // the quantum SMs stepped ahead into
-  std::atomic<bool> anchored_{false};  // the next quantum starts at this one's end (merge)
+  std::vector<Ref> order_;      // the merge's order of the records of one kind
+  std::vector<uint64_t> keys_;  // the merge's order of the multicast accesses
+  std::vector<Cycle> next_;     // by SM: Sm::next_cycle() as of the last merge
+  std::vector<Cycle> stepped_;  // by SM: Sm::next_cycle() after its last step
+  std::vector<SmLines> lines_;  // by SM: its last step's lines
+  std::vector<uint8_t> ahead_;  // by SM: stepped through the quantum after the last merge's
+  std::vector<uint8_t> due_;    // by SM: a slot of it is filled at this merge
+  Cycle ahead_q0_ = 0;          // the quantum SMs stepped ahead into
+  bool anchored_ = false;       // the next quantum starts at this one's end (merge)
   // By SM, its part in the quantum being stepped: none, stepping (kStep), or stepped ahead by
   // the last merge and only merged (kSettle).
   enum Role : uint8_t { kIdle, kStep, kSettle };
   std::vector<uint8_t> role_;
   std::vector<size_t> deal_;       // by item of a batch over the SMs: its SM
   std::vector<uint32_t> slot_;     // by SM: its item in deal_, its slot in the L2's table of keys
-  std::vector<SmLines> requests_;  // by stepping SM: its lines for the L2
+  std::vector<SmLines> requests_;  // by stepping SM with lines: its lines for the L2
+  std::vector<uint8_t> sent_;      // by SM: it sent the L2 lines in the quantum being merged
   std::vector<uint32_t> retires_;  // by SM: blocks retired in the quantum being merged
   std::vector<Ref> freed_;         // block slots freed, not yet filled (cycle, SM, -)
   std::vector<StepPool::Phase> phases_;  // the merge's batch on the pool
+  // The items of its first phase: the L2's first items (-1 - item) and the SMs (their place in
+  // deal_), each thread's range its share of both.
+  std::vector<int32_t> first_items_;
 };
 
 }  // namespace ltc::sim
