@@ -17,7 +17,6 @@ reads its `ops` as GEMM measurements. --dry-run prints the plan without a GPU or
 """
 
 import argparse
-import datetime
 import json
 import math
 import sys
@@ -104,33 +103,20 @@ def main(argv=None):
                    "measurements": len(shapes) * len(ms) * len(kinds)}, sys.stdout, indent=1)
         print()
         return 0
-    torch = pg.torch
-    if torch is None or not torch.cuda.is_available():
-        raise SystemExit("PyTorch with CUDA is needed to measure; --dry-run works without it")
     t_start = time.time()
-    dev = torch.device("cuda", args.device)
-    torch.cuda.set_device(dev)
-    torch.manual_seed(0)
-    dinfo = pg.device_info(dev)
-    l2 = int(dinfo.get("L2_cache_size") or 50 * 2**20)
+    dev, dinfo, l2 = pg.open_device(args.device)
+    torch = pg.torch
     log = lambda *a: print(*a, file=sys.stderr, flush=True)  # noqa: E731
-    doc = {
-        "schema": pg.SCHEMA,
-        "what": ("GEMM kinds across M at the models' linear shapes (tools/profile-gpu/gemm_kinds.py): "
-                 "Y[M,N] = X[M,K] W[N,K]^T, fp16/bf16 F.linear (cuBLAS), int8 torch._int_mm (cuBLASLt, "
-                 "int32 out), fp8 torch._scaled_mm (e4m3, tensor-wise scales, fp16 out), int4wo "
-                 "torch._weight_int4pack_mm (tinygemm, bf16 acts, group 128); CUDA-graph replay over "
-                 "operand sets exceeding 3x L2, median time per call; no steps"),
-        "created_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "device": dinfo,
-        "nvidia_smi": {"before": pg.nvidia_smi(args.device)},
-        "software": pg.software_info(),
-        "settings": {"ms": ms, "kinds": kinds, "warmup": args.warmup, "reps": args.reps,
-                     "spin_up_s": args.spin_up_s,
-                     "command": "gemm_kinds.py " + " ".join(sys.argv[1:] if argv is None else argv)},
-        "models": [{"name": n, "source": src, "shape": s} for n, src, s in models],
-        "steps": [], "ops": [], "kernels": [], "skipped": [],
-    }
+    doc = pg.sweep_doc(
+        ("GEMM kinds across M at the models' linear shapes (tools/profile-gpu/gemm_kinds.py): "
+         "Y[M,N] = X[M,K] W[N,K]^T, fp16/bf16 F.linear (cuBLAS), int8 torch._int_mm (cuBLASLt, "
+         "int32 out), fp8 torch._scaled_mm (e4m3, tensor-wise scales, fp16 out), int4wo "
+         "torch._weight_int4pack_mm (tinygemm, bf16 acts, group 128); CUDA-graph replay over "
+         "operand sets exceeding 3x L2, median time per call; no steps"),
+        dinfo, args.device,
+        {"ms": ms, "kinds": kinds, "warmup": args.warmup, "reps": args.reps, "spin_up_s": args.spin_up_s,
+         "command": "gemm_kinds.py " + " ".join(sys.argv[1:] if argv is None else argv)},
+        [{"name": n, "source": src, "shape": s} for n, src, s in models])
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
 
@@ -138,17 +124,7 @@ def main(argv=None):
         doc["elapsed_s"] = round(time.time() - t_start, 1)
         pg.write_json(out, doc)
 
-    if args.spin_up_s > 0:
-        a = torch.randn(8192, 8192, device=dev, dtype=torch.float16)
-        gr = pg.capture(lambda: torch.mm(a, a))
-        t0 = time.time()
-        while time.time() - t0 < args.spin_up_s:
-            for _ in range(20):
-                gr.replay()
-            torch.cuda.synchronize()
-        del gr, a
-        pg.cleanup()
-        doc["nvidia_smi"]["after_spin_up"] = pg.nvidia_smi(args.device)
+    pg.spin_up(dev, args.spin_up_s, args.device, doc)
 
     paths = {k: pg.Gemm(k, dev) for k in kinds}
     runnable = {}  # (kind, M, N, K) -> M_run

@@ -20,7 +20,6 @@ and `kernels` per op. --dry-run prints the plan without a GPU or PyTorch.
 """
 
 import argparse
-import datetime
 import json
 import re
 import sys
@@ -160,33 +159,21 @@ def main(argv=None):
                   sys.stdout, indent=1)
         print()
         return 0
-    torch = pg.torch
-    if torch is None or not torch.cuda.is_available():
-        raise SystemExit("PyTorch with CUDA is needed to measure; --dry-run works without it")
-    from torch.profiler import profile, ProfilerActivity
     t_start = time.time()
-    dev = torch.device("cuda", args.device)
-    torch.cuda.set_device(dev)
-    torch.manual_seed(0)
-    dinfo = pg.device_info(dev)
-    l2 = int(dinfo.get("L2_cache_size") or 50 * 2**20)
+    dev, dinfo, l2 = pg.open_device(args.device)
+    torch = pg.torch
+    from torch.profiler import profile, ProfilerActivity
     log = lambda *a: print(*a, file=sys.stderr, flush=True)  # noqa: E731
-    doc = {
-        "schema": pg.SCHEMA,
-        "what": ("The absorbed MLA decode's batched GEMMs (tools/profile-gpu/latent_gemms.py): torch.matmul "
-                 "of [B, H, width] queries against [B, L + 1, width] latent caches (scores, RoPE scores) and of "
-                 "[B, H, L + 1] probabilities against the latents (values), fp16; CUDA-graph replay over operand "
-                 "sets exceeding 3x L2, median time per call; each op's kernels; no steps"),
-        "created_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "device": dinfo,
-        "nvidia_smi": {"before": pg.nvidia_smi(args.device)},
-        "software": pg.software_info(),
-        "settings": {"heads": args.heads, "latents": args.latents, "batches": args.batches,
-                     "contexts": args.contexts, "warmup": args.warmup, "reps": args.reps,
-                     "spin_up_s": args.spin_up_s,
-                     "command": "latent_gemms.py " + " ".join(sys.argv[1:] if argv is None else argv)},
-        "models": [], "steps": [], "ops": [], "kernels": [], "skipped": [],
-    }
+    doc = pg.sweep_doc(
+        ("The absorbed MLA decode's batched GEMMs (tools/profile-gpu/latent_gemms.py): torch.matmul "
+         "of [B, H, width] queries against [B, L + 1, width] latent caches (scores, RoPE scores) and of "
+         "[B, H, L + 1] probabilities against the latents (values), fp16; CUDA-graph replay over operand "
+         "sets exceeding 3x L2, median time per call; each op's kernels; no steps"),
+        dinfo, args.device,
+        {"heads": args.heads, "latents": args.latents, "batches": args.batches, "contexts": args.contexts,
+         "warmup": args.warmup, "reps": args.reps, "spin_up_s": args.spin_up_s,
+         "command": "latent_gemms.py " + " ".join(sys.argv[1:] if argv is None else argv)},
+        [])
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
 
@@ -194,17 +181,7 @@ def main(argv=None):
         doc["elapsed_s"] = round(time.time() - t_start, 1)
         pg.write_json(out, doc)
 
-    if args.spin_up_s > 0:
-        a = torch.randn(8192, 8192, device=dev, dtype=torch.float16)
-        gr = pg.capture(lambda: torch.mm(a, a))
-        t0 = time.time()
-        while time.time() - t0 < args.spin_up_s:
-            for _ in range(20):
-                gr.replay()
-            torch.cuda.synchronize()
-        del gr, a
-        pg.cleanup()
-        doc["nvidia_smi"]["after_spin_up"] = pg.nvidia_smi(args.device)
+    pg.spin_up(dev, args.spin_up_s, args.device, doc)
 
     last = time.time()
     for i, (L, lat, rp, H, B) in enumerate(points):

@@ -918,6 +918,52 @@ METHOD = {
 # Driver
 # --------------------------------------------------------------------------------------------
 
+def open_device(index):
+    """The CUDA device `index` to measure on, current and the RNG seeded: (device, its
+    device_info, its L2 bytes). Exits with a message without PyTorch or CUDA."""
+    if torch is None:
+        raise SystemExit(f"PyTorch is needed to measure ({_TORCH_IMPORT_ERROR}); --dry-run works without it")
+    if not torch.cuda.is_available():
+        raise SystemExit("no CUDA device")
+    dev = torch.device("cuda", index)
+    torch.cuda.set_device(dev)
+    torch.manual_seed(0)
+    dinfo = device_info(dev)
+    return dev, dinfo, int(dinfo.get("L2_cache_size") or 50 * 2**20)
+
+
+def sweep_doc(what, dinfo, index, settings, models):
+    """A measurement file's head (schema ltc-gpu-profile/1) with empty record lists."""
+    return {
+        "schema": SCHEMA,
+        "what": what,
+        "created_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "device": dinfo,
+        "nvidia_smi": {"before": nvidia_smi(index)},
+        "software": software_info(),
+        "settings": settings,
+        "models": models,
+        "steps": [], "ops": [], "kernels": [], "skipped": [],
+    }
+
+
+def spin_up(dev, seconds, index, doc):
+    """`seconds` of back-to-back fp16 GEMMs before measuring (clocks and power settle); the
+    nvidia-smi reading after them goes to doc["nvidia_smi"]["after_spin_up"]."""
+    if seconds <= 0:
+        return
+    a = torch.randn(8192, 8192, device=dev, dtype=torch.float16)
+    g = capture(lambda: torch.mm(a, a))
+    t0 = time.time()
+    while time.time() - t0 < seconds:
+        for _ in range(20):
+            g.replay()
+        torch.cuda.synchronize()
+    del g, a
+    cleanup()
+    doc["nvidia_smi"]["after_spin_up"] = nvidia_smi(index)
+
+
 def parse_ints(s):
     return [int(x) for x in s.split(",") if x.strip()]
 
@@ -1036,18 +1082,9 @@ def main(argv=None):
         json.dump(out, sys.stdout, indent=1)
         print()
         return 0
-    if torch is None:
-        raise SystemExit(f"PyTorch is needed to measure ({_TORCH_IMPORT_ERROR}); --dry-run works without it")
-    if not torch.cuda.is_available():
-        raise SystemExit("no CUDA device")
-
     t_start = time.time()
-    dev = torch.device("cuda", args.device)
-    torch.cuda.set_device(dev)
+    dev, dinfo, l2 = open_device(args.device)
     dtype = torch.float16 if args.dtype == "fp16" else torch.bfloat16
-    torch.manual_seed(0)
-    dinfo = device_info(dev)
-    l2 = int(dinfo.get("L2_cache_size") or 50 * 2**20)
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
 
     doc = {
@@ -1080,18 +1117,7 @@ def main(argv=None):
         doc["elapsed_s"] = round(time.time() - t_start, 1)
         write_json(out_path, doc)
 
-    # ---------------------------------------------------------------- spin-up
-    if args.spin_up_s > 0:
-        a = torch.randn(8192, 8192, device=dev, dtype=torch.float16)
-        g = capture(lambda: torch.mm(a, a))
-        t0 = time.time()
-        while time.time() - t0 < args.spin_up_s:
-            for _ in range(20):
-                g.replay()
-            torch.cuda.synchronize()
-        del g, a
-        cleanup()
-        doc["nvidia_smi"]["after_spin_up"] = nvidia_smi(args.device)
+    spin_up(dev, args.spin_up_s, args.device, doc)
 
     # ---------------------------------------------------------------- peaks
     gemm_paths = {d: Gemm(d, dev) for d in args.gemm_dtypes.split(",") if d}
