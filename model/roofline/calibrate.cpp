@@ -552,7 +552,7 @@ std::string layer_family(const llm::ModelConfig& c) {
   return "dense";
 }
 
-std::vector<FitParameter> step_parameters(bool moe, bool mla) {
+std::vector<FitParameter> step_parameters(bool moe, bool mla, bool layer_norm) {
   using A = hw::AchievableRates;
   std::vector<FitParameter> p = {
       scalar("dram_bw_fraction", &A::dram_bw_fraction, 0.5, 1.0),
@@ -568,8 +568,12 @@ std::vector<FitParameter> step_parameters(bool moe, bool mla) {
       scalar("overlap_exponent", &A::overlap_exponent, 1, 16, true),
       scalar("throttle_per_efold", &A::throttle_per_efold, 0, 0.3),
       scalar("norm_row_ns_per_element", &A::norm_row_ns_per_element, 1e-3, 10, true),
-      scalar("layer_norm_row_ns_per_element", &A::layer_norm_row_ns_per_element, 1e-3, 10, true),
   };
+  // LayerNorm's own row chain where the steps have LayerNorm (else it stays 0: RMSNorm's).
+  if (layer_norm) {
+    p.push_back(
+        scalar("layer_norm_row_ns_per_element", &A::layer_norm_row_ns_per_element, 1e-3, 10, true));
+  }
   if (moe) {
     // The grouped kernel's tiles (the efficiency of those under 128 rows and of the larger ones,
     // the largest row tile), DRAM feed and launch; the combine's atomic adds.
@@ -941,16 +945,17 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
     }
     return ids;
   };
-  // The parameters a fit of these steps moves: the MoE and latent-attention ones only where
-  // its steps have such layers (else they stay at their generic start).
+  // The parameters a fit of these steps moves: the MoE, latent-attention and LayerNorm ones
+  // only where its steps have such layers (else they stay at their generic start).
   auto params_for = [&](const std::vector<size_t>& ids) {
-    bool moe = false, mla = false;
+    bool moe = false, mla = false, layer_norm = false;
     for (size_t i : ids) {
       const auto& c = data.model(data.steps[i].model);
       moe = moe || c.is_moe();
       mla = mla || c.is_mla();
+      layer_norm = layer_norm || c.norm == llm::NormKind::kLayerNorm;
     }
-    return step_parameters(moe, mla);
+    return step_parameters(moe, mla, layer_norm);
   };
   // Every GEMM path but FP16 (the steps' own, fitted with them) has its own entry.
   std::set<std::string> path_dtypes;
@@ -999,7 +1004,7 @@ CalibrationResult calibrate(const hw::GpuConfig& gpu, const Measurements& data,
           return g.dtype == "fp16" && g.with_steps;
         });
     if (fits_steps) {
-      for (const auto& p : step_parameters(true, true)) p.set(start, p.get(defaults));
+      for (const auto& p : step_parameters(true, true, true)) p.set(start, p.get(defaults));
       auto& paths = start.gemm_paths;
       paths.erase(std::remove_if(paths.begin(), paths.end(),
                                  [](const hw::GemmPathRates& e) { return !e.kernel.empty(); }),

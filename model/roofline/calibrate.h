@@ -209,8 +209,10 @@ std::string layer_family(const llm::ModelConfig& c);
 
 // The step and low-bit parameters the fit moves (the GEMM paths of `data`'s dtypes). With MoE
 // steps: the grouped expert GEMM's rates and the combine's atomic rate; with latent-attention
-// steps: the alignment-1 GEMM efficiency of its reference decode.
-std::vector<FitParameter> step_parameters(bool moe = false, bool mla = false);
+// steps: the alignment-1 GEMM efficiency of its reference decode; with LayerNorm steps: its
+// norm's own row chain.
+std::vector<FitParameter> step_parameters(bool moe = false, bool mla = false,
+                                          bool layer_norm = false);
 // With `rules` (tile_rules_from_names): also whether the path's kernels pick their tile by that
 // decision list or the fastest (a kernel-kind choice), and its thresholds.
 std::vector<FitParameter> path_parameters(const std::string& dtype,

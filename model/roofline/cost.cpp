@@ -643,23 +643,25 @@ OpCost op_cost_after(const Machine& m, const llm::Op& op, const llm::StepConfig&
               ? compiled_row_kernels(m, op, step, kind, op.moved_bytes, step.hidden, prev_write)
               : memory_bound(m, op.name, kind, op.flops, op.moved_bytes, op.launches, step.hidden,
                              step.kernels);
-      // The reference norm's rows, each reduced by one block in a chain as long as the row.
       const auto& rates = m.achievable();
-      const double row_ns = op.layer_norm && rates.layer_norm_row_ns_per_element > 0
-                                ? rates.layer_norm_row_ns_per_element
-                                : rates.norm_row_ns_per_element;
-      const double row_ms = row_ns * double(op.row_elements) * 1e-6;
-      const double streamed = std::max(c.memory_ms, c.compute_ms);
+      // The reference norm's rows, each reduced by one block in a chain as long as the row.
       if (op.kind == llm::OpKind::kNorm && step.kernels == llm::KernelPlan::kReference &&
-          c.kernels > 0 && row_ms > streamed) {
-        const double fixed_ms = c.ms - streamed;
-        c.ms = fixed_ms + row_ms;
-        c.memory_ms = row_ms;
-        c.bound = fixed_ms > row_ms ? "fixed" : "row chain";
+          c.kernels > 0) {
+        const double row_ns = op.layer_norm && rates.layer_norm_row_ns_per_element > 0
+                                  ? rates.layer_norm_row_ns_per_element
+                                  : rates.norm_row_ns_per_element;
+        const double row_ms = row_ns * double(op.row_elements) * 1e-6;
+        const double streamed = std::max(c.memory_ms, c.compute_ms);
+        if (row_ms > streamed) {
+          const double fixed_ms = c.ms - streamed;
+          c.ms = fixed_ms + row_ms;
+          c.memory_ms = row_ms;
+          c.bound = fixed_ms > row_ms ? "fixed" : "row chain";
+        }
       }
       // The reference combine's index_add_: one atomic add in L2 per element, at the GPU's
       // achievable atomic rate where that is the slower.
-      const double atomic_rate = m.achievable().atomic_add_gops * 1e9;
+      const double atomic_rate = rates.atomic_add_gops * 1e9;
       if (op.atomic_adds > 0 && atomic_rate > 0) {
         const double t = double(op.atomic_adds) / atomic_rate * 1e3;
         const double before = std::max(c.memory_ms, c.compute_ms);

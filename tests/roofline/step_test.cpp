@@ -213,12 +213,6 @@ TEST(Step, BadInputIsAnInputError) {
 namespace ltc::roofline {
 namespace {
 
-// The kernel plan (llm::KernelPlan) the roofline costs: the reference step's eager RoPE is five
-// kernels on q and five on k moving 10 elements per rotated element at the fitted elementwise rate;
-// the compiler's is one kernel moving the op's bytes at the simulator's DRAM bandwidth (its input,
-// the 25 MB QKV output, does not fit in half of the L2). The reference's GEMMs are the fitted
-// library kernels; the compiled plan's the compiler's kernel (QKV as one GEMM, q_proj its share by
-// N): the tiling's estimate plus the kernel boundary.
 // The eager norm reduces each row in one block: a decode step's norm costs its row's chain
 // (ns per element x the normalized width; LayerNorm's own rate where given) plus the kernel's
 // fixed cost, whatever the batch; a prefill's rows stream for longer than that; the compiled
@@ -298,6 +292,12 @@ TEST(Step, ReferenceDecodeAttentionComputesWholeKeyTiles) {
   EXPECT_NEAR(compute_ms(511) * 5 / 4, compute_ms(512), 1e-12);
 }
 
+// The kernel plan (llm::KernelPlan) the roofline costs: the reference step's eager RoPE is five
+// kernels on q and five on k moving 10 elements per rotated element at the fitted elementwise rate;
+// the compiler's is one kernel moving the op's bytes at the simulator's DRAM bandwidth (its input,
+// the 25 MB QKV output, does not fit in half of the L2). The reference's GEMMs are the fitted
+// library kernels; the compiled plan's the compiler's kernel (QKV as one GEMM, q_proj its share by
+// N): the tiling's estimate plus the kernel boundary.
 TEST(Step, KernelPlanSetsLaunchesAndBytesOfCudaCoreOps) {
   StepRequest r = prefill("llama2-7b", "a100", 1, 1024);
   const auto ref = estimate(r);
