@@ -213,9 +213,9 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
       // The verilated tile (--tc rtl) is one model for all SMs: they step on one thread.
       pool_(tc.times_each_issue() ? 1 : std::max(1, options.threads)) {
   l2_.dram.bind(dram_.target);
-  // Two slice groups per thread, taken by whichever thread is free (one on one thread): each
-  // group reads every stepping SM's list of keys for it, so not many more.
-  l2_.set_groups(pool_.threads() == 1 ? 1 : 2 * pool_.threads());
+  // One slice group per thread, taken by whichever thread is free: each group reads every
+  // stepping SM's list of keys for it, and each phase over them waits for its slowest group.
+  l2_.set_groups(pool_.threads());
   if (options.start_state) {
     l2_.load(*options.start_state);
     next_address_ = options.start_state->next_address;
@@ -496,7 +496,10 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   // SMs here. An SM that sent the L2 no line this quantum waits for none of its phases: it is
   // resolved and steps ahead in the batch's first phase, beside the L2's first items (which
   // read only the lines of the SMs with lines), each thread's range holding its share of both;
-  // the others in the last phase.
+  // the others in the last phase. Where the L2 serves the quantum's lines in one item and no
+  // multicast read settles after it, that is the batch's only phase: each thread's range holds
+  // its SMs without lines first, then those with lines, and an SM with lines waits for the L2's
+  // item (StepPool::Once: the first item to need it runs it).
   const size_t busy = ahead ? sms_.size() : parallel ? stepping_.size() : 1;
   if (pool_.threads() > 1 && (busy > 1 || parallel)) {
     const std::function<void(size_t)> each = [&](size_t k) { resolve(deal_[k]); };
@@ -504,26 +507,36 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
       if (sent_[deal_[k]]) resolve(deal_[k]);
     };
     StepPool::Phase l2{};
+    bool one = false;  // the L2's one item and every SM in one phase
+    const auto serve = [&] { (*l2.fn)(0); };
     const std::function<void(size_t)> first = [&](size_t k) {
       const int32_t item = first_items_[k];
-      if (item < 0) return (*l2.fn)(size_t(-1 - item));
+      if (item < 0) return one ? l2_once_.run(serve) : (*l2.fn)(size_t(-1 - item));
       const size_t id = deal_[size_t(item)];
-      if (!sent_[id]) resolve(id);
+      if (!sent_[id]) return resolve(id);
+      if (one) {
+        l2_once_.run(serve);
+        resolve(id);
+      }
     };
     if (ahead && !requests_.empty()) {
       l2 = phases_.front();
+      one = phases_.size() == 1 && l2.n == 1;
+      if (one) l2_once_.reset();
       const size_t threads = size_t(pool_.threads()), n = sms_.size();
       first_items_.clear();
       for (size_t t = 0; t < threads; ++t) {
         for (size_t i = t * l2.n / threads; i < (t + 1) * l2.n / threads; ++i) {
           first_items_.push_back(-1 - int32_t(i));
         }
-        for (size_t k = t * n / threads; k < (t + 1) * n / threads; ++k) {
-          first_items_.push_back(int32_t(k));
+        for (int lines = 0; lines < (one ? 2 : 1); ++lines) {
+          for (size_t k = t * n / threads; k < (t + 1) * n / threads; ++k) {
+            if (!one || sent_[deal_[k]] == lines) first_items_.push_back(int32_t(k));
+          }
         }
       }
       phases_.front() = {first_items_.size(), &first};
-      phases_.push_back({n, &with_lines});
+      if (!one) phases_.push_back({n, &with_lines});
     } else {
       phases_.push_back({sms_.size(), &each});
     }

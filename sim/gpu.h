@@ -114,6 +114,7 @@ class Gpu : public sc_core::sc_module {
   // The items of its first phase: the L2's first items (-1 - item) and the SMs (their place in
   // deal_), each thread's range its share of both.
   std::vector<int32_t> first_items_;
+  StepPool::Once l2_once_;  // the L2's one item, where the batch is one phase (merge)
 };
 
 }  // namespace ltc::sim
