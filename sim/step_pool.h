@@ -41,13 +41,14 @@ class StepPool {
     const std::function<void(size_t)>* fn = nullptr;
   };
   static constexpr size_t kMaxPhases = 8;
-  // Work that some items of a phase need done before they go on (the L2's pass over a quantum's
-  // lines, which the SMs that sent them wait for): the first item to need it runs it, the others
-  // wait until it is done. It waits for nothing itself, so such a phase always ends. reset()
-  // before the batch (run() publishes it).
+  // Work that some items of a phase need done before they go on (an L2 item of the merge, which
+  // the L2's next step and the SMs that sent lines need): the first item to need it runs it, the
+  // others wait until it is done. The work waits for nothing (what it needs is done before run()),
+  // so such a phase always ends. reset() before the batch (run() publishes it).
   class Once {
    public:
     void reset() { state_.store(kIdle, std::memory_order_relaxed); }
+    bool done() const { return state_.load(std::memory_order_acquire) == kDone; }
     // Runs fn unless an item runs or ran it; returns once it is done.
     template <class Fn>
     void run(const Fn& fn) {

@@ -171,7 +171,7 @@ TEST(StepPool, APhaseStartsOnceThePhaseBeforeEnded) {
   }
 }
 
-// Work that some items of a phase need first (StepPool::Once, the L2's pass in a one-phase merge):
+// Work that some items of a phase need first (StepPool::Once, the L2's items in the merge):
 // it runs once per batch, by whichever item needs it first, and every item that needs it sees
 // what it made (a plain write: ThreadSanitizer checks the order).
 TEST(StepPool, OnceRunsItsWorkOnceBeforeEveryItemThatNeedsIt) {
