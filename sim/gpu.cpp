@@ -213,9 +213,9 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
       // The verilated tile (--tc rtl) is one model for all SMs: they step on one thread.
       pool_(tc.times_each_issue() ? 1 : std::max(1, options.threads)) {
   l2_.dram.bind(dram_.target);
-  // Two slice groups per thread, taken by whichever thread is free (one on one thread): each
-  // group reads every stepping SM's list of keys for it, so not many more.
-  l2_.set_groups(pool_.threads() == 1 ? 1 : 2 * pool_.threads());
+  // One slice group per thread, taken by whichever thread is free: each group reads every
+  // stepping SM's list of keys for it, and each phase over them waits for its slowest group.
+  l2_.set_groups(pool_.threads());
   if (options.start_state) {
     l2_.load(*options.start_state);
     next_address_ = options.start_state->next_address;
@@ -493,41 +493,77 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   };
   // Items with work: every SM may step ahead. On the pool, an item per SM in deal_'s order (an
   // SM is resolved and stepped by the same thread from quantum to quantum); else the stepping
-  // SMs here. An SM that sent the L2 no line this quantum waits for none of its phases: it is
-  // resolved and steps ahead in the batch's first phase, beside the L2's first items (which
-  // read only the lines of the SMs with lines), each thread's range holding its share of both;
-  // the others in the last phase.
+  // SMs here. Where SMs step ahead and some sent the L2 lines, the batch is one phase: the L2's
+  // items (the slice groups' lookups, the channel groups' DRAM operations, the slice groups'
+  // fills, or the one item that serves a small quantum's lines; then, with clusters, the
+  // multicast settle) and the SMs. Each L2 item needs every item of the L2 step before it, and
+  // an SM that sent lines needs every item of the last; an item that needs one runs it if no
+  // thread has taken it yet, else waits for it (StepPool::Once), so the phase ends whichever
+  // threads the host runs. An SM that sent no line needs nothing. Each thread's range holds its
+  // share of the L2's first step, its SMs without lines, its share of the L2's later steps, then
+  // its SMs with lines: the SMs without lines, most of the work, keep it busy while the L2's
+  // steps follow each other.
   const size_t busy = ahead ? sms_.size() : parallel ? stepping_.size() : 1;
   if (pool_.threads() > 1 && (busy > 1 || parallel)) {
     const std::function<void(size_t)> each = [&](size_t k) { resolve(deal_[k]); };
-    const std::function<void(size_t)> with_lines = [&](size_t k) {
-      if (sent_[deal_[k]]) resolve(deal_[k]);
+    const size_t steps = phases_.size();
+    // Item i of L2 step j done, once.
+    const auto ensure = [&](const auto& self, size_t j, size_t i) -> void {
+      StepPool::Once& o = onces_[chain_at_[j] + i];
+      if (o.done()) return;
+      if (j > 0) {
+        for (size_t p = 0; p < phases_[j - 1].n; ++p) self(self, j - 1, p);
+      }
+      o.run([&] { (*phases_[j].fn)(i); });
     };
-    StepPool::Phase l2{};
-    const std::function<void(size_t)> first = [&](size_t k) {
+    const std::function<void(size_t)> flow = [&](size_t k) {
       const int32_t item = first_items_[k];
-      if (item < 0) return (*l2.fn)(size_t(-1 - item));
+      if (item < 0) {
+        const size_t c = size_t(-1 - item);
+        size_t j = 0;
+        while (j + 1 < steps && chain_at_[j + 1] <= c) ++j;
+        return ensure(ensure, j, c - chain_at_[j]);
+      }
       const size_t id = deal_[size_t(item)];
-      if (!sent_[id]) resolve(id);
+      if (sent_[id]) {
+        for (size_t i = 0; i < phases_[steps - 1].n; ++i) ensure(ensure, steps - 1, i);
+      }
+      resolve(id);
     };
-    if (ahead && !requests_.empty()) {
-      l2 = phases_.front();
+    StepPool::Phase batch[1];
+    if (ahead && steps > 0) {
+      chain_at_.assign(steps + 1, 0);
+      for (size_t j = 0; j < steps; ++j) chain_at_[j + 1] = chain_at_[j] + phases_[j].n;
+      if (chain_at_[steps] > onces_n_) {
+        onces_n_ = chain_at_[steps];
+        onces_ = std::make_unique<StepPool::Once[]>(onces_n_);
+      }
+      for (size_t c = 0; c < chain_at_[steps]; ++c) onces_[c].reset();
       const size_t threads = size_t(pool_.threads()), n = sms_.size();
       first_items_.clear();
-      for (size_t t = 0; t < threads; ++t) {
-        for (size_t i = t * l2.n / threads; i < (t + 1) * l2.n / threads; ++i) {
-          first_items_.push_back(-1 - int32_t(i));
+      const auto l2_share = [&](size_t t, size_t j) {
+        const size_t m = phases_[j].n;
+        for (size_t i = t * m / threads; i < (t + 1) * m / threads; ++i) {
+          first_items_.push_back(-1 - int32_t(chain_at_[j] + i));
         }
+      };
+      const auto sm_share = [&](size_t t, bool lines) {
         for (size_t k = t * n / threads; k < (t + 1) * n / threads; ++k) {
-          first_items_.push_back(int32_t(k));
+          if (bool(sent_[deal_[k]]) == lines) first_items_.push_back(int32_t(k));
         }
+      };
+      for (size_t t = 0; t < threads; ++t) {
+        l2_share(t, 0);
+        sm_share(t, false);
+        for (size_t j = 1; j < steps; ++j) l2_share(t, j);
+        sm_share(t, true);
       }
-      phases_.front() = {first_items_.size(), &first};
-      phases_.push_back({n, &with_lines});
+      batch[0] = {first_items_.size(), &flow};
+      pool_.run(batch, 1);
     } else {
       phases_.push_back({sms_.size(), &each});
+      pool_.run(phases_.data(), phases_.size());
     }
-    pool_.run(phases_.data(), phases_.size());
   } else {
     StepPool::run_here(phases_.data(), phases_.size());
     for (const Sm* sm : stepping_) resolve(size_t(sm->id()));

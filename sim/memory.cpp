@@ -489,27 +489,25 @@ void L2::serve_phases(const std::vector<SmLines>& sms, uint64_t now_ticks, int64
 void L2::serve_serial() {
   // One line at a time (its lookup, its DRAM operations, its fills): the same order on each
   // slice, channel and fill table as the phases below, with the line still in the host's cache.
-  // The batch's order: one group's counting sort, or, a batch of a few lines filed in several
-  // groups, their keys sorted.
+  // The batch's order: one group's counting sort of its table of keys, or, with several groups,
+  // the same sort over the SMs' line records.
   const std::vector<SmLines>& sms = *batch_.sms;
   Dram& dram = *batch_.dram;
   Group& g = groups_.size() == 1 ? groups_[0] : all_;
   if (groups_.size() == 1) {
     gather(g, 0, sms, batch_.quantum);
   } else {
-    // Each SM's lines in its order (not per group: one pass over its records).
-    g.keys.clear();
-    for (size_t r = 0; r < sms.size(); ++r) {
-      const L2Line* lines = sms[r].lines;
-      for (uint32_t i = 0; i < sms[r].count; ++i) {
-        g.keys.push_back(line_key(lines[i].offset, i) | uint64_t(r) << 32);
-      }
+    // Each SM's lines in its order (not per group: one pass over its records), in a counting
+    // sort on the issue cycle's offset, the SMs in rank order: (offset, SM, index).
+    g.at.assign(size_t(batch_.quantum) + 1, 0);
+    for (const SmLines& m : sms) {
+      for (uint32_t i = 0; i < m.count; ++i) ++g.at[size_t(m.lines[i].offset) + 1];
     }
-    std::sort(g.keys.begin(), g.keys.end());
-    g.lines.resize(g.keys.size());
-    g.work.resize(g.keys.size());
-    for (size_t i = 0; i < g.keys.size(); ++i) {
-      g.lines[i] = &sms[g.keys[i] >> 32 & 0xffff].lines[uint32_t(g.keys[i]) >> 1];
+    for (size_t i = 1; i < g.at.size(); ++i) g.at[i] += g.at[i - 1];
+    g.lines.resize(g.at.back());
+    g.work.resize(g.at.back());
+    for (const SmLines& m : sms) {
+      for (uint32_t i = 0; i < m.count; ++i) g.lines[g.at[m.lines[i].offset]++] = &m.lines[i];
     }
   }
   lookup_lines(g, batch_.now, [&](size_t, L2Line& l, L2Work& w) {

@@ -41,6 +41,47 @@ class StepPool {
     const std::function<void(size_t)>* fn = nullptr;
   };
   static constexpr size_t kMaxPhases = 8;
+  // Work that some items of a phase need done before they go on (an L2 item of the merge, which
+  // the L2's next step and the SMs that sent lines need): the first item to need it runs it, the
+  // others wait until it is done. The work waits for nothing (what it needs is done before run()),
+  // so such a phase always ends. reset() before the batch (run() publishes it).
+  class Once {
+   public:
+    void reset() { state_.store(kIdle, std::memory_order_relaxed); }
+    bool done() const { return state_.load(std::memory_order_acquire) == kDone; }
+    // Runs fn unless an item runs or ran it; returns once it is done.
+    template <class Fn>
+    void run(const Fn& fn) {
+      int idle = kIdle;
+      if (state_.compare_exchange_strong(idle, kRunning, std::memory_order_acquire)) {
+        try {
+          fn();
+        } catch (...) {
+          state_.store(kDone, std::memory_order_release);
+          throw;
+        }
+        state_.store(kDone, std::memory_order_release);
+        return;
+      }
+      for (int spins = 0; state_.load(std::memory_order_acquire) != kDone; ++spins) {
+        if (spins < 2000) {
+          relax();
+        } else {
+          std::this_thread::yield();
+        }
+      }
+    }
+
+   private:
+    enum : int { kIdle, kRunning, kDone };
+    std::atomic<int> state_{kIdle};
+  };
+  // A pause in a loop that waits for another thread.
+  static void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
   // Runs the phases (at most kMaxPhases) in order as one batch: every call of phase k returns
   // before any of phase k + 1 starts. An exception is rethrown here: the one of the first phase
   // that threw, of its least item that threw; the later phases' items are then not called.

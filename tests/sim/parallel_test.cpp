@@ -171,6 +171,35 @@ TEST(StepPool, APhaseStartsOnceThePhaseBeforeEnded) {
   }
 }
 
+// Work that some items of a phase need first (StepPool::Once, the L2's items in the merge):
+// it runs once per batch, by whichever item needs it first, and every item that needs it sees
+// what it made (a plain write: ThreadSanitizer checks the order).
+TEST(StepPool, OnceRunsItsWorkOnceBeforeEveryItemThatNeedsIt) {
+  for (const int threads : {1, 2, 3, 8}) {
+    sim::StepPool pool(threads);
+    sim::StepPool::Once once;
+    int made = 0;
+    for (int rep = 1; rep <= 200; ++rep) {
+      std::atomic<int> runs{0}, seen{0}, wrong{0};
+      const size_t n = size_t(1 + rep % 40);
+      once.reset();
+      const std::function<void(size_t)> item = [&](size_t i) {
+        if (i % 3 != 1) return;  // needs nothing
+        once.run([&] {
+          runs.fetch_add(1);
+          made = rep;
+        });
+        seen.fetch_add(1);
+        wrong += made != rep;
+      };
+      pool.run(n, item);
+      ASSERT_EQ(runs.load(), n > 1 ? 1 : 0) << threads << " threads, " << n << " items";
+      EXPECT_EQ(seen.load(), int((n + 1) / 3)) << threads << " threads";
+      EXPECT_EQ(wrong.load(), 0) << threads << " threads";
+    }
+  }
+}
+
 TEST(Parallel, BadThreadCountsAndQuantaAreRefused) {
   const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
   const traces::Trace t = compiled_gemm(gpu, 8, 256, 256, "int2", golden::DType::kInt8);
