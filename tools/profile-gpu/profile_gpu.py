@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 import traceback
+import zlib
 from pathlib import Path
 
 SCHEMA = "ltc-gpu-profile/1"
@@ -279,6 +280,25 @@ def _stats(ts):
     n = len(ts)
     return {"median": ts[n // 2] if n % 2 else 0.5 * (ts[n // 2 - 1] + ts[n // 2]),
             "min": ts[0], "p90": ts[min(n - 1, int(round(0.9 * (n - 1))))]}
+
+
+def point_seed(model, phase, batch, n):
+    """The RNG seed of one grid point's weights, cache and input: the same on every run and GPU
+    whatever was measured before it, so its routing can be reproduced."""
+    return zlib.crc32(f"{model}:{phase}:{batch}:{n}".encode())
+
+
+def step_routing(s, st):
+    """Tokens each routed expert got in each layer of the stack `st` (its static input and
+    weights: the routing of every replay), from one eager forward."""
+    s["_routing"] = []
+    try:
+        with torch.no_grad():
+            st()
+        torch.cuda.synchronize()
+        return [c.tolist() for c in s["_routing"]]
+    finally:
+        s["_routing"] = None
 
 
 def capture(fn, warm=2):
@@ -594,6 +614,8 @@ def moe_ffn(s, h2, w):
     order = torch.argsort(flat)
     # Tokens per expert without a host sync (torch.bincount sizes its output on the host).
     counts = torch.zeros(E, device=xs.device, dtype=flat.dtype).scatter_add_(0, flat, torch.ones_like(flat))
+    if s.get("_routing") is not None:  # an eager forward that records the routing (step_routing)
+        s["_routing"].append(counts)
     tok = order // k
     ed = s["_expert_dtype"]
     align = s["_moe_align"]
@@ -1200,6 +1222,7 @@ def main(argv=None):
                                 f"{avail / 2**30:.1f} GiB free")
                     continue
                 try:
+                    torch.manual_seed(point_seed(name, phase, B, n))
                     st = StepStack(s, phase, B, n, layers, dtype, dev)
                     g = capture(st)
                     r = time_graph(g, args.warmup, args.reps)
@@ -1211,6 +1234,9 @@ def main(argv=None):
                     if s.get("moe"):
                         rec["expert_dtype"] = str(s["_expert_dtype"]).replace("torch.", "")
                         rec["expert_group_align"] = s["_moe_align"]
+                        del g
+                        g = None
+                        rec["tokens_per_expert"] = step_routing(s, st)
                     doc["steps"].append(rec)
                     log(f"  {phase} B{B} {key}{n} x{layers}: {rec['ms_per_layer']:.4f} ms/layer")
                     del g, st
