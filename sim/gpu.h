@@ -111,8 +111,8 @@ class Gpu : public sc_core::sc_module {
   std::vector<uint32_t> retires_;  // by SM: blocks retired in the quantum being merged
   std::vector<Ref> freed_;         // block slots freed, not yet filled (cycle, SM, -)
   std::vector<StepPool::Phase> phases_;  // the merge's batch on the pool
-  // The items of its first phase: the L2's first items (-1 - item) and the SMs (their place in
-  // deal_), each thread's range its share of both.
+  // The items of the merge's one phase: the L2's items (-1 - their place in the chain below)
+  // and the SMs (their place in deal_), each thread's range its share of both.
   std::vector<int32_t> first_items_;
   // The merge's L2 items (its steps one after another, chain_at_[j]: step j's first), each
   // run once by the first item that needs it.

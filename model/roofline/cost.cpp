@@ -474,6 +474,8 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
   const double mma_dims = double(ceil_div(at.head_dim, dim_step) * dim_step +
                                  ceil_div(at.v_dim(), dim_step) * dim_step);
   bool serial_tiles = false;
+  // The reference decode kernel's K and V tiles (cuDNN's flash forward: 128 keys).
+  constexpr int64_t kKeyTile = 128;
   // The compiled decode kernel's estimate (its clock is the loaded one: no throttle on top).
   std::optional<tiling::DecodeAttentionEstimate> estimate;
   if (!at.causal && at.q_len <= 16) {
@@ -511,8 +513,7 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
       const double active = double(std::min<int64_t>(units * splits, sms));
       c.memory_ms =
           c.bytes / std::min(m.attention_bytes_per_s(), active * m.sm_dram_bytes_per_s()) * 1e3;
-      // Whole 128-key tiles: the last one's MMAs and softmax run however few keys it holds.
-      constexpr int64_t kKeyTile = 128;
+      // Whole key tiles: the last one's MMAs and softmax run however few keys it holds.
       const double padded_flops = 2.0 * units * 16.0 * ceil_div(rows, 16) *
                                   double(ceil_div(at.kv_len, kKeyTile) * kKeyTile) * mma_dims;
       c.compute_ms = padded_flops / (peak * m.decode_attention_fraction()) * 1e3;
@@ -526,7 +527,7 @@ OpCost attention_cost(const Machine& m, const llm::Op& op, const llm::StepConfig
     // the SM's time is their sum, not their overlap.
     if (!compiled) {
       const int64_t d = ceil_div(std::max(at.head_dim, at.v_dim()), dim_step) * dim_step;
-      const int64_t smem = (16 + 2 * 128) * d * int64_t(llm::dtype_bytes(step.hidden));
+      const int64_t smem = (16 + 2 * kKeyTile) * d * int64_t(llm::dtype_bytes(step.hidden));
       serial_tiles = hw::block_occupancy(m.gpu(), 4, 1, smem).blocks_per_sm <= 1;
     }
     // The compiled plan's split-KV combine (the reference's second SDPA kernel is in its four).

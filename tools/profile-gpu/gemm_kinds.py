@@ -39,15 +39,10 @@ def build_parser():
     ap.add_argument("--out", default="gemm-kinds.json", help="output JSON (rewritten as it goes)")
     ap.add_argument("--ms", default=DEFAULT_MS, help="GEMM rows M")
     ap.add_argument("--kinds", default=",".join(KINDS), help="GEMM kinds")
-    ap.add_argument("--warmup", type=int, default=3, help="graph replays before timing")
-    ap.add_argument("--reps", type=int, default=15, help="timed graph replays (median reported)")
-    ap.add_argument("--spin-up-s", type=float, default=3.0, help="seconds of fp16 GEMMs before measuring")
-    ap.add_argument("--time-budget-s", type=float, default=0,
-                    help="stop starting new shapes after this many seconds (0: none); the rest is skipped")
+    pg.add_run_options(ap, "shapes", warmup=3, reps=15)
     ap.add_argument("--kernel-models", default="llama2-7b,llama3-8b",
                     help="models whose shapes get a kernel list per kind and M")
     ap.add_argument("--kernel-budget-s", type=float, default=40, help="at most this long listing kernels")
-    ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--dry-run", action="store_true", help="print the plan; needs no GPU")
     return ap
 
@@ -115,7 +110,7 @@ def main(argv=None):
          "operand sets exceeding 3x L2, median time per call; no steps"),
         dinfo, args.device,
         {"ms": ms, "kinds": kinds, "warmup": args.warmup, "reps": args.reps, "spin_up_s": args.spin_up_s,
-         "command": "gemm_kinds.py " + " ".join(sys.argv[1:] if argv is None else argv)},
+         "command": pg.command_line("gemm_kinds.py", argv)},
         [{"name": n, "source": src, "shape": s} for n, src, s in models])
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

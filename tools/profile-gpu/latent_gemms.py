@@ -39,12 +39,7 @@ def build_parser():
     ap.add_argument("--batches", default="1,2,4,8,16,32,64,128,256", help="sequences B")
     ap.add_argument("--contexts", default="4096,512,2048,1024",
                     help="cached tokens L (the cache holds L + 1 rows); measured in this order")
-    ap.add_argument("--warmup", type=int, default=3, help="graph replays before timing")
-    ap.add_argument("--reps", type=int, default=10, help="timed graph replays (median reported)")
-    ap.add_argument("--spin-up-s", type=float, default=3.0, help="seconds of fp16 GEMMs before measuring")
-    ap.add_argument("--time-budget-s", type=float, default=0,
-                    help="stop starting new points after this many seconds (0: none); the rest is skipped")
-    ap.add_argument("--device", type=int, default=0)
+    pg.add_run_options(ap, "points", warmup=3, reps=10)
     ap.add_argument("--dry-run", action="store_true", help="print the plan; needs no GPU")
     ap.add_argument("--summarize", metavar="FILE",
                     help="print a measured file's kernel families per layout and heads; needs no GPU")
@@ -172,7 +167,7 @@ def main(argv=None):
         dinfo, args.device,
         {"heads": args.heads, "latents": args.latents, "batches": args.batches, "contexts": args.contexts,
          "warmup": args.warmup, "reps": args.reps, "spin_up_s": args.spin_up_s,
-         "command": "latent_gemms.py " + " ".join(sys.argv[1:] if argv is None else argv)},
+         "command": pg.command_line("latent_gemms.py", argv)},
         [])
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -954,6 +954,24 @@ def open_device(index):
     return dev, dinfo, int(dinfo.get("L2_cache_size") or 50 * 2**20)
 
 
+def add_run_options(ap, unit, warmup, reps):
+    """The options every measuring script takes: graph replays before and during timing, the
+    clocks' spin-up, a time budget over its `unit` (what it stops starting), the device."""
+    ap.add_argument("--warmup", type=int, default=warmup, help="graph replays before timing")
+    ap.add_argument("--reps", type=int, default=reps, help="timed graph replays (median reported)")
+    ap.add_argument("--spin-up-s", type=float, default=3.0,
+                    help="seconds of back-to-back fp16 GEMMs before measuring, so clocks and power settle")
+    ap.add_argument("--time-budget-s", type=float, default=0,
+                    help=f"stop starting new {unit} after this many seconds (0: no limit); the rest is "
+                         "recorded as skipped")
+    ap.add_argument("--device", type=int, default=0, help="CUDA device index")
+
+
+def command_line(script, argv):
+    """The command a file records: the script and its arguments."""
+    return script + " " + " ".join(sys.argv[1:] if argv is None else argv)
+
+
 def sweep_doc(what, dinfo, index, settings, models):
     """A measurement file's head (schema ltc-gpu-profile/1) with empty record lists."""
     return {
@@ -1036,23 +1054,16 @@ def build_parser():
     ap.add_argument("--prefill", default="1x128,1x512,1x2048,8x512",
                     help="prefill points BxSEQ (a bare SEQ means B=1)")
     ap.add_argument("--layers", type=int, default=4, help="decoder layers in the graph-captured stack")
-    ap.add_argument("--warmup", type=int, default=5, help="graph replays before timing")
-    ap.add_argument("--reps", type=int, default=20, help="timed graph replays (median reported)")
     ap.add_argument("--gemm-dtypes", default=",".join(GEMM_DTYPES), help="GEMM paths to measure")
     ap.add_argument("--int4-max-m", type=int, default=256,
                     help="int4 weight-only GEMMs only up to this M (the path is a decode kernel)")
-    ap.add_argument("--spin-up-s", type=float, default=3.0,
-                    help="seconds of back-to-back fp16 GEMMs before measuring, so clocks and power settle")
     ap.add_argument("--no-steps", action="store_true", help="skip the step measurements")
     ap.add_argument("--no-ops", action="store_true", help="skip the per-operator measurements")
     ap.add_argument("--no-peaks", action="store_true", help="skip the peak GEMM / copy measurements")
     ap.add_argument("--no-kernels", action="store_true", help="skip the per-layer kernel list (torch.profiler)")
     ap.add_argument("--kernel-points", type=parse_kernel_points, default="decode:1x512,prefill:1x512",
                     help="where the kernel list is taken: phase:BxN,... (decode: N = context; prefill: N = seq)")
-    ap.add_argument("--time-budget-s", type=float, default=0,
-                    help="stop starting new models after this many seconds (0: no limit); the rest is "
-                         "recorded as skipped")
-    ap.add_argument("--device", type=int, default=0, help="CUDA device index")
+    add_run_options(ap, "models", warmup=5, reps=20)
     ap.add_argument("--dry-run", action="store_true",
                     help="parse configs and print the plan with memory estimates; needs no GPU or PyTorch")
     ap.add_argument("--quiet", action="store_true")
@@ -1123,7 +1134,7 @@ def main(argv=None):
                      "decode_batches": parse_ints(args.batches), "decode_contexts": parse_ints(args.contexts),
                      "prefill": [[b, t] for b, t in prefill], "gemm_dtypes": args.gemm_dtypes.split(","),
                      "kernel_points": [[ph, b, n] for ph, b, n in args.kernel_points],
-                     "command": "profile_gpu.py " + " ".join(sys.argv[1:] if argv is None else argv)},
+                     "command": command_line("profile_gpu.py", argv)},
         "models": [{"name": n, "source": src, "shape": {k: v for k, v in s.items()}} for n, src, s in models],
         "steps": [], "ops": [], "peaks": [], "kernels": [], "skipped": [],
     }
@@ -1234,8 +1245,7 @@ def main(argv=None):
                     if s.get("moe"):
                         rec["expert_dtype"] = str(s["_expert_dtype"]).replace("torch.", "")
                         rec["expert_group_align"] = s["_moe_align"]
-                        del g
-                        g = None
+                        g = None  # the graph's memory back before the eager forward
                         rec["tokens_per_expert"] = step_routing(s, st)
                     doc["steps"].append(rec)
                     log(f"  {phase} B{B} {key}{n} x{layers}: {rec['ms_per_layer']:.4f} ms/layer")
