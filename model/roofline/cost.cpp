@@ -382,6 +382,31 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
   return best;
 }
 
+// cuBLAS's strided-batched GEMV kernels (gemmSN) for the absorbed MLA decode's alignment-1 GEMMs
+// (latent_decode_cost): where the library takes them and what they cost.
+bool latent_gemmsn(LatentGemm layout, int64_t batch, int64_t m, int64_t n, int64_t k) {
+  // Long rows for their heads (n x k against m squared) over enough of the batch.
+  switch (layout) {
+    case LatentGemm::kScore:
+      return n * k >= 8192 * m * m && batch * n >= 131072;
+    case LatentGemm::kValue:
+      return n >= 512 && n * k >= 4096 * m * m && batch >= 256;
+  }
+  return false;
+}
+
+double latent_gemmsn_s(const Machine& m, LatentGemm layout, int64_t batch, int64_t rows, int64_t n,
+                       int64_t k) {
+  // Per output column a K loop of (k + k_extra) steps over (rows + m_extra) rows, `rate` of them
+  // per SM cycle on the CUDA cores.
+  struct Rate {
+    double rate, k_extra, m_extra;
+  };
+  const Rate r = layout == LatentGemm::kScore ? Rate{17.8, 115, 0} : Rate{32.0, 65, 4};
+  return double(batch) * double(n) * (double(k) + r.k_extra) * (double(rows) + r.m_extra) /
+         (r.rate * m.sms() * m.gpu().clock_ghz * 1e9);
+}
+
 namespace {
 
 // The MLA decode of the reference step (absorbed, docs/performance-models.md) as the eager kernels
@@ -396,7 +421,8 @@ OpCost latent_decode_cost(const Machine& m, const llm::Op& op, const llm::StepCo
   const double b = double(at.batch), h = double(at.heads), len = double(at.kv_len);
   const int64_t latent = at.v_dim(), rope = at.head_dim - at.v_dim();
   const bool unaligned = (at.kv_len * int64_t(hb)) % 16 != 0;
-  auto batched = [&](int64_t n, int64_t k, double w_bytes, double x_bytes, double out_bytes) {
+  auto batched = [&](LatentGemm layout, int64_t n, int64_t k, double w_bytes, double x_bytes,
+                     double out_bytes) {
     GemmProblem g;
     g.batch = at.batch;
     g.m = at.heads;
@@ -409,13 +435,25 @@ OpCost latent_decode_cost(const Machine& m, const llm::Op& op, const llm::StepCo
     g.x_bytes = x_bytes;
     g.out_bytes = out_bytes;
     g.unaligned = unaligned;
-    return gemm_cost(m, g);
+    OpCost c = gemm_cost(m, g);
+    if (unaligned && latent_gemmsn(layout, g.batch, g.m, g.n, g.k)) {
+      const double s = latent_gemmsn_s(m, layout, g.batch, g.m, g.n, g.k);
+      c.compute_ms = 1e3 * s;
+      c.ms = std::max(c.compute_ms, c.memory_ms) + 1e3 * m.kernel_fixed_s();
+      c.bound = "cuda";
+      c.execution_path = "gemmSN (CUDA cores)";
+      c.tile = {};
+    }
+    return c;
   };
   const double scores = b * h * len;  // elements of one [B, heads, L] score tensor
   const std::vector<OpCost> gemms = {
-      batched(at.kv_len, latent, b * len * latent * hb, b * h * latent * hb, scores * hb),
-      batched(at.kv_len, rope, b * len * rope * hb, b * h * rope * hb, scores * hb),
-      batched(latent, at.kv_len, b * len * latent * hb, scores * hb, b * h * latent * hb)};
+      batched(LatentGemm::kScore, at.kv_len, latent, b * len * latent * hb, b * h * latent * hb,
+              scores * hb),
+      batched(LatentGemm::kScore, at.kv_len, rope, b * len * rope * hb, b * h * rope * hb,
+              scores * hb),
+      batched(LatentGemm::kValue, latent, at.kv_len, b * len * latent * hb, scores * hb,
+              b * h * latent * hb)};
   // The score path's kernels stream contiguous tensors (PyTorch's vectorized elementwise
   // kernels: the achievable DRAM rate, not the eager strided one): the two score parts added
   // (read 2, write 1), scaled (1, 1), softmax to FP32 (its max, sum and output passes read the
@@ -437,8 +475,12 @@ OpCost latent_decode_cost(const Machine& m, const llm::Op& op, const llm::StepCo
     c.kernels += g.kernels;
   }
   c.bound = gemms[0].bound;
+  const auto gemv =
+      std::count_if(gemms.begin(), gemms.end(), [](const OpCost& g) { return g.bound == "cuda"; });
   c.execution_path = "eager: 3 batched GEMMs (mac " + std::string(golden::dtype_name(step.hidden)) +
-                     (unaligned ? ", alignment-1 kernels" : "") + ") + softmax in fp32";
+                     (unaligned ? ", alignment-1 kernels" : "") +
+                     (gemv > 0 ? ", " + std::to_string(gemv) + " as gemmSN on CUDA cores" : "") +
+                     ") + softmax in fp32";
   c.tile = gemms[0].tile;
   c.tensor_busy_s = op.flops / (m.mac_tops(step.hidden) * 1e12);
   return c;

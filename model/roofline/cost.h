@@ -44,6 +44,20 @@ struct OpCost {
 // One (mp)GEMM as a standalone kernel.
 OpCost gemm_cost(const Machine& m, const GemmProblem& g);
 
+// The absorbed MLA decode's batched GEMMs of the reference step, in the roofline's orientation (m
+// rows: the heads): a score [m x k] x [k x n] against the cached latents or RoPE keys (n = L + 1,
+// k their width), or the value [m x k] x [k x n] of the probabilities against the latents (k = L +
+// 1, n the latent width). Where a row of L + 1 halves is not 16-byte aligned, cuBLAS (sm90) runs
+// alignment-1 tensor-op GEMMs, or, for few heads and a large batch x length, its strided-batched
+// GEMV kernels (gemmSN) on the CUDA cores: latent_gemmsn says where, as the H100 sweep
+// configs/calibration/h100-latent-gemms.json lists them (every GEMM of it over 10 us; the H200
+// takes the same kernels, configs/calibration/h200-moe-kernels.json), and latent_gemmsn_s what
+// one costs, fitted to that sweep's gemmSN times (model/roofline/README.md).
+enum class LatentGemm { kScore, kValue };
+bool latent_gemmsn(LatentGemm layout, int64_t batch, int64_t m, int64_t n, int64_t k);
+double latent_gemmsn_s(const Machine& m, LatentGemm layout, int64_t batch, int64_t rows, int64_t n,
+                       int64_t k);
+
 // Decoder layers of another kind than the step's main one (llm::StepGraph::other_layers).
 struct LayerGroupCost {
   std::string kind;  // "dense FFN, full attention", ...
