@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# What took configs/calibration/h200-latent-gemms.json: the absorbed MLA decode's batched GEMMs
-# (latent_gemms.py) on one H200, output under $OUT (default: the working directory).
+# The absorbed MLA decode's batched GEMMs (latent_gemms.py) on one H200, output under $OUT (default:
+# the working directory). configs/calibration/h100-latent-gemms.json is this sweep on an H100 (same
+# sm90 kernels and 132 SMs; the rule and rates of cuBLAS's gemmSN GEMVs in model/roofline come
+# from it).
 set -u
 out=${OUT:-.}
 root=$(cd "$(dirname "$0")/../.." && pwd)
