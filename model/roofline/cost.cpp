@@ -409,6 +409,21 @@ double latent_gemmsn_s(const Machine& m, LatentGemm layout, int64_t batch, int64
 
 namespace {
 
+// One gemmSN kernel (latent_gemmsn): its CUDA-core loop against its operands' DRAM stream.
+OpCost gemmsn_cost(const Machine& m, LatentGemm layout, const GemmProblem& g) {
+  OpCost c;
+  c.name = c.kind = "gemm";
+  c.flops = g.flops();
+  c.bytes = g.bytes();
+  c.kernels = 1;
+  c.compute_ms = 1e3 * latent_gemmsn_s(m, layout, g.batch, g.m, g.n, g.k);
+  c.memory_ms = 1e3 * g.bytes() / m.dram_bytes_per_s();
+  c.ms = std::max(c.compute_ms, c.memory_ms) + 1e3 * m.kernel_fixed_s();
+  c.bound = "cuda";
+  c.execution_path = "gemmSN (CUDA cores)";
+  return c;
+}
+
 // The MLA decode of the reference step (absorbed, docs/performance-models.md) as the eager kernels
 // it launches: the latent and RoPE key copied into their caches; per sequence the scores as two
 // batched GEMMs of the heads' queries against the cached latents [L x kv_lora_rank] and RoPE keys
@@ -421,6 +436,7 @@ OpCost latent_decode_cost(const Machine& m, const llm::Op& op, const llm::StepCo
   const double b = double(at.batch), h = double(at.heads), len = double(at.kv_len);
   const int64_t latent = at.v_dim(), rope = at.head_dim - at.v_dim();
   const bool unaligned = (at.kv_len * int64_t(hb)) % 16 != 0;
+  int gemv = 0;  // GEMMs run as gemmSN
   auto batched = [&](LatentGemm layout, int64_t n, int64_t k, double w_bytes, double x_bytes,
                      double out_bytes) {
     GemmProblem g;
@@ -435,16 +451,9 @@ OpCost latent_decode_cost(const Machine& m, const llm::Op& op, const llm::StepCo
     g.x_bytes = x_bytes;
     g.out_bytes = out_bytes;
     g.unaligned = unaligned;
-    OpCost c = gemm_cost(m, g);
-    if (unaligned && latent_gemmsn(layout, g.batch, g.m, g.n, g.k)) {
-      const double s = latent_gemmsn_s(m, layout, g.batch, g.m, g.n, g.k);
-      c.compute_ms = 1e3 * s;
-      c.ms = std::max(c.compute_ms, c.memory_ms) + 1e3 * m.kernel_fixed_s();
-      c.bound = "cuda";
-      c.execution_path = "gemmSN (CUDA cores)";
-      c.tile = {};
-    }
-    return c;
+    if (!unaligned || !latent_gemmsn(layout, g.batch, g.m, g.n, g.k)) return gemm_cost(m, g);
+    ++gemv;
+    return gemmsn_cost(m, layout, g);
   };
   const double scores = b * h * len;  // elements of one [B, heads, L] score tensor
   const std::vector<OpCost> gemms = {
@@ -475,8 +484,6 @@ OpCost latent_decode_cost(const Machine& m, const llm::Op& op, const llm::StepCo
     c.kernels += g.kernels;
   }
   c.bound = gemms[0].bound;
-  const auto gemv =
-      std::count_if(gemms.begin(), gemms.end(), [](const OpCost& g) { return g.bound == "cuda"; });
   c.execution_path = "eager: 3 batched GEMMs (mac " + std::string(golden::dtype_name(step.hidden)) +
                      (unaligned ? ", alignment-1 kernels" : "") +
                      (gemv > 0 ? ", " + std::to_string(gemv) + " as gemmSN on CUDA cores" : "") +
