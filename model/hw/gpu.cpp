@@ -143,6 +143,7 @@ void gemm_path_fields(V&& v, P& p) {
   v("tile_overhead_k", p.tile_overhead_k);
   v("tile_n", p.tile_n);
   v("data_parallel", p.data_parallel);
+  v("group_switch_us", p.group_switch_us);
 }
 
 template <typename V, typename T>
@@ -502,11 +503,13 @@ void GpuConfig::finalize() {
         p.max_split_k > 64 || p.max_tile_m < 0 || p.max_tile_m > 256 ||
         (p.max_tile_m > 0 && p.max_tile_m < p.tile_m) || p.l2_bw_fraction < 0 ||
         p.l2_bw_fraction > 1 || !(p.tile_overhead_k >= 0 && p.tile_overhead_k <= 65536) ||
-        p.tile_n < 0 || p.tile_n > 256 || (p.data_parallel != 0 && p.data_parallel != 1)) {
+        p.tile_n < 0 || p.tile_n > 256 || (p.data_parallel != 0 && p.data_parallel != 1) ||
+        !(p.group_switch_us >= 0 && p.group_switch_us <= 1000)) {
       throw InputError(w + ": achievable.gemm_paths " + p.act + " x " + p.weight +
                        ": fractions must be in [0, 1] (0: the GPU-wide value), tile_m in 0..256, "
                        "max_tile_m 0 or tile_m..256, fixed_us >= 0, max_split_k in 0..64, "
-                       "tile_overhead_k in 0..65536, tile_n in 0..256, data_parallel 0 or 1");
+                       "tile_overhead_k in 0..65536, tile_n in 0..256, data_parallel 0 or 1, "
+                       "group_switch_us in 0..1000");
     }
     auto number = [](double x) {
       std::ostringstream o;

@@ -93,6 +93,10 @@ struct GemmPathRates {
   // 128x256, 128x128 or 128x64 by M x N and K, 64x64 below; the roofline then costs that tile,
   // faster or not).
   std::vector<TileRule> tile_choice{};
+  // A grouped kernel (persistent thread blocks over all groups' tiles): what a thread block
+  // spends each time its next tile is in another group (that group's operand descriptors
+  // rewritten), in us; 0: nothing.
+  double group_switch_us = 0;
 };
 
 // The tile `rules` (GemmPathRates::tile_choice, not empty) pick for an m x n x k problem.

@@ -358,6 +358,8 @@ class GraphBuilder {
     op.gemm = {groups, ceil_div(pairs, groups), n, k};
     op.weight_bytes = routing_.active * double(n) * k * s_.weights.bits_per_weight() / 8;
     op.grouped = true;
+    op.group_tokens = rows_;
+    op.group_pick = expert_pick(m_.moe.experts, m_.moe.top_k, s_.expert_load);
     return op;
   }
 

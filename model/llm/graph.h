@@ -172,6 +172,10 @@ struct Op {
   std::string launch_with;
   int64_t passthrough_elements = 0;  // kRope: q/k elements outside the rotary dims (copied)
   bool grouped = false;  // kLinear: a routed-expert GEMM, one group of rows per active expert
+  // kLinear grouped: the tokens routed and each routed expert's probability of being picked by
+  // one (llm::expert_pick): how the rows spread over the groups (llm::group_row_tiles).
+  int64_t group_tokens = 0;
+  std::vector<double> group_pick;
   // Under the reference plan: elements the op adds into its output with atomics (the MoE
   // combine's index_add_ of the expert rows back to token order).
   int64_t atomic_adds = 0;

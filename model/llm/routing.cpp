@@ -109,4 +109,56 @@ RoutingStats routing_stats(int64_t tokens, int64_t experts, int64_t top_k, const
   return r;
 }
 
+std::vector<double> expert_pick(int64_t experts, int64_t top_k, const ExpertLoad& load) {
+  std::vector<double> pick(static_cast<size_t>(experts));
+  for (int64_t e = 0; e < experts; ++e) {
+    const double share = load.share.empty() ? 1.0 / double(experts) : load.share[e];
+    pick[e] = std::min(1.0, double(top_k) * share);
+  }
+  return pick;
+}
+
+namespace {
+
+// E[ceil(X / t)], X ~ Binomial(n, p): the pmf summed over twelve deviations either side of its
+// mode (the mass beyond is below 1e-30), each term from its neighbour's.
+double binomial_ceil_mean(int64_t n, double p, int64_t t) {
+  if (n <= 0 || p <= 0) return 0;
+  if (p >= 1) return double((n + t - 1) / t);
+  const double mean = double(n) * p, sd = std::sqrt(mean * (1 - p));
+  const int64_t lo = std::max<int64_t>(0, int64_t(std::floor(mean - 12 * sd)) - 1);
+  const int64_t hi = std::min<int64_t>(n, int64_t(std::ceil(mean + 12 * sd)) + 1);
+  const int64_t mode = std::clamp<int64_t>(int64_t(double(n + 1) * p), lo, hi);
+  const double at_mode = std::exp(std::lgamma(double(n) + 1) - std::lgamma(double(mode) + 1) -
+                                  std::lgamma(double(n - mode) + 1) + double(mode) * std::log(p) +
+                                  double(n - mode) * std::log1p(-p));
+  const double odds = p / (1 - p);
+  auto tiles = [t](int64_t x) { return double((x + t - 1) / t); };
+  double sum = at_mode * tiles(mode), pmf = at_mode;
+  for (int64_t x = mode; x < hi; ++x) {  // pmf(x + 1) from pmf(x)
+    pmf *= double(n - x) / double(x + 1) * odds;
+    sum += pmf * tiles(x + 1);
+  }
+  pmf = at_mode;
+  for (int64_t x = mode; x > lo; --x) {  // pmf(x - 1) from pmf(x)
+    pmf *= double(x) / double(n - x + 1) / odds;
+    sum += pmf * tiles(x - 1);
+  }
+  return sum;
+}
+
+}  // namespace
+
+double group_row_tiles(int64_t tokens, const std::vector<double>& pick, int64_t tile_rows) {
+  double tiles = 0;
+  for (size_t e = 0; e < pick.size();) {
+    size_t same = e + 1;
+    while (same < pick.size() && pick[same] == pick[e]) ++same;
+    tiles +=
+        double(same - e) * binomial_ceil_mean(tokens, pick[e], std::max<int64_t>(1, tile_rows));
+    e = same;
+  }
+  return tiles;
+}
+
 }  // namespace ltc::llm

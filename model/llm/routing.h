@@ -38,4 +38,13 @@ struct RoutingStats {
 };
 RoutingStats routing_stats(int64_t tokens, int64_t experts, int64_t top_k, const ExpertLoad& load);
 
+// Each routed expert's probability of being picked by one token: min(1, top_k x share).
+std::vector<double> expert_pick(int64_t experts, int64_t top_k, const ExpertLoad& load);
+
+// Row tiles of `tile_rows` rows the experts' groups of a grouped GEMM fill, expected over
+// routings: the sum over experts of E[ceil(X / tile_rows)], X ~ Binomial(tokens, pick) the
+// tokens routed to an expert. A tile taller than every group counts the active experts; shorter
+// tiles add the padding of groups that the routing leaves uneven.
+double group_row_tiles(int64_t tokens, const std::vector<double>& pick, int64_t tile_rows);
+
 }  // namespace ltc::llm

@@ -576,7 +576,8 @@ std::vector<FitParameter> step_parameters(bool moe, bool mla, bool layer_norm) {
   }
   if (moe) {
     // The grouped kernel's tiles (the efficiency of those under 128 rows and of the larger ones,
-    // the largest row tile), DRAM feed and launch; the combine's atomic adds.
+    // the largest row tile, the per-tile prologue and epilogue), DRAM feed, launch and group
+    // switches; the combine's atomic adds.
     p.push_back(grouped_field("small_tile_fraction", &hw::GemmPathRates::small_tile_fraction, 0.02,
                               1.0, true));
     p.push_back(
@@ -598,6 +599,8 @@ std::vector<FitParameter> step_parameters(bool moe, bool mla, bool layer_norm) {
     p.push_back(grouped_field("fixed_us", &hw::GemmPathRates::fixed_us, 0.5, 30, true));
     p.push_back(
         grouped_field("tile_overhead_k", &hw::GemmPathRates::tile_overhead_k, 1, 4096, false));
+    p.push_back(
+        grouped_field("group_switch_us", &hw::GemmPathRates::group_switch_us, 0.01, 30, true));
     p.push_back(scalar("atomic_add_gops", &A::atomic_add_gops, 10, 5000, true));
   }
   if (mla) p.push_back(scalar("unaligned_l2_fraction", &A::unaligned_l2_fraction, 1e-3, 1, true));
@@ -1557,13 +1560,14 @@ std::string format_calibration(const CalibrationResult& r) {
   }
   for (const auto& p : r.fitted.gemm_paths) {
     s += fmt::format(
-        "  gemm path {} x {}: tensor_fraction {:.4f} (tiles < 128 rows {:.4f}), "
+        "  gemm path {} x {}{}: tensor_fraction {:.4f} (tiles < 128 rows {:.4f}), "
         "dram_bw_fraction {:.4f}, l2_bw_fraction {:.4f}, fixed_us {:.2f}, tile_m {}..{}, "
-        "tile_overhead_k {:.0f}, max_split_k {}, tile_n {}, data_parallel {}\n",
-        p.act, p.weight, p.tensor_fraction, p.small_tile_fraction, p.dram_bw_fraction,
-        p.l2_bw_fraction, p.fixed_us, p.tile_m,
+        "tile_overhead_k {:.0f}, max_split_k {}, tile_n {}, data_parallel {}{}\n",
+        p.act, p.weight, p.kernel.empty() ? "" : " " + p.kernel, p.tensor_fraction,
+        p.small_tile_fraction, p.dram_bw_fraction, p.l2_bw_fraction, p.fixed_us, p.tile_m,
         p.max_tile_m > 0 ? std::max(p.max_tile_m, p.tile_m) : 256, p.tile_overhead_k, p.max_split_k,
-        p.tile_n, p.data_parallel);
+        p.tile_n, p.data_parallel,
+        p.kernel.empty() ? "" : fmt::format(", group_switch_us {:.2f}", p.group_switch_us));
   }
   auto table = [&](const char* title, const std::vector<ErrorSummary>& v) {
     if (v.empty()) return;
@@ -1707,7 +1711,9 @@ std::string calibration_markdown(const CalibrationResult& r) {
           p.small_tile_fraction, p.dram_bw_fraction, p.l2_bw_fraction, p.fixed_us, p.tile_m,
           p.max_tile_m > 0 ? std::max(p.max_tile_m, p.tile_m) : 256,
           p.tile_n > 0 ? std::to_string(p.tile_n) : "64..256", p.tile_overhead_k, p.max_split_k,
-          p.data_parallel == 1 ? "waves" : "waves or stream-K");
+          !p.kernel.empty()      ? fmt::format("waves, {:.2f} us a group switch", p.group_switch_us)
+          : p.data_parallel == 1 ? "waves"
+                                 : "waves or stream-K");
     }
     for (const auto& p : r.fitted.gemm_paths) {
       if (p.tile_choice.empty()) continue;

@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "common/int_math.h"
+#include "model/llm/routing.h"
 #include "model/tiling/decode_attention.h"
 #include "model/tiling/tiling.h"
 
@@ -144,7 +145,8 @@ std::string path_weight_name(const llm::WeightFormat& w) {
 // The rates of g's path: its entry in the `achievable` section (zeros where it has none). A
 // grouped GEMM (the MoE reference step's torch._grouped_mm, which runs a 16-bit float step's
 // experts in BF16: its FP16 kernel cannot be captured in a CUDA graph) takes the path's
-// "grouped" entry, each 0 of it from the plain entry; it never splits K.
+// "grouped" entry, each 0 of it from the plain entry; it runs whole tiles (no split-K, no
+// stream-K).
 hw::GemmPathRates path_rates(const hw::AchievableRates& a, const GemmProblem& g) {
   std::string act(golden::dtype_name(g.acts)), weight = path_weight_name(g.weights);
   const bool half = (g.acts == DType::kFp16 || g.acts == DType::kBf16) &&
@@ -157,7 +159,8 @@ hw::GemmPathRates path_rates(const hw::AchievableRates& a, const GemmProblem& g)
   if (const hw::GemmPathRates* e = a.gemm_path(act, weight, "grouped")) {
     for (auto f : {&hw::GemmPathRates::tensor_fraction, &hw::GemmPathRates::small_tile_fraction,
                    &hw::GemmPathRates::dram_bw_fraction, &hw::GemmPathRates::fixed_us,
-                   &hw::GemmPathRates::l2_bw_fraction, &hw::GemmPathRates::tile_overhead_k}) {
+                   &hw::GemmPathRates::l2_bw_fraction, &hw::GemmPathRates::tile_overhead_k,
+                   &hw::GemmPathRates::group_switch_us}) {
       if (e->*f > 0) r.*f = e->*f;
     }
     for (auto f : {&hw::GemmPathRates::tile_m, &hw::GemmPathRates::max_tile_m,
@@ -167,6 +170,7 @@ hw::GemmPathRates path_rates(const hw::AchievableRates& a, const GemmProblem& g)
     if (!e->tile_choice.empty()) r.tile_choice = e->tile_choice;
   }
   r.max_split_k = 1;
+  r.data_parallel = 1;
   return r;
 }
 
@@ -203,6 +207,7 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
   const int min_tile_m = rates ? rates->tile_m : 0;
   const int max_tile_m = rates && rates->max_tile_m > 0 ? rates->max_tile_m : 0;
   const double tile_overhead_k = rates ? rates->tile_overhead_k : 0.0;
+  const double group_switch_s = rates ? rates->group_switch_us * 1e-6 : 0.0;
   const double l2_bw = g.unaligned && a.unaligned_l2_fraction > 0
                            ? m.gpu().l2.bw_gbps * 1e9 * a.unaligned_l2_fraction
                        : rates && rates->l2_bw_fraction > 0
@@ -223,7 +228,14 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
     if (check_registers && t.tm * double(t.tn) * kAccBytes > 0.5 * m.register_bytes_per_sm()) {
       return;
     }
-    const int64_t base = g.batch * ceil_div(g.m, t.tm) * ceil_div(g.n, t.tn);
+    // A grouped GEMM's groups fill the row tiles the routing gives (uneven groups pad more),
+    // each group's rounded up to whole clusters along M (CUTLASS's grouped scheduler).
+    const int64_t cluster = g.grouped ? std::max(1, m.gpu().sm.cluster_size) : 1;
+    const double row_tiles =
+        g.group_pick.empty()
+            ? double(g.batch * cluster * ceil_div(g.m, t.tm * cluster))
+            : double(cluster) * llm::group_row_tiles(g.group_tokens, g.group_pick, t.tm * cluster);
+    const int64_t base = std::max<int64_t>(1, std::llround(row_tiles)) * ceil_div(g.n, t.tn);
     // Schedules: split-K s (only while the grid is smaller than the GPU), and stream-K (the K
     // loops of all tiles dealt evenly over the SMs, partial tiles fixed up) for larger grids.
     auto evaluate = [&](int s, bool stream_k) {
@@ -238,8 +250,12 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
       const double t_dequant = dequant_s_per_weight * double(t.tn) * kk;
       // A tile loads only the rows of X that exist (bounds-checked loads, TMA's zero fill), so a
       // tile taller than M reads M rows: tinygemm's time grows with the rows present.
-      const double rows = double(g.m) / double(ceil_div(g.m, t.tm));
-      const double t_l2 = (rows * xb + t.tn * wb) * kk / (l2_bw / active);
+      const double rows = g.group_pick.empty() ? double(g.m) / double(ceil_div(g.m, t.tm))
+                                               : double(g.batch * g.m) / std::max(1.0, row_tiles);
+      // An alignment-1 kernel's element loads are bound per SM: each SM its share of the feed
+      // however few are active.
+      const double feeding = g.unaligned ? double(sms) : active;
+      const double t_l2 = (rows * xb + t.tn * wb) * kk / (l2_bw / feeding);
       // In-kernel tables: built per k step before the tensor core can use them (a barrier
       // between the two phases), once per warp tile along N.
       const double t_tables = g.tables && g.tables_in_kernel
@@ -248,8 +264,13 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
                                         double(ceil_div(t.tn, std::min(warp_n, t.tn))) / per_sm_cuda
                                   : 0.0;
       const double per_tile = std::max({t_tensor, t_dequant, t_l2}) + t_tables;
+      // A grouped kernel's thread block moves to another group about once per tile while
+      // there are more groups than waves, else once per group.
+      const double t_switch =
+          g.grouped ? double(std::min<int64_t>(waves, g.batch)) * group_switch_s : 0.0;
       const double t_compute =
-          stream_k ? double(tiles) / sms * per_tile * (1 + kStreamKFixup) : waves * per_tile;
+          (stream_k ? double(tiles) / sms * per_tile * (1 + kStreamKFixup) : waves * per_tile) +
+          t_switch;
       const double partial_bytes = 2.0 * g.batch * g.m * g.n * kAccBytes;
       const double reduce_bytes = stream_k ? kStreamKFixup * partial_bytes
                                   : s > 1  ? s * partial_bytes
@@ -284,7 +305,9 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
         best.bytes = g.bytes() + reduce_bytes;
       }
     };
-    for (int s = 1; s <= max_split_k; ++s) {
+    // cuBLAS's alignment-1 kernels split K only for a batch of one (h100-latent-gemms.json).
+    const int split_cap = g.unaligned && g.batch > 1 ? 1 : max_split_k;
+    for (int s = 1; s <= split_cap; ++s) {
       if (s > 1 && (base * s > sms || ceil_div(g.k, s) < kMinSplitKDepth)) break;
       evaluate(s, false);
     }

@@ -60,6 +60,10 @@ GemmProblem gemm_of(const llm::Op& op, const llm::StepConfig& step) {
   g.tables = op.reads_tables;
   g.tables_in_kernel = op.builds_tables;
   g.grouped = op.grouped && step.kernels == llm::KernelPlan::kReference && !op.reads_tables;
+  if (g.grouped) {
+    g.group_tokens = op.group_tokens;
+    g.group_pick = op.group_pick;
+  }
   g.compiled = step.kernels == llm::KernelPlan::kCompiled;
   g.table = step.table_dtype();
   g.lut_k = step.lut_k;

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace ltc::roofline {
 
@@ -28,6 +29,11 @@ struct GemmProblem {
   // `batch` groups, no split-K, a setup kernel before it); its rates: the path's "grouped" entry
   // (hw::GemmPathRates::kernel).
   bool grouped = false;
+  // A grouped GEMM: the tokens routed and each group's (expert's) probability of taking a token
+  // (llm::Op::group_pick); its row tiles are llm::group_row_tiles of them. Empty: batch groups of
+  // m rows each.
+  int64_t group_tokens = 0;
+  std::vector<double> group_pick;
   // A row of an operand or of the output is not a multiple of 16 bytes: cuBLAS runs its
   // alignment-1 kernels, whose operands come from L2 element by element
   // (hw::AchievableRates::unaligned_l2_fraction).

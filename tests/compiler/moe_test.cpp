@@ -215,6 +215,51 @@ TEST(Routing, SkewedAndMeasuredLoads) {
   EXPECT_THROW(build_step_graph(load_model("llama2-7b"), s), InputError);  // no experts
 }
 
+// E[ceil(X / t)], X ~ Binomial(n, p), by summing the whole pmf (log-space terms).
+double ceil_mean_by_pmf(int64_t n, double p, int64_t t) {
+  double sum = 0;
+  for (int64_t x = 1; x <= n; ++x) {
+    const double log_pmf = std::lgamma(double(n) + 1) - std::lgamma(double(x) + 1) -
+                           std::lgamma(double(n - x) + 1) + double(x) * std::log(p) +
+                           double(n - x) * std::log1p(-p);
+    sum += std::exp(log_pmf) * double((x + t - 1) / t);
+  }
+  return sum;
+}
+
+// The row tiles a grouped GEMM's groups fill: against the whole binomial pmf, each term by
+// lgamma (group_row_tiles sums the pmf near its mode by recurrence); a tile taller than every
+// group counts the active experts (routing_stats), one-row tiles the token-expert pairs.
+TEST(Routing, GroupRowTilesAgainstTheWholePmf) {
+  struct Case {
+    int64_t tokens, experts, top_k, tile;
+  };
+  // Mixtral prefill S512 / S2048 / B8 S512 (the kernel's 128- and 256-row cluster units),
+  // Qwen1.5-MoE and Qwen3-MoE and DeepSeek-V2-Lite decode and prefill.
+  for (const Case c : {Case{512, 8, 2, 128}, Case{2048, 8, 2, 256}, Case{4096, 8, 2, 256},
+                       Case{4, 8, 2, 128}, Case{256, 60, 4, 128}, Case{512, 128, 8, 128},
+                       Case{2048, 128, 8, 128}, Case{512, 64, 6, 128}, Case{4096, 64, 6, 256}}) {
+    const auto pick = expert_pick(c.experts, c.top_k, {});
+    const double p = double(c.top_k) / double(c.experts);
+    const double want = double(c.experts) * ceil_mean_by_pmf(c.tokens, p, c.tile);
+    EXPECT_NEAR(group_row_tiles(c.tokens, pick, c.tile), want, 1e-9 * want)
+        << c.tokens << " tokens, " << c.experts << " experts, tile " << c.tile;
+  }
+  for (int64_t tokens : {1, 3, 16, 100}) {
+    const auto pick = expert_pick(60, 4, {});
+    EXPECT_NEAR(group_row_tiles(tokens, pick, 1 << 20), routing_stats(tokens, 60, 4, {}).active,
+                1e-9);
+    EXPECT_NEAR(group_row_tiles(tokens, pick, 1), double(tokens) * 4, 1e-6 * double(tokens));
+  }
+  // A skewed load: each expert at its own pick probability, one expert picked by every token.
+  const ExpertLoad zipf = parse_expert_load("zipf:2", 8);
+  const auto pick = expert_pick(8, 2, zipf);
+  EXPECT_DOUBLE_EQ(pick[0], 1.0);
+  double want = 0;
+  for (double q : pick) want += q >= 1 ? std::ceil(300.0 / 64) : ceil_mean_by_pmf(300, q, 64);
+  EXPECT_NEAR(group_row_tiles(300, pick, 64), want, 1e-9 * want);
+}
+
 double linear_flops(const std::vector<Op>& ops) {
   double f = 0;
   for (const auto& op : ops) f += op.kind == OpKind::kLinear ? op.flops : 0.0;
@@ -248,6 +293,9 @@ TEST(MoeGraph, MixtralDecodeWorkByHand) {
   EXPECT_DOUBLE_EQ(gate64->flops, 2.0 * 128 * 14336 * 4096);
   EXPECT_EQ(gate64->gemm.batch, 8);
   EXPECT_EQ(gate64->gemm.m, 16);
+  // How the rows spread: 64 tokens, each picking an expert with probability 2/8.
+  EXPECT_EQ(gate64->group_tokens, 64);
+  EXPECT_EQ(gate64->group_pick, std::vector<double>(8, 0.25));
 }
 
 TEST(MoeGraph, SharedExpertAndItsGate) {

@@ -325,6 +325,64 @@ TEST(GemmPath, TileChoiceCostsTheLibrarysTileNotTheFastest) {
   }
 }
 
+// A grouped GEMM (the MoE reference step's torch._grouped_mm) runs whole tiles, each group's
+// row tiles rounded up to whole clusters of two along M (CUTLASS's grouped scheduler) and as
+// many as the routing fills, and its thread blocks move to another group about once per tile
+// while there are more groups than waves. Hand check, Mixtral's gate+up (N 28672, K 4096) over
+// its 8 experts, top-2 of 512 tokens, on a path of one 64 x 128 tile: each group of
+// X ~ Binomial(512, 1/4) rows takes 2 ceil(X / 128) row tiles, 224 column tiles each, in waves
+// of 132 at 0.5 of the BF16 peak, plus one group switch per group (more waves than groups).
+TEST(GemmPath, GroupedGemmRunsWholeTilesOverTheRoutedGroups) {
+  hw::GpuConfig gpu = hw::load_gpu("h200");
+  gpu.achievable.throttle_per_efold = 0;
+  hw::GemmPathRates plain{"bf16", "bf16", 0.5, 1.0, 64, 0.5, 1.0, 16};
+  plain.max_tile_m = 64;
+  plain.tile_n = 128;
+  hw::GemmPathRates grouped = plain;
+  grouped.kernel = "grouped";
+  grouped.group_switch_us = 2;
+  gpu.achievable.gemm_paths = {plain, grouped};
+  ASSERT_EQ(gpu.sm.cluster_size, 2);
+  const Machine m(gpu);
+  GemmProblem g = make_gemm(1024, 28672, 4096, wf("bf16"), golden::DType::kBf16);
+  g.grouped = true;
+  g.batch = 8;
+  g.m = 128;
+  g.group_tokens = 512;
+  g.group_pick.assign(8, 0.25);
+  // E[ceil(X / 128)] by the whole pmf.
+  double groups = 0;
+  for (int x = 1; x <= 512; ++x) {
+    groups += std::exp(std::lgamma(513.0) - std::lgamma(x + 1.0) - std::lgamma(513.0 - x) +
+                       x * std::log(0.25) + (512 - x) * std::log(0.75)) *
+              std::ceil(x / 128.0);
+  }
+  const auto c = gemm_cost(m, g);
+  EXPECT_EQ(c.tile.tm, 64);
+  EXPECT_EQ(c.tile.tn, 128);
+  EXPECT_EQ(c.tile.split_k, 1);
+  EXPECT_FALSE(c.tile.stream_k);
+  const int64_t tiles = std::llround(8 * 2 * groups) * 224;
+  EXPECT_EQ(c.tile.tiles, tiles);
+  EXPECT_EQ(c.tile.waves, (tiles + 131) / 132);
+  const double per_sm = m.mac_tops(golden::DType::kBf16) * 1e12 * 0.5 / 132;
+  const double hand_ms = (double(c.tile.waves) * 2.0 * 64 * 128 * 4096 / per_sm + 8 * 2e-6) * 1e3;
+  EXPECT_NEAR(c.compute_ms, hand_ms, 1e-6 * hand_ms);
+  // Every group at its mean of 128 rows: 2 row tiles a group.
+  GemmProblem even = g;
+  even.group_pick.clear();
+  EXPECT_EQ(gemm_cost(m, even).tile.tiles, 8 * 2 * 224);
+  // More groups than waves (Qwen3-MoE's 128 experts of N 1536, 8 rows each): a switch per wave.
+  GemmProblem many = make_gemm(1024, 1536, 2048, wf("bf16"), golden::DType::kBf16);
+  many.grouped = true;
+  many.batch = 128;
+  many.m = 8;
+  const auto q = gemm_cost(m, many);
+  EXPECT_EQ(q.tile.tiles, 128 * 2 * 12);
+  EXPECT_EQ(q.tile.waves, 24);
+  EXPECT_NEAR(q.compute_ms, (24 * 2.0 * 64 * 128 * 2048 / per_sm + 24 * 2e-6) * 1e3, 1e-6);
+}
+
 // The sustained-power throttle follows the tensor cores' duty: a long GEMM bound by its tensor
 // cores slows by throttle(t) = 1 + 0.2 ln(t / 0.5 ms) (capped at 1.25); one bound by its L2
 // feed (tinygemm at M = 8192, about 20 ms) slows by that excess times the share of its tile

@@ -196,14 +196,19 @@ TEST(GpuConfig, BadFilesAreRejectedNamingFileAndField) {
     EXPECT_NE(row_error.find("'achievable." + field + "' must be in [0, 1000]"), std::string::npos)
         << row_error;
   }
-  // A GEMM path's kernel tile width and waves flag out of range name the path and the range.
-  for (auto [field, value] : {std::pair<const char*, int>{"tile_n", 300}, {"data_parallel", 2}}) {
+  // A GEMM path's kernel tile width, waves flag and group switch out of range name the path and
+  // the range.
+  for (auto [field, value] : {std::pair<const char*, int>{"tile_n", 300},
+                              {"data_parallel", 2},
+                              {"group_switch_us", -1}}) {
     j = load_gpu("h200");
     j["achievable"]["gemm_paths"][0][field] = value;
     const std::string file = write_temp(std::string("bad_") + field + ".json", j.dump());
     const std::string e = input_error_of([&] { load_gpu(file); });
     EXPECT_NE(e.find(file), std::string::npos) << e;
-    EXPECT_NE(e.find("tile_n in 0..256, data_parallel 0 or 1"), std::string::npos) << e;
+    EXPECT_NE(e.find("tile_n in 0..256, data_parallel 0 or 1, group_switch_us in 0..1000"),
+              std::string::npos)
+        << e;
   }
   // A number past double's range is nlohmann's out_of_range, not a parse_error: still the file's
   // InputError (found by the config_json fuzzer).

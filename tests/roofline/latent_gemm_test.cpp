@@ -98,6 +98,48 @@ TEST(LatentGemm, GemmsnTimesWithinTheH100Sweep) {
   EXPECT_LT(worst, 0.05);
 }
 
+// cuBLAS splits the K loop of its alignment-1 kernels (a splitKreduce kernel after the GEMM) only
+// for a batch of one: 71 of the sweep's 192 GEMMs at B1, none of its 1536 at B2..B256. The
+// roofline's tile search follows: split-K for some B1 GEMMs, never for a larger batch.
+TEST(LatentGemm, SplitKOnlyForABatchOfOne) {
+  const auto sweep = calibration_json("h100-latent-gemms.json");
+  const auto lists = kernel_lists(sweep);
+  const Machine h100(hw::load_gpu("h100"));
+  int ran_b1 = 0, ran_more = 0, split_b1 = 0, split_more = 0, agree_b1 = 0, b1 = 0;
+  for (const auto& o : sweep.at("ops")) {
+    const auto& kernels = lists.at({o.at("name"), o.at("batch"), o.at("M"), o.at("N"), o.at("K")});
+    if (names_gemmsn(kernels)) continue;
+    bool ran = false;
+    for (const auto& k : kernels) {
+      ran = ran || k.at("name").get<std::string>().find("splitKreduce") != std::string::npos;
+    }
+    GemmProblem g;
+    g.batch = o.at("batch");
+    g.m = o.at("M");
+    g.n = o.at("N");
+    g.k = o.at("K");
+    g.weights.dtype = g.acts = g.out = golden::DType::kFp16;
+    g.weights.bits = 16;
+    g.unaligned = true;
+    const bool split = gemm_cost(h100, g).tile.split_k > 1;
+    if (g.batch == 1) {
+      ++b1;
+      ran_b1 += ran;
+      split_b1 += split;
+      agree_b1 += ran == split;
+    } else {
+      ran_more += ran;
+      split_more += split;
+    }
+  }
+  std::printf("split-K at B1: sweep %d, roofline %d of %d (agree on %d); at B > 1: %d, %d\n",
+              ran_b1, split_b1, b1, agree_b1, ran_more, split_more);
+  EXPECT_EQ(ran_b1, 71);
+  EXPECT_EQ(ran_more, 0);
+  EXPECT_EQ(split_more, 0);
+  EXPECT_GT(split_b1, 0);
+}
+
 // DeepSeek-V2-Lite (16 heads, latents 512) on the H200: at B256 L4096 the score and value GEMMs
 // run as gemmSN (2243 and 1318 us in the profiler's list), at B16 L4096 as WMMA tensor-op GEMMs.
 TEST(LatentGemm, TheH200RunsTheSameKernelsAtTheSameRates) {

@@ -78,8 +78,34 @@ TEST(MoeReference, RooflineLaunchesTheProfiledKernels) {
     int ours = 0;
     for (const auto& c : e.layer) ours += c.kernels;
     const int theirs = int(k.at("kernels").size());
-    EXPECT_LE(std::abs(ours - theirs), 2)
+    // Within 3: the roofline splits K of some M = 1 projections that cuBLAS's nvjet kernels run
+    // whole (DeepSeek-V2-Lite's decode: q_proj, o_proj and the router, 69 against 66).
+    EXPECT_LE(std::abs(ours - theirs), 3)
         << k.at("model") << " " << k.at("phase") << ": ours " << ours << ", profiled " << theirs;
+    // The absorbed MLA decode's attention launches what the list shows: two cache copies, the
+    // score and RoPE GEMMs, add, scale, softmax, cast and the value GEMM, the score and value
+    // GEMMs with a split-K reduce each (alignment-1 kernels split K at a batch of one).
+    if (k.at("model") == "deepseek-v2-lite" && s.phase == llm::Phase::kDecode) {
+      // The profile's reduces from its first alignment-1 GEMM to the kernel after its last.
+      const auto& list = k.at("kernels");
+      auto align1 = [&](size_t i) {
+        return list[i].at("name").get<std::string>().find("align1") != std::string::npos;
+      };
+      size_t first = list.size(), last = 0;
+      for (size_t i = 0; i < list.size(); ++i) {
+        if (align1(i)) first = std::min(first, i), last = i;
+      }
+      int reduces = 0;
+      for (size_t i = first; i <= std::min(last + 1, list.size() - 1); ++i) {
+        reduces += list[i].at("name").get<std::string>().find("splitKreduce") != std::string::npos;
+      }
+      EXPECT_EQ(reduces, 2);
+      for (const auto& c : e.layer) {
+        if (c.name == "attention") {
+          EXPECT_EQ(c.kernels, 11) << c.execution_path;
+        }
+      }
+    }
     ++lists;
   }
   EXPECT_EQ(lists, 10);
