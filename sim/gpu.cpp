@@ -437,9 +437,9 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
     for (const uint64_t key : keys_) sms_[size_t(key >> 32 & 0xffff)]->prepare(uint32_t(key));
   }
   // A few lines are not worth three phases on the pool (each waits for every thread that took
-  // part of it), nor are they with fewer than 4 threads: there the L2 serves the quantum's lines
-  // as one item beside the SMs' items (on a 16-core host, 2 threads: the 70B decode 15% faster
-  // that way, 4 threads: about even, 8: slower; docs/results/sim-threads.md).
+  // part of it), nor are any on fewer than 4 threads: there the L2 serves the quantum's lines as
+  // one item beside the SMs' items, which two threads run faster than the slice groups (the
+  // groups break even at 4 threads and win from 8).
   constexpr size_t kParallelLines = 256;
   constexpr int kParallelL2Threads = 4;
   const bool parallel = lines >= kParallelLines && pool_.threads() >= kParallelL2Threads;

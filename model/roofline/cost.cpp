@@ -213,7 +213,10 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
                        : rates && rates->l2_bw_fraction > 0
                            ? m.gpu().l2.bw_gbps * 1e9 * rates->l2_bw_fraction
                            : m.l2_bytes_per_s();
-  const int max_split_k = rates && rates->max_split_k > 0 ? rates->max_split_k : kMaxSplitK;
+  // cuBLAS's alignment-1 kernels split K only for a batch of one (h100-latent-gemms.json).
+  const int max_split_k = g.unaligned && g.batch > 1        ? 1
+                          : rates && rates->max_split_k > 0 ? rates->max_split_k
+                                                            : kMaxSplitK;
   const int tile_n = rates ? rates->tile_n : 0;
   const bool stream_k_allowed = !(rates && rates->data_parallel == 1);
   // A grouped GEMM's setup kernel (the groups' problem descriptors) runs before it.
@@ -305,9 +308,7 @@ OpCost gemm_cost(const Machine& m, const GemmProblem& g) {
         best.bytes = g.bytes() + reduce_bytes;
       }
     };
-    // cuBLAS's alignment-1 kernels split K only for a batch of one (h100-latent-gemms.json).
-    const int split_cap = g.unaligned && g.batch > 1 ? 1 : max_split_k;
-    for (int s = 1; s <= split_cap; ++s) {
+    for (int s = 1; s <= max_split_k; ++s) {
       if (s > 1 && (base * s > sms || ceil_div(g.k, s) < kMinSplitKDepth)) break;
       evaluate(s, false);
     }
