@@ -441,10 +441,11 @@ void run(const SimFlags& o, const CLI::App* sub) {
   for (const auto& k : trace.kernels) {
     if (o.kernel.empty() || k.name == o.kernel) blocks_all += k.blocks();
   }
-  const nlohmann::json defaults =
-      o.model.empty() ? defaults_taken(sub, {"--tc", "--quantum"})
-                      : defaults_taken(sub, {"--phase", "--batch", "--context", "--weights",
-                                             "--acts", "--tc", "--quantum"});
+  nlohmann::json defaults =
+      o.model.empty()
+          ? defaults_taken(sub, {"--tc"})
+          : defaults_taken(sub, {"--phase", "--batch", "--context", "--weights", "--acts", "--tc"});
+  if (o.quantum == 0) defaults["--quantum"] = std::to_string(sim::longest_quantum(gpu));
   if (o.json) {
     nlohmann::json j = r;
     j["defaults"] = defaults;
@@ -518,11 +519,10 @@ CommandRegistrar reg{
       s->add_option("--seed", o->seed, "operands of --functional")->capture_default_str();
       s->add_option("--kernel", o->kernel, "simulate only the kernel(s) with this name");
       s->add_option("--quantum", o->quantum,
-                    "cycles an SM runs ahead of the memory system's time (TLM-2.0 quantum): "
-                    "larger is faster; at most the GPU's L2 hit latency in cycles (a load's data "
-                    "is known after the quantum that sent it)")
-          ->check(in_range(1, 4096))
-          ->capture_default_str();
+                    "cycles an SM runs ahead of the memory system's time (TLM-2.0 quantum; "
+                    "default and most: the GPU's L2 hit latency in cycles, so that a load's data, "
+                    "known after the quantum that sent it, is never late); smaller is slower")
+          ->check(in_range(1, 65535));
       s->add_option("--threads", o->threads,
                     "host threads that step the SMs (default: $LTC_THREADS, else the hardware's "
                     "threads); the results are the same for every count")

@@ -321,6 +321,9 @@ void Gpu::run() {
     sent_.assign(sms_.size(), 0);
     retires_.assign(sms_.size(), 0);
     due_.assign(sms_.size(), 0);
+    stops_.assign(sms_.size(), kNever);
+    stopped_.assign(sms_.size(), kNever);
+    reported_.assign(sms_.size(), 0);
     in_kernel_ = true;
     if (observer_) observer_->begin_kernel(kernels_[running_]);
     progress_event_.notify(sc_core::SC_ZERO_TIME);
@@ -360,7 +363,9 @@ Cycle Gpu::step(Cycle q0) {
   // What this thread reads of the SMs between quanta lies in a few arrays of its own (next_,
   // lines_, retires_, ...), written by each SM's batch item: an SM's own state stays in the
   // cache of the thread that steps it. SMs the last merge stepped ahead through this quantum
-  // (merge) take part in its merge without stepping again.
+  // (merge) take part in its merge without stepping again. An SM steps when it has work in the
+  // quantum or a slot of it takes a block there; it stops at that slot's dispatch boundary.
+  slot_stops(q0, qe, stops_);
   stepping_.clear();
   size_t to_step = 0;
   for (size_t i = 0; i < sms_.size(); ++i) {
@@ -371,7 +376,7 @@ Cycle Gpu::step(Cycle q0) {
       if (ahead_q0_ != q0) throw std::logic_error("sim: an SM stepped ahead into another quantum");
       ahead_[i] = 0;
       role = kSettle;
-    } else if (next_[i] < qe) {
+    } else if (next_[i] < qe || stops_[i] < qe) {
       role = kStep;
       ++to_step;
     }
@@ -381,8 +386,9 @@ Cycle Gpu::step(Cycle q0) {
   // order deal_ gives them, so that an SM is stepped by the same thread from batch to batch
   // (StepPool::run).
   each_sm(to_step, [&](size_t i) {
-    if (role_[i] == kStep) step_sm(*sms_[i], q0, qe);
+    if (role_[i] == kStep) step_sm(*sms_[i], q0, qe, stops_[i]);
   });
+  dispatch_within(q0, qe);
   // The L2's batch holds the SMs with lines (their order: the SMs' order).
   requests_.clear();
   size_t lines = 0;
@@ -394,10 +400,12 @@ Cycle Gpu::step(Cycle q0) {
     lines += l.count;
   }
   merge(q0, qe, lines);
-  Cycle next = kNever;
+  // Slots filled at qe start the next quantum there (also where no block was left for them:
+  // the merge's step ahead counted on it).
+  Cycle next = filled_at_end_ ? qe : kNever;
   for (const Cycle c : next_) next = std::min(next, c);
-  // A slot freeing later is filled at the merge of the quantum it frees in.
-  for (const Ref& f : freed_) next = std::min(next, f.cycle);
+  // A slot freeing later is filled at its dispatch boundary.
+  for (const Ref& f : freed_) next = std::min(next, dispatch_boundary(f.cycle, launch_));
   return std::max(next, qe);
 }
 
@@ -410,12 +418,85 @@ void Gpu::each_sm(size_t busy, Item item) {
   }
 }
 
-void Gpu::step_sm(Sm& sm, Cycle q0, Cycle qe) {
-  sm.step(q0, qe);
-  stepped_[size_t(sm.id())] = sm.next_cycle();  // resolve() changes neither its cycle nor blocks
-  const uint32_t slot = slot_[size_t(sm.id())];
+void Gpu::step_sm(Sm& sm, Cycle q0, Cycle qe, Cycle stop) {
+  sm.step(q0, qe, stop);
+  reported_[size_t(sm.id())] = 0;
+  stepped(sm);
+}
+
+void Gpu::stepped(Sm& sm) {
+  const size_t id = size_t(sm.id());
+  stepped_[id] = sm.next_cycle();  // resolve() changes neither its cycle nor blocks
+  stopped_[id] = sm.stopped_at();
+  retires_[id] = uint32_t(sm.retire_records().size());
+  const uint32_t slot = slot_[id];
   l2_.file_keys(slot, sm.group_keys());
-  lines_[size_t(sm.id())] = sm.l2_requests(slot);
+  lines_[id] = sm.l2_requests(slot);
+}
+
+void Gpu::slot_stops(Cycle q0, Cycle qe, std::vector<Cycle>& stops) const {
+  stops.assign(sms_.size(), kNever);
+  if (!dispatcher_.handing_out()) return;  // no block for a slot: nothing to stop for
+  for (const Ref& f : freed_) {
+    const Cycle b = dispatch_boundary(f.cycle, launch_);
+    if (b >= q0 && b < qe) stops[size_t(f.sm)] = std::min(stops[size_t(f.sm)], b);
+  }
+}
+
+void Gpu::report_retires() {
+  // An SM that stepped ahead (merge) holds the next quantum's records: that quantum reports them.
+  for (const Sm* sm : stepping_) {
+    const size_t id = size_t(sm->id());
+    if (ahead_[id] || reported_[id] >= retires_[id]) continue;
+    const auto& rs = sm->retire_records();
+    for (uint32_t& i = reported_[id]; i < retires_[id]; ++i) {
+      dispatcher_.retired(rs[i].id, rs[i].start, rs[i].at);
+      freed_.push_back({rs[i].at, sm->id(), i});
+    }
+  }
+}
+
+size_t Gpu::fill_slots(Cycle at) {
+  // The slots whose dispatch boundary is `at` (or, not stepped to, before it) are filled SM by
+  // SM (the block scheduler walks the SMs in order), each SM's in the order they freed.
+  if (freed_.empty()) return 0;
+  const auto due = std::stable_partition(freed_.begin(), freed_.end(), [&](const Ref& f) {
+    return dispatch_boundary(f.cycle, launch_) <= at;
+  });
+  std::stable_sort(freed_.begin(), due, [](const Ref& a, const Ref& b) { return a.sm < b.sm; });
+  for (auto f = freed_.begin(); f != due; ++f) {
+    const int64_t id = dispatcher_.take();
+    if (id >= 0) {
+      sms_[size_t(f->sm)]->launch_at(id, at);
+      next_[size_t(f->sm)] = sms_[size_t(f->sm)]->next_cycle();
+    }
+  }
+  const size_t n = size_t(due - freed_.begin());
+  freed_.erase(freed_.begin(), due);
+  return n;
+}
+
+void Gpu::dispatch_within(Cycle q0, Cycle qe) {
+  // Boundary by boundary: every SM has stepped to its stop or past it, so every slot that frees
+  // before the earliest stop g is known (an SM stops at the first boundary where one of its slots
+  // frees); those are filled at g and the SMs stopped there step on, to their next stop.
+  report_retires();
+  for (;;) {
+    Cycle g = kNever;
+    for (const Sm* sm : stepping_) g = std::min(g, stopped_[size_t(sm->id())]);
+    if (g >= qe) return;
+    fill_slots(g);
+    slot_stops(q0, qe, stops_);
+    size_t n = 0;
+    for (const Sm* sm : stepping_) n += stopped_[size_t(sm->id())] == g;
+    each_sm(n, [&](size_t i) {
+      if (role_[i] != kIdle && stopped_[i] == g) {
+        sms_[i]->resume(stops_[i]);
+        stepped(*sms_[i]);
+      }
+    });
+    report_retires();
+  }
 }
 
 void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
@@ -467,20 +548,22 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   if (ahead) {
     anchored_ = false;
     for (const Ref& f : freed_) {
-      due_[size_t(f.sm)] |= f.cycle < qe;
-      anchored_ = anchored_ || f.cycle == qe;
+      const Cycle b = dispatch_boundary(f.cycle, launch_);
+      due_[size_t(f.sm)] |= b <= qe;
+      anchored_ = anchored_ || b == qe;
     }
     for (size_t i = 0; i < sms_.size() && !anchored_; ++i) {
       anchored_ = (role_[i] == kIdle ? next_[i] : stepped_[i]) <= qe;
     }
     ahead_q0_ = qe;
+    slot_stops(qe, qe + quantum_, stops_);
   }
   const auto resolve = [&](size_t id) {
     Sm& sm = *sms_[id];
     if (role_[id] == kIdle) {
       // An SM without work in this quantum may have some in the next.
       if (ahead && anchored_ && !due_[id] && next_[id] < qe + quantum_) {
-        step_sm(sm, qe, qe + quantum_);
+        step_sm(sm, qe, qe + quantum_, stops_[id]);
         ahead_[id] = 1;
       }
       return;
@@ -490,7 +573,7 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
     next_[id] = sm.next_cycle();
     retires_[id] = uint32_t(sm.retire_records().size());
     if (ahead && anchored_ && retires_[id] == 0 && !due_[id] && next_[id] < qe + quantum_) {
-      step_sm(sm, qe, qe + quantum_);
+      step_sm(sm, qe, qe + quantum_, stops_[id]);
       ahead_[id] = 1;
     }
   };
@@ -587,30 +670,11 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
     }
   }
   // Retirements: the dispatcher (and its policy) learns of each as the merge finds it, SM by
-  // SM. A slot takes the dispatcher's next block at the merge of the quantum it frees in (a
-  // block's last warp may end after the quantum that retired it), starting at the quantum's
-  // end; the slots freed in one quantum are filled SM by SM (the block scheduler walks the SMs
-  // in order), each SM's in the order they freed.
-  for (const Sm* sm : stepping_) {
-    if (retires_[size_t(sm->id())] == 0) continue;
-    const auto& rs = sm->retire_records();
-    for (uint32_t i = 0; i < rs.size(); ++i) {
-      dispatcher_.retired(rs[i].id, rs[i].start, rs[i].at);
-      freed_.push_back({rs[i].at, sm->id(), i});
-    }
-  }
-  if (freed_.empty()) return;
-  const auto due = std::stable_partition(freed_.begin(), freed_.end(),
-                                         [&](const Ref& f) { return f.cycle < qe; });
-  std::stable_sort(freed_.begin(), due, [](const Ref& a, const Ref& b) { return a.sm < b.sm; });
-  for (auto f = freed_.begin(); f != due; ++f) {
-    const int64_t id = dispatcher_.take();
-    if (id >= 0) {
-      sms_[size_t(f->sm)]->launch_at(id, qe);
-      next_[size_t(f->sm)] = sms_[size_t(f->sm)]->next_cycle();
-    }
-  }
-  freed_.erase(freed_.begin(), due);
+  // SM (those whose end the step knew at dispatch_within). A slot takes the dispatcher's next
+  // block at its dispatch boundary: here if that is this quantum's end, else at the step of the
+  // quantum it falls in (slot_stops; a block whose end resolve() found frees after this one).
+  report_retires();
+  filled_at_end_ = fill_slots(qe) > 0;
 }
 
 void Gpu::progress_tick() {

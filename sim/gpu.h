@@ -52,7 +52,22 @@ class Gpu : public sc_core::sc_module {
   // next quantum starts at (kNever: no SM has work).
   Cycle step(Cycle q0);
   void merge(Cycle q0, Cycle qe, size_t lines);
-  void step_sm(Sm& sm, Cycle q0, Cycle qe);
+  void step_sm(Sm& sm, Cycle q0, Cycle qe, Cycle stop);
+  // After step_sm or Sm::resume: what the SystemC thread reads of the SM (its next cycle, where
+  // it stopped, its lines and its keys filed with the L2).
+  void stepped(Sm& sm);
+  // Dispatch within a quantum [q0, qe): the SMs stopped at a dispatch boundary before qe get
+  // their slots filled there and step on, boundary by boundary (sim/README.md, "Block dispatch").
+  void dispatch_within(Cycle q0, Cycle qe);
+  // Each stepping SM's retirements not yet reported (from reported_ on): to the dispatcher and
+  // into freed_, SM by SM.
+  void report_retires();
+  // Fills the slots in freed_ whose dispatch boundary is at most `at`, SM by SM, with blocks
+  // starting at `at`; returns how many slots it filled or found no block for.
+  size_t fill_slots(Cycle at);
+  // By SM: the dispatch boundary in [q0, qe) where the first of its slots in freed_ frees
+  // (kNever: none before qe).
+  void slot_stops(Cycle q0, Cycle qe, std::vector<Cycle>& stops) const;
   // item(SM index) for every SM on the pool, in deal_'s order, when `busy` (items with work) is
   // at least 2 and the pool has threads; else for the stepping SMs here (an SM not stepping has
   // nothing to do then).
@@ -91,15 +106,19 @@ class Gpu : public sc_core::sc_module {
       return cycle != o.cycle ? cycle < o.cycle : sm != o.sm ? sm < o.sm : seq < o.seq;
     }
   };
-  std::vector<Ref> order_;      // the merge's order of the records of one kind
-  std::vector<uint64_t> keys_;  // the merge's order of the multicast accesses
-  std::vector<Cycle> next_;     // by SM: Sm::next_cycle() as of the last merge
-  std::vector<Cycle> stepped_;  // by SM: Sm::next_cycle() after its last step
-  std::vector<SmLines> lines_;  // by SM: its last step's lines
-  std::vector<uint8_t> ahead_;  // by SM: stepped through the quantum after the last merge's
-  std::vector<uint8_t> due_;    // by SM: a slot of it is filled at this merge
-  Cycle ahead_q0_ = 0;          // the quantum SMs stepped ahead into
-  bool anchored_ = false;       // the next quantum starts at this one's end (merge)
+  std::vector<Ref> order_;          // the merge's order of the records of one kind
+  std::vector<uint64_t> keys_;      // the merge's order of the multicast accesses
+  std::vector<Cycle> next_;         // by SM: Sm::next_cycle() as of the last merge
+  std::vector<Cycle> stepped_;      // by SM: Sm::next_cycle() after its last step
+  std::vector<SmLines> lines_;      // by SM: its last step's lines
+  std::vector<uint8_t> ahead_;      // by SM: stepped through the quantum after the last merge's
+  std::vector<uint8_t> due_;        // by SM: a slot of it is filled at this merge
+  std::vector<Cycle> stops_;        // by SM: where its next step or resume stops for a slot
+  std::vector<Cycle> stopped_;      // by SM: where its last step or resume stopped (kNever: qe)
+  std::vector<uint32_t> reported_;  // by SM: its retire records reported (report_retires)
+  Cycle ahead_q0_ = 0;              // the quantum SMs stepped ahead into
+  bool anchored_ = false;           // the next quantum starts at this one's end (merge)
+  bool filled_at_end_ = false;      // the merge filled slots at the quantum's end
   // By SM, its part in the quantum being stepped: none, stepping (kStep), or stepped ahead by
   // the last merge and only merged (kSettle).
   enum Role : uint8_t { kIdle, kStep, kSettle };

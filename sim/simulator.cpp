@@ -40,7 +40,14 @@ void request_stop() {
   g_stop.store(true);
 }
 
-RunStats simulate(const traces::Trace& trace, const hw::GpuConfig& gpu, const SimOptions& options) {
+int64_t longest_quantum(const hw::GpuConfig& gpu) {
+  const int64_t l2_cycles = int64_t(std::floor(gpu.l2.latency_ns * gpu.clock_ghz));
+  return std::clamp<int64_t>(l2_cycles, 1, 65535);
+}
+
+RunStats simulate(const traces::Trace& trace, const hw::GpuConfig& gpu, const SimOptions& given) {
+  SimOptions options = given;
+  if (options.quantum_cycles == 0) options.quantum_cycles = longest_quantum(gpu);
   std::vector<size_t> kernels;
   for (size_t i = 0; i < trace.kernels.size(); ++i) {
     if (options.kernel.empty() || trace.kernels[i].name == options.kernel) kernels.push_back(i);
@@ -55,14 +62,10 @@ RunStats simulate(const traces::Trace& trace, const hw::GpuConfig& gpu, const Si
                                             : "--kernel: no kernel named '" + options.kernel +
                                                   "' in the trace (kernels: " + names + ")");
   }
-  if (options.quantum_cycles < 1) throw InputError("quantum_cycles must be >= 1");
-  // A load's data is resolved after the quantum that sent it (sim/README.md, "Parallel
-  // stepping"): a quantum longer than the L2's hit latency would delay it.
-  // The merge orders a quantum's lines by their cycle's offset in it, in 16 bits (memory.h,
-  // SmLines).
-  const int64_t l2_cycles = int64_t(std::floor(gpu.l2.latency_ns * gpu.clock_ghz));
-  const int64_t longest = std::min<int64_t>(l2_cycles, 65535);
+  if (options.quantum_cycles < 0) throw InputError("quantum_cycles must be >= 1 (0: the longest)");
+  const int64_t longest = longest_quantum(gpu);
   if (options.quantum_cycles > longest) {
+    const int64_t l2_cycles = int64_t(std::floor(gpu.l2.latency_ns * gpu.clock_ghz));
     throw InputError("quantum_cycles: " + std::to_string(options.quantum_cycles) +
                      (l2_cycles <= 65535 ? " is longer than the L2 hit latency of '" + gpu.name +
                                                "' (" + std::to_string(l2_cycles) + " cycles"

@@ -34,7 +34,8 @@ struct SimOptions {
   std::string kernel;          // run only the kernels with this name (empty: all)
   // How far the SMs run ahead of the memory system's time (TLM-2.0 quantum): they step a quantum
   // at a time, and no more than one L2 round trip (the hit latency; simulate() refuses more).
-  int64_t quantum_cycles = 32;
+  // 0: longest_quantum(gpu), the longest that keeps every load's data time exact.
+  int64_t quantum_cycles = 0;
   // Host threads that step the SMs (sim/README.md, "Parallel stepping"); results do not depend
   // on it. --tc rtl steps on one.
   int threads = 1;
@@ -51,6 +52,11 @@ struct SimOptions {
   std::function<void(const Progress&)> progress;
   double progress_every_s = 1.0;
 };
+
+// The longest quantum the simulator takes on `gpu`: its L2 hit latency in whole cycles (a load
+// issued in a quantum has no data before the quantum ends, so resolving it at the merge is
+// exact), at most 65535 (the merge orders a quantum's lines by their 16-bit cycle offset).
+int64_t longest_quantum(const hw::GpuConfig& gpu);
 
 // Throws InputError when the trace does not fit the GPU (lmma on a GPU without LUT cores, a
 // block that needs more registers or shared memory than an SM has, an unknown --kernel). Safe

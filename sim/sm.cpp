@@ -111,6 +111,7 @@ void Sm::begin_kernel(const KernelPlan* plan, Cycle launch) {
   program_ = plan->kernel->program.data();
   noc_.reset();
   cycle_ = std::max(cycle_, launch);
+  launch_ = launch;
   l1_ = SectorCache(uint64_t(std::max<int64_t>(plan->l1_bytes, 0)), gpu_.sm.l1_ways,
                     gpu_.sm.line_bytes);
   l1_fills_.resize(l1_.slots());
@@ -134,7 +135,7 @@ void Sm::finish_kernel(Cycle end) {
   }
 }
 
-void Sm::step(Cycle q0, Cycle qe) {
+void Sm::step(Cycle q0, Cycle qe, Cycle stop) {
   accesses_.clear();
   lines_.clear();
   retires_.clear();
@@ -149,11 +150,18 @@ void Sm::step(Cycle q0, Cycle qe) {
   multicast_accesses_.clear();
   q0_ = q0;
   cycle_ = std::max(cycle_, q0);
-  if (resident_blocks_ > 0) run_until(qe);
+  limit_ = std::min(qe, stop);
+  if (resident_blocks_ > 0) run_until();
 }
 
-void Sm::run_until(Cycle limit) {
-  while (cycle_ < limit) {
+void Sm::resume(Cycle stop) {
+  limit_ = std::min(qe_, stop);
+  if (resident_blocks_ > 0) run_until();
+}
+
+void Sm::run_until() {
+  // limit_ falls to a dispatch boundary when a block retires (retire_warp).
+  while (cycle_ < limit_) {
     Cycle next = kNever;
     // The sub-partitions from lsu_first_ on, wrapping around.
     SubPartition* const begin = sps_.data();
@@ -201,12 +209,14 @@ void Sm::launch_at(int64_t id, Cycle at) {
 
 void Sm::launch_block(int64_t block_id, Cycle at) {
   const traces::Kernel& k = *plan_->kernel;
+  // Not a slot, nor a warp slot below, whose block or warp waits for its loads' data (resolve).
   int slot = 0;
-  while (blocks_[size_t(slot)].active) ++slot;
+  while (blocks_[size_t(slot)].active || blocks_[size_t(slot)].deferred > 0) ++slot;
   Block& b = blocks_[size_t(slot)];
   b.active = true;
   b.live = int(k.warps_per_block());
   b.arrived = 0;
+  b.deferred = 0;
   b.id = block_id;
   b.start = at;
   b.retire = at;
@@ -218,7 +228,10 @@ void Sm::launch_block(int64_t block_id, Cycle at) {
   int ws = 0;
   for (int64_t wy = 0; wy < k.warps_y; ++wy) {
     for (int64_t wx = 0; wx < k.warps_x; ++wx) {
-      while (size_t(ws) < warps_.size() && warps_[size_t(ws)].active) ++ws;
+      while (size_t(ws) < warps_.size() &&
+             (warps_[size_t(ws)].active || warps_[size_t(ws)].pending > 0)) {
+        ++ws;
+      }
       if (size_t(ws) == warps_.size())
         throw std::logic_error("sim: an SM took more warps than it holds");
       Warp& w = warps_[size_t(ws)];
@@ -497,6 +510,7 @@ void Sm::retire_warp(Warp& w, Cycle c) {
   Block& b = blocks_[size_t(w.block)];
   if (w.pending > 0) {
     deferred_retire_.push_back({slot, c});  // its end waits for its loads' data (resolve)
+    ++b.deferred;
   } else {
     const Cycle end = std::max({w.last_done, c + 1, w.open_group});
     stats_.warp_cycles += uint64_t(end - w.start);
@@ -504,10 +518,18 @@ void Sm::retire_warp(Warp& w, Cycle c) {
   }
   --b.live;
   if (b.live == 0) {
-    // The slot is free; the merge hands it the next block (resolve, Gpu::merge).
+    // The slot is free. Its end known, the GPU hands it the next block at that end's dispatch
+    // boundary, where the step stops (while blocks are left; a boundary past this quantum: the
+    // GPU stops the step of the quantum it falls in); else once resolve() knows it (>= qe_).
     b.active = false;
     --resident_blocks_;
-    retired_blocks_.push_back(int(&b - blocks_.data()));
+    if (b.deferred == 0) {
+      record_retire(b);
+      if (dispatcher_.handing_out())
+        limit_ = std::min(limit_, dispatch_boundary(b.retire, launch_));
+    } else {
+      retired_blocks_.push_back(int(&b - blocks_.data()));
+    }
   } else if (b.arrived > 0 && b.arrived >= b.live) {
     // The warps still running all wait at a barrier this warp will never reach.
     release_barrier(b, c);
@@ -719,15 +741,17 @@ void Sm::resolve() {
     stats_.warp_cycles += uint64_t(end - w.start);
     Block& b = blocks_[size_t(w.block)];
     b.retire = std::max(b.retire, end);
+    --b.deferred;
   }
   deferred_retire_.clear();
-  for (int slot : retired_blocks_) {
-    const Block& b = blocks_[size_t(slot)];
-    ++stats_.timed_blocks;
-    stats_.timed_block_cycles += uint64_t(b.retire - b.start);
-    retires_.push_back({b.retire, b.start, b.id, seq_++});
-  }
+  for (int slot : retired_blocks_) record_retire(blocks_[size_t(slot)]);
   retired_blocks_.clear();
+}
+
+void Sm::record_retire(const Block& b) {
+  ++stats_.timed_blocks;
+  stats_.timed_block_cycles += uint64_t(b.retire - b.start);
+  retires_.push_back({b.retire, b.start, b.id, seq_++});
 }
 
 }  // namespace ltc::sim

@@ -32,6 +32,16 @@ namespace ltc::sim {
 
 inline constexpr Cycle kNever = std::numeric_limits<Cycle>::max() / 4;
 
+// The block scheduler's dispatch interval: a slot that frees takes the dispatcher's next block at
+// the end of the interval of this many cycles (counted from the kernel's launch) it frees in,
+// whatever the quantum (sim/README.md, "Block dispatch"). The SM whose slot frees stops its step
+// there; the GPU fills the slots of that boundary and steps the SM on.
+inline constexpr Cycle kDispatchCycles = 32;
+// Where a slot freed at `f` takes its next block, in a kernel launched at `launch`.
+inline Cycle dispatch_boundary(Cycle f, Cycle launch) {
+  return f < launch ? launch : launch + ((f - launch) / kDispatchCycles + 1) * kDispatchCycles;
+}
+
 // Register classes of traces/isa.h's implicit dependency rules.
 enum : uint8_t {
   kFragments = 1,
@@ -98,6 +108,8 @@ class BlockDispatcher {
   int64_t take();
   // Every block handed out has retired (the kernel is done).
   bool finished() const { return retired_ >= total_; }
+  // Blocks are left to hand out (a freed slot may take one).
+  bool handing_out() const { return next_ < total_; }
   // Block `id`, dispatched at `start`, retired at `at`.
   void retired(int64_t id, Cycle start, Cycle at);
   int64_t retired_count() const { return retired_; }
@@ -181,8 +193,14 @@ class Sm : public sc_core::sc_module {
   void finish_kernel(Cycle end);  // accounts the sub-partitions' cycles up to `end`
 
   // One quantum [q0, qe): runs the SM up to qe, recording its shared side effects. Touches only
-  // this SM's state (and reads the plan, the dispatcher's totals and the multicast's shape).
-  void step(Cycle q0, Cycle qe);
+  // this SM's state (and reads the plan, the dispatcher's totals and the multicast's shape). It
+  // stops early at `stop` (a dispatch boundary where a slot of it frees) or at the dispatch
+  // boundary of a block it retires on the way (stopped_at()); resume() goes on from there, after
+  // the GPU filled the slot, adding to the quantum's records.
+  void step(Cycle q0, Cycle qe, Cycle stop = kNever);
+  void resume(Cycle stop = kNever);
+  // Where the last step or resume stopped before the quantum's end (kNever: it reached it).
+  Cycle stopped_at() const { return limit_ < qe_ ? limit_ : kNever; }
   // The next cycle the SM has work at (kNever: no resident block).
   Cycle next_cycle() const { return resident_blocks_ > 0 ? cycle_ : kNever; }
   // The quantum's records, for the merge.
@@ -206,7 +224,8 @@ class Sm : public sc_core::sc_module {
   // After every delivery: the loads' data times into the warps (scoreboards, cp.async groups,
   // the L1's fills in flight), retirements that waited for them; fills retire_records().
   void resolve();
-  // The merge hands block `id` to a slot freed at `at` (at >= the quantum's end).
+  // The GPU hands block `id` to a slot freed before `at`, at the slot's dispatch boundary `at`
+  // (the SM stepped no further).
   void launch_at(int64_t id, Cycle at);
   // The lines of access record `i` (host-side prefetch of their L2 sets by the merge).
   const RecordedLine* lines_of(const AccessRecord& r) const { return &lines_[r.first_line]; }
@@ -253,6 +272,7 @@ class Sm : public sc_core::sc_module {
   struct Block {
     bool active = false;
     int live = 0, arrived = 0;
+    int deferred = 0;  // warps retired with loads pending (its end known at resolve)
     int64_t id = 0;
     Cycle start = 0, retire = 0;
     std::vector<int> warps;
@@ -273,7 +293,7 @@ class Sm : public sc_core::sc_module {
   };
 
   static std::vector<FunctionalUnit> make_units(const hw::GpuConfig& gpu);
-  void run_until(Cycle limit);
+  void run_until();
   void launch_block(int64_t block_id, Cycle at);
   bool try_issue(SubPartition& sp, Cycle c);
   void issue(Warp& w, SubPartition& sp, Cycle c);
@@ -287,6 +307,7 @@ class Sm : public sc_core::sc_module {
   // Every warp of `b` waiting at its barrier goes on (all its live warps arrived).
   void release_barrier(Block& b, Cycle c);
   void retire_warp(Warp& w, Cycle c);
+  void record_retire(const Block& b);  // into retires_, for the merge
   void account(SubPartition& sp, Cycle c);
 
   const int id_;
@@ -306,8 +327,10 @@ class Sm : public sc_core::sc_module {
   std::vector<SubPartition> sps_;
   int resident_blocks_ = 0;
   uint64_t next_age_ = 0;
-  Cycle cycle_ = 0;  // the SM's local time (runs ahead of SystemC time within a quantum)
-  Cycle qe_ = 0;     // the end of the quantum being stepped
+  Cycle cycle_ = 0;   // the SM's local time (runs ahead of SystemC time within a quantum)
+  Cycle qe_ = 0;      // the end of the quantum being stepped
+  Cycle limit_ = 0;   // where the step stops: qe_, or a dispatch boundary before it
+  Cycle launch_ = 0;  // the running kernel's launch (its dispatch boundaries count from it)
   // The units (kUnits): for each sub-partition a row of kUnitKinds + 1 (Unit::kNone's never
   // busy), then one row of the SM's own; SubPartition::unit points into it.
   std::vector<FunctionalUnit> units_;
@@ -364,8 +387,8 @@ class Sm : public sc_core::sc_module {
   std::vector<uint64_t> l1_touched_;
   uint64_t quantum_ = 0;
   std::vector<std::pair<int, Cycle>> deferred_retire_;  // warps retired with loads pending
-  std::vector<int> retired_blocks_;                     // block slots retired this quantum
-  std::vector<int> refresh_;                            // warps resolve() updates
+  std::vector<int> retired_blocks_;  // block slots retired this quantum with their end unknown
+  std::vector<int> refresh_;         // warps resolve() updates
 };
 
 }  // namespace ltc::sim

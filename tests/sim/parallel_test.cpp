@@ -200,6 +200,41 @@ TEST(StepPool, OnceRunsItsWorkOnceBeforeEveryItemThatNeedsIt) {
   }
 }
 
+// The quantum sets only how far the SMs run between merges: a slot takes its next block at its
+// dispatch boundary (sim/README.md, "Block dispatch") and a load's data time is exact for any
+// quantum up to the L2 hit latency, so the cycles and every count are the same for quanta of 32
+// and 100 cycles and the default (the L2 hit latency: 282 cycles on the A100s, 280 on the H200).
+// Only the split of the stall cycles by reason moves: a sub-partition waiting for a load's data
+// charges its wait to that load until the quantum's end.
+TEST(Parallel, TheQuantumChangesNoCycleOrCount) {
+  const auto without_stalls = [](nlohmann::json j) {
+    j.erase("wall_s");
+    j["total"].erase("stall_cycles");
+    for (auto& k : j["kernels"]) k.erase("stall_cycles");
+    return j;
+  };
+  EXPECT_EQ(sim::longest_quantum(hw::load_gpu("a100-lut4x")), 282);  // 200 ns x 1.41 GHz
+  EXPECT_EQ(sim::longest_quantum(hw::load_gpu("h200")), 280);        // 141.6 ns x 1.98 GHz
+  // GEMMs of 2.4 and 1.9 waves (the LUT path; the H200's clusters with multicast), and a
+  // model step.
+  const hw::GpuConfig lut = hw::load_gpu("a100-lut4x"), h200 = hw::load_gpu("h200");
+  const std::vector<Case> all = cases();
+  const std::vector<Case> waves = {
+      {"lut", compiled_gemm(lut, 2048, 4096, 512, "int2", golden::DType::kInt8), lut, false},
+      {"h200", compiled_gemm(h200, 2048, 4096, 512, "fp16", golden::DType::kFp16), h200, false},
+      all.back()};
+  for (const Case& c : waves) {
+    sim::SimOptions o;
+    o.threads = 2;
+    const nlohmann::json longest = without_stalls(nlohmann::json(sim::simulate(c.trace, c.gpu, o)));
+    for (const int64_t q : {32, 100}) {
+      o.quantum_cycles = q;
+      EXPECT_EQ(without_stalls(nlohmann::json(sim::simulate(c.trace, c.gpu, o))), longest)
+          << c.name << ", quantum " << q;
+    }
+  }
+}
+
 TEST(Parallel, BadThreadCountsAndQuantaAreRefused) {
   const hw::GpuConfig gpu = hw::load_gpu("a100-lut4x");
   const traces::Trace t = compiled_gemm(gpu, 8, 256, 256, "int2", golden::DType::kInt8);

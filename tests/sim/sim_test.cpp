@@ -384,7 +384,8 @@ TEST(Dispatch, ATailTakesTheSlotsThatFreeFirstSmBySm) {
   const int64_t tail = cycles_of(trace_of(spin, 264 + 79, 4, "", smem), gpu);
   const int64_t alone = cycles_of(trace_of(spin, 79, 4, "", 2 * smem), gpu);  // one per SM
   EXPECT_LT(alone, wave);
-  // The first slot frees 32 cycles before the wave ends; its block starts at that quantum's end.
+  // The first slot frees 32 cycles before the wave ends; its block starts at its dispatch
+  // boundary, 32 cycles at most later, whatever the quantum.
   EXPECT_NEAR(double(tail), double(wave + alone), 64);
 }
 
