@@ -305,7 +305,8 @@ void Gpu::run() {
     const traces::Kernel& kernel = *plan_.kernel;
     multicast_.start(kernel.cluster_x <= gpu_.sm.cluster_size ? kernel.cluster_x : 1, kernel.grid_x,
                      dispatcher_.total());
-    for (auto& sm : sms_) sm->begin_kernel(&plan_, launch_);
+    // Each SM clears its state and its L1 on the thread that steps it (StepPool::run's ranges).
+    pool_.run(sms_.size(), [&](size_t k) { sms_[deal_[k]]->begin_kernel(&plan_, launch_); });
     // The first wave: one block per SM per round, until every SM holds blocks_per_sm.
     for (int round = 0; round < plan_.blocks_per_sm; ++round) {
       bool any = false;
