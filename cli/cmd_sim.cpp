@@ -394,6 +394,11 @@ void run(const SimFlags& o, const CLI::App* sub) {
   so.functional = o.functional;
   so.seed = o.seed;
   so.kernel = o.kernel;
+  if (o.quantum > sim::longest_quantum(gpu)) {
+    throw InputError("--quantum: " + std::to_string(o.quantum) + " is longer than the L2 hit " +
+                     "latency of '" + gpu.name + "' (valid: 1 to " +
+                     std::to_string(sim::longest_quantum(gpu)) + " cycles)");
+  }
   so.quantum_cycles = o.quantum;
   // --tc rtl steps on one thread (SimOptions::threads); the JSON says what ran.
   so.threads = o.tc == "fast" ? sim_threads(o.threads) : 1;
