@@ -200,12 +200,12 @@ TEST(StepPool, OnceRunsItsWorkOnceBeforeEveryItemThatNeedsIt) {
   }
 }
 
-// The quantum sets only how far the SMs run between merges: a slot takes its next block at its
-// dispatch boundary (sim/README.md, "Block dispatch") and a load's data time is exact for any
-// quantum up to the L2 hit latency, so the cycles and every count are the same for quanta of 32
-// and 100 cycles and the default (the L2 hit latency: 282 cycles on the A100s, 280 on the H200).
-// Only the split of the stall cycles by reason moves: a sub-partition waiting for a load's data
-// charges its wait to that load until the quantum's end.
+// A slot takes its next block at its dispatch boundary (sim/README.md, "Block dispatch") and a
+// load's data time is exact for any quantum up to the L2 hit latency, so these GEMMs of several
+// waves and this model step read the same cycles and counts for quanta of 32 and 100 cycles and
+// the default (the L2 hit latency: 282 cycles on the A100s, 280 on the H200). Only the split of
+// the stall cycles by reason moves: a sub-partition waiting for a load's data charges its wait to
+// that load until the quantum's end. (Not every trace: sim/README.md, "Parallel stepping".)
 TEST(Parallel, TheQuantumChangesNoCycleOrCount) {
   const auto without_stalls = [](nlohmann::json j) {
     j.erase("wall_s");
