@@ -406,7 +406,7 @@ Cycle Gpu::step(Cycle q0) {
   Cycle next = filled_at_end_ ? qe : kNever;
   for (const Cycle c : next_) next = std::min(next, c);
   // A slot freeing later is filled at its dispatch boundary.
-  for (const Ref& f : freed_) next = std::min(next, dispatch_boundary(f.cycle, launch_));
+  for (const Ref& f : freed_) next = std::min(next, f.cycle);
   return std::max(next, qe);
 }
 
@@ -439,8 +439,7 @@ void Gpu::slot_stops(Cycle q0, Cycle qe, std::vector<Cycle>& stops) const {
   stops.assign(sms_.size(), kNever);
   if (!dispatcher_.handing_out()) return;  // no block for a slot: nothing to stop for
   for (const Ref& f : freed_) {
-    const Cycle b = dispatch_boundary(f.cycle, launch_);
-    if (b >= q0 && b < qe) stops[size_t(f.sm)] = std::min(stops[size_t(f.sm)], b);
+    if (f.cycle >= q0 && f.cycle < qe) stops[size_t(f.sm)] = std::min(stops[size_t(f.sm)], f.cycle);
   }
 }
 
@@ -452,7 +451,7 @@ void Gpu::report_retires() {
     const auto& rs = sm->retire_records();
     for (uint32_t& i = reported_[id]; i < retires_[id]; ++i) {
       dispatcher_.retired(rs[i].id, rs[i].start, rs[i].at);
-      freed_.push_back({rs[i].at, sm->id(), i});
+      freed_.push_back({dispatch_boundary(rs[i].at, launch_), sm->id(), i});
     }
   }
 }
@@ -461,9 +460,8 @@ size_t Gpu::fill_slots(Cycle at) {
   // The slots whose dispatch boundary is `at` (or, not stepped to, before it) are filled SM by
   // SM (the block scheduler walks the SMs in order), each SM's in the order they freed.
   if (freed_.empty()) return 0;
-  const auto due = std::stable_partition(freed_.begin(), freed_.end(), [&](const Ref& f) {
-    return dispatch_boundary(f.cycle, launch_) <= at;
-  });
+  const auto due = std::stable_partition(freed_.begin(), freed_.end(),
+                                         [&](const Ref& f) { return f.cycle <= at; });
   std::stable_sort(freed_.begin(), due, [](const Ref& a, const Ref& b) { return a.sm < b.sm; });
   for (auto f = freed_.begin(); f != due; ++f) {
     const int64_t id = dispatcher_.take();
@@ -549,9 +547,8 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   if (ahead) {
     anchored_ = false;
     for (const Ref& f : freed_) {
-      const Cycle b = dispatch_boundary(f.cycle, launch_);
-      due_[size_t(f.sm)] |= b <= qe;
-      anchored_ = anchored_ || b == qe;
+      due_[size_t(f.sm)] |= f.cycle <= qe;
+      anchored_ = anchored_ || f.cycle == qe;
     }
     for (size_t i = 0; i < sms_.size() && !anchored_; ++i) {
       anchored_ = (role_[i] == kIdle ? next_[i] : stepped_[i]) <= qe;

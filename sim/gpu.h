@@ -128,7 +128,8 @@ class Gpu : public sc_core::sc_module {
   std::vector<SmLines> requests_;  // by stepping SM with lines: its lines for the L2
   std::vector<uint8_t> sent_;      // by SM: it sent the L2 lines in the quantum being merged
   std::vector<uint32_t> retires_;  // by SM: blocks retired in the quantum being merged
-  std::vector<Ref> freed_;         // block slots freed, not yet filled (cycle, SM, -)
+  // Block slots freed, not yet filled: (their dispatch boundary, SM, -).
+  std::vector<Ref> freed_;
   std::vector<StepPool::Phase> phases_;  // the merge's batch on the pool
   // The items of the merge's one phase: the L2's items (-1 - their place in the chain below)
   // and the SMs (their place in deal_), each thread's range its share of both.

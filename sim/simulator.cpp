@@ -62,15 +62,17 @@ RunStats simulate(const traces::Trace& trace, const hw::GpuConfig& gpu, const Si
                                             : "--kernel: no kernel named '" + options.kernel +
                                                   "' in the trace (kernels: " + names + ")");
   }
-  if (options.quantum_cycles < 0) throw InputError("quantum_cycles must be >= 1 (0: the longest)");
+  if (options.quantum_cycles < 0) {
+    throw InputError("quantum_cycles: " + std::to_string(options.quantum_cycles) +
+                     " (valid: 1 or more, 0: the longest)");
+  }
   const int64_t longest = longest_quantum(gpu);
   if (options.quantum_cycles > longest) {
-    const int64_t l2_cycles = int64_t(std::floor(gpu.l2.latency_ns * gpu.clock_ghz));
     throw InputError("quantum_cycles: " + std::to_string(options.quantum_cycles) +
-                     (l2_cycles <= 65535 ? " is longer than the L2 hit latency of '" + gpu.name +
-                                               "' (" + std::to_string(l2_cycles) + " cycles"
-                                         : std::string(" is too long (the simulator orders a "
-                                                       "quantum's accesses in 16 bits")) +
+                     (longest < 65535 ? " is longer than the L2 hit latency of '" + gpu.name +
+                                            "' (" + std::to_string(longest) + " cycles"
+                                      : std::string(" is too long (the simulator orders a "
+                                                    "quantum's accesses in 16 bits")) +
                      "; valid: 1 to " + std::to_string(longest) + ")");
   }
   if (gpu.sms < 1 || gpu.sms > 65535) {  // the merge's keys (Gpu::merge) hold 16 bits of SM
