@@ -581,54 +581,36 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   // items (the slice groups' lookups, the channel groups' DRAM operations, the slice groups'
   // fills, or the one item that serves a small quantum's lines; then, with clusters, the
   // multicast settle) and the SMs. Each L2 item needs every item of the L2 step before it, and
-  // an SM that sent lines needs every item of the last; an item that needs one runs it if no
-  // thread has taken it yet, else waits for it (StepPool::Once), so the phase ends whichever
-  // threads the host runs. An SM that sent no line needs nothing. Each thread's range holds its
-  // share of the L2's first step, its SMs without lines, its share of the L2's later steps, then
-  // its SMs with lines: the SMs without lines, most of the work, keep it busy while the L2's
-  // steps follow each other.
+  // an SM that sent lines needs every item of the last. What an item needs it finishes: it runs
+  // every item of that step no thread has taken yet (each once the step before is finished),
+  // then waits for those others took (StepPool::Chain), so the phase ends whichever threads the
+  // host runs, and threads that need a step at once share its items. An SM that sent no line
+  // needs nothing. Each thread's range holds its share of the L2's first step, its SMs without
+  // lines, its share of the L2's later steps, then its SMs with lines: the SMs without lines,
+  // most of the work, keep it busy while the L2's steps follow each other.
   const size_t busy = ahead ? sms_.size() : parallel ? stepping_.size() : 1;
   if (pool_.threads() > 1 && (busy > 1 || parallel)) {
     const std::function<void(size_t)> each = [&](size_t k) { resolve(deal_[k]); };
     const size_t steps = phases_.size();
-    // Item i of L2 step j done, once.
-    const auto ensure = [&](const auto& self, size_t j, size_t i) -> void {
-      StepPool::Once& o = onces_[chain_at_[j] + i];
-      if (o.done()) return;
-      if (j > 0) {
-        for (size_t p = 0; p < phases_[j - 1].n; ++p) self(self, j - 1, p);
-      }
-      o.run([&] { (*phases_[j].fn)(i); });
-    };
     const std::function<void(size_t)> flow = [&](size_t k) {
       const int32_t item = first_items_[k];
       if (item < 0) {
-        const size_t c = size_t(-1 - item);
-        size_t j = 0;
-        while (j + 1 < steps && chain_at_[j + 1] <= c) ++j;
-        return ensure(ensure, j, c - chain_at_[j]);
+        const auto [j, i] = chain_.locate(size_t(-1 - item));
+        return chain_.take(j, i);
       }
       const size_t id = deal_[size_t(item)];
-      if (sent_[id]) {
-        for (size_t i = 0; i < phases_[steps - 1].n; ++i) ensure(ensure, steps - 1, i);
-      }
+      if (sent_[id]) chain_.finish(steps - 1, size_t(item));
       resolve(id);
     };
     StepPool::Phase batch[1];
     if (ahead && steps > 0) {
-      chain_at_.assign(steps + 1, 0);
-      for (size_t j = 0; j < steps; ++j) chain_at_[j + 1] = chain_at_[j] + phases_[j].n;
-      if (chain_at_[steps] > onces_n_) {
-        onces_n_ = chain_at_[steps];
-        onces_ = std::make_unique<StepPool::Once[]>(onces_n_);
-      }
-      for (size_t c = 0; c < chain_at_[steps]; ++c) onces_[c].reset();
+      chain_.reset(phases_.data(), steps);
       const size_t threads = size_t(pool_.threads()), n = sms_.size();
       first_items_.clear();
       const auto l2_share = [&](size_t t, size_t j) {
         const size_t m = phases_[j].n;
         for (size_t i = t * m / threads; i < (t + 1) * m / threads; ++i) {
-          first_items_.push_back(-1 - int32_t(chain_at_[j] + i));
+          first_items_.push_back(-1 - int32_t(chain_.first_of(j) + i));
         }
       };
       const auto sm_share = [&](size_t t, bool lines) {

@@ -134,11 +134,8 @@ class Gpu : public sc_core::sc_module {
   // The items of the merge's one phase: the L2's items (-1 - their place in the chain below)
   // and the SMs (their place in deal_), each thread's range its share of both.
   std::vector<int32_t> first_items_;
-  // The merge's L2 items (its steps one after another, chain_at_[j]: step j's first), each
-  // run once by the first item that needs it.
-  std::vector<size_t> chain_at_;
-  std::unique_ptr<StepPool::Once[]> onces_;
-  size_t onces_n_ = 0;
+  // The merge's L2 steps, each item run once by the first thread that takes or needs it.
+  StepPool::Chain chain_;
 };
 
 }  // namespace ltc::sim

@@ -132,6 +132,20 @@ void StepPool::run_batch(int self, uint64_t epoch) {
   }
 }
 
+void StepPool::Chain::reset(const Phase* steps, size_t count) {
+  if (count > kMaxPhases) throw std::length_error("StepPool::Chain: more than 8 steps");
+  count_ = count;
+  for (size_t j = 0; j < count; ++j) {
+    at_[j + 1] = at_[j] + steps[j].n;
+    fn_[j] = steps[j].fn;
+  }
+  if (items() > capacity_) {
+    capacity_ = items();
+    once_ = std::make_unique<Once[]>(capacity_);
+  }
+  for (size_t c = 0; c < items(); ++c) once_[c].reset();
+}
+
 void StepPool::run(size_t n, const std::function<void(size_t)>& fn) {
   const Phase phase{n, &fn};
   run(&phase, 1);

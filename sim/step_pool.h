@@ -21,6 +21,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace ltc::sim {
@@ -43,26 +44,30 @@ class StepPool {
   static constexpr size_t kMaxPhases = 8;
   // Work that some items of a phase need done before they go on (an L2 item of the merge, which
   // the L2's next step and the SMs that sent lines need): the first item to need it runs it, the
-  // others wait until it is done. The work waits for nothing (what it needs is done before run()),
-  // so such a phase always ends. reset() before the batch (run() publishes it).
+  // others wait until it is done. The work waits only for work of this kind that is taken before
+  // it is (what it needs), or for nothing, so such a phase always ends. reset() before the batch
+  // (run() publishes it).
   class Once {
    public:
     void reset() { state_.store(kIdle, std::memory_order_relaxed); }
+    bool idle() const { return state_.load(std::memory_order_relaxed) == kIdle; }
     bool done() const { return state_.load(std::memory_order_acquire) == kDone; }
-    // Runs fn unless an item runs or ran it; returns once it is done.
+    // Runs fn unless an item runs or ran it; returns whether this call ran it.
     template <class Fn>
-    void run(const Fn& fn) {
+    bool try_run(const Fn& fn) {
       int idle = kIdle;
-      if (state_.compare_exchange_strong(idle, kRunning, std::memory_order_acquire)) {
-        try {
-          fn();
-        } catch (...) {
-          state_.store(kDone, std::memory_order_release);
-          throw;
-        }
+      if (!state_.compare_exchange_strong(idle, kRunning, std::memory_order_acquire)) return false;
+      try {
+        fn();
+      } catch (...) {
         state_.store(kDone, std::memory_order_release);
-        return;
+        throw;
       }
+      state_.store(kDone, std::memory_order_release);
+      return true;
+    }
+    // Returns once the work is done (an item took it, or takes it).
+    void wait() const {
       for (int spins = 0; state_.load(std::memory_order_acquire) != kDone; ++spins) {
         if (spins < 2000) {
           relax();
@@ -71,10 +76,56 @@ class StepPool {
         }
       }
     }
+    // Runs fn unless an item runs or ran it; returns once it is done.
+    template <class Fn>
+    void run(const Fn& fn) {
+      if (!try_run(fn)) wait();
+    }
 
    private:
     enum : int { kIdle, kRunning, kDone };
     std::atomic<int> state_{kIdle};
+  };
+  // Steps of work, one after another, that some items of a phase need (the L2's steps in the
+  // merge: lookups, DRAM, fills): item i of step j needs every item of step j - 1 done, and an
+  // item of the phase may need a whole step. Each item runs once (a Once each), by whichever
+  // thread takes it first: the one whose range holds it (take) or one that needs its step
+  // (finish). Nothing in it waits for an item no thread took, so the phase always ends.
+  class Chain {
+   public:
+    // The steps of the next batch (at most kMaxPhases, their functions kept until it ran).
+    void reset(const Phase* steps, size_t count);
+    size_t steps() const { return count_; }
+    size_t items() const { return at_[count_]; }
+    // Item c of all the steps' items (step 0's first): which step holds it.
+    std::pair<size_t, size_t> locate(size_t c) const {
+      size_t j = 0;
+      while (j + 1 < count_ && at_[j + 1] <= c) ++j;
+      return {j, c - at_[j]};
+    }
+    size_t first_of(size_t j) const { return at_[j]; }
+    // Item i of step j, unless a thread took it: runs it once step j - 1 is finished.
+    void take(size_t j, size_t i) {
+      Once& o = once_[at_[j] + i];
+      if (!o.idle()) return;
+      if (j > 0) finish(j - 1, i);
+      o.try_run([&] { (*fn_[j])(i); });
+    }
+    // Every item of step j done: those no thread took run here, from item `from` (mod the
+    // step's items: threads that need the step together start apart and share its items), then
+    // those others took are waited for.
+    void finish(size_t j, size_t from) {
+      const size_t n = at_[j + 1] - at_[j];
+      for (size_t r = 0; r < n; ++r) take(j, (from + r) % n);
+      for (size_t i = at_[j]; i < at_[j + 1]; ++i) once_[i].wait();
+    }
+
+   private:
+    size_t count_ = 0;
+    size_t at_[kMaxPhases + 1] = {};  // step j's first item among all
+    const std::function<void(size_t)>* fn_[kMaxPhases] = {};
+    std::unique_ptr<Once[]> once_;
+    size_t capacity_ = 0;
   };
   // A pause in a loop that waits for another thread.
   static void relax() {

@@ -200,6 +200,56 @@ TEST(StepPool, OnceRunsItsWorkOnceBeforeEveryItemThatNeedsIt) {
   }
 }
 
+// Steps that items of a phase need in order (StepPool::Chain, the L2's steps in the merge): each
+// step's items run once per batch, each after every item of the step before (it sees what they
+// made: plain writes, ThreadSanitizer checks the order), and an item that needs the last step
+// sees all of it, whichever threads take the steps' items (their own ranges, or one that needs
+// the step and finishes it).
+TEST(StepPool, AChainRunsEachItemOnceAfterTheStepBefore) {
+  for (const int threads : {1, 2, 3, 8}) {
+    sim::StepPool pool(threads);
+    sim::StepPool::Chain chain;
+    constexpr size_t kSteps = 3;
+    for (int rep = 1; rep <= 100; ++rep) {
+      const size_t width = size_t(1 + rep % 7);
+      std::vector<std::vector<int>> made(kSteps, std::vector<int>(width, 0));
+      std::vector<std::atomic<int>> runs(kSteps * width);
+      std::atomic<int> wrong{0};
+      std::vector<std::function<void(size_t)>> fns;
+      for (size_t j = 0; j < kSteps; ++j) {
+        fns.push_back([&, j](size_t i) {
+          runs[j * width + i].fetch_add(1);
+          if (j > 0) {
+            for (size_t p = 0; p < width; ++p) wrong += made[j - 1][p] != rep;
+          }
+          made[j][i] = rep;
+        });
+      }
+      std::vector<sim::StepPool::Phase> steps;
+      for (size_t j = 0; j < kSteps; ++j) steps.push_back({width, &fns[j]});
+      chain.reset(steps.data(), kSteps);
+      ASSERT_EQ(chain.items(), kSteps * width);
+      // Items 0 .. items - 1: the chain's own (some taken by their range, some left to whoever
+      // needs them); then items that need the last step.
+      const size_t own = chain.items() - size_t(rep % 3) * width, n = chain.items() + 12;
+      const std::function<void(size_t)> item = [&](size_t k) {
+        if (k < own) {
+          const auto [j, i] = chain.locate(k);
+          return chain.take(j, i);
+        }
+        if (k < chain.items()) return;
+        chain.finish(kSteps - 1, k);
+        for (size_t p = 0; p < width; ++p) wrong += made[kSteps - 1][p] != rep;
+      };
+      pool.run(n, item);
+      for (size_t c = 0; c < runs.size(); ++c) {
+        ASSERT_EQ(runs[c].load(), 1) << threads << " threads, step " << c / width;
+      }
+      EXPECT_EQ(wrong.load(), 0) << threads << " threads";
+    }
+  }
+}
+
 // A slot takes its next block at its dispatch boundary (sim/README.md, "Block dispatch") and a
 // load's data time is exact for any quantum up to the L2 hit latency, so these GEMMs of several
 // waves and this model step read the same cycles and counts for quanta of 32 and 100 cycles and
