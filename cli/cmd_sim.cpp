@@ -39,7 +39,7 @@ struct SimFlags {
   int64_t quantum = sim::SimOptions{}.quantum_cycles;
   int64_t threads = 0;  // 0: LTC_THREADS, else the hardware's (sim_threads)
   int64_t block_limit = 0;
-  bool functional = false, json = false, per_kernel = false, sample = false;
+  bool functional = false, json = false, per_kernel = false, sample = false, host_profile = false;
   std::vector<int64_t> sample_trips;
   int64_t sample_waves = 0;
   int64_t sample_slice = sim::SampleOptions{}.max_slice;
@@ -240,6 +240,17 @@ void print_table(const sim::RunStats& r, bool per_kernel, const sim::EnergyCoeff
       "s{}\n",
       r.cycles, r.time_ms(), r.total().clock_ghz, r.kernels.size(), r.wall_s,
       r.interrupted ? " (INTERRUPTED: partial)" : "");
+  if (r.host.on) {
+    const auto& busy = r.host.thread_busy_s;
+    double sum = 0, most = 0;
+    for (const double b : busy) sum += b, most = std::max(most, b);
+    fmt::print(
+        "host: {} quanta; {} batches of SM and L2 work {:.2f} s, SystemC's thread alone {:.2f} s; "
+        "L2 steps before the SMs with lines {:.2f} s; {} threads busy {:.2f} s on average, {:.2f} "
+        "s the most\n",
+        r.host.quanta, r.host.batches, r.host.batch_s, std::max(0.0, r.wall_s - r.host.batch_s),
+        r.host.l2_chain_s, busy.size(), busy.empty() ? 0.0 : sum / double(busy.size()), most);
+  }
   if (!r.sample_method.empty()) {
     std::map<std::string, int> methods;
     for (const auto& k : r.kernels) ++methods[k.sample.method];
@@ -402,6 +413,7 @@ void run(const SimFlags& o, const CLI::App* sub) {
   so.quantum_cycles = o.quantum;
   // --tc rtl steps on one thread (SimOptions::threads); the JSON says what ran.
   so.threads = o.tc == "fast" ? sim_threads(o.threads) : 1;
+  so.host_profile = o.host_profile;
   so.block_limit = o.block_limit;
   if (progress_enabled(o.work.progress)) {
     if (stderr_is_terminal()) {
@@ -536,6 +548,11 @@ CommandRegistrar reg{
           "--sample", o->sample,
           "sampled simulation (sim/sampler/README.md): repeated kernels once, each kernel from "
           "reduced runs over its main loop and its waves, extrapolated; timing only");
+      s->add_flag("--host-profile", o->host_profile,
+                  "also time where the host's wall goes: the batches of SM and L2 work, SystemC's "
+                  "thread alone, the L2's steps the SMs with lines wait for, each thread's busy "
+                  "time (sim/README.md, \"Parallel stepping\"); a full run")
+          ->excludes(sample);
       s->add_option("--sample-trips", o->sample_trips,
                     "with --sample: the main loop's trips in the two reduced runs")
           ->needs(sample)

@@ -245,6 +245,8 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
   for (size_t k = 0; k < deal_.size(); ++k) slot_[deal_[k]] = uint32_t(k);
   l2_.set_slots(sms_.size());
   result_.clock_ghz = gpu.clock_ghz;
+  result_.host.on = options.host_profile;
+  pool_.set_timing(options.host_profile);
   SC_HAS_PROCESS(Gpu);
   SC_THREAD(run);
   SC_METHOD(progress_tick);
@@ -283,7 +285,19 @@ KernelStats Gpu::collect(Cycle end) {
   return ks;
 }
 
+void Gpu::record_busy() {
+  HostProfile& h = result_.host;
+  if (!h.on) return;
+  h.thread_busy_s.clear();
+  if (pool_.threads() == 1) {
+    h.thread_busy_s.push_back(h.batch_s);
+  } else {
+    for (int t = 0; t < pool_.threads(); ++t) h.thread_busy_s.push_back(pool_.busy(t));
+  }
+}
+
 void Gpu::collect_partial() {
+  record_busy();
   if (!in_kernel_) return;
   const Cycle end = std::max(now_cycles(), dispatcher_.last_retire());
   result_.kernels.push_back(collect(end));
@@ -306,7 +320,10 @@ void Gpu::run() {
     multicast_.start(kernel.cluster_x <= gpu_.sm.cluster_size ? kernel.cluster_x : 1, kernel.grid_x,
                      dispatcher_.total());
     // Each SM clears its state and its L1 on the thread that steps it (StepPool::run's ranges).
-    pool_.run(sms_.size(), [&](size_t k) { sms_[deal_[k]]->begin_kernel(&plan_, launch_); });
+    {
+      const HostTimer timer(result_.host);
+      pool_.run(sms_.size(), [&](size_t k) { sms_[deal_[k]]->begin_kernel(&plan_, launch_); });
+    }
     // The first wave: one block per SM per round, until every SM holds blocks_per_sm.
     for (int round = 0; round < plan_.blocks_per_sm; ++round) {
       bool any = false;
@@ -332,6 +349,7 @@ void Gpu::run() {
       if (stop_.load()) return;  // simulate() collects what ran (collect_partial)
       const Cycle q0 = now_cycles();
       const Cycle next = step(q0);
+      ++result_.host.quanta;
       if (dispatcher_.finished()) break;
       if (next >= kNever) {
         throw std::logic_error("sim: blocks of kernel " + kernel.name +
@@ -356,6 +374,7 @@ void Gpu::run() {
   }
   // The step's output still dirty in the L2: what writing it back to DRAM moves (RunStats).
   result_.end_writeback_bytes = l2_.dirty_bytes();
+  record_busy();
   // No sc_stop(): with every SM idle the event queue drains and sc_start() returns.
 }
 
@@ -412,6 +431,7 @@ Cycle Gpu::step(Cycle q0) {
 
 template <class Item>
 void Gpu::each_sm(size_t busy, Item item) {
+  const HostTimer timer(result_.host);
   if (busy > 1 && pool_.threads() > 1) {
     pool_.run(sms_.size(), [&](size_t k) { item(deal_[k]); });
   } else {
@@ -589,50 +609,59 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   // lines, its share of the L2's later steps, then its SMs with lines: the SMs without lines,
   // most of the work, keep it busy while the L2's steps follow each other.
   const size_t busy = ahead ? sms_.size() : parallel ? stepping_.size() : 1;
-  if (pool_.threads() > 1 && (busy > 1 || parallel)) {
-    const std::function<void(size_t)> each = [&](size_t k) { resolve(deal_[k]); };
-    const size_t steps = phases_.size();
-    const std::function<void(size_t)> flow = [&](size_t k) {
-      const int32_t item = first_items_[k];
-      if (item < 0) {
-        const auto [j, i] = chain_.locate(size_t(-1 - item));
-        return chain_.take(j, i);
-      }
-      const size_t id = deal_[size_t(item)];
-      if (sent_[id]) chain_.finish(steps - 1, size_t(item));
-      resolve(id);
-    };
-    StepPool::Phase batch[1];
-    if (ahead && steps > 0) {
-      chain_.reset(phases_.data(), steps);
-      const size_t threads = size_t(pool_.threads()), n = sms_.size();
-      first_items_.clear();
-      const auto l2_share = [&](size_t t, size_t j) {
-        const size_t m = phases_[j].n;
-        for (size_t i = t * m / threads; i < (t + 1) * m / threads; ++i) {
-          first_items_.push_back(-1 - int32_t(chain_.first_of(j) + i));
+  // The batch (its wall time, with --host-profile: this scope).
+  {
+    const HostTimer timer(result_.host);
+    if (pool_.threads() > 1 && (busy > 1 || parallel)) {
+      const std::function<void(size_t)> each = [&](size_t k) { resolve(deal_[k]); };
+      const size_t steps = phases_.size();
+      const std::function<void(size_t)> flow = [&](size_t k) {
+        const int32_t item = first_items_[k];
+        if (item < 0) {
+          const auto [j, i] = chain_.locate(size_t(-1 - item));
+          return chain_.take(j, i);
         }
-      };
-      const auto sm_share = [&](size_t t, bool lines) {
-        for (size_t k = t * n / threads; k < (t + 1) * n / threads; ++k) {
-          if (bool(sent_[deal_[k]]) == lines) first_items_.push_back(int32_t(k));
+        const size_t id = deal_[size_t(item)];
+        if (sent_[id]) {
+          chain_.finish(steps - 1, size_t(item));
+          if (result_.host.on) chain_end_.note(timer.seconds());
         }
+        resolve(id);
       };
-      for (size_t t = 0; t < threads; ++t) {
-        l2_share(t, 0);
-        sm_share(t, false);
-        for (size_t j = 1; j < steps; ++j) l2_share(t, j);
-        sm_share(t, true);
+      StepPool::Phase batch[1];
+      if (ahead && steps > 0) {
+        chain_.reset(phases_.data(), steps);
+        const size_t threads = size_t(pool_.threads()), n = sms_.size();
+        first_items_.clear();
+        const auto l2_share = [&](size_t t, size_t j) {
+          const size_t m = phases_[j].n;
+          for (size_t i = t * m / threads; i < (t + 1) * m / threads; ++i) {
+            first_items_.push_back(-1 - int32_t(chain_.first_of(j) + i));
+          }
+        };
+        const auto sm_share = [&](size_t t, bool lines) {
+          for (size_t k = t * n / threads; k < (t + 1) * n / threads; ++k) {
+            if (bool(sent_[deal_[k]]) == lines) first_items_.push_back(int32_t(k));
+          }
+        };
+        for (size_t t = 0; t < threads; ++t) {
+          l2_share(t, 0);
+          sm_share(t, false);
+          for (size_t j = 1; j < steps; ++j) l2_share(t, j);
+          sm_share(t, true);
+        }
+        batch[0] = {first_items_.size(), &flow};
+        chain_end_.reset();
+        pool_.run(batch, 1);
+        result_.host.l2_chain_s += chain_end_.seconds();
+      } else {
+        phases_.push_back({sms_.size(), &each});
+        pool_.run(phases_.data(), phases_.size());
       }
-      batch[0] = {first_items_.size(), &flow};
-      pool_.run(batch, 1);
     } else {
-      phases_.push_back({sms_.size(), &each});
-      pool_.run(phases_.data(), phases_.size());
+      StepPool::run_here(phases_.data(), phases_.size());
+      for (const Sm* sm : stepping_) resolve(size_t(sm->id()));
     }
-  } else {
-    StepPool::run_here(phases_.data(), phases_.size());
-    for (const Sm* sm : stepping_) resolve(size_t(sm->id()));
   }
   if (ahead) {
     for (const Ref& f : freed_) due_[size_t(f.sm)] = 0;

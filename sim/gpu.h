@@ -13,6 +13,7 @@
 
 #include <systemc>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -47,6 +48,8 @@ class Gpu : public sc_core::sc_module {
  private:
   void run();
   void progress_tick();
+  // The pool's threads' busy time into result_.host (SimOptions::host_profile).
+  void record_busy();
   KernelStats collect(Cycle end);
   // Steps every SM with work through [q0, q0 + quantum_), then merges; returns the cycle the
   // next quantum starts at (kNever: no SM has work).
@@ -136,6 +139,37 @@ class Gpu : public sc_core::sc_module {
   std::vector<int32_t> first_items_;
   // The merge's L2 steps, each item run once by the first thread that takes or needs it.
   StepPool::Chain chain_;
+  // SimOptions::host_profile: a batch's wall time into the HostProfile (timer's scope), and
+  // when, in it, the first SM that sent lines found the L2's last step done (any thread).
+  class HostTimer {
+   public:
+    explicit HostTimer(HostProfile& h)
+        : h_(h.on ? &h : nullptr),
+          t0_(h.on ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}) {}
+    ~HostTimer() {
+      if (!h_) return;
+      h_->batch_s += seconds();
+      ++h_->batches;
+    }
+    double seconds() const {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    }
+
+   private:
+    HostProfile* h_;
+    std::chrono::steady_clock::time_point t0_;
+  };
+  struct FirstTime {
+    std::atomic<double> at{-1};
+    void reset() { at.store(-1, std::memory_order_relaxed); }
+    void note(double t) {
+      double cur = at.load(std::memory_order_relaxed);
+      while ((cur < 0 || t < cur) && !at.compare_exchange_weak(cur, t, std::memory_order_relaxed)) {
+      }
+    }
+    double seconds() const { return std::max(0.0, at.load(std::memory_order_relaxed)); }
+  };
+  FirstTime chain_end_;
 };
 
 }  // namespace ltc::sim

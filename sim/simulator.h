@@ -39,6 +39,8 @@ struct SimOptions {
   // Host threads that step the SMs (sim/README.md, "Parallel stepping"); results do not depend
   // on it. --tc rtl steps on one.
   int threads = 1;
+  // Time where the host's wall goes (RunStats::host); no simulated effect.
+  bool host_profile = false;
   // Run only the first `block_limit` blocks (launch order) of every kernel; 0: all (--block-limit).
   int64_t block_limit = 0;
   // Seams for a layer above the core (sampled simulation, sim/sampler/), owned by the caller:

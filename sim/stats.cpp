@@ -187,6 +187,12 @@ void to_json(nlohmann::json& j, const RunStats& r) {
                    {"error_expected", r.sample_error_expected},
                    {"error_max", r.sample_error_max}};
   }
+  if (r.host.on) {
+    j["host_profile"] = {
+        {"quanta", r.host.quanta},         {"batches", r.host.batches},
+        {"batch_s", r.host.batch_s},       {"serial_s", std::max(0.0, r.wall_s - r.host.batch_s)},
+        {"l2_chain_s", r.host.l2_chain_s}, {"thread_busy_s", r.host.thread_busy_s}};
+  }
   if (r.rtl_tile_lmmas > 0) {
     j["rtl"] = {{"tile_lmmas", r.rtl_tile_lmmas},
                 {"tile_cycles", r.rtl_tile_cycles},

@@ -152,6 +152,20 @@ struct FunctionalCheck {
   uint64_t outputs = 0, mismatches = 0;
 };
 
+// Where the host's wall time went (SimOptions::host_profile; sim/README.md, "Parallel
+// stepping"): the quanta stepped; the batches of SM and L2 work (on the pool, or on SystemC's
+// thread alone at 1 thread) and their wall time, the rest being SystemC's thread's own work (kernel
+// starts, the dispatcher, bookkeeping); of the merges whose L2 ran as steps on the pool, the wall
+// time from each batch's start to the end of the L2's last step (what the SMs that sent lines
+// waited for); and each thread's time running items (the pool's threads; at 1 thread, the
+// batches').
+struct HostProfile {
+  bool on = false;
+  uint64_t quanta = 0, batches = 0;
+  double batch_s = 0, l2_chain_s = 0;
+  std::vector<double> thread_busy_s;
+};
+
 // Whole-run totals and the per-kernel list (launch order).
 struct RunStats {
   double clock_ghz = 0;  // the GPU's clock (kernel gaps run at it; kernels at their own)
@@ -165,6 +179,7 @@ struct RunStats {
   // LMMA instructions whose outputs the tiles computed (--functional).
   uint64_t rtl_tile_lmmas = 0, rtl_tile_cycles = 0, rtl_computed_lmmas = 0;
   double wall_s = 0;
+  HostProfile host;
   // Sampled simulation (sim/sampler/sampling.h): how, and the warp instructions simulated against
   // those the full run would issue.
   std::string sample_method;

@@ -73,15 +73,20 @@ bool StepPool::claim(std::atomic<uint64_t>& word, uint64_t epoch, size_t& item) 
   return false;
 }
 
-size_t StepPool::run_range(Range& r, size_t p, uint64_t epoch) {
+size_t StepPool::run_range(Range& r, size_t p, uint64_t epoch, double& spent) {
   size_t ran = 0, i = 0;
   while (claim(r.word[p], epoch, i)) {
     // The item is this thread's; the batch's functions stay as they are until every claimed
     // item is done (run() waits for it). After an item of an earlier phase threw, the items are
     // only counted.
     if (failed_.load(std::memory_order_relaxed) >= p) {
+      const auto t0 =
+          timing_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       try {
         (*fn_[p])(i);
+        if (timing_) {
+          spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        }
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mutex_);
         if (!error_ || p < error_phase_ || (p == error_phase_ && i < error_item_)) {
@@ -107,7 +112,10 @@ void StepPool::run_batch(int self, uint64_t epoch) {
   const int threads = this->threads();
   const size_t phases = nphases_.load(std::memory_order_relaxed);
   for (size_t p = 0; p < phases; ++p) {
-    if (const size_t ran = run_range(ranges_[size_t(self)], p, epoch)) count(self, ran);
+    double spent = 0;
+    if (const size_t ran = run_range(ranges_[size_t(self)], p, epoch, spent)) {
+      count(self, ran, spent);
+    }
     const auto until = std::chrono::steady_clock::now() + kStealAfter;
     while (phase_open(p, epoch)) {
       if (std::chrono::steady_clock::now() >= until) break;
@@ -115,8 +123,9 @@ void StepPool::run_batch(int self, uint64_t epoch) {
     }
     if (phase_open(p, epoch)) {
       for (int k = 1; k < threads; ++k) {
-        if (const size_t ran = run_range(ranges_[size_t((self + k) % threads)], p, epoch)) {
-          count(self, ran);
+        spent = 0;
+        if (const size_t ran = run_range(ranges_[size_t((self + k) % threads)], p, epoch, spent)) {
+          count(self, ran, spent);
         }
       }
     }

@@ -137,6 +137,14 @@ class StepPool {
   // before any of phase k + 1 starts. An exception is rethrown here: the one of the first phase
   // that threw, of its least item that threw; the later phases' items are then not called.
   void run(const Phase* phases, size_t count);
+  // With timing on, each thread adds up the wall time of the items it runs (busy(t), read
+  // between batches). Set before the first batch.
+  void set_timing(bool on) {
+    timing_ = on;
+  }
+  double busy(int thread) const {
+    return done_[size_t(thread)].busy.load(std::memory_order_relaxed);
+  }
   // The phases on the caller's thread alone.
   static void run_here(const Phase* phases, size_t count) {
     for (size_t p = 0; p < count; ++p) run_here(phases[p].n, *phases[p].fn);
@@ -157,17 +165,23 @@ class StepPool {
   // read every thread's to see whether a phase ended.
   struct alignas(64) Done {
     std::atomic<uint64_t> n{0};
+    std::atomic<double> busy{0};  // seconds in items (set_timing)
   };
-  void count(int self, size_t ran) {
-    std::atomic<uint64_t>& n = done_[size_t(self)].n;
-    n.store(n.load(std::memory_order_relaxed) + ran, std::memory_order_release);
+  // The items a thread ran and the seconds they took (0 without timing): the count's release
+  // publishes both.
+  void count(int self, size_t ran, double spent) {
+    Done& d = done_[size_t(self)];
+    if (spent > 0)
+      d.busy.store(d.busy.load(std::memory_order_relaxed) + spent, std::memory_order_relaxed);
+    d.n.store(d.n.load(std::memory_order_relaxed) + ran, std::memory_order_release);
   }
   void work(int self);
   // Runs the items of batch `epoch` this thread can claim (its own range first), phase by phase,
   // counting them in done_; returns early when a newer batch started (this thread came late).
   void run_batch(int self, uint64_t epoch);
-  // Claims and runs the items of phase p in r; returns how many.
-  size_t run_range(Range& r, size_t p, uint64_t epoch);
+  // Claims and runs the items of phase p in r; returns how many, and adds their wall time to
+  // `spent` with timing on.
+  size_t run_range(Range& r, size_t p, uint64_t epoch, double& spent);
   bool claim(std::atomic<uint64_t>& word, uint64_t epoch, size_t& item);
   // Whether phase p of batch `epoch` is still running (false once it ended or a newer batch
   // started): the items every thread ran, summed, fall short of the phase's end.
@@ -179,6 +193,7 @@ class StepPool {
     return done < ends_[p].load(std::memory_order_relaxed) &&
            epoch_.load(std::memory_order_relaxed) == epoch;
   }
+  bool timing_ = false;
   std::vector<std::thread> workers_;
   std::unique_ptr<Range[]> ranges_;             // one per thread (0: the caller)
   alignas(64) std::atomic<uint64_t> epoch_{0};  // the batch being run (workers wait for a new one)

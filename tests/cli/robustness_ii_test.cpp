@@ -195,6 +195,7 @@ std::vector<NotApplying> not_applying() {
       {"ltc sim", "--per-kernel", "sim " + kLutTrace + " --json --per-kernel"},
       {"ltc sim", "--tc", "sim " + kMacTrace + " --tc rtl"},
       {"ltc sim", "--threads", "sim " + kLutTrace + " --tc rtl --threads 2"},
+      {"ltc sim", "--host-profile", "sim " + kLutTrace + " --sample --host-profile"},
       {"ltc sim", "--sample-trips", "sim " + kLutTrace + " --sample-trips 2 3"},
       {"ltc sim", "--sample-waves", "sim " + kLutTrace + " --sample-waves 8"},
       {"ltc sim", "--sample-slice", "sim " + kLutTrace + " --sample-slice 2"},

@@ -104,6 +104,47 @@ TEST(Parallel, ARunRepeatedAtEightThreadsNeverDiffers) {
   }
 }
 
+// --host-profile times the host's work without changing the run: the same JSON as without it;
+// its parts fit in one another (the batches in the run's wall time, the L2's steps and each
+// thread's items in the batches' time; a merge in every quantum); at 1 thread the batches are
+// the one thread's busy time.
+TEST(Parallel, TheHostProfileChangesNoResultAndItsPartsFit) {
+  const std::vector<Case> all = cases();
+  const Case& c = all[0];
+  for (const int threads : {1, 3, 8}) {
+    sim::SimOptions o;
+    o.threads = threads;
+    const nlohmann::json plain = run_json(c, threads, false, false);
+    ASSERT_FALSE(plain.contains("host_profile"));
+    o.host_profile = true;
+    const sim::RunStats r = sim::simulate(c.trace, c.gpu, o);
+    nlohmann::json j = r;
+    ASSERT_TRUE(j.contains("host_profile")) << threads << " threads";
+    j.erase("wall_s");
+    j.erase("host_profile");
+    EXPECT_EQ(j, plain) << threads << " threads";
+    const sim::HostProfile& h = r.host;
+    EXPECT_GT(h.quanta, 0u);
+    EXPECT_GE(h.batches, h.quanta) << threads << " threads";
+    EXPECT_GT(h.batch_s, 0.0);
+    EXPECT_LE(h.batch_s, r.wall_s);
+    EXPECT_LE(h.l2_chain_s, h.batch_s);
+    ASSERT_EQ(h.thread_busy_s.size(), size_t(threads));
+    if (threads == 1) {
+      EXPECT_EQ(h.thread_busy_s[0], h.batch_s);
+      EXPECT_EQ(h.l2_chain_s, 0.0);  // no pool: the L2 serves each quantum before the SMs
+    } else {
+      double sum = 0;
+      for (const double b : h.thread_busy_s) {
+        EXPECT_LE(b, h.batch_s) << threads << " threads";
+        sum += b;
+      }
+      EXPECT_GT(sum, 0.0) << threads << " threads";
+      EXPECT_GT(h.l2_chain_s, 0.0) << threads << " threads";
+    }
+  }
+}
+
 // The pool runs every item of every batch once, whatever the batch's size against the threads,
 // and rethrows the exception of the least item that threw, then goes on with the next batch.
 TEST(StepPool, EveryItemRunsOnceAndTheLeastItemsExceptionComesBack) {
