@@ -51,7 +51,6 @@ class StepPool {
    public:
     void reset() { state_.store(kIdle, std::memory_order_relaxed); }
     bool idle() const { return state_.load(std::memory_order_relaxed) == kIdle; }
-    bool done() const { return state_.load(std::memory_order_acquire) == kDone; }
     // Runs fn unless an item runs or ran it; returns whether this call ran it.
     template <class Fn>
     bool try_run(const Fn& fn) {
@@ -95,7 +94,6 @@ class StepPool {
    public:
     // The steps of the next batch (at most kMaxPhases, their functions kept until it ran).
     void reset(const Phase* steps, size_t count);
-    size_t steps() const { return count_; }
     size_t items() const { return at_[count_]; }
     // Item c of all the steps' items (step 0's first): which step holds it.
     std::pair<size_t, size_t> locate(size_t c) const {
