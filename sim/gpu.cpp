@@ -18,6 +18,31 @@ using traces::Opcode;
 // Bytes one SIMT load/store instruction moves per warp at most (32 threads x 16 bytes).
 constexpr int64_t kSimtBytes = 512;
 
+// With SimOptions::host_profile, a batch's wall time into the HostProfile: from construction to
+// stop() (or the end of its scope).
+class HostTimer {
+ public:
+  explicit HostTimer(HostProfile& h)
+      : h_(h.on ? &h : nullptr),
+        t0_(h.on ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}) {}
+  HostTimer(const HostTimer&) = delete;
+  HostTimer& operator=(const HostTimer&) = delete;
+  ~HostTimer() { stop(); }
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  }
+  void stop() {
+    if (!h_) return;
+    h_->batch_s += seconds();
+    ++h_->batches;
+    h_ = nullptr;
+  }
+
+ private:
+  HostProfile* h_;
+  std::chrono::steady_clock::time_point t0_;
+};
+
 }  // namespace
 
 int64_t smem_wavefronts(uint64_t bytes_per_thread, uint64_t stride, int banks) {
@@ -320,10 +345,9 @@ void Gpu::run() {
     multicast_.start(kernel.cluster_x <= gpu_.sm.cluster_size ? kernel.cluster_x : 1, kernel.grid_x,
                      dispatcher_.total());
     // Each SM clears its state and its L1 on the thread that steps it (StepPool::run's ranges).
-    {
-      const HostTimer timer(result_.host);
-      pool_.run(sms_.size(), [&](size_t k) { sms_[deal_[k]]->begin_kernel(&plan_, launch_); });
-    }
+    HostTimer timer(result_.host);
+    pool_.run(sms_.size(), [&](size_t k) { sms_[deal_[k]]->begin_kernel(&plan_, launch_); });
+    timer.stop();
     // The first wave: one block per SM per round, until every SM holds blocks_per_sm.
     for (int round = 0; round < plan_.blocks_per_sm; ++round) {
       bool any = false;
@@ -431,7 +455,7 @@ Cycle Gpu::step(Cycle q0) {
 
 template <class Item>
 void Gpu::each_sm(size_t busy, Item item) {
-  const HostTimer timer(result_.host);
+  const HostTimer timer(result_.host);  // the batch's wall time, with --host-profile
   if (busy > 1 && pool_.threads() > 1) {
     pool_.run(sms_.size(), [&](size_t k) { item(deal_[k]); });
   } else {
@@ -609,60 +633,58 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   // lines, its share of the L2's later steps, then its SMs with lines: the SMs without lines,
   // most of the work, keep it busy while the L2's steps follow each other.
   const size_t busy = ahead ? sms_.size() : parallel ? stepping_.size() : 1;
-  // The batch (its wall time, with --host-profile: this scope).
-  {
-    const HostTimer timer(result_.host);
-    if (pool_.threads() > 1 && (busy > 1 || parallel)) {
-      const std::function<void(size_t)> each = [&](size_t k) { resolve(deal_[k]); };
-      const size_t steps = phases_.size();
-      const std::function<void(size_t)> flow = [&](size_t k) {
-        const int32_t item = first_items_[k];
-        if (item < 0) {
-          const auto [j, i] = chain_.locate(size_t(-1 - item));
-          return chain_.take(j, i);
-        }
-        const size_t id = deal_[size_t(item)];
-        if (sent_[id]) {
-          chain_.finish(steps - 1, size_t(item));
-          if (result_.host.on) chain_end_.note(timer.seconds());
-        }
-        resolve(id);
-      };
-      StepPool::Phase batch[1];
-      if (ahead && steps > 0) {
-        chain_.reset(phases_.data(), steps);
-        const size_t threads = size_t(pool_.threads()), n = sms_.size();
-        first_items_.clear();
-        const auto l2_share = [&](size_t t, size_t j) {
-          const size_t m = phases_[j].n;
-          for (size_t i = t * m / threads; i < (t + 1) * m / threads; ++i) {
-            first_items_.push_back(-1 - int32_t(chain_.first_of(j) + i));
-          }
-        };
-        const auto sm_share = [&](size_t t, bool lines) {
-          for (size_t k = t * n / threads; k < (t + 1) * n / threads; ++k) {
-            if (bool(sent_[deal_[k]]) == lines) first_items_.push_back(int32_t(k));
-          }
-        };
-        for (size_t t = 0; t < threads; ++t) {
-          l2_share(t, 0);
-          sm_share(t, false);
-          for (size_t j = 1; j < steps; ++j) l2_share(t, j);
-          sm_share(t, true);
-        }
-        batch[0] = {first_items_.size(), &flow};
-        chain_end_.reset();
-        pool_.run(batch, 1);
-        result_.host.l2_chain_s += chain_end_.seconds();
-      } else {
-        phases_.push_back({sms_.size(), &each});
-        pool_.run(phases_.data(), phases_.size());
+  HostTimer timer(result_.host);  // the batch's wall time, with --host-profile
+  if (pool_.threads() > 1 && (busy > 1 || parallel)) {
+    const std::function<void(size_t)> each = [&](size_t k) { resolve(deal_[k]); };
+    const size_t steps = phases_.size();
+    const std::function<void(size_t)> flow = [&](size_t k) {
+      const int32_t item = first_items_[k];
+      if (item < 0) {
+        const auto [j, i] = chain_.locate(size_t(-1 - item));
+        return chain_.take(j, i);
       }
+      const size_t id = deal_[size_t(item)];
+      if (sent_[id]) {
+        chain_.finish(steps - 1, size_t(item));
+        if (result_.host.on) chain_end_.note(timer.seconds());
+      }
+      resolve(id);
+    };
+    StepPool::Phase batch[1];
+    if (ahead && steps > 0) {
+      chain_.reset(phases_.data(), steps);
+      const size_t threads = size_t(pool_.threads()), n = sms_.size();
+      first_items_.clear();
+      const auto l2_share = [&](size_t t, size_t j) {
+        const size_t m = phases_[j].n;
+        for (size_t i = t * m / threads; i < (t + 1) * m / threads; ++i) {
+          first_items_.push_back(-1 - int32_t(chain_.first_of(j) + i));
+        }
+      };
+      const auto sm_share = [&](size_t t, bool lines) {
+        for (size_t k = t * n / threads; k < (t + 1) * n / threads; ++k) {
+          if (bool(sent_[deal_[k]]) == lines) first_items_.push_back(int32_t(k));
+        }
+      };
+      for (size_t t = 0; t < threads; ++t) {
+        l2_share(t, 0);
+        sm_share(t, false);
+        for (size_t j = 1; j < steps; ++j) l2_share(t, j);
+        sm_share(t, true);
+      }
+      batch[0] = {first_items_.size(), &flow};
+      chain_end_.reset();
+      pool_.run(batch, 1);
+      result_.host.l2_chain_s += chain_end_.seconds();
     } else {
-      StepPool::run_here(phases_.data(), phases_.size());
-      for (const Sm* sm : stepping_) resolve(size_t(sm->id()));
+      phases_.push_back({sms_.size(), &each});
+      pool_.run(phases_.data(), phases_.size());
     }
+  } else {
+    StepPool::run_here(phases_.data(), phases_.size());
+    for (const Sm* sm : stepping_) resolve(size_t(sm->id()));
   }
+  timer.stop();
   if (ahead) {
     for (const Ref& f : freed_) due_[size_t(f.sm)] = 0;
   }

@@ -139,26 +139,8 @@ class Gpu : public sc_core::sc_module {
   std::vector<int32_t> first_items_;
   // The merge's L2 steps, each item run once by the first thread that takes or needs it.
   StepPool::Chain chain_;
-  // SimOptions::host_profile: a batch's wall time into the HostProfile (timer's scope), and
-  // when, in it, the first SM that sent lines found the L2's last step done (any thread).
-  class HostTimer {
-   public:
-    explicit HostTimer(HostProfile& h)
-        : h_(h.on ? &h : nullptr),
-          t0_(h.on ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}) {}
-    ~HostTimer() {
-      if (!h_) return;
-      h_->batch_s += seconds();
-      ++h_->batches;
-    }
-    double seconds() const {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-    }
-
-   private:
-    HostProfile* h_;
-    std::chrono::steady_clock::time_point t0_;
-  };
+  // SimOptions::host_profile: when, in a merge's batch, the first SM that sent lines found the
+  // L2's last step done (any thread notes it; seconds from the batch's start).
   struct FirstTime {
     std::atomic<double> at{-1};
     void reset() { at.store(-1, std::memory_order_relaxed); }

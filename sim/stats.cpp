@@ -190,7 +190,7 @@ void to_json(nlohmann::json& j, const RunStats& r) {
   if (r.host.on) {
     j["host_profile"] = {
         {"quanta", r.host.quanta},         {"batches", r.host.batches},
-        {"batch_s", r.host.batch_s},       {"serial_s", std::max(0.0, r.wall_s - r.host.batch_s)},
+        {"batch_s", r.host.batch_s},       {"serial_s", r.host.serial_s(r.wall_s)},
         {"l2_chain_s", r.host.l2_chain_s}, {"thread_busy_s", r.host.thread_busy_s}};
   }
   if (r.rtl_tile_lmmas > 0) {

@@ -164,6 +164,8 @@ struct HostProfile {
   uint64_t quanta = 0, batches = 0;
   double batch_s = 0, l2_chain_s = 0;
   std::vector<double> thread_busy_s;
+  // SystemC's thread alone: the run's wall time outside the batches.
+  double serial_s(double wall_s) const { return wall_s > batch_s ? wall_s - batch_s : 0.0; }
 };
 
 // Whole-run totals and the per-kernel list (launch order).

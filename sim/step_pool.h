@@ -75,11 +75,6 @@ class StepPool {
         }
       }
     }
-    // Runs fn unless an item runs or ran it; returns once it is done.
-    template <class Fn>
-    void run(const Fn& fn) {
-      if (!try_run(fn)) wait();
-    }
 
    private:
     enum : int { kIdle, kRunning, kDone };
