@@ -264,7 +264,7 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
   for (size_t t = 0; t < threads; ++t) {
     for (size_t i = t; i < sms_.size(); i += threads) deal_.push_back(i);
   }
-  // An SM's slot in the L2's table of keys: its place in deal_, so that the SMs one thread
+  // An SM's slot in the L2's table of lines: its place in deal_, so that the SMs one thread
   // steps file theirs side by side.
   slot_.resize(sms_.size());
   for (size_t k = 0; k < deal_.size(); ++k) slot_[deal_[k]] = uint32_t(k);
@@ -475,7 +475,7 @@ void Gpu::stepped(Sm& sm) {
   stopped_[id] = sm.stopped_at();
   retires_[id] = uint32_t(sm.retire_records().size());
   const uint32_t slot = slot_[id];
-  l2_.file_keys(slot, sm.group_keys());
+  l2_.file_lines(slot, sm.group_lines());
   lines_[id] = sm.l2_requests(slot);
 }
 

@@ -127,7 +127,7 @@ class Gpu : public sc_core::sc_module {
   enum Role : uint8_t { kIdle, kStep, kSettle };
   std::vector<uint8_t> role_;
   std::vector<size_t> deal_;       // by item of a batch over the SMs: its SM
-  std::vector<uint32_t> slot_;     // by SM: its item in deal_, its slot in the L2's table of keys
+  std::vector<uint32_t> slot_;     // by SM: its item in deal_, its slot in the L2's table of lines
   std::vector<SmLines> requests_;  // by stepping SM with lines: its lines for the L2
   std::vector<uint8_t> sent_;      // by SM: it sent the L2 lines in the quantum being merged
   std::vector<uint32_t> retires_;  // by SM: blocks retired in the quantum being merged

@@ -421,7 +421,9 @@ void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
 
 void L2::set_groups(int groups) {
   const size_t n = slices_.size();
-  const size_t g = std::clamp<size_t>(size_t(std::max(groups, 1)), 1, n);
+  // At most one per slice, and as many as SmLines::refs can name.
+  const size_t most = std::min(n, size_t(1) << (32 - SmLines::kPosBits));
+  const size_t g = std::clamp<size_t>(size_t(std::max(groups, 1)), 1, most);
   groups_.assign(g, Group{});
   group_of_slice_.resize(n);
   for (size_t s = 0; s < n; ++s) group_of_slice_[s] = uint32_t(s * g / n);
@@ -429,29 +431,29 @@ void L2::set_groups(int groups) {
 
 void L2::set_slots(size_t slots) {
   slots_ = slots;
-  runs_.assign(groups_.size() * slots, KeyRun{});
+  runs_.assign(groups_.size() * slots, LineRun{});
 }
 
 void L2::gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t quantum) {
   // A counting sort on the issue cycle's offset: the SMs in rank order, each one's lines in its
   // order, so that lines of one cycle stay in (SM, index) order.
   g.at.assign(size_t(quantum) + 1, 0);
-  const KeyRun* row = runs_.data() + index * slots_;
+  const LineRun* row = runs_.data() + index * slots_;
   for (const SmLines& m : sms) {
-    const KeyRun& run = row[m.slot];
-    for (uint32_t j = 0; j < run.count; ++j) ++g.at[size_t(run.keys[j] >> 48) + 1];
+    const LineRun& run = row[m.slot];
+    for (uint32_t j = 0; j < run.count; ++j) ++g.at[size_t(run.lines[j].offset) + 1];
   }
   for (size_t i = 1; i < g.at.size(); ++i) g.at[i] += g.at[i - 1];
   g.lines.resize(g.at.back());
   g.keys.resize(g.at.back());
   g.work.resize(g.at.back());
   for (size_t r = 0; r < sms.size(); ++r) {
-    const KeyRun& run = row[sms[r].slot];
+    const LineRun& run = row[sms[r].slot];
     for (uint32_t j = 0; j < run.count; ++j) {
-      const uint64_t k = run.keys[j];
-      const uint32_t pos = g.at[size_t(k >> 48)]++;
-      g.keys[pos] = k | uint64_t(r) << 32;
-      g.lines[pos] = &sms[r].lines[uint32_t(k) >> 1];
+      L2Line& l = run.lines[j];
+      const uint32_t pos = g.at[l.offset]++;
+      g.keys[pos] = line_key(l.offset, l.index) | uint64_t(r) << 32;
+      g.lines[pos] = &l;
     }
   }
 }
@@ -489,25 +491,32 @@ void L2::serve_phases(const std::vector<SmLines>& sms, uint64_t now_ticks, int64
 void L2::serve_serial() {
   // One line at a time (its lookup, its DRAM operations, its fills): the same order on each
   // slice, channel and fill table as the phases below, with the line still in the host's cache.
-  // The batch's order: one group's counting sort of its table of keys, or, with several groups,
-  // the same sort over the SMs' line records.
+  // The batch's order: one group's counting sort of its table of lines, or, with several
+  // groups, the same sort over each SM's lines in its order (SmLines::refs).
   const std::vector<SmLines>& sms = *batch_.sms;
   Dram& dram = *batch_.dram;
   Group& g = groups_.size() == 1 ? groups_[0] : all_;
   if (groups_.size() == 1) {
     gather(g, 0, sms, batch_.quantum);
   } else {
-    // Each SM's lines in its order (not per group: one pass over its records), in a counting
-    // sort on the issue cycle's offset, the SMs in rank order: (offset, SM, index).
+    // Each SM's lines in its order (its refs, not per group), in a counting sort on the issue
+    // cycle's offset, the SMs in rank order: (offset, SM, index).
+    const auto line = [&](const SmLines& m, uint32_t i) -> L2Line& {
+      const uint32_t ref = m.refs[i];
+      return runs_[(ref >> SmLines::kPosBits) * slots_ + m.slot].lines[ref & SmLines::kPosMask];
+    };
     g.at.assign(size_t(batch_.quantum) + 1, 0);
     for (const SmLines& m : sms) {
-      for (uint32_t i = 0; i < m.count; ++i) ++g.at[size_t(m.lines[i].offset) + 1];
+      for (uint32_t i = 0; i < m.count; ++i) ++g.at[size_t(line(m, i).offset) + 1];
     }
     for (size_t i = 1; i < g.at.size(); ++i) g.at[i] += g.at[i - 1];
     g.lines.resize(g.at.back());
     g.work.resize(g.at.back());
     for (const SmLines& m : sms) {
-      for (uint32_t i = 0; i < m.count; ++i) g.lines[g.at[m.lines[i].offset]++] = &m.lines[i];
+      for (uint32_t i = 0; i < m.count; ++i) {
+        L2Line& l = line(m, i);
+        g.lines[g.at[l.offset]++] = &l;
+      }
     }
   }
   lookup_lines(g, batch_.now, [&](size_t, L2Line& l, L2Work& w) {

@@ -343,6 +343,7 @@ struct L2Line {
   bool copy = false;    // a cluster partner's copy (sim/cluster.h): not served
   uint16_t offset = 0;  // its issue cycle's offset in the quantum (its key, line_key)
   uint32_t slice = 0;
+  uint32_t index = 0;  // its place in its SM's lines of the quantum (its key, line_key)
 };
 
 // What serving an L2Line found: its lookup, its DRAM operations (a dirty victim's write-back, a
@@ -356,13 +357,15 @@ struct L2Work {
   uint8_t nops = 0;
 };
 
-// One SM's lines of a quantum for L2::serve_phases: its requests by index, and its slot in the
-// L2's table of keys (L2::file_keys), where it filed, per group of slices (L2::group_of), the
-// keys of its lines that go there, in the order it issued them: the issue cycle's offset in the
-// quantum (bits 48..63) and the index (bits 1..31). The batch orders all lines by (issue cycle,
-// SM, index): the SM's rank among the batch's SMs goes in bits 32..47.
+// One SM's lines of a quantum for L2::serve_phases. The SM keeps them per group of slices
+// (L2::group_of), each group's in the order it issued them, and files those runs under its slot
+// in the L2's table (L2::file_lines); refs[i] says where its i-th line is: the group (the bits
+// above kPosBits) and the place in the group's run. The batch orders all lines by (issue cycle,
+// SM, index): the key (line_key) holds the issue cycle's offset in the quantum (bits 48..63),
+// the SM's rank among the batch's SMs (bits 32..47) and the index (bits 1..31).
 struct SmLines {
-  L2Line* lines = nullptr;
+  static constexpr uint32_t kPosBits = 24, kPosMask = (uint32_t(1) << kPosBits) - 1;
+  const uint32_t* refs = nullptr;
   uint32_t count = 0;  // lines
   uint32_t slot = 0;
 };
@@ -434,12 +437,12 @@ class L2 : public sc_core::sc_module {
   void set_groups(int groups);
   int groups() const { return int(groups_.size()); }
   uint32_t group_of(uint32_t slice) const { return group_of_slice_[slice]; }
-  // The table of keys: `slots` slots per slice group, each group's in a row of its own, so that
-  // a group reads its keys' places for every SM from a few host cache lines (not from each
-  // SM's). An SM files its keys lists (one per group, kept as they are until the batch is
-  // served) under its slot: every group's row gets the slot's entry.
+  // The table of lines: `slots` slots per slice group, each group's in a row of its own, so
+  // that a group finds its lines of every SM from a few host cache lines (not from each SM's).
+  // An SM files its runs of lines (one per group, kept as they are until the batch is served)
+  // under its slot: every group's row gets the slot's entry.
   void set_slots(size_t slots);
-  void file_keys(uint32_t slot, const std::vector<uint64_t>* groups) {
+  void file_lines(uint32_t slot, std::vector<L2Line>* groups) {
     for (size_t g = 0; g < groups_.size(); ++g) {
       runs_[g * slots_ + slot] = {groups[g].data(), uint32_t(groups[g].size())};
     }
@@ -507,11 +510,11 @@ class L2 : public sc_core::sc_module {
   };
   std::vector<Group> groups_;
   std::vector<uint32_t> group_of_slice_;
-  struct KeyRun {
-    const uint64_t* keys = nullptr;
+  struct LineRun {
+    L2Line* lines = nullptr;
     uint32_t count = 0;
   };
-  std::vector<KeyRun> runs_;  // the table of keys: by group, by slot
+  std::vector<LineRun> runs_;  // the table of lines: by group, by slot
   size_t slots_ = 0;
   std::vector<std::vector<OpRef>> channel_ops_;  // per channel group: the batch's, sorted
   // By slice group, a bit per channel group it has operations for (mask_words_ words each).

@@ -144,9 +144,9 @@ void Sm::step(Cycle q0, Cycle qe, Cycle stop) {
   seq_ = 0;
   ++quantum_;
   qe_ = qe;
-  l2_lines_.clear();
-  group_keys_.resize(size_t(l2_->groups()));
-  for (auto& k : group_keys_) k.clear();
+  l2_refs_.clear();
+  group_lines_.resize(size_t(l2_->groups()));
+  for (auto& v : group_lines_) v.clear();
   multicast_accesses_.clear();
   q0_ = q0;
   cycle_ = std::max(cycle_, q0);
@@ -568,16 +568,23 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
     l.addr = base;
     l.sectors = sectors;
     l.enter = enter;
-    // Its L2 request, ready for the merge (the same index in l2_lines_).
-    L2Line& b = l2_lines_.emplace_back();
+    // Its L2 request, ready for the merge (l2_line(i) for lines_[i]).
+    const uint32_t slice = l2_->slice_of(base), group = l2_->group_of(slice);
+    std::vector<L2Line>& run = group_lines_[group];
+    if (run.size() > SmLines::kPosMask) {
+      throw std::length_error(
+          "sim: an SM sent more than 16777215 L2 lines to one slice group in a quantum (a "
+          "shorter --quantum sends fewer)");
+    }
+    l2_refs_.push_back(group << SmLines::kPosBits | uint32_t(run.size()));
+    L2Line& b = run.emplace_back();
     b.line.addr = base;
     b.line.sectors = sectors;
     b.line.enter = ticks_of(enter - double(q0_));
     b.write = write;
     b.offset = uint16_t(c - q0_);
-    b.slice = l2_->slice_of(base);
-    group_keys_[l2_->group_of(b.slice)].push_back(
-        line_key(uint64_t(c - q0_), uint32_t(l2_lines_.size() - 1)));
+    b.slice = slice;
+    b.index = uint32_t(l2_refs_.size() - 1);
     return l;
   };
   const bool multicast = in.op == Opcode::kLdGlobalAsync && w.dec->cluster_shared && multicast_ &&
@@ -653,7 +660,7 @@ void Sm::prepare(size_t i) {
     const ClusterMulticast::Taken t = multicast_->take(a.block, l.addr >> line_shift_);
     l.to_l2 = !t.copy;
     if (t.copy) {
-      l2_lines_[size_t(&l - lines_.data())].copy = true;
+      l2_line(size_t(&l - lines_.data())).copy = true;
       stats_.mem.multicast_bytes += uint64_t(32 * popcount4(l.sectors));
       l.copy_token = t.token;
       l.ready = std::max(t.ready, l.copy_floor);  // a token's: in resolve()
@@ -671,8 +678,8 @@ void Sm::settle_reads(Cycle q0) {
       RecordedLine& l = rl[k];
       if (!l.to_l2) continue;
       // A read line's data is usable from the first whole cycle after its ready tick.
-      l.ready = Cycle(double(q0) + cycles_of(l2_lines_[size_t(&l - lines_.data())].line.ready) +
-                      0.999999);
+      l.ready =
+          Cycle(double(q0) + cycles_of(l2_line(size_t(&l - lines_.data())).line.ready) + 0.999999);
       if (l.read_token >= 0) multicast_->settle(l.read_token, l.ready);
     }
   }

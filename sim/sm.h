@@ -208,11 +208,12 @@ class Sm : public sc_core::sc_module {
   const std::vector<RetireRecord>& retire_records() const { return retires_; }
   const std::vector<IssueRecord>& issue_records() const { return issues_; }
   // The quantum's lines for the L2 (L2::serve_phases).
-  // The last step's lines (`slot`: where it filed its keys, L2::file_keys).
-  SmLines l2_requests(uint32_t slot) {
-    return {l2_lines_.data(), uint32_t(l2_lines_.size()), slot};
+  // The last step's lines (`slot`: where it filed its runs, L2::file_lines).
+  SmLines l2_requests(uint32_t slot) const {
+    return {l2_refs_.data(), uint32_t(l2_refs_.size()), slot};
   }
-  const std::vector<uint64_t>* group_keys() const { return group_keys_.data(); }
+  // Per slice group of the L2 (L2::group_of): the lines that go there, in the SM's order.
+  std::vector<L2Line>* group_lines() { return group_lines_.data(); }
   // The access records with cluster multicast lines (sim/cluster.h), in the SM's order.
   const std::vector<uint32_t>& multicast_accesses() const { return multicast_accesses_; }
   // The merge, in (cycle, SM, sequence) order over the multicast accesses (SystemC's thread):
@@ -362,9 +363,15 @@ class Sm : public sc_core::sc_module {
   SectorCache l1_;
   FillTimes l1_fills_;  // its lines' L2 reads in flight
   KernelStats stats_;
-  std::vector<L2Line> l2_lines_;  // lines_'s requests for the L2 (the same index)
-  // Per slice group of the L2 (L2::group_of): the keys of l2_lines_ that go there (SmLines).
-  std::vector<std::vector<uint64_t>> group_keys_;
+  // lines_'s requests for the L2, kept per slice group of the L2 (L2::group_of), so that a
+  // group's thread reads, and writes the ready ticks of, a run of records no other group's
+  // touches; l2_refs_ (by lines_'s index) says where each is (SmLines::refs).
+  std::vector<std::vector<L2Line>> group_lines_;
+  std::vector<uint32_t> l2_refs_;
+  L2Line& l2_line(size_t i) {
+    const uint32_t r = l2_refs_[i];
+    return group_lines_[r >> SmLines::kPosBits][r & SmLines::kPosMask];
+  }
   std::vector<uint32_t> multicast_accesses_;
   Cycle q0_ = 0;  // the quantum's start (SystemC's time at the merge)
   // The quantum's records (cleared by step).
