@@ -434,28 +434,34 @@ void L2::set_slots(size_t slots) {
   runs_.assign(groups_.size() * slots, LineRun{});
 }
 
-void L2::gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t quantum) {
-  // A counting sort on the issue cycle's offset: the SMs in rank order, each one's lines in its
-  // order, so that lines of one cycle stay in (SM, index) order.
+template <class EachLine>
+void L2::sort_lines(Group& g, int64_t quantum, bool keys, EachLine each) {
+  // A counting sort on the issue cycle's offset: `each(fn)` calls fn(rank, line) for the SMs in
+  // rank order, each one's lines in its order, so that lines of one cycle stay in (SM, index)
+  // order.
   g.at.assign(size_t(quantum) + 1, 0);
-  const LineRun* row = runs_.data() + index * slots_;
-  for (const SmLines& m : sms) {
-    const LineRun& run = row[m.slot];
-    for (uint32_t j = 0; j < run.count; ++j) ++g.at[size_t(run.lines[j].offset) + 1];
-  }
+  each([&](size_t, const L2Line& l) { ++g.at[size_t(l.offset) + 1]; });
   for (size_t i = 1; i < g.at.size(); ++i) g.at[i] += g.at[i - 1];
   g.lines.resize(g.at.back());
-  g.keys.resize(g.at.back());
   g.work.resize(g.at.back());
-  for (size_t r = 0; r < sms.size(); ++r) {
-    const LineRun& run = row[sms[r].slot];
-    for (uint32_t j = 0; j < run.count; ++j) {
-      L2Line& l = run.lines[j];
-      const uint32_t pos = g.at[l.offset]++;
-      g.keys[pos] = line_key(l.offset, l.index) | uint64_t(r) << 32;
-      g.lines[pos] = &l;
+  if (keys) g.keys.resize(g.at.back());
+  each([&](size_t r, L2Line& l) {
+    const uint32_t pos = g.at[l.offset]++;
+    if (keys) g.keys[pos] = line_key(l.offset, l.index) | uint64_t(r) << 32;
+    g.lines[pos] = &l;
+  });
+}
+
+void L2::gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t quantum,
+                bool keys) {
+  // Slice group `index`'s runs of every SM.
+  const LineRun* row = runs_.data() + index * slots_;
+  sort_lines(g, quantum, keys, [&](auto&& fn) {
+    for (size_t r = 0; r < sms.size(); ++r) {
+      const LineRun& run = row[sms[r].slot];
+      for (uint32_t j = 0; j < run.count; ++j) fn(r, run.lines[j]);
     }
-  }
+  });
 }
 
 template <class Looked>
@@ -497,27 +503,18 @@ void L2::serve_serial() {
   Dram& dram = *batch_.dram;
   Group& g = groups_.size() == 1 ? groups_[0] : all_;
   if (groups_.size() == 1) {
-    gather(g, 0, sms, batch_.quantum);
+    gather(g, 0, sms, batch_.quantum, false);
   } else {
-    // Each SM's lines in its order (its refs, not per group), in a counting sort on the issue
-    // cycle's offset, the SMs in rank order: (offset, SM, index).
-    const auto line = [&](const SmLines& m, uint32_t i) -> L2Line& {
-      const uint32_t ref = m.refs[i];
-      return runs_[(ref >> SmLines::kPosBits) * slots_ + m.slot].lines[ref & SmLines::kPosMask];
-    };
-    g.at.assign(size_t(batch_.quantum) + 1, 0);
-    for (const SmLines& m : sms) {
-      for (uint32_t i = 0; i < m.count; ++i) ++g.at[size_t(line(m, i).offset) + 1];
-    }
-    for (size_t i = 1; i < g.at.size(); ++i) g.at[i] += g.at[i - 1];
-    g.lines.resize(g.at.back());
-    g.work.resize(g.at.back());
-    for (const SmLines& m : sms) {
-      for (uint32_t i = 0; i < m.count; ++i) {
-        L2Line& l = line(m, i);
-        g.lines[g.at[l.offset]++] = &l;
+    // Each SM's lines in its order (its refs, not per group).
+    sort_lines(g, batch_.quantum, false, [&](auto&& fn) {
+      for (size_t r = 0; r < sms.size(); ++r) {
+        const SmLines& m = sms[r];
+        for (uint32_t i = 0; i < m.count; ++i) {
+          const uint32_t ref = m.refs[i];
+          fn(r, runs_[(ref >> SmLines::kPosBits) * slots_ + m.slot].lines[ref & SmLines::kPosMask]);
+        }
       }
-    }
+    });
   }
   lookup_lines(g, batch_.now, [&](size_t, L2Line& l, L2Work& w) {
     for (int o = 0; o < w.nops; ++o) {
@@ -537,7 +534,7 @@ void L2::serve_lookup(size_t gi) {
   const size_t channel_groups = batch_.channel_groups;
   g.ops.resize(channel_groups);
   for (auto& v : g.ops) v.clear();
-  gather(g, gi, *batch_.sms, batch_.quantum);
+  gather(g, gi, *batch_.sms, batch_.quantum, true);  // keys: the DRAM step merges by them
   lookup_lines(g, batch_.now, [&](size_t i, L2Line&, L2Work& w) {
     for (int o = 0; o < w.nops; ++o) {
       const uint32_t c = dram.channel_of(w.ops[o].addr);

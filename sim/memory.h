@@ -521,7 +521,10 @@ class L2 : public sc_core::sc_module {
   std::vector<uint64_t> masks_;
   size_t mask_words_ = 1;
   std::vector<MemoryStats> channel_stats_;  // per DRAM channel
-  void gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t quantum);
+  // A group's lines in the batch's order (a counting sort; `keys`: with their keys too).
+  template <class EachLine>
+  void sort_lines(Group& g, int64_t quantum, bool keys, EachLine each);
+  void gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t quantum, bool keys);
   // The batch serve_phases set up, and its phases' items.
   struct Batch {
     const std::vector<SmLines>* sms = nullptr;
