@@ -246,7 +246,7 @@ void print_table(const sim::RunStats& r, bool per_kernel, const sim::EnergyCoeff
     for (const double b : busy) sum += b, most = std::max(most, b);
     fmt::print(
         "host: {} quanta; {} batches of SM and L2 work {:.2f} s, SystemC's thread alone {:.2f} s; "
-        "L2 steps before the SMs with lines {:.2f} s; {} threads busy {:.2f} s on average, {:.2f} "
+        "L2 items before the SMs with lines {:.2f} s; {} threads busy {:.2f} s on average, {:.2f} "
         "s the most\n",
         r.host.quanta, r.host.batches, r.host.batch_s, r.host.serial_s(r.wall_s), r.host.l2_chain_s,
         busy.size(), busy.empty() ? 0.0 : sum / double(busy.size()), most);
@@ -550,7 +550,7 @@ CommandRegistrar reg{
           "reduced runs over its main loop and its waves, extrapolated; timing only");
       s->add_flag("--host-profile", o->host_profile,
                   "also time where the host's wall goes: the batches of SM and L2 work, SystemC's "
-                  "thread alone, the L2's steps the SMs with lines wait for, each thread's busy "
+                  "thread alone, the L2's items the SMs with lines wait for, each thread's busy "
                   "time (sim/README.md, \"Parallel stepping\"); a full run")
           ->excludes(sample);
       s->add_option("--sample-trips", o->sample_trips,

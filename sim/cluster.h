@@ -85,7 +85,7 @@ class ClusterMulticast {
   };
   struct KeyHash {
     size_t operator()(const Key& k) const {
-      return size_t(L2::mix_line(k.line) ^ (uint64_t(k.cluster) * 0x9e3779b97f4a7c15u));
+      return size_t(mix_line(k.line) ^ (uint64_t(k.cluster) * 0x9e3779b97f4a7c15u));
     }
   };
   struct Entry {

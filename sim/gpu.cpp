@@ -239,7 +239,7 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
       pool_(tc.times_each_issue() ? 1 : std::max(1, options.threads)) {
   l2_.dram.bind(dram_.target);
   // One slice group per thread, taken by whichever thread is free: each group reads every
-  // stepping SM's list of keys for it, and each phase over them waits for its slowest group.
+  // stepping SM's run of lines for it, and the SMs that sent lines wait for its slowest group.
   l2_.set_groups(pool_.threads());
   if (options.start_state) {
     l2_.load(*options.start_state);
@@ -544,8 +544,8 @@ void Gpu::dispatch_within(Cycle q0, Cycle qe) {
 
 void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   // The L2 (and DRAM behind it) takes the SMs' accesses in (issue cycle, SM, sequence) order,
-  // which also decides the cluster multicast copies; it serves them per slice group and per
-  // channel group in parallel (L2::serve_phases), in that order on each.
+  // which also decides the cluster multicast copies; it serves them per slice group (with its
+  // DRAM channels) in parallel (L2::serve_phases), in that order on each.
   const bool multicast = multicast_.active();
   multicast_.begin_merge();
   if (multicast) {
@@ -560,13 +560,10 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
     std::sort(keys_.begin(), keys_.end());
     for (const uint64_t key : keys_) sms_[size_t(key >> 32 & 0xffff)]->prepare(uint32_t(key));
   }
-  // A few lines are not worth three phases on the pool (each waits for every thread that took
-  // part of it), nor are any on fewer than 4 threads: there the L2 serves the quantum's lines as
-  // one item beside the SMs' items, which two threads run faster than the slice groups (the
-  // groups break even at 4 threads and win from 8).
+  // A few lines are not worth an item per slice group (the SMs that sent lines wait for every
+  // group's): there the L2 serves the quantum's lines as one item beside the SMs' items.
   constexpr size_t kParallelLines = 256;
-  constexpr int kParallelL2Threads = 4;
-  const bool parallel = lines >= kParallelLines && pool_.threads() >= kParallelL2Threads;
+  const bool parallel = lines >= kParallelLines;
   // One batch on the pool: the L2's phases (L2::serve_phases), then, with clusters, the reads'
   // data times (a multicast copy takes its partner's read's time: every read settled first),
   // then each SM's loads' data times (and its step ahead, below).
@@ -622,16 +619,15 @@ void Gpu::merge(Cycle q0, Cycle qe, size_t lines) {
   // Items with work: every SM may step ahead. On the pool, an item per SM in deal_'s order (an
   // SM is resolved and stepped by the same thread from quantum to quantum); else the stepping
   // SMs here. Where SMs step ahead and some sent the L2 lines, the batch is one phase: the L2's
-  // items (the slice groups' lookups, the channel groups' DRAM operations, the slice groups'
-  // fills, or the one item that serves a small quantum's lines; then, with clusters, the
-  // multicast settle) and the SMs. Each L2 item needs every item of the L2 step before it, and
-  // an SM that sent lines needs every item of the last. What an item needs it finishes: it runs
-  // every item of that step no thread has taken yet (each once the step before is finished),
-  // then waits for those others took (StepPool::Chain), so the phase ends whichever threads the
-  // host runs, and threads that need a step at once share its items. An SM that sent no line
-  // needs nothing. Each thread's range holds its share of the L2's first step, its SMs without
-  // lines, its share of the L2's later steps, then its SMs with lines: the SMs without lines,
-  // most of the work, keep it busy while the L2's steps follow each other.
+  // items (one per slice group, or the one item that serves a small quantum's lines), with
+  // clusters the multicast settle, and the SMs: steps, each of whose items needs every item of
+  // the step before it; an SM that sent lines needs every item of the last. What an item needs
+  // it finishes: it runs every item of that step no thread has taken yet (each once the step
+  // before is finished), then waits for those others took (StepPool::Chain), so the phase ends
+  // whichever threads the host runs, and threads that need a step at once share its items. An
+  // SM that sent no line needs nothing. Each thread's range holds its share of the first step,
+  // its SMs without lines, its share of the later steps, then its SMs with lines: the SMs
+  // without lines, most of the work, keep it busy while the steps follow each other.
   const size_t busy = ahead ? sms_.size() : parallel ? stepping_.size() : 1;
   HostTimer timer(result_.host);  // the batch's wall time, with --host-profile
   if (pool_.threads() > 1 && (busy > 1 || parallel)) {

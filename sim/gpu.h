@@ -137,7 +137,8 @@ class Gpu : public sc_core::sc_module {
   // The items of the merge's one phase: the L2's items (-1 - their place in the chain below)
   // and the SMs (their place in deal_), each thread's range its share of both.
   std::vector<int32_t> first_items_;
-  // The merge's L2 steps, each item run once by the first thread that takes or needs it.
+  // The merge's steps (the L2's items, the multicast settle), each item run once by the first
+  // thread that takes or needs it.
   StepPool::Chain chain_;
   // SimOptions::host_profile: when, in a merge's batch, the first SM that sent lines found the
   // L2's last step done (any thread notes it; seconds from the batch's start).

@@ -175,9 +175,11 @@ void SectorCache::stream(const std::vector<Stream>& newest_first, uint32_t& fill
 
 // ---- DRAM ---------------------------------------------------------------------------------------
 Dram::Dram(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stats)
-    : sc_core::sc_module(name), target("target"), stats_(stats) {
+    : sc_core::sc_module(name),
+      target("target"),
+      map_(gpu.sm.l2_slices, gpu.sm.dram_channels, gpu.sm.line_bytes),
+      stats_(stats) {
   channels_.assign(size_t(gpu.sm.dram_channels), BandwidthPort(gpu.dram_channel_bytes_per_cycle()));
-  channel_of_ = FastMod(uint32_t(channels_.size()));
   latency_cycles_ = gpu.dram.latency_ns * gpu.clock_ghz;
   target.register_b_transport(this, &Dram::b_transport);
 }
@@ -198,10 +200,6 @@ void Dram::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-uint32_t Dram::channel_of(uint64_t addr) const {
-  return channel_of_(L2::mix_line(addr >> kDramPieceShift));
-}
-
 uint64_t Dram::serve(uint64_t now, uint64_t addr, unsigned bytes, bool write, uint64_t at,
                      MemoryStats& stats) {
   const double t = cycles_of(now + at);
@@ -217,7 +215,11 @@ uint64_t Dram::serve(uint64_t now, uint64_t addr, unsigned bytes, bool write, ui
 
 // ---- L2 -----------------------------------------------------------------------------------------
 L2::L2(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stats)
-    : sc_core::sc_module(name), target("target"), dram("dram"), stats_(stats) {
+    : sc_core::sc_module(name),
+      target("target"),
+      dram("dram"),
+      map_(gpu.sm.l2_slices, gpu.sm.dram_channels, gpu.sm.line_bytes),
+      stats_(stats) {
   const int n = gpu.sm.l2_slices;
   const uint64_t slice_bytes = uint64_t(gpu.l2_bytes() / n);
   const double slice_rate = gpu.l2_sim_bytes_per_cycle() / double(n);
@@ -227,16 +229,13 @@ L2::L2(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stat
     s.port = BandwidthPort(slice_rate);
     s.fills.resize(s.tags.slots());
   }
-  slice_of_ = FastMod(uint32_t(n));
   line_shift_ = log2_exact(gpu.sm.line_bytes);
   hit_latency_cycles_ = gpu.l2.latency_ns * gpu.clock_ghz;
   target.register_b_transport(this, &L2::b_transport);
   dram_payload_.set_extension(&dram_ops_);
   set_groups(1);
   serve_serial_ = [this](size_t) { serve_serial(); };
-  serve_lookup_ = [this](size_t g) { serve_lookup(g); };
-  serve_dram_ = [this](size_t cg) { serve_dram(cg); };
-  serve_fill_ = [this](size_t g) { serve_fill(g); };
+  serve_group_ = [this](size_t g) { serve_group(g); };
 }
 
 L2::~L2() {
@@ -421,12 +420,17 @@ void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
 
 void L2::set_groups(int groups) {
   const size_t n = slices_.size();
-  // At most one per slice, and as many as SmLines::refs can name.
-  const size_t most = std::min(n, size_t(1) << (32 - SmLines::kPosBits));
+  // Groups of whole channels, each with the slices whose channels they are (AddressMap): no two
+  // groups share a slice or a channel. At most one per channel and per slice, and as many as
+  // SmLines::refs can name.
+  const size_t channels = map_.channels();
+  const size_t most = std::min({n, channels, size_t(1) << (32 - SmLines::kPosBits)});
   const size_t g = std::clamp<size_t>(size_t(std::max(groups, 1)), 1, most);
   groups_.assign(g, Group{});
   group_of_slice_.resize(n);
-  for (size_t s = 0; s < n; ++s) group_of_slice_[s] = uint32_t(s * g / n);
+  for (size_t s = 0; s < n; ++s) {
+    group_of_slice_[s] = uint32_t(map_.first_channel(uint32_t(s)) * g / channels);
+  }
 }
 
 void L2::set_slots(size_t slots) {
@@ -434,34 +438,25 @@ void L2::set_slots(size_t slots) {
   runs_.assign(groups_.size() * slots, LineRun{});
 }
 
-template <class EachLine>
-void L2::sort_lines(Group& g, int64_t quantum, bool keys, EachLine each) {
-  // A counting sort on the issue cycle's offset: `each(fn)` calls fn(rank, line) for the SMs in
-  // rank order, each one's lines in its order, so that lines of one cycle stay in (SM, index)
-  // order.
+void L2::gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t quantum) {
+  // A counting sort on the issue cycle's offset: the SMs in rank order, each one's lines in its
+  // order, so that lines of one cycle stay in (SM, index) order on each slice and channel.
+  const LineRun* row = runs_.data() + index * slots_;
   g.at.assign(size_t(quantum) + 1, 0);
-  each([&](size_t, const L2Line& l) { ++g.at[size_t(l.offset) + 1]; });
+  for (const SmLines& m : sms) {
+    const LineRun& run = row[m.slot];
+    for (uint32_t j = 0; j < run.count; ++j) ++g.at[size_t(run.lines[j].offset) + 1];
+  }
   for (size_t i = 1; i < g.at.size(); ++i) g.at[i] += g.at[i - 1];
   g.lines.resize(g.at.back());
   g.work.resize(g.at.back());
-  if (keys) g.keys.resize(g.at.back());
-  each([&](size_t r, L2Line& l) {
-    const uint32_t pos = g.at[l.offset]++;
-    if (keys) g.keys[pos] = line_key(l.offset, l.index) | uint64_t(r) << 32;
-    g.lines[pos] = &l;
-  });
-}
-
-void L2::gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t quantum,
-                bool keys) {
-  // Slice group `index`'s runs of every SM.
-  const LineRun* row = runs_.data() + index * slots_;
-  sort_lines(g, quantum, keys, [&](auto&& fn) {
-    for (size_t r = 0; r < sms.size(); ++r) {
-      const LineRun& run = row[sms[r].slot];
-      for (uint32_t j = 0; j < run.count; ++j) fn(r, run.lines[j]);
+  for (const SmLines& m : sms) {
+    const LineRun& run = row[m.slot];
+    for (uint32_t j = 0; j < run.count; ++j) {
+      L2Line& l = run.lines[j];
+      g.lines[g.at[l.offset]++] = &l;
     }
-  });
+  }
 }
 
 template <class Looked>
@@ -479,103 +474,34 @@ void L2::lookup_lines(Group& g, double now, Looked looked) {
 void L2::serve_phases(const std::vector<SmLines>& sms, uint64_t now_ticks, int64_t quantum,
                       Dram& dram, bool parallel, std::vector<StepPool::Phase>& phases) {
   if (sms.empty()) return;
-  batch_ = {&sms,    now_ticks, cycles_of(now_ticks),
-            quantum, &dram,     std::min(groups_.size(), dram.channels())};
+  batch_ = {&sms, now_ticks, cycles_of(now_ticks), quantum, &dram};
   channel_stats_.resize(dram.channels());
-  if (groups_.size() == 1 || !parallel) {
-    phases.push_back({1, &serve_serial_});
-    return;
+  phases.push_back(groups_.size() == 1 || !parallel
+                       ? StepPool::Phase{1, &serve_serial_}
+                       : StepPool::Phase{groups_.size(), &serve_group_});
+}
+
+void L2::serve_line(L2Line& l, L2Work& w) {
+  Dram& dram = *batch_.dram;
+  for (int o = 0; o < w.nops; ++o) {
+    L2Work::Op& op = w.ops[o];
+    op.ready = dram.serve(batch_.now_ticks, op.addr, op.bytes, op.write, op.at,
+                          channel_stats_[dram.channel_of(op.addr)]);
   }
-  channel_ops_.resize(batch_.channel_groups);
-  mask_words_ = (batch_.channel_groups + 63) / 64;
-  masks_.resize(groups_.size() * mask_words_);
-  phases.push_back({groups_.size(), &serve_lookup_});
-  phases.push_back({batch_.channel_groups, &serve_dram_});
-  phases.push_back({groups_.size(), &serve_fill_});
+  finish(l, w, batch_.now);
 }
 
 void L2::serve_serial() {
-  // One line at a time (its lookup, its DRAM operations, its fills): the same order on each
-  // slice, channel and fill table as the phases below, with the line still in the host's cache.
-  // The batch's order: one group's counting sort of its table of lines, or, with several
-  // groups, the same sort over each SM's lines in its order (SmLines::refs).
-  const std::vector<SmLines>& sms = *batch_.sms;
-  Dram& dram = *batch_.dram;
-  Group& g = groups_.size() == 1 ? groups_[0] : all_;
-  if (groups_.size() == 1) {
-    gather(g, 0, sms, batch_.quantum, false);
-  } else {
-    // Each SM's lines in its order (its refs, not per group).
-    sort_lines(g, batch_.quantum, false, [&](auto&& fn) {
-      for (size_t r = 0; r < sms.size(); ++r) {
-        const SmLines& m = sms[r];
-        for (uint32_t i = 0; i < m.count; ++i) {
-          const uint32_t ref = m.refs[i];
-          fn(r, runs_[(ref >> SmLines::kPosBits) * slots_ + m.slot].lines[ref & SmLines::kPosMask]);
-        }
-      }
-    });
-  }
-  lookup_lines(g, batch_.now, [&](size_t, L2Line& l, L2Work& w) {
-    for (int o = 0; o < w.nops; ++o) {
-      L2Work::Op& op = w.ops[o];
-      op.ready = dram.serve(batch_.now_ticks, op.addr, op.bytes, op.write, op.at,
-                            channel_stats_[dram.channel_of(op.addr)]);
-    }
-    finish(l, w, batch_.now);
-  });
+  // The groups one after another: no two share a slice or a channel, so each slice and channel
+  // sees its lines in the batch's order either way.
+  for (size_t g = 0; g < groups_.size(); ++g) serve_group(g);
 }
 
-void L2::serve_lookup(size_t gi) {
-  // A slice group's lines in the batch's order: their lookups, and their DRAM operations filed
-  // per channel group.
+void L2::serve_group(size_t gi) {
+  // A group's lines, in the batch's order, one at a time: its slices and channels are its own.
   Group& g = groups_[gi];
-  const Dram& dram = *batch_.dram;
-  const size_t channel_groups = batch_.channel_groups;
-  g.ops.resize(channel_groups);
-  for (auto& v : g.ops) v.clear();
-  gather(g, gi, *batch_.sms, batch_.quantum, true);  // keys: the DRAM step merges by them
-  lookup_lines(g, batch_.now, [&](size_t i, L2Line&, L2Work& w) {
-    for (int o = 0; o < w.nops; ++o) {
-      const uint32_t c = dram.channel_of(w.ops[o].addr);
-      g.ops[c * channel_groups / dram.channels()].push_back(
-          {g.keys[i] | uint64_t(o), c, &w.ops[o]});
-    }
-  });
-  // Which channel groups it has operations for, side by side with the other groups' (a channel
-  // group reads these few host cache lines, not every group's list).
-  uint64_t* mask = &masks_[gi * mask_words_];
-  for (size_t w = 0; w < mask_words_; ++w) mask[w] = 0;
-  for (size_t cg = 0; cg < channel_groups; ++cg) {
-    if (!g.ops[cg].empty()) mask[cg / 64] |= uint64_t(1) << (cg % 64);
-  }
-}
-
-void L2::serve_dram(size_t cg) {
-  // Each slice group's operations are in the batch's order; together they are sorted again.
-  std::vector<OpRef>& v = channel_ops_[cg];
-  v.clear();
-  int sources = 0;
-  const uint64_t bit = uint64_t(1) << (cg % 64);
-  for (size_t gi = 0; gi < groups_.size(); ++gi) {
-    if (!(masks_[gi * mask_words_ + cg / 64] & bit)) continue;
-    const std::vector<OpRef>& ops = groups_[gi].ops[cg];
-    v.insert(v.end(), ops.begin(), ops.end());
-    ++sources;
-  }
-  if (sources > 1) std::sort(v.begin(), v.end());
-  for (const OpRef& r : v) {
-    L2Work::Op& op = *r.op;
-    op.ready = batch_.dram->serve(batch_.now_ticks, op.addr, op.bytes, op.write, op.at,
-                                  channel_stats_[r.channel]);
-  }
-}
-
-void L2::serve_fill(size_t gi) {
-  Group& g = groups_[gi];
-  for (size_t i = 0; i < g.lines.size(); ++i) {
-    if (!g.lines[i]->copy) finish(*g.lines[i], g.work[i], batch_.now);
-  }
+  gather(g, gi, *batch_.sms, batch_.quantum);
+  lookup_lines(g, batch_.now, [&](size_t, L2Line& l, L2Work& w) { serve_line(l, w); });
 }
 
 void L2::flush_stats() {

@@ -30,10 +30,6 @@
 
 namespace ltc::sim {
 
-// DRAM channels take addresses in pieces of this many bytes, hashed (L2::mix_line) over them.
-inline constexpr int kDramPieceShift = 8;
-inline constexpr int kDramPieceBytes = 1 << kDramPieceShift;
-
 // The s with 2^s >= v, the least: the shift of a power-of-two size (line bytes).
 inline int log2_exact(int v) {
   int s = 0;
@@ -107,6 +103,47 @@ class FastMod {
  private:
   uint32_t d_ = 0;
   uint64_t m_ = 0;
+};
+
+// Spreads consecutive lines over slices the way address hashing does on real GPUs (strided
+// streams must not all land on one slice).
+inline uint64_t mix_line(uint64_t x) {
+  x ^= x >> 17;
+  x *= 0xed5ad4bbu;
+  x ^= x >> 11;
+  x *= 0xac4c1b51u;
+  x ^= x >> 15;
+  return x;
+}
+
+// Where a line lives: its L2 slice, a hash of the line over the slices, and its DRAM channel, one
+// of its slice's. The slices sit in the memory partitions, so a slice's misses and write-backs go
+// to its own channels: slice s has channels [s*C/S, (s+1)*C/S) (at least one; with fewer
+// channels than slices, several slices share one), the line hashed over them.
+class AddressMap {
+ public:
+  AddressMap(int slices, int channels, int line_bytes)
+      : slices_(uint32_t(slices)),
+        channels_(uint32_t(channels)),
+        line_shift_(log2_exact(line_bytes)) {}
+  uint32_t slices() const { return slices_.divisor(); }
+  uint32_t channels() const { return channels_; }
+  uint32_t slice_of(uint64_t addr) const { return slices_(mix_line(addr >> line_shift_)); }
+  // Slice s's first channel (s = slices(): channels()).
+  uint32_t first_channel(uint32_t s) const {
+    return uint32_t(uint64_t(s) * channels_ / slices_.divisor());
+  }
+  uint32_t channel_of(uint64_t addr) const {
+    const uint64_t h = mix_line(addr >> line_shift_);
+    const uint32_t s = slices_(h), lo = first_channel(s);
+    const uint32_t n = std::max(first_channel(s + 1), lo + 1) - lo;
+    return lo + uint32_t(((h >> 32) * n) >> 32);
+  }
+
+ private:
+  FastMod slices_;
+  uint32_t channels_;
+  int line_shift_;
 };
 
 // A port that moves `rate` bytes per cycle: requests queue behind each other (first come, first
@@ -199,7 +236,7 @@ class SectorCache {
  private:
   uint32_t set_of(uint64_t line) const {
     if (!hashed_sets_) return set_of_(line);
-    // A multiply-xorshift mix with other constants than the slices' (L2::mix_line), so that the
+    // A multiply-xorshift mix with other constants than the slices' (mix_line), so that the
     // lines of one slice spread over all its sets.
     line ^= line >> 16;
     line *= 0x7feb352du;
@@ -341,9 +378,8 @@ struct L2Line {
   LineBurst::Line line;  // enter ticks after the batch's time; ready set for reads
   bool write = false;
   bool copy = false;    // a cluster partner's copy (sim/cluster.h): not served
-  uint16_t offset = 0;  // its issue cycle's offset in the quantum (its key, line_key)
+  uint16_t offset = 0;  // its issue cycle's offset in the quantum (the merge's order)
   uint32_t slice = 0;
-  uint32_t index = 0;  // its place in its SM's lines of the quantum (its key, line_key)
 };
 
 // What serving an L2Line found: its lookup, its DRAM operations (a dirty victim's write-back, a
@@ -360,25 +396,20 @@ struct L2Work {
 // One SM's lines of a quantum for L2::serve_phases. The SM keeps them per group of slices
 // (L2::group_of), each group's in the order it issued them, and files those runs under its slot
 // in the L2's table (L2::file_lines); refs[i] says where its i-th line is: the group (the bits
-// above kPosBits) and the place in the group's run. The batch orders all lines by (issue cycle,
-// SM, index): the key (line_key) holds the issue cycle's offset in the quantum (bits 48..63),
-// the SM's rank among the batch's SMs (bits 32..47) and the index (bits 1..31).
+// above kPosBits) and the place in the group's run.
 struct SmLines {
   static constexpr uint32_t kPosBits = 24, kPosMask = (uint32_t(1) << kPosBits) - 1;
   const uint32_t* refs = nullptr;
   uint32_t count = 0;  // lines
   uint32_t slot = 0;
 };
-inline uint64_t line_key(uint64_t offset, uint32_t index) {
-  return offset << 48 | uint64_t(index) << 1;
-}
 
 class Dram : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<Dram> target;
   Dram(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stats);
   size_t channels() const { return channels_.size(); }
-  uint32_t channel_of(uint64_t addr) const;
+  uint32_t channel_of(uint64_t addr) const { return map_.channel_of(addr); }
   // One operation arriving `at` ticks after `now` (ticks) on its channel, counted in `stats`;
   // returns a read's ready ticks. (L2::serve_phases calls it per channel, in order.)
   uint64_t serve(uint64_t now, uint64_t addr, unsigned bytes, bool write, uint64_t at,
@@ -391,7 +422,7 @@ class Dram : public sc_core::sc_module {
  private:
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   std::vector<BandwidthPort> channels_;
-  FastMod channel_of_;
+  AddressMap map_;
   double latency_cycles_;  // load-to-use beyond the L2 hit latency
   MemoryStats& stats_;
 };
@@ -429,11 +460,9 @@ class L2 : public sc_core::sc_module {
     s.tags.prefetch(line_addr);
     s.fills.prefetch(s.tags.first_slot(line_addr));
   }
-  uint32_t slice_of(uint64_t line_addr) const {
-    return slice_of_(mix_line(line_addr >> line_shift_));
-  }
-  // The slices in `groups` groups (contiguous runs of slices) that serve_phases serves in
-  // parallel; 1 by default.
+  uint32_t slice_of(uint64_t line_addr) const { return map_.slice_of(line_addr); }
+  // The slices in `groups` groups of whole DRAM channels (AddressMap) that serve_phases serves
+  // in parallel; 1 by default.
   void set_groups(int groups);
   int groups() const { return int(groups_.size()); }
   uint32_t group_of(uint32_t slice) const { return group_of_slice_[slice]; }
@@ -449,26 +478,17 @@ class L2 : public sc_core::sc_module {
   }
   // Appends to `phases` the phases of a StepPool batch that serve the lines of `sms` (those not
   // a copy) as b_transport would serve them one burst after another in (issue cycle, SM, index)
-  // order, at SystemC time `now` (ticks), with `dram` behind: with `parallel`, each slice group's
-  // tags and ports, then each DRAM channel group, then each slice group's fills (each slice's
-  // and each channel's work in the lines' order, which is all that orders them); else one item
-  // that serves one line after another. `quantum`: the cycles the keys' offsets span. `sms` and
-  // `dram` are read until the phases ran; the lines' ready times are set when they have.
+  // order, at SystemC time `now` (ticks), with `dram` behind: with `parallel`, an item per slice
+  // group (its slices and their channels are its own: AddressMap), which serves its lines one
+  // after another; else one item that serves the groups in turn. Each slice's and each channel's
+  // work is in the lines' order, which is all that orders them. `quantum`: the cycles the
+  // lines' offsets span. `sms` and `dram` are read until the phases ran; the lines' ready times
+  // are set when they have.
   void serve_phases(const std::vector<SmLines>& sms, uint64_t now, int64_t quantum, Dram& dram,
                     bool parallel, std::vector<StepPool::Phase>& phases);
   // The slices' and the batches' DRAM channels' counters into the L2's MemoryStats (serve_phases
   // keeps them apart until asked).
   void flush_stats();
-  // Spreads consecutive lines over slices / channels the way address hashing does on real GPUs
-  // (strided streams must not all land on one slice).
-  static uint64_t mix_line(uint64_t x) {
-    x ^= x >> 17;
-    x *= 0xed5ad4bbu;
-    x ^= x >> 11;
-    x *= 0xac4c1b51u;
-    x ^= x >> 15;
-    return x;
-  }
 
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
@@ -484,7 +504,7 @@ class L2 : public sc_core::sc_module {
     MemoryStats stats;  // counted here, added to the L2's (add_slice_stats)
   };
   std::vector<Slice> slices_;
-  FastMod slice_of_;
+  AddressMap map_;
   int line_shift_;
   double hit_latency_cycles_;
   MemoryStats& stats_;
@@ -493,20 +513,11 @@ class L2 : public sc_core::sc_module {
   LineBurst one_line_;               // a payload without a LineBurst
   std::vector<L2Line> burst_lines_;  // b_transport's burst as L2Lines
   std::vector<L2Work> burst_work_;
-  // serve_phases: per slice group, its lines in the batch's order and the DRAM operations they
-  // cause, per channel group; per channel group, its operations in the batch's order.
-  struct OpRef {
-    uint64_t key;  // the line's key, its operation's index in bit 0
-    uint32_t channel;
-    L2Work::Op* op;
-    bool operator<(const OpRef& o) const { return key < o.key; }
-  };
+  // serve_phases: per slice group, its lines in the batch's order and what serving them found.
   struct Group {
     std::vector<uint32_t> at;  // counting sort: lines per issue cycle offset, then positions
     std::vector<L2Line*> lines;
     std::vector<L2Work> work;  // by line
-    std::vector<uint64_t> keys;
-    std::vector<std::vector<OpRef>> ops;  // per channel group
   };
   std::vector<Group> groups_;
   std::vector<uint32_t> group_of_slice_;
@@ -516,15 +527,9 @@ class L2 : public sc_core::sc_module {
   };
   std::vector<LineRun> runs_;  // the table of lines: by group, by slot
   size_t slots_ = 0;
-  std::vector<std::vector<OpRef>> channel_ops_;  // per channel group: the batch's, sorted
-  // By slice group, a bit per channel group it has operations for (mask_words_ words each).
-  std::vector<uint64_t> masks_;
-  size_t mask_words_ = 1;
   std::vector<MemoryStats> channel_stats_;  // per DRAM channel
-  // A group's lines in the batch's order (a counting sort; `keys`: with their keys too).
-  template <class EachLine>
-  void sort_lines(Group& g, int64_t quantum, bool keys, EachLine each);
-  void gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t quantum, bool keys);
+  // Group `index`'s lines of every SM in the batch's order (a counting sort) into `g`.
+  void gather(Group& g, size_t index, const std::vector<SmLines>& sms, int64_t quantum);
   // The batch serve_phases set up, and its phases' items.
   struct Batch {
     const std::vector<SmLines>* sms = nullptr;
@@ -532,15 +537,13 @@ class L2 : public sc_core::sc_module {
     double now = 0;
     int64_t quantum = 0;
     Dram* dram = nullptr;
-    size_t channel_groups = 0;
   };
   Batch batch_;
   void serve_serial();
-  void serve_lookup(size_t group);
-  void serve_dram(size_t channel_group);
-  void serve_fill(size_t group);
-  std::function<void(size_t)> serve_serial_, serve_lookup_, serve_dram_, serve_fill_;
-  Group all_;  // a batch too small for the pool: its lines, in order
+  void serve_group(size_t group);
+  // A line's DRAM operations (its channels' own), then its fills and ready ticks.
+  void serve_line(L2Line& l, L2Work& w);
+  std::function<void(size_t)> serve_serial_, serve_group_;
   // Looks up `g`'s lines in order (those not a copy); looked(i, line, work) after each (i: its
   // position in the group).
   template <class Looked>

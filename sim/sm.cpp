@@ -584,7 +584,6 @@ Cycle Sm::global_access(Warp& w, const Instr& in, Cycle c) {
     b.write = write;
     b.offset = uint16_t(c - q0_);
     b.slice = slice;
-    b.index = uint32_t(l2_refs_.size() - 1);
     return l;
   };
   const bool multicast = in.op == Opcode::kLdGlobalAsync && w.dec->cluster_shared && multicast_ &&

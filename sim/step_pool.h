@@ -80,11 +80,12 @@ class StepPool {
     enum : int { kIdle, kRunning, kDone };
     std::atomic<int> state_{kIdle};
   };
-  // Steps of work, one after another, that some items of a phase need (the L2's steps in the
-  // merge: lookups, DRAM, fills): item i of step j needs every item of step j - 1 done, and an
-  // item of the phase may need a whole step. Each item runs once (a Once each), by whichever
-  // thread takes it first: the one whose range holds it (take) or one that needs its step
-  // (finish). Nothing in it waits for an item no thread took, so the phase always ends.
+  // Steps of work, one after another, that some items of a phase need (in the merge: the L2's
+  // slice groups, then with clusters the multicast settle): item i of step j needs every item of
+  // step j - 1 done, and an item of the phase may need a whole step. Each item runs once (a Once
+  // each), by whichever thread takes it first: the one whose range holds it (take) or one that
+  // needs its step (finish). Nothing in it waits for an item no thread took, so the phase always
+  // ends.
   class Chain {
    public:
     // The steps of the next batch (at most kMaxPhases, their functions kept until it ran).

@@ -12,7 +12,7 @@
 namespace ltc::sim {
 
 // The L2 of a GPU cut to 1 / f of its slices (a slice of the GPU, README.md) and back. A
-// line's slice is a hash of it modulo the slices (L2::mix_line), so with f dividing the n slices
+// line's slice is a hash of it modulo the slices (mix_line), so with f dividing the n slices
 // the whole GPU's slices s, s + n / f, s + 2n / f, ... map onto slice s of the cut one, and a
 // line keeps its set. cut_l2 keeps the whole L2's first n / f slices: an even sample of its
 // lines, dirty ones as often as in the whole L2, as the cut GPU moves 1 / f of the lines. (Every

@@ -236,9 +236,9 @@ hw::GpuConfig stream_slice_gpu(const traces::Kernel& k, const hw::GpuConfig& gpu
   const Sharing sh = block_sharing(k);
   const double writes = double(global_bytes_per_warp(k.program, true)) *
                         double(k.warps_per_block()) * double(k.blocks());
-  // DRAM: each line read once, each byte written once, in the pieces the channels are hashed by;
-  // L2: every byte the blocks move, in lines.
-  const double dram = (sh.lines() + writes) / double(kDramPieceBytes);
+  // DRAM: each line read once, each byte written once; L2: every byte the blocks move; both in
+  // lines, which the slices and their channels are hashed by.
+  const double dram = (sh.lines() + writes) / double(gpu.sm.line_bytes);
   const double l2 = (sh.moved * double(k.blocks()) + writes) / double(gpu.sm.line_bytes);
   const auto excess = [f](double pieces, int ports) {
     return busiest_over_mean(pieces, ports) / busiest_over_mean(pieces / f, ports / f);

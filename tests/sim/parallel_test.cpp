@@ -105,7 +105,7 @@ TEST(Parallel, ARunRepeatedAtEightThreadsNeverDiffers) {
 }
 
 // --host-profile times the host's work without changing the run: the same JSON as without it;
-// its parts fit in one another (the batches in the run's wall time, the L2's steps and each
+// its parts fit in one another (the batches in the run's wall time, the L2's items and each
 // thread's items in the batches' time; a merge in every quantum); at 1 thread the batches are
 // the one thread's busy time.
 TEST(Parallel, TheHostProfileChangesNoResultAndItsPartsFit) {
@@ -242,10 +242,10 @@ TEST(StepPool, OnceRunsItsWorkOnceBeforeEveryItemThatNeedsIt) {
   }
 }
 
-// Steps that items of a phase need in order (StepPool::Chain, the L2's steps in the merge): each
-// step's items run once per batch, each after every item of the step before (it sees what they
-// made: plain writes, ThreadSanitizer checks the order), and an item that needs the last step
-// sees all of it, whichever threads take the steps' items (their own ranges, or one that needs
+// Steps that items of a phase need in order (StepPool::Chain, as the merge's L2 items and multicast
+// settle): each step's items run once per batch, each after every item of the step before (it sees
+// what they made: plain writes, ThreadSanitizer checks the order), and an item that needs the last
+// step sees all of it, whichever threads take the steps' items (their own ranges, or one that needs
 // the step and finishes it).
 TEST(StepPool, AChainRunsEachItemOnceAfterTheStepBefore) {
   for (const int threads : {1, 2, 3, 8}) {

@@ -94,9 +94,9 @@ TEST(WaveCut, EndsTheGridOnceTheResidencyIsFlat) {
 TEST(L2, CutToASliceOfTheGpuAndBack) {
   const int slices = 8, f = 4;
   // The L2's map from a line to its slice.
-  const auto whole_of = [](uint64_t line) { return sim::FastMod(slices)(sim::L2::mix_line(line)); };
+  const auto whole_of = [](uint64_t line) { return sim::FastMod(slices)(sim::mix_line(line)); };
   const auto cut_of = [](uint64_t line) {
-    return sim::FastMod(slices / f)(sim::L2::mix_line(line));
+    return sim::FastMod(slices / f)(sim::mix_line(line));
   };
   for (uint64_t line = 0; line < 100000; ++line) {
     ASSERT_EQ(cut_of(line), whole_of(line) % uint32_t(slices / f)) << line;
