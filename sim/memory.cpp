@@ -190,20 +190,20 @@ void Dram::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   p.get_extension(burst);
   if (burst) {
     for (DramBurst::Op& op : burst->ops) {
-      op.ready = serve(now, op.addr, op.bytes, op.write, op.at, stats_);
+      op.ready = serve(now, op.channel, op.bytes, op.write, op.at, stats_);
     }
   } else {
-    const uint64_t ready =
-        serve(now, p.get_address(), p.get_data_length(), p.is_write(), delay.value(), stats_);
+    const uint64_t ready = serve(now, channel_of(p.get_address()), p.get_data_length(),
+                                 p.is_write(), delay.value(), stats_);
     if (!p.is_write()) delay = sc_core::sc_time::from_value(ready);
   }
   p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-uint64_t Dram::serve(uint64_t now, uint64_t addr, unsigned bytes, bool write, uint64_t at,
+uint64_t Dram::serve(uint64_t now, uint32_t channel, unsigned bytes, bool write, uint64_t at,
                      MemoryStats& stats) {
   const double t = cycles_of(now + at);
-  BandwidthPort& ch = channels_[channel_of(addr)];
+  BandwidthPort& ch = channels_[channel];
   const double start = ch.reserve_payload(t, bytes);
   if (write) {
     stats.dram_write_bytes += bytes;  // posted: the requester does not wait
@@ -329,10 +329,13 @@ void L2::lookup(const L2Line& l, L2Work& w, double now) {
   w.nops = 0;
   if (r.evicted_dirty) {
     // Write-back of the victim's dirty sectors: posted, but it takes its channel's bandwidth.
-    w.ops[w.nops++] = {r.evicted_line_addr, unsigned(32 * popcount4(r.evicted_dirty)), true, at};
+    const uint64_t victim = r.evicted_line_addr;
+    w.ops[w.nops++] = {victim, map_.channel_of(l.slice, victim),
+                       unsigned(32 * popcount4(r.evicted_dirty)), true, at};
   }
   if (!l.write && r.missed) {
-    w.ops[w.nops++] = {l.line.addr, unsigned(32 * popcount4(r.missed)), false, at};
+    w.ops[w.nops++] = {l.line.addr, map_.channel_of(l.slice, l.line.addr),
+                       unsigned(32 * popcount4(r.missed)), false, at};
   }
 }
 
@@ -485,8 +488,8 @@ void L2::serve_line(L2Line& l, L2Work& w) {
   Dram& dram = *batch_.dram;
   for (int o = 0; o < w.nops; ++o) {
     L2Work::Op& op = w.ops[o];
-    op.ready = dram.serve(batch_.now_ticks, op.addr, op.bytes, op.write, op.at,
-                          channel_stats_[dram.channel_of(op.addr)]);
+    op.ready = dram.serve(batch_.now_ticks, op.channel, op.bytes, op.write, op.at,
+                          channel_stats_[op.channel]);
   }
   finish(l, w, batch_.now);
 }

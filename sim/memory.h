@@ -133,11 +133,13 @@ class AddressMap {
   uint32_t first_channel(uint32_t s) const {
     return uint32_t(uint64_t(s) * channels_ / slices_.divisor());
   }
-  uint32_t channel_of(uint64_t addr) const {
-    const uint64_t h = mix_line(addr >> line_shift_);
-    const uint32_t s = slices_(h), lo = first_channel(s);
-    const uint32_t n = std::max(first_channel(s + 1), lo + 1) - lo;
-    return lo + uint32_t(((h >> 32) * n) >> 32);
+  uint32_t channel_of(uint64_t addr) const { return channel_of(slice_of(addr), addr); }
+  // The channel, among slice s's, that takes the line's misses and write-backs. For a line in
+  // its own slice, channel_of(addr); a line the sampler copied into another slice (uncut_l2,
+  // standing in for one that slice would hold) writes back to that slice's channels.
+  uint32_t channel_of(uint32_t s, uint64_t addr) const {
+    const uint32_t lo = first_channel(s), n = std::max(first_channel(s + 1), lo + 1) - lo;
+    return lo + uint32_t(((mix_line(addr >> line_shift_) >> 32) * n) >> 32);
   }
 
  private:
@@ -358,6 +360,7 @@ struct LineBurst : tlm::tlm_extension<LineBurst> {
 struct DramBurst : tlm::tlm_extension<DramBurst> {
   struct Op {
     uint64_t addr = 0;
+    uint32_t channel = 0;  // the DRAM channel (AddressMap)
     uint32_t bytes = 0;
     bool write = false;
     uint64_t at = 0;     // ticks
@@ -410,9 +413,9 @@ class Dram : public sc_core::sc_module {
   Dram(sc_core::sc_module_name name, const hw::GpuConfig& gpu, MemoryStats& stats);
   size_t channels() const { return channels_.size(); }
   uint32_t channel_of(uint64_t addr) const { return map_.channel_of(addr); }
-  // One operation arriving `at` ticks after `now` (ticks) on its channel, counted in `stats`;
+  // One operation arriving `at` ticks after `now` (ticks) on `channel`, counted in `stats`;
   // returns a read's ready ticks. (L2::serve_phases calls it per channel, in order.)
-  uint64_t serve(uint64_t now, uint64_t addr, unsigned bytes, bool write, uint64_t at,
+  uint64_t serve(uint64_t now, uint32_t channel, unsigned bytes, bool write, uint64_t at,
                  MemoryStats& stats);
   // The channels' work queued past cycle `end`; restored so that it resumes at cycle `start`
   // (MemoryState::dram_backlog).
