@@ -423,17 +423,15 @@ void L2::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
 
 void L2::set_groups(int groups) {
   const size_t n = slices_.size();
-  // Groups of whole channels, each with the slices whose channels they are (AddressMap): no two
-  // groups share a slice or a channel. At most one per channel and per slice, and as many as
-  // SmLines::refs can name.
-  const size_t channels = map_.channels();
-  const size_t most = std::min({n, channels, size_t(1) << (32 - SmLines::kPosBits)});
+  // Groups of whole memory partitions (AddressMap): no two groups share a slice or a channel.
+  // At most one per partition, and as many as SmLines::refs can name.
+  const size_t parts = map_.partitions();
+  const size_t most = std::min(parts, size_t(1) << (32 - SmLines::kPosBits));
   const size_t g = std::clamp<size_t>(size_t(std::max(groups, 1)), 1, most);
   groups_.assign(g, Group{});
   group_of_slice_.resize(n);
-  for (size_t s = 0; s < n; ++s) {
-    group_of_slice_[s] = uint32_t(map_.first_channel(uint32_t(s)) * g / channels);
-  }
+  for (size_t s = 0; s < n; ++s)
+    group_of_slice_[s] = uint32_t(map_.partition_of(uint32_t(s)) * g / parts);
 }
 
 void L2::set_slots(size_t slots) {

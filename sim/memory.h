@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <numeric>
 #include <vector>
 
 namespace ltc::sim {
@@ -116,35 +117,36 @@ inline uint64_t mix_line(uint64_t x) {
   return x;
 }
 
-// Where a line lives: its L2 slice, a hash of the line over the slices, and its DRAM channel, one
-// of its slice's. The slices sit in the memory partitions, so a slice's misses and write-backs go
-// to its own channels: slice s has channels [s*C/S, (s+1)*C/S) (at least one; with fewer
-// channels than slices, several slices share one), the line hashed over them.
+// Where a line lives: its L2 slice, a hash of the line over the slices, and its DRAM channel. The
+// slices sit in the memory partitions, so a slice's misses and write-backs go to its partition's
+// channels: the S slices and C channels fall into P = gcd(S, C) partitions of S/P consecutive
+// slices and C/P consecutive channels (an A100's 80 and 40: 40 of 2 slices and a channel; an
+// H100's 96 and 80: 16 of 6 and 5), the line hashed over its partition's channels, so every
+// channel takes the same share.
 class AddressMap {
  public:
   AddressMap(int slices, int channels, int line_bytes)
       : slices_(uint32_t(slices)),
         channels_(uint32_t(channels)),
+        partitions_(std::gcd(uint32_t(slices), uint32_t(channels))),
         line_shift_(log2_exact(line_bytes)) {}
   uint32_t slices() const { return slices_.divisor(); }
   uint32_t channels() const { return channels_; }
+  uint32_t partitions() const { return partitions_; }
   uint32_t slice_of(uint64_t addr) const { return slices_(mix_line(addr >> line_shift_)); }
-  // Slice s's first channel (s = slices(): channels()).
-  uint32_t first_channel(uint32_t s) const {
-    return uint32_t(uint64_t(s) * channels_ / slices_.divisor());
-  }
+  uint32_t partition_of(uint32_t s) const { return s / (slices_.divisor() / partitions_); }
   uint32_t channel_of(uint64_t addr) const { return channel_of(slice_of(addr), addr); }
-  // The channel, among slice s's, that takes the line's misses and write-backs. For a line in
-  // its own slice, channel_of(addr); a line the sampler copied into another slice (uncut_l2,
-  // standing in for one that slice would hold) writes back to that slice's channels.
+  // The channel, among slice s's partition's, that takes the line's misses and write-backs. For
+  // a line in its own slice, channel_of(addr); a line the sampler copied into another slice
+  // (uncut_l2, standing in for one that slice would hold) writes back to that slice's channels.
   uint32_t channel_of(uint32_t s, uint64_t addr) const {
-    const uint32_t lo = first_channel(s), n = std::max(first_channel(s + 1), lo + 1) - lo;
-    return lo + uint32_t(((mix_line(addr >> line_shift_) >> 32) * n) >> 32);
+    const uint32_t n = channels_ / partitions_;
+    return partition_of(s) * n + uint32_t(((mix_line(addr >> line_shift_) >> 32) * n) >> 32);
   }
 
  private:
   FastMod slices_;
-  uint32_t channels_;
+  uint32_t channels_, partitions_;
   int line_shift_;
 };
 
@@ -464,8 +466,8 @@ class L2 : public sc_core::sc_module {
     s.fills.prefetch(s.tags.first_slot(line_addr));
   }
   uint32_t slice_of(uint64_t line_addr) const { return map_.slice_of(line_addr); }
-  // The slices in `groups` groups of whole DRAM channels (AddressMap) that serve_phases serves
-  // in parallel; 1 by default.
+  // The slices in `groups` groups of whole memory partitions (AddressMap) that serve_phases
+  // serves in parallel; 1 by default.
   void set_groups(int groups);
   int groups() const { return int(groups_.size()); }
   uint32_t group_of(uint32_t slice) const { return group_of_slice_[slice]; }
@@ -482,7 +484,7 @@ class L2 : public sc_core::sc_module {
   // Appends to `phases` the phases of a StepPool batch that serve the lines of `sms` (those not
   // a copy) as b_transport would serve them one burst after another in (issue cycle, SM, index)
   // order, at SystemC time `now` (ticks), with `dram` behind: with `parallel`, an item per slice
-  // group (its slices and their channels are its own: AddressMap), which serves its lines one
+  // group (its partitions' slices and channels are its own: AddressMap), which serves its lines one
   // after another; else one item that serves the groups in turn. Each slice's and each channel's
   // work is in the lines' order, which is all that orders them. `quantum`: the cycles the
   // lines' offsets span. `sms` and `dram` are read until the phases ran; the lines' ready times
