@@ -130,8 +130,6 @@ class AddressMap {
         channels_(uint32_t(channels)),
         partitions_(std::gcd(uint32_t(slices), uint32_t(channels))),
         line_shift_(log2_exact(line_bytes)) {}
-  uint32_t slices() const { return slices_.divisor(); }
-  uint32_t channels() const { return channels_; }
   uint32_t partitions() const { return partitions_; }
   uint32_t slice_of(uint64_t addr) const { return slices_(mix_line(addr >> line_shift_)); }
   uint32_t partition_of(uint32_t s) const { return s / (slices_.divisor() / partitions_); }
