@@ -82,6 +82,7 @@ struct BenchSimFlags {
   bool threads_table = false;
   std::vector<std::string> threads;
   std::string baseline;
+  int64_t repeat = 1;  // --threads: runs per count, in rounds; the table gives the median
 };
 
 // --case: a text with a colon names one case exactly (`label`, e.g. the H200 GEMM NAME:M), other
@@ -809,6 +810,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> kFlagRuns = 
     {"--markdown", {"", "gemm", "decode", "h200", "sample", "paper", "moe"}},
     {"--threads", {"", "gemm", "decode"}},
     {"--baseline", {"", "gemm", "decode"}},
+    {"--repeat", {"", "gemm", "decode"}},
 };
 
 void check_flags(const CLI::App& app, const std::string& only) {
@@ -897,55 +899,77 @@ void run_threads(const BenchSimFlags& o) {
         std::fflush(stdout);
       }
     }
+    // Rounds of every count once (a drift of the host's speed shows in every count alike); each
+    // count's wall time is the median of its runs.
     nlohmann::json reference;
-    nlohmann::json runs = nlohmann::json::array();
-    double one_s = 0;
-    for (const int64_t n : counts) {
-      sim::SimOptions so;
-      so.threads = int(n);
-      // The host's load (runnable threads, 1-minute mean) as the run starts: wall times on a
-      // host busy with other work say little about the threads.
-      double load = -1;
-      if (getloadavg(&load, 1) != 1) load = -1;
-      const sim::RunStats r = sim::simulate(w.trace, gpu, so);
-      nlohmann::json j = r;
-      j.erase("wall_s");
-      if (reference.is_null()) {
-        reference = j;
-        row["cycles"] = r.cycles;
-        row["warp_instructions"] = r.total().warp_instructions();
-      } else if (j != reference) {
-        throw std::runtime_error("bench sim --threads: " + w.name + " at " + std::to_string(n) +
-                                 " threads differs from 1 thread: " +
-                                 nlohmann::json::diff(reference, j).dump().substr(0, 400));
-      }
-      if (n == 1) one_s = r.wall_s;
-      nlohmann::json run = {{"threads", n}, {"wall_s", r.wall_s}, {"host_load", load}};
-      run["speedup"] = r.wall_s > 0 ? one_s / r.wall_s : 0.0;
-      if (row.contains("baseline_wall_s")) {
-        run["speedup_vs_baseline"] =
-            r.wall_s > 0 ? row["baseline_wall_s"].get<double>() / r.wall_s : 0.0;
-      }
-      runs.push_back(run);
-      if (!o.json) {
-        fmt::print(
-            "{}: {} threads {:.2f} s ({:.2f}x over 1 thread{}), {} cycles, host load {:.1f}\n",
-            w.name, n, r.wall_s, run["speedup"].get<double>(),
-            run.contains("speedup_vs_baseline")
-                ? fmt::format(", {:.2f}x over the serial simulator's {:.2f} s",
-                              run["speedup_vs_baseline"].get<double>(),
-                              row["baseline_wall_s"].get<double>())
-                : std::string(),
-            r.cycles, load);
-        std::fflush(stdout);
-      }
-      // The table so far, rewritten after each run: a run cut off by a time limit keeps its
-      // finished rows.
-      if (!o.markdown.empty()) {
-        nlohmann::json done = out;
-        done.push_back(row);
-        done.back()["runs"] = runs;
-        write_text_atomic(o.markdown, report::sim_threads_markdown(done));
+    std::vector<std::vector<double>> walls(counts.size());
+    std::vector<double> loads(counts.size(), -1);
+    nlohmann::json runs;
+    const auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      const size_t h = v.size() / 2;
+      return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+    };
+    for (int64_t round = 0; round < o.repeat; ++round) {
+      for (size_t c = 0; c < counts.size(); ++c) {
+        const int64_t n = counts[c];
+        sim::SimOptions so;
+        so.threads = int(n);
+        // The host's load (runnable threads, 1-minute mean) as the run starts: wall times on a
+        // host busy with other work say little about the threads.
+        double load = -1;
+        if (getloadavg(&load, 1) != 1) load = -1;
+        loads[c] = std::max(loads[c], load);
+        const sim::RunStats r = sim::simulate(w.trace, gpu, so);
+        nlohmann::json j = r;
+        j.erase("wall_s");
+        if (reference.is_null()) {
+          reference = j;
+          row["cycles"] = r.cycles;
+          row["warp_instructions"] = r.total().warp_instructions();
+        } else if (j != reference) {
+          throw std::runtime_error("bench sim --threads: " + w.name + " at " + std::to_string(n) +
+                                   " threads differs from 1 thread: " +
+                                   nlohmann::json::diff(reference, j).dump().substr(0, 400));
+        }
+        walls[c].push_back(r.wall_s);
+        const double one_s = median(walls[0]);  // counts[0] is 1
+        const double speedup = r.wall_s > 0 ? one_s / r.wall_s : 0.0;
+        if (!o.json) {
+          fmt::print(
+              "{}: {} threads {:.2f} s ({:.2f}x over 1 thread{}{}), {} cycles, host load "
+              "{:.1f}\n",
+              w.name, n, r.wall_s, speedup,
+              row.contains("baseline_wall_s")
+                  ? fmt::format(", {:.2f}x over the serial simulator's {:.2f} s",
+                                row["baseline_wall_s"].get<double>() / r.wall_s,
+                                row["baseline_wall_s"].get<double>())
+                  : std::string(),
+              o.repeat > 1 ? fmt::format("; round {} of {}", round + 1, o.repeat) : std::string(),
+              r.cycles, load);
+          std::fflush(stdout);
+        }
+        // The table so far (each count's median of its runs so far), rewritten after each
+        // run: a run cut off by a time limit keeps its finished rows.
+        runs = nlohmann::json::array();
+        for (size_t k = 0; k < counts.size() && !walls[k].empty(); ++k) {
+          const double m = median(walls[k]);
+          nlohmann::json run = {{"threads", counts[k]},
+                                {"wall_s", m},
+                                {"runs_wall_s", walls[k]},
+                                {"host_load", loads[k]},
+                                {"speedup", m > 0 ? median(walls[0]) / m : 0.0}};
+          if (row.contains("baseline_wall_s")) {
+            run["speedup_vs_baseline"] = m > 0 ? row["baseline_wall_s"].get<double>() / m : 0.0;
+          }
+          runs.push_back(run);
+        }
+        if (!o.markdown.empty()) {
+          nlohmann::json done = out;
+          done.push_back(row);
+          done.back()["runs"] = runs;
+          write_text_atomic(o.markdown, report::sim_threads_markdown(done));
+        }
       }
     }
     row["runs"] = runs;
@@ -1115,6 +1139,11 @@ CommandRegistrar reg{
       s->add_option("--baseline", o->baseline,
                     "with --threads: an ltc binary of the serial simulator (before parallel "
                     "stepping) to run the same traces for the speedup over it");
+      s->add_option("--repeat", o->repeat,
+                    "with --threads: run each thread count this many times, in rounds (every "
+                    "count once per round); the table gives each count's median wall time and "
+                    "every run's")
+          ->check(in_range(1, 100));
       s->add_flag("--json", o->json, "print one JSON object");
       set_examples(
           s, {"ltc bench sim", "ltc bench sim --only gemm --json",
@@ -1126,6 +1155,7 @@ CommandRegistrar reg{
               "ltc bench sim --markdown docs/results/sim.md",
               "ltc bench sim --threads --markdown docs/results/sim-threads.md",
               "ltc bench sim --threads 1,2,16 --baseline /path/to/serial/ltc",
+              "ltc bench sim --threads 1,2,16 --repeat 3 --markdown docs/results/sim-threads.md",
               "ltc bench sim --only sample --per-kernel --markdown docs/results/sim-sample.md "
               "--confidence-out configs/calibration/sampling-confidence.json"});
       s->callback([o, s] {
@@ -1133,6 +1163,9 @@ CommandRegistrar reg{
         o->threads_table = s->get_option("--threads")->count() > 0;
         if (!o->baseline.empty() && !o->threads_table) {
           throw InputError("--baseline goes with --threads");
+        }
+        if (s->get_option("--repeat")->count() > 0 && !o->threads_table) {
+          throw InputError("--repeat goes with --threads");
         }
         if (!o->baseline.empty() && (!std::filesystem::is_regular_file(o->baseline) ||
                                      ::access(o->baseline.c_str(), X_OK) != 0)) {

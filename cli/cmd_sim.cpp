@@ -247,9 +247,11 @@ void print_table(const sim::RunStats& r, bool per_kernel, const sim::EnergyCoeff
     fmt::print(
         "host: {} quanta; {} batches of SM and L2 work {:.2f} s, SystemC's thread alone {:.2f} s; "
         "L2 items before the SMs with lines {:.2f} s; {} threads busy {:.2f} s on average, {:.2f} "
-        "s the most\n",
+        "s the most; of all threads' busy time, L2 items {:.2f} s and SMs waiting for L2 items "
+        "{:.2f} s\n",
         r.host.quanta, r.host.batches, r.host.batch_s, r.host.serial_s(r.wall_s), r.host.l2_chain_s,
-        busy.size(), busy.empty() ? 0.0 : sum / double(busy.size()), most);
+        busy.size(), busy.empty() ? 0.0 : sum / double(busy.size()), most, r.host.l2_serve_s,
+        r.host.l2_wait_s);
   }
   if (!r.sample_method.empty()) {
     std::map<std::string, int> methods;

@@ -153,6 +153,7 @@ class Gpu : public sc_core::sc_module {
     double seconds() const { return std::max(0.0, at.load(std::memory_order_relaxed)); }
   };
   FirstTime chain_end_;
+  std::atomic<double> l2_wait_{0};  // host_profile: SM items' waits in chain_
 };
 
 }  // namespace ltc::sim

@@ -191,7 +191,8 @@ void to_json(nlohmann::json& j, const RunStats& r) {
     j["host_profile"] = {
         {"quanta", r.host.quanta},         {"batches", r.host.batches},
         {"batch_s", r.host.batch_s},       {"serial_s", r.host.serial_s(r.wall_s)},
-        {"l2_chain_s", r.host.l2_chain_s}, {"thread_busy_s", r.host.thread_busy_s}};
+        {"l2_chain_s", r.host.l2_chain_s}, {"l2_serve_s", r.host.l2_serve_s},
+        {"l2_wait_s", r.host.l2_wait_s},   {"thread_busy_s", r.host.thread_busy_s}};
   }
   if (r.rtl_tile_lmmas > 0) {
     j["rtl"] = {{"tile_lmmas", r.rtl_tile_lmmas},

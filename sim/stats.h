@@ -163,6 +163,9 @@ struct HostProfile {
   bool on = false;
   uint64_t quanta = 0, batches = 0;
   double batch_s = 0, l2_chain_s = 0;
+  // Seconds in the L2's items (every thread's, summed) and SM items' waits for L2 items other
+  // threads ran (summed; inside thread_busy_s).
+  double l2_serve_s = 0, l2_wait_s = 0;
   std::vector<double> thread_busy_s;
   // SystemC's thread alone: the run's wall time outside the batches.
   double serial_s(double wall_s) const { return wall_s > batch_s ? wall_s - batch_s : 0.0; }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -51,6 +52,7 @@ class StepPool {
    public:
     void reset() { state_.store(kIdle, std::memory_order_relaxed); }
     bool idle() const { return state_.load(std::memory_order_relaxed) == kIdle; }
+    bool done() const { return state_.load(std::memory_order_acquire) == kDone; }
     // Runs fn unless an item runs or ran it; returns whether this call ran it.
     template <class Fn>
     bool try_run(const Fn& fn) {
@@ -111,8 +113,19 @@ class StepPool {
     void finish(size_t j, size_t from) {
       const size_t n = at_[j + 1] - at_[j];
       for (size_t r = 0; r < n; ++r) take(j, (from + r) % n);
-      for (size_t i = at_[j]; i < at_[j + 1]; ++i) once_[i].wait();
+      for (size_t i = at_[j]; i < at_[j + 1]; ++i) {
+        if (!waited_ || once_[i].done()) {
+          once_[i].wait();
+          continue;
+        }
+        const auto t0 = std::chrono::steady_clock::now();
+        once_[i].wait();
+        add(*waited_, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
     }
+    // SimOptions::host_profile: the seconds items wait in finish() for items other threads run
+    // are added to `waited` (null: not counted).
+    void set_timing(std::atomic<double>* waited) { waited_ = waited; }
 
    private:
     size_t count_ = 0;
@@ -120,7 +133,14 @@ class StepPool {
     const std::function<void(size_t)>* fn_[kMaxPhases] = {};
     std::unique_ptr<Once[]> once_;
     size_t capacity_ = 0;
+    std::atomic<double>* waited_ = nullptr;
   };
+  // Adds `s` to `sum` (a total several threads add to).
+  static void add(std::atomic<double>& sum, double s) {
+    double cur = sum.load(std::memory_order_relaxed);
+    while (!sum.compare_exchange_weak(cur, cur + s, std::memory_order_relaxed)) {
+    }
+  }
   // A pause in a loop that waits for another thread.
   static void relax() {
 #if defined(__x86_64__) || defined(__i386__)

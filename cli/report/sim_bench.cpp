@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -56,8 +57,10 @@ std::string sim_threads_markdown(const nlohmann::json& workloads) {
       "docs/results/sim-threads.md`; `--baseline BIN` adds the serial simulator's run): every "
       "SM and memory request simulated, the SMs stepped a quantum at a time on the threads "
       "(sim/README.md, \"Parallel stepping\"); the results are identical at every count (the "
-      "bench checks). Wall times are this host's; host load: its runnable threads (the 1-minute "
-      "load average) as the run started, above its hardware threads no count gains.\n\n"
+      "bench checks). Wall times are this host's: with `--repeat N`, the median of a count's N "
+      "runs (the counts run in rounds), their range beside it; host load: its runnable threads "
+      "(the 1-minute load average) as a run started, the most of a count's runs (above its "
+      "hardware threads no count gains).\n\n"
       "| workload | simulated cycles | warp instructions | host threads | host load | threads | "
       "wall s | over 1 thread | over the serial simulator |\n"
       "|---|---|---|---|---|---|---|---|---|\n";
@@ -68,11 +71,17 @@ std::string sim_threads_markdown(const nlohmann::json& workloads) {
               ? fmt::format("{:.2f}x ({:.2f} s)", num(r, "speedup_vs_baseline"),
                             num(w, "baseline_wall_s"))
               : std::string("-");
-      s += fmt::format("| {} | {} | {} | {} | {:.1f} | {} | {:.2f} | {:.2f}x | {} |\n",
+      std::string wall = fmt::format("{:.2f}", num(r, "wall_s"));
+      const nlohmann::json each = r.value("runs_wall_s", nlohmann::json::array());
+      if (each.size() > 1) {
+        const auto [lo, hi] = std::minmax_element(each.begin(), each.end());
+        wall += fmt::format(" ({:.2f}-{:.2f}, {} runs)", lo->get<double>(), hi->get<double>(),
+                            each.size());
+      }
+      s += fmt::format("| {} | {} | {} | {} | {:.1f} | {} | {} | {:.2f}x | {} |\n",
                        w.value("workload", std::string()), w.value("cycles", int64_t(0)),
                        w.value("warp_instructions", uint64_t(0)), w.value("host_threads", 0),
-                       num(r, "host_load"), r.value("threads", 0), num(r, "wall_s"),
-                       num(r, "speedup"), serial);
+                       num(r, "host_load"), r.value("threads", 0), wall, num(r, "speedup"), serial);
     }
   }
   return s;

@@ -144,6 +144,30 @@ TEST(ResultsFiles, SimulatorFilesAreInStepWithTheBench) {
   expect_in_step("energy.md", energy_markdown({}));
 }
 
+// With --repeat, a count's row gives the median of its runs and their range (hand-made runs).
+TEST(ResultsFiles, TheSpeedTableGivesTheMedianAndTheRangeOfRepeatedRuns) {
+  const nlohmann::json w = nlohmann::json::array({{{"workload", "w"},
+                                                   {"cycles", 10},
+                                                   {"warp_instructions", 20},
+                                                   {"host_threads", 16},
+                                                   {"runs",
+                                                    {{{"threads", 1},
+                                                      {"wall_s", 12.0},
+                                                      {"runs_wall_s", {12.0, 13.5, 11.0}},
+                                                      {"host_load", 0.5},
+                                                      {"speedup", 1.0}},
+                                                     {{"threads", 16},
+                                                      {"wall_s", 1.5},
+                                                      {"runs_wall_s", {1.5}},
+                                                      {"host_load", 1.0},
+                                                      {"speedup", 8.0}}}}}});
+  const std::string md = sim_threads_markdown(w);
+  EXPECT_NE(md.find("| w | 10 | 20 | 16 | 0.5 | 1 | 12.00 (11.00-13.50, 3 runs) | 1.00x | - |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| w | 10 | 20 | 16 | 1.0 | 16 | 1.50 | 8.00x | - |"), std::string::npos) << md;
+}
+
 // One sweep as `ltc sweep --json` prints it: a ratio, a crossover at two x, a ratio without data.
 nlohmann::json one_sweep() {
   return nlohmann::json::array(

@@ -302,7 +302,7 @@ const std::map<std::string, std::string> kAlwaysApplies = {
     {"ltc bench sim",
      "--only --full --calibration --kind --gpu --max-m --full-cache --case --trips "
      "--slice --slice-streaming --large --case-file --confidence-out --markdown --per-kernel "
-     "--threads --baseline --json"},
+     "--threads --baseline --repeat --json"},
     {"ltc bench ppa",
      "--design --m --n --k --wbits --weights --act --acts --sweep --out --jobs --vs-unit --lib "
      "--activity-timing "

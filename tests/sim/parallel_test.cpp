@@ -130,15 +130,18 @@ TEST(Parallel, TheHostProfileChangesNoResultAndItsPartsFit) {
     EXPECT_LE(h.batch_s, r.wall_s);
     EXPECT_LE(h.l2_chain_s, h.batch_s);
     ASSERT_EQ(h.thread_busy_s.size(), size_t(threads));
+    double sum = 0;
+    for (const double b : h.thread_busy_s) {
+      EXPECT_LE(b, h.batch_s) << threads << " threads";
+      sum += b;
+    }
+    EXPECT_GT(h.l2_serve_s, 0.0) << threads << " threads";
+    EXPECT_LE(h.l2_serve_s + h.l2_wait_s, sum) << threads << " threads";
     if (threads == 1) {
       EXPECT_EQ(h.thread_busy_s[0], h.batch_s);
       EXPECT_EQ(h.l2_chain_s, 0.0);  // no pool: the L2 serves each quantum before the SMs
+      EXPECT_EQ(h.l2_wait_s, 0.0);
     } else {
-      double sum = 0;
-      for (const double b : h.thread_busy_s) {
-        EXPECT_LE(b, h.batch_s) << threads << " threads";
-        sum += b;
-      }
       EXPECT_GT(sum, 0.0) << threads << " threads";
       EXPECT_GT(h.l2_chain_s, 0.0) << threads << " threads";
     }
