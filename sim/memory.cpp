@@ -140,35 +140,49 @@ uint64_t SectorCache::dirty_sectors() const {
   return n;
 }
 
-void SectorCache::stream(const std::vector<Stream>& newest_first, uint32_t& filler, uint64_t seed) {
+void SectorCache::stream(const std::vector<Stream>& newest_first, uint32_t& filler, uint64_t seed,
+                         uint32_t keep_from, uint32_t keep_to) {
   if (sets_ == 0 || newest_first.empty()) return;
   const int ways = ways_;
   std::vector<double> limit;
   for (const Stream& st : newest_first) limit.push_back(std::exp(-st.installs_per_set));
   uint64_t rng = seed;
   uint8_t new_dirty[256];  // the set's new lines, newest first
+  uint8_t by_rank[256];    // the set's ways, most recent first
   for (size_t set = 0; set < sets_; ++set) {
-    // Each stream's Poisson count (Knuth: multiplying uniforms), newest first, until the set is
-    // all new lines.
-    int k = 0;
-    for (size_t i = 0; i < newest_first.size() && k < ways; ++i) {
-      for (double p = uniform(rng); p > limit[i] && k < ways; p *= uniform(rng)) {
-        new_dirty[k++] = uniform(rng) < newest_first[i].dirty ? 0xf : 0;
-      }
-    }
-    if (k == 0) continue;
     uint32_t* tags = reinterpret_cast<uint32_t*>(&sets_data_[set * stride_]);
     uint8_t* rank = reinterpret_cast<uint8_t*>(tags + ways);
     uint8_t* valid = rank + ways;
     uint8_t* dirty = valid + ways;
-    for (int w = 0; w < ways; ++w) {
-      if (rank[w] >= ways - k) {  // among the k least recent: pushed out, a new line in its place
-        rank[w] = uint8_t(rank[w] - (ways - k));
+    const auto kept = [&](int w) {
+      return dirty[w] != 0 && valid[w] != 0 && tags[w] >= keep_from && tags[w] < keep_to;
+    };
+    int keep = 0;
+    for (int w = 0; w < ways; ++w) keep += kept(w);
+    // Each stream's Poisson count (Knuth: multiplying uniforms), newest first, until the set is
+    // all kept and new lines.
+    int k = 0;
+    for (size_t i = 0; i < newest_first.size() && k < ways - keep; ++i) {
+      for (double p = uniform(rng); p > limit[i] && k < ways - keep; p *= uniform(rng)) {
+        new_dirty[k++] = uniform(rng) < newest_first[i].dirty ? 0xf : 0;
+      }
+    }
+    if (k == 0) continue;
+    // New ranks: the kept lines first, as they were; then the k new lines, each in the place of
+    // one of the k least recent others (pushed out); then the other others, as they were.
+    for (int w = 0; w < ways; ++w) by_rank[rank[w]] = uint8_t(w);
+    int next_kept = 0, next_other = keep + k, pushed = 0;
+    for (int r = 0; r < ways; ++r) {
+      const int w = by_rank[r];
+      if (kept(w)) {
+        rank[w] = uint8_t(next_kept++);
+      } else if (next_other < ways) {
+        rank[w] = uint8_t(next_other++);
+      } else {
+        rank[w] = uint8_t(keep + pushed);
         tags[w] = --filler;
         valid[w] = 0xf;
-        dirty[w] = new_dirty[rank[w]];
-      } else {
-        rank[w] = uint8_t(rank[w] + k);
+        dirty[w] = new_dirty[pushed++];
       }
     }
   }

@@ -224,11 +224,14 @@ class SectorCache {
   // its least recent ones (their write-back is the kernel's, not the cache's to time) and
   // become its most recent, the newest stream's most recent of all, each dirty with its
   // stream's probability. The new lines are fillers no request names (tags counted down from
-  // the top of the line space in `filler`). Deterministic in `seed`.
+  // the top of the line space in `filler`). Deterministic in `seed`. The dirty lines numbered
+  // [keep_from, keep_to) stay the most recent, the new lines just below them (the outputs a
+  // kernel wrote after the lines streamed for it).
   struct Stream {
     double installs_per_set = 0, dirty = 0;
   };
-  void stream(const std::vector<Stream>& newest_first, uint32_t& filler, uint64_t seed);
+  void stream(const std::vector<Stream>& newest_first, uint32_t& filler, uint64_t seed,
+              uint32_t keep_from = 0, uint32_t keep_to = 0);
   uint64_t sets() const { return sets_; }
   uint64_t dirty_sectors() const;  // of the valid lines
   bool same_shape(const SectorCache& o) const {

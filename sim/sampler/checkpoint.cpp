@@ -6,7 +6,8 @@
 
 namespace ltc::sim {
 
-void stream_l2(MemoryState& state, const std::vector<LineStream>& oldest_first, uint64_t seed) {
+void stream_l2(MemoryState& state, const std::vector<LineStream>& oldest_first, uint64_t seed,
+               uint32_t keep_from, uint32_t keep_to) {
   if (state.l2_slices.empty()) return;
   const double sets = double(state.l2_slices.size()) * double(state.l2_slices[0].sets());
   std::vector<SectorCache::Stream> newest_first;
@@ -16,7 +17,7 @@ void stream_l2(MemoryState& state, const std::vector<LineStream>& oldest_first, 
   }
   uint32_t filler = ~uint32_t(0);
   for (size_t i = 0; i < state.l2_slices.size(); ++i) {
-    state.l2_slices[i].stream(newest_first, filler, seed * 0x100000001b3u + i);
+    state.l2_slices[i].stream(newest_first, filler, seed * 0x100000001b3u + i, keep_from, keep_to);
   }
 }
 

@@ -31,11 +31,13 @@ double pending_write_bytes(const MemoryState& state, const hw::GpuConfig& gpu);
 // Kernels that are not simulated (sampled simulation's repeats) move new lines through the L2,
 // in the order given, each `lines` of them, `dirty_lines` of those written: SectorCache::stream
 // over its slices. Once a set has taken as many new lines as it has ways, older streams no
-// longer matter, so a run of repeats costs about as much as one.
+// longer matter, so a run of repeats costs about as much as one. The dirty lines numbered
+// [keep_from, keep_to) stay newer than the streamed ones.
 struct LineStream {
   double lines = 0, dirty_lines = 0;
 };
-void stream_l2(MemoryState& state, const std::vector<LineStream>& oldest_first, uint64_t seed);
+void stream_l2(MemoryState& state, const std::vector<LineStream>& oldest_first, uint64_t seed,
+               uint32_t keep_from = 0, uint32_t keep_to = 0);
 
 // The work `state`'s L2 slices and DRAM channels had queued, `cycles` later (kernels that are
 // not simulated ran meanwhile and absorbed it), but at least what the last of them left queued

@@ -521,6 +521,26 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   const Runs r = run_plan(p, k, trace, gpu, options, pos, kernels, memory, memory_out, out);
   if (r.interrupted) return {};
   KernelStats ks = extrapolate(p, r, k, gpu);
+  // A loop cut leaves the L2 as its longer run did; the trips it did not run would have brought
+  // more lines in (every tensor is fresh: a new line is a DRAM read or a write), pushing out the
+  // least recent, dirty ones written back within the kernel, as the repeats' lines do, but
+  // before the outputs it wrote after its loop (its dirty lines stay the most recent).
+  if (p.loop_cut && memory_out && !r.runs.empty()) {
+    const MemoryStats& ran = r.runs.back().mem;
+    const double scale = double(p.blocks) / double(r.run_blocks);
+    const double line = double(gpu.sm.line_bytes);
+    const double reads =
+        (double(ks.mem.dram_read_bytes) - scale * double(ran.dram_read_bytes)) / line;
+    const double writes =
+        (double(ks.mem.l2_write_bytes) - scale * double(ran.l2_write_bytes)) / line;
+    const double lines = std::max(0.0, reads) + std::max(0.0, writes);
+    const uint64_t first = memory ? memory->next_address : 0;
+    const uint64_t per_line = uint64_t(gpu.sm.line_bytes);
+    if (lines > 0) {
+      stream_l2(*memory_out, {LineStream{lines, std::max(0.0, writes)}}, pos,
+                uint32_t(first / per_line), uint32_t(memory_out->next_address / per_line));
+    }
+  }
   set_confidence(ks.sample, pos == 0, k.gemm.m > 0);
   return ks;
 }

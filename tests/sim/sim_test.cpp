@@ -670,7 +670,8 @@ TEST(L2, HoldsAStridedWorkingSetOfHalfItsCapacity) {
 }
 
 // Sampled simulation does not simulate a repeated kernel, but passes its lines through the L2
-// (SectorCache::stream): per set a Poisson count of new lines pushes out the oldest.
+// (SectorCache::stream): per set a Poisson count of new lines pushes out the oldest, below the
+// dirty lines of a range kept.
 TEST(L2, AStreamOfNewLinesPushesOutTheOldestOfEachSet) {
   const uint64_t sets = 256, ways = 16;
   const auto filled = [&] {
@@ -719,6 +720,16 @@ TEST(L2, AStreamOfNewLinesPushesOutTheOldestOfEachSet) {
   sim::SectorCache d = filled();
   d.stream({{100, 0}}, filler, 8);
   EXPECT_EQ(found(d, 0, last), 0u);
+  // The dirty lines of a kept range (a loop cut's outputs) stay newer than the new lines: the
+  // same stream replaces every other line and none of them.
+  sim::SectorCache e = filled();
+  const uint64_t from = last - sets * ways / 8;
+  for (uint64_t l = from; l < last; ++l) e.access(l * 128, 0xf, true);
+  const uint64_t written = found(e, from, last);
+  EXPECT_GT(written, sets * ways / 8 * 95 / 100);
+  e.stream({{100, 0}}, filler, 8, uint32_t(from), uint32_t(last));
+  EXPECT_EQ(found(e, from, last), written);
+  EXPECT_EQ(found(e, 0, from), 0u);
 }
 
 TEST(Cluster, NeedsTraceVersion3) {
