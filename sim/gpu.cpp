@@ -272,8 +272,10 @@ Gpu::Gpu(sc_core::sc_module_name name, const traces::Trace& trace, const hw::Gpu
   result_.clock_ghz = gpu.clock_ghz;
   result_.host.on = options.host_profile;
   pool_.set_timing(options.host_profile);
-  l2_.set_timing(options.host_profile);
-  if (options.host_profile) chain_.set_timing(&l2_wait_);
+  if (options.host_profile) {
+    l2_.set_timing(&l2_serve_);
+    chain_.set_timing(&l2_wait_);
+  }
   SC_HAS_PROCESS(Gpu);
   SC_THREAD(run);
   SC_METHOD(progress_tick);
@@ -315,7 +317,7 @@ KernelStats Gpu::collect(Cycle end) {
 void Gpu::record_busy() {
   HostProfile& h = result_.host;
   if (!h.on) return;
-  h.l2_serve_s = l2_.served_s();
+  h.l2_serve_s = l2_serve_.load(std::memory_order_relaxed);
   h.l2_wait_s = l2_wait_.load(std::memory_order_relaxed);
   h.thread_busy_s.clear();
   if (pool_.threads() == 1) {

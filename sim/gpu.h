@@ -153,7 +153,8 @@ class Gpu : public sc_core::sc_module {
     double seconds() const { return std::max(0.0, at.load(std::memory_order_relaxed)); }
   };
   FirstTime chain_end_;
-  std::atomic<double> l2_wait_{0};  // host_profile: SM items' waits in chain_
+  // host_profile: the L2's items' time and SM items' waits in chain_, every thread's summed.
+  std::atomic<double> l2_serve_{0}, l2_wait_{0};
 };
 
 }  // namespace ltc::sim

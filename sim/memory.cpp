@@ -11,7 +11,6 @@
 #endif
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
@@ -515,15 +514,10 @@ void L2::serve_serial() {
 
 void L2::serve_group(size_t gi) {
   // A group's lines, in the batch's order, one at a time: its slices and channels are its own.
-  const auto t0 =
-      timing_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  const StepPool::AddTime timed(served_);
   Group& g = groups_[gi];
   gather(g, gi, *batch_.sms, batch_.quantum);
   lookup_lines(g, batch_.now, [&](size_t, L2Line& l, L2Work& w) { serve_line(l, w); });
-  if (timing_) {
-    StepPool::add(served_s_,
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
 }
 
 void L2::flush_stats() {

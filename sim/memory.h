@@ -496,10 +496,9 @@ class L2 : public sc_core::sc_module {
   // The slices' and the batches' DRAM channels' counters into the L2's MemoryStats (serve_phases
   // keeps them apart until asked).
   void flush_stats();
-  // With timing on, the wall time of serving each group's lines is added up (served_s(): the
-  // seconds of every thread, read between batches; SimOptions::host_profile).
-  void set_timing(bool on) { timing_ = on; }
-  double served_s() const { return served_s_.load(std::memory_order_relaxed); }
+  // SimOptions::host_profile: the wall time of serving each group's lines is added to `served`
+  // (null: not counted).
+  void set_timing(std::atomic<double>* served) { served_ = served; }
 
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
@@ -555,8 +554,7 @@ class L2 : public sc_core::sc_module {
   // A line's DRAM operations (its channels' own), then its fills and ready ticks.
   void serve_line(L2Line& l, L2Work& w);
   std::function<void(size_t)> serve_serial_, serve_group_;
-  bool timing_ = false;
-  std::atomic<double> served_s_{0};
+  std::atomic<double>* served_ = nullptr;
   // Looks up `g`'s lines in order (those not a copy); looked(i, line, work) after each (i: its
   // position in the group).
   template <class Looked>

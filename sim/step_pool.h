@@ -82,6 +82,28 @@ class StepPool {
     enum : int { kIdle, kRunning, kDone };
     std::atomic<int> state_{kIdle};
   };
+  // Adds the wall time from its construction to its end to `*sum`, a total several threads add
+  // to (SimOptions::host_profile); with a null `sum`, nothing (and no clock read).
+  class AddTime {
+   public:
+    explicit AddTime(std::atomic<double>* sum)
+        : sum_(sum),
+          t0_(sum ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}) {}
+    AddTime(const AddTime&) = delete;
+    AddTime& operator=(const AddTime&) = delete;
+    ~AddTime() {
+      if (!sum_) return;
+      const double s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+      double cur = sum_->load(std::memory_order_relaxed);
+      while (!sum_->compare_exchange_weak(cur, cur + s, std::memory_order_relaxed)) {
+      }
+    }
+
+   private:
+    std::atomic<double>* sum_;
+    std::chrono::steady_clock::time_point t0_;
+  };
   // Steps of work, one after another, that some items of a phase need (in the merge: the L2's
   // slice groups, then with clusters the multicast settle): item i of step j needs every item of
   // step j - 1 done, and an item of the phase may need a whole step. Each item runs once (a Once
@@ -114,13 +136,8 @@ class StepPool {
       const size_t n = at_[j + 1] - at_[j];
       for (size_t r = 0; r < n; ++r) take(j, (from + r) % n);
       for (size_t i = at_[j]; i < at_[j + 1]; ++i) {
-        if (!waited_ || once_[i].done()) {
-          once_[i].wait();
-          continue;
-        }
-        const auto t0 = std::chrono::steady_clock::now();
+        const AddTime timed(waited_ && !once_[i].done() ? waited_ : nullptr);
         once_[i].wait();
-        add(*waited_, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       }
     }
     // SimOptions::host_profile: the seconds items wait in finish() for items other threads run
@@ -135,12 +152,7 @@ class StepPool {
     size_t capacity_ = 0;
     std::atomic<double>* waited_ = nullptr;
   };
-  // Adds `s` to `sum` (a total several threads add to).
-  static void add(std::atomic<double>& sum, double s) {
-    double cur = sum.load(std::memory_order_relaxed);
-    while (!sum.compare_exchange_weak(cur, cur + s, std::memory_order_relaxed)) {
-    }
-  }
+
   // A pause in a loop that waits for another thread.
   static void relax() {
 #if defined(__x86_64__) || defined(__i386__)

@@ -528,17 +528,18 @@ KernelStats sample_kernel(const traces::Kernel& k, const traces::Trace& trace,
   if (p.loop_cut && memory_out && !r.runs.empty()) {
     const MemoryStats& ran = r.runs.back().mem;
     const double scale = double(p.blocks) / double(r.run_blocks);
-    const double line = double(gpu.sm.line_bytes);
-    const double reads =
-        (double(ks.mem.dram_read_bytes) - scale * double(ran.dram_read_bytes)) / line;
-    const double writes =
-        (double(ks.mem.l2_write_bytes) - scale * double(ran.l2_write_bytes)) / line;
-    const double lines = std::max(0.0, reads) + std::max(0.0, writes);
+    const uint64_t line = uint64_t(gpu.sm.line_bytes);
+    // The lines past the run's, in the whole GPU's bytes (a slice's runs scaled to its blocks).
+    const auto more = [&](uint64_t whole, uint64_t run) {
+      return std::max(0.0, double(whole) - scale * double(run)) / double(line);
+    };
+    const double reads = more(ks.mem.dram_read_bytes, ran.dram_read_bytes);
+    const double writes = more(ks.mem.l2_write_bytes, ran.l2_write_bytes);
+    // The kernel's own lines: those of the addresses its run allocated.
     const uint64_t first = memory ? memory->next_address : 0;
-    const uint64_t per_line = uint64_t(gpu.sm.line_bytes);
-    if (lines > 0) {
-      stream_l2(*memory_out, {LineStream{lines, std::max(0.0, writes)}}, pos,
-                uint32_t(first / per_line), uint32_t(memory_out->next_address / per_line));
+    if (reads + writes > 0) {
+      stream_l2(*memory_out, {LineStream{reads + writes, writes}}, pos, uint32_t(first / line),
+                uint32_t(memory_out->next_address / line));
     }
   }
   set_confidence(ks.sample, pos == 0, k.gemm.m > 0);
