@@ -139,6 +139,15 @@ uint64_t SectorCache::dirty_sectors() const {
   return n;
 }
 
+uint64_t SectorCache::empty_slots() const {
+  uint64_t n = 0;
+  for (size_t set = 0; set < sets_; ++set) {
+    const uint32_t* tags = reinterpret_cast<const uint32_t*>(&sets_data_[set * stride_]);
+    for (int w = 0; w < ways_; ++w) n += tags[w] == kNoLine ? 1 : 0;
+  }
+  return n;
+}
+
 void SectorCache::stream(const std::vector<Stream>& newest_first, uint32_t& filler, uint64_t seed,
                          uint32_t keep_from, uint32_t keep_to) {
   if (sets_ == 0 || newest_first.empty()) return;

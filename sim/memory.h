@@ -234,6 +234,7 @@ class SectorCache {
               uint32_t keep_from = 0, uint32_t keep_to = 0);
   uint64_t sets() const { return sets_; }
   uint64_t dirty_sectors() const;  // of the valid lines
+  uint64_t empty_slots() const;    // ways holding no line
   bool same_shape(const SectorCache& o) const {
     return sets_ == o.sets_ && ways_ == o.ways_ && line_shift_ == o.line_shift_ &&
            hashed_sets_ == o.hashed_sets_;

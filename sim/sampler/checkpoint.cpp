@@ -66,4 +66,10 @@ double pending_write_bytes(const MemoryState& state, const hw::GpuConfig& gpu) {
   return bytes;
 }
 
+double empty_l2_bytes(const MemoryState& state, const hw::GpuConfig& gpu) {
+  double slots = 0;
+  for (const SectorCache& c : state.l2_slices) slots += double(c.empty_slots());
+  return slots * double(gpu.sm.line_bytes);
+}
+
 }  // namespace ltc::sim

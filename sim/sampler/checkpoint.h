@@ -27,6 +27,8 @@ MemoryState uncut_l2(const MemoryState& cut, int f);
 // The bytes a kernel starting from `state` on `gpu` finds still to be written to DRAM: the L2's
 // dirty sectors and the DRAM channels' queued work (the loop trips, README.md).
 double pending_write_bytes(const MemoryState& state, const hw::GpuConfig& gpu);
+// The bytes the L2 of `state` still takes before a line it brings in evicts one: its empty ways.
+double empty_l2_bytes(const MemoryState& state, const hw::GpuConfig& gpu);
 
 // Kernels that are not simulated (sampled simulation's repeats) move new lines through the L2,
 // in the order given, each `lines` of them, `dirty_lines` of those written: SectorCache::stream

@@ -317,14 +317,22 @@ Plan plan_kernel(const traces::Kernel& k, const hw::GpuConfig& gpu, const Sample
   // LUT cores after the 470 MB of tables ffn_act wrote read +83% at 16 / 32 trips, -54% at 32 /
   // 64, -5.0% at 48 / 96 (what this takes), +0.6% at 64 / 128. (Asking for twice the L2's
   // capacity instead, as the wave cut does, gave the same trips there and ran the LLaMA2-70B
-  // down_proj LUT GEMV, -0.82% at 16 / 32, in full.)
+  // down_proj LUT GEMV, -0.82% at 16 / 32, in full.) The write-backs start only once a line
+  // brought in evicts one: where the whole loop brings in more than the L2's empty ways hold, the
+  // first run brings in those bytes as well. (The first layer's q_proj of a LLaMA2-7B FP16 prefill
+  // S512 on the H100, 125 trips of 0.8 MB after embedding and attn_norm left 8 MB dirty in a
+  // mostly empty 50 MB L2, read -4.3% at 16 / 32 trips, which only filled empty ways; past them,
+  // too few trips are left for a cut, and it runs whole.)
   p.trips[0] = so.trips[0];
   p.trips[1] = so.trips[1];
   if (p.loop.pc != SampleLoop::npos && memory) {
-    const double per_trip = block_sharing(k).lines() / double(p.loop.trips);
+    const double loop_bytes = block_sharing(k).lines();
+    const double per_trip = loop_bytes / double(p.loop.trips);
     const double pending = pending_write_bytes(*memory, gpu);
-    if (per_trip > 0 && per_trip * double(p.trips[0]) < 2 * pending) {
-      const double scale = std::ceil(2 * pending / (per_trip * double(p.trips[0])));
+    const double empty = empty_l2_bytes(*memory, gpu);
+    const double first = pending > 0 ? 2 * pending + (loop_bytes > empty ? empty : 0) : 0;
+    if (per_trip > 0 && per_trip * double(p.trips[0]) < first) {
+      const double scale = std::ceil(first / (per_trip * double(p.trips[0])));
       for (int64_t& t : p.trips) t = int64_t(std::min(double(t) * scale, 1e15));
     }
   }

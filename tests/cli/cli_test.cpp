@@ -172,9 +172,9 @@ TEST(Cli, BenchSimFlagsGoWithTheirRunsOnly) {
 
 // The sampled bench's "work": the full run's warp instructions over those the sampled run
 // simulated. The full count is checked against a full `ltc sim` of the same GEMM (summed over its
-// kernels and opcodes); the 70B down-projection GEMM's K loop is cut, so less is simulated.
+// kernels and opcodes); the FP16 512x4096x4096 GEMM runs on a slice, so less is simulated.
 TEST(Cli, BenchSimSampleWorkIsTheFullRunsInstructionsOverTheSimulated) {
-  const CliRun r = run("bench sim --only sample --case \"70B down M16\" --json");
+  const CliRun r = run("bench sim --only sample --case \"FP16 512x4096x4096 (MAC)\" --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto row = nlohmann::json::parse(r.out).at("cases").at(0);
   const double full = row.at("full_warp_instructions").get<double>();
@@ -183,7 +183,7 @@ TEST(Cli, BenchSimSampleWorkIsTheFullRunsInstructionsOverTheSimulated) {
   EXPECT_LT(simulated, full / 2);
   EXPECT_DOUBLE_EQ(row.at("work_ratio").get<double>(), full / simulated);
   const auto kernels =
-      full_sim("--m 16 --n 8192 --k 28672 --gpu a100-lut4x --weights int4 --acts int8")
+      full_sim("--m 512 --n 4096 --k 4096 --gpu a100 --weights fp16 --acts fp16 --path mac")
           .at("kernels");
   double issued = 0;
   for (const auto& k : kernels) {

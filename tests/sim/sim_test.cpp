@@ -669,6 +669,22 @@ TEST(L2, HoldsAStridedWorkingSetOfHalfItsCapacity) {
   }
 }
 
+// The ways that hold no line (sampled simulation's loop trips, sim/sampler/README.md): all of a
+// fresh cache's; one fewer per line installed until a set's ways are full, then none.
+TEST(L2, EmptySlotsAreTheWaysHoldingNoLine) {
+  const uint64_t sets = 4, ways = 2;
+  sim::SectorCache c(sets * ways * 128, int(ways), 128);  // line l in set l % 4
+  EXPECT_EQ(c.empty_slots(), sets * ways);
+  c.access(0 * 128, 0x1, false);
+  c.access(1 * 128, 0xf, true);
+  c.access(0 * 128, 0x2, false);  // a hit installs nothing
+  EXPECT_EQ(c.empty_slots(), sets * ways - 2);
+  for (uint64_t l = 4; l < 16; l += 4) c.access(l * 128, 0xf, false);  // set 0: evicts from 3 on
+  EXPECT_EQ(c.empty_slots(), sets * ways - 3);
+  for (uint64_t l = 0; l < 64; ++l) c.access(l * 128, 0xf, false);
+  EXPECT_EQ(c.empty_slots(), 0u);
+}
+
 // Sampled simulation does not simulate a repeated kernel, but passes its lines through the L2
 // (SectorCache::stream): per set a Poisson count of new lines pushes out the oldest, below the
 // dirty lines of a range kept.
