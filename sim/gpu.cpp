@@ -22,15 +22,11 @@ constexpr int64_t kSimtBytes = 512;
 // stop() (or the end of its scope).
 class HostTimer {
  public:
-  explicit HostTimer(HostProfile& h)
-      : h_(h.on ? &h : nullptr),
-        t0_(h.on ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}) {}
+  explicit HostTimer(HostProfile& h) : h_(h.on ? &h : nullptr), clock_(h.on) {}
   HostTimer(const HostTimer&) = delete;
   HostTimer& operator=(const HostTimer&) = delete;
   ~HostTimer() { stop(); }
-  double seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-  }
+  double seconds() const { return clock_.seconds(); }
   void stop() {
     if (!h_) return;
     h_->batch_s += seconds();
@@ -40,7 +36,7 @@ class HostTimer {
 
  private:
   HostProfile* h_;
-  std::chrono::steady_clock::time_point t0_;
+  StepPool::Stopwatch clock_;
 };
 
 }  // namespace

@@ -80,13 +80,10 @@ size_t StepPool::run_range(Range& r, size_t p, uint64_t epoch, double& spent) {
     // item is done (run() waits for it). After an item of an earlier phase threw, the items are
     // only counted.
     if (failed_.load(std::memory_order_relaxed) >= p) {
-      const auto t0 =
-          timing_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+      const Stopwatch clock(timing_);
       try {
         (*fn_[p])(i);
-        if (timing_) {
-          spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        }
+        spent += clock.seconds();
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mutex_);
         if (!error_ || p < error_phase_ || (p == error_phase_ && i < error_item_)) {

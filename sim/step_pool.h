@@ -82,19 +82,32 @@ class StepPool {
     enum : int { kIdle, kRunning, kDone };
     std::atomic<int> state_{kIdle};
   };
+  // The host's wall time since construction, read only when on (SimOptions::host_profile):
+  // off, it reads no clock and says 0.
+  class Stopwatch {
+   public:
+    explicit Stopwatch(bool on)
+        : on_(on),
+          t0_(on ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}) {}
+    double seconds() const {
+      return on_ ? std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count()
+                 : 0.0;
+    }
+
+   private:
+    bool on_;
+    std::chrono::steady_clock::time_point t0_;
+  };
   // Adds the wall time from its construction to its end to `*sum`, a total several threads add
   // to (SimOptions::host_profile); with a null `sum`, nothing (and no clock read).
   class AddTime {
    public:
-    explicit AddTime(std::atomic<double>* sum)
-        : sum_(sum),
-          t0_(sum ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}) {}
+    explicit AddTime(std::atomic<double>* sum) : sum_(sum), clock_(sum != nullptr) {}
     AddTime(const AddTime&) = delete;
     AddTime& operator=(const AddTime&) = delete;
     ~AddTime() {
       if (!sum_) return;
-      const double s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+      const double s = clock_.seconds();
       double cur = sum_->load(std::memory_order_relaxed);
       while (!sum_->compare_exchange_weak(cur, cur + s, std::memory_order_relaxed)) {
       }
@@ -102,7 +115,7 @@ class StepPool {
 
    private:
     std::atomic<double>* sum_;
-    std::chrono::steady_clock::time_point t0_;
+    Stopwatch clock_;
   };
   // Steps of work, one after another, that some items of a phase need (in the merge: the L2's
   // slice groups, then with clusters the multicast settle): item i of step j needs every item of
